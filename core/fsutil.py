@@ -1,0 +1,98 @@
+"""Safe writes to files an agent may also be using.
+
+* An append is whole lines in one ``write`` on an ``O_APPEND`` descriptor; if the
+  file does not end with a newline (an agent's line in progress, or a crash),
+  our lines start on a fresh line so they are never glued to a partial one.
+* A rewrite is atomic: temp file in the same folder, fsync, rename, with the old
+  file kept as a backup beside it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Where an append landed."""
+
+    path: str
+    offset: int
+    """Byte offset of the first byte written."""
+    length: int
+
+
+def _ends_with_newline(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return True
+    return os.pread(fd, 1, size - 1) == b"\n"
+
+
+def append_lines(path: str | os.PathLike[str], payload: bytes) -> AppendResult:
+    """Append *payload* (one or more whole lines, ending in a newline) in one write.
+
+    Raises
+    ------
+    ValueError
+        If *payload* does not end with a newline.
+    """
+    if not payload.endswith(b"\n"):
+        raise ValueError("an append must be whole lines ending with a newline")
+    name = os.fspath(path)
+    fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if not _ends_with_newline(fd):
+            payload = b"\n" + payload
+        offset = os.fstat(fd).st_size
+        written = os.write(fd, payload)
+        while written < len(payload):  # rare short write: finish the same lines
+            written += os.write(fd, payload[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return AppendResult(name, offset, len(payload))
+
+
+def backup_path(path: Path) -> Path:
+    """Name of the backup kept beside *path* before a rewrite."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    return path.with_name(f"{path.name}.memlens-backup-{stamp}")
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = True) -> Path | None:
+    """Replace *path* with *data* atomically; returns the backup path, if any."""
+    target = Path(path)
+    saved: Path | None = None
+    if backup and target.exists():
+        saved = backup_path(target)
+        n = 1
+        while saved.exists():
+            saved = saved.with_name(f"{saved.name}.{n}")
+            n += 1
+        with open(target, "rb") as src, open(saved, "wb") as dst:
+            dst.write(src.read())
+            dst.flush()
+            os.fsync(dst.fileno())
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o777)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return saved

@@ -1,0 +1,207 @@
+"""Load a pi / OpenClaw transcript (JSONL, versions 1 to 3) into a :class:`Session`.
+
+Migration happens in memory only: v1 entries get ids derived from the session
+id and their position (stable from run to run), parentIds chaining them in file
+order, and ``firstKeptEntryIndex`` resolved to an entry id; v2 role
+``hookMessage`` reads as ``custom``. The file is never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import replace
+from typing import Any
+
+from core.jsonio import read_jsonl
+from core.problems import FormatError, Problem
+from core.transcript.model import Entry, Message, Session
+from core.transcript.normalize import custom_message, normalize_message, summary_message
+
+KNOWN_TYPES = frozenset(
+    {
+        "message",
+        "thinking_level_change",
+        "model_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
+
+
+def load_transcript(path: str | os.PathLike[str]) -> Session:
+    """Read and parse a transcript file.
+
+    Raises
+    ------
+    FormatError
+        When the file cannot be read or is not a pi transcript.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
+    return parse_transcript(data, name)
+
+
+def _stable_id(session_id: str, index: int, taken: set[str]) -> str:
+    salt = 0
+    while True:
+        seed = f"{session_id}:{index}:{salt}".encode()
+        candidate = hashlib.sha256(seed).hexdigest()[:8]
+        if candidate not in taken:
+            return candidate
+        salt += 1
+
+
+def _entry_message(kind: str, obj: dict[str, Any]) -> Message | None:
+    if kind == "message":
+        msg = obj.get("message")
+        return normalize_message(msg) if isinstance(msg, dict) else None
+    if kind == "compaction":
+        return summary_message(
+            "compactionSummary", str(obj.get("summary") or ""), obj.get("timestamp"), obj
+        )
+    if kind == "branch_summary" and obj.get("summary"):
+        return summary_message(
+            "branchSummary", str(obj.get("summary") or ""), obj.get("timestamp"), obj
+        )
+    if kind == "custom_message":
+        return custom_message(obj)
+    return None
+
+
+def parse_transcript(data: bytes, name: str) -> Session:
+    """Parse transcript bytes; *name* is used in problems and errors.
+
+    Raises
+    ------
+    FormatError
+        When the first object is not a session header.
+    """
+    read = read_jsonl(data, name)
+    problems = read.problems
+    objects = read.objects
+    if not objects:
+        raise FormatError(name, "not a pi transcript: no JSON object in the file")
+    first = objects[0]
+    header = first.value
+    if not (
+        isinstance(header, dict)
+        and header.get("type") == "session"
+        and isinstance(header.get("id"), str)
+    ):
+        raise FormatError(
+            name,
+            "not a pi transcript: the first object is not a session header "
+            '({"type":"session","id":...})',
+            first.line,
+        )
+    raw_version = header.get("version", 1)
+    version = raw_version if isinstance(raw_version, int) and raw_version > 0 else 1
+    if version > 3:
+        problems.append(
+            Problem(
+                name,
+                first.line,
+                f"transcript version {raw_version} is newer than memlens knows (3); "
+                "read as version 3",
+                "warning",
+            )
+        )
+    session_id = header["id"]
+    entries: list[Entry] = []
+    taken: set[str] = set()
+    position_ids: dict[int, str] = {}  # object index -> id, for v1 positions
+    pending_v1: list[tuple[int, int]] = []  # (entry list index, firstKeptEntryIndex)
+    prev_id: str | None = None
+    for index, obj_rec in enumerate(objects[1:], start=1):
+        obj = obj_rec.value
+        if not isinstance(obj, dict):
+            problems.append(
+                Problem(name, obj_rec.line, "not a JSON object; skipped")
+            )
+            continue
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            problems.append(Problem(name, obj_rec.line, "object without a 'type'; skipped"))
+            continue
+        if kind == "session":
+            problems.append(
+                Problem(name, obj_rec.line, "second session header ignored", "warning")
+            )
+            continue
+        synthetic = False
+        if version >= 2 and isinstance(obj.get("id"), str) and obj["id"]:
+            entry_id = obj["id"]
+            parent = obj.get("parentId")
+            parent_id = parent if isinstance(parent, str) else None
+            if entry_id in taken:
+                problems.append(
+                    Problem(name, obj_rec.line, f"duplicate entry id {entry_id!r}", "warning")
+                )
+        else:
+            entry_id = _stable_id(session_id, index, taken)
+            parent_id = prev_id
+            synthetic = True
+            if version >= 2:
+                problems.append(
+                    Problem(
+                        name,
+                        obj_rec.line,
+                        f"{kind} entry without an id; given {entry_id} chained to the previous",
+                        "warning",
+                    )
+                )
+        if kind not in KNOWN_TYPES:
+            problems.append(
+                Problem(name, obj_rec.line, f"unknown entry type {kind!r} kept raw", "info")
+            )
+        taken.add(entry_id)
+        position_ids[index] = entry_id
+        if kind == "compaction" and version < 2:
+            pos = obj.get("firstKeptEntryIndex")
+            if isinstance(pos, int):
+                pending_v1.append((len(entries), pos))
+        ts = obj.get("timestamp")
+        entries.append(
+            Entry(
+                index=index,
+                line=obj_rec.line,
+                offset=obj_rec.offset,
+                type=kind,
+                id=entry_id,
+                parent_id=parent_id,
+                timestamp=ts if isinstance(ts, str) else "",
+                raw=obj,
+                message=_entry_message(kind, obj),
+                synthetic_id=synthetic,
+            )
+        )
+        prev_id = entry_id
+    for list_index, pos in pending_v1:
+        old = entries[list_index]
+        target = position_ids.get(pos)
+        if target is None:
+            problems.append(
+                Problem(
+                    name,
+                    old.line,
+                    f"compaction firstKeptEntryIndex {pos} names no entry",
+                    "warning",
+                )
+            )
+            continue
+        raw = dict(old.raw)
+        raw["firstKeptEntryId"] = target
+        entries[list_index] = replace(old, raw=raw)
+    return Session(
+        path=name, header=header, version=version, entries=entries,
+        problems=problems, size=len(data),
+    )

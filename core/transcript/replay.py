@@ -1,0 +1,112 @@
+"""Context replay: the messages the model saw at any entry of a session.
+
+Follows pi's ``buildSessionContext``: walk from the entry to the root, take the
+last compaction on that path, then emit its summary, the entries from its
+``firstKeptEntryId`` up to the compaction, and everything after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.tokens import estimate_message
+from core.transcript.model import Entry, Message, Session
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One message of a replayed context, with the entry it came from."""
+
+    entry: Entry
+    message: Message
+    tokens: int
+    """pi's estimate for the message."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionInfo:
+    """A compaction and what it replaced."""
+
+    entry: Entry
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int | None
+    tokens_after: int | None
+    """As recorded by the agent, else pi's estimate of the context right after."""
+    tokens_after_estimated: bool
+    replaced: tuple[ContextItem, ...]
+    """Messages in context just before the compaction that it took out."""
+    kept: tuple[ContextItem, ...]
+    """Messages kept verbatim after the summary."""
+
+
+def _context_from_path(path: list[Entry]) -> list[ContextItem]:
+    compaction_idx = -1
+    for i, e in enumerate(path):
+        if e.type == "compaction":
+            compaction_idx = i
+    items: list[ContextItem] = []
+
+    def emit(e: Entry) -> None:
+        if e.message is not None and e.type != "compaction":
+            items.append(ContextItem(e, e.message, estimate_message(e.message)))
+
+    if compaction_idx < 0:
+        for e in path:
+            emit(e)
+        return items
+    comp = path[compaction_idx]
+    assert comp.message is not None
+    items.append(ContextItem(comp, comp.message, estimate_message(comp.message)))
+    first_kept = comp.raw.get("firstKeptEntryId")
+    found = False
+    for e in path[:compaction_idx]:
+        if e.id == first_kept:
+            found = True
+        if found:
+            emit(e)
+    for e in path[compaction_idx + 1 :]:
+        emit(e)
+    return items
+
+
+def context_at(session: Session, entry_ref: str | None = None) -> list[ContextItem]:
+    """The messages the model saw at *entry_ref* (id or ``#N``; the leaf if None)."""
+    if entry_ref is None:
+        leaf = session.leaf
+        if leaf is None:
+            return []
+        target = leaf
+    else:
+        target = session.entry(entry_ref)
+    return _context_from_path(session.path_to(target.id))
+
+
+def compactions(session: Session) -> list[CompactionInfo]:
+    """Every compaction of the session with what it replaced and kept."""
+    out: list[CompactionInfo] = []
+    for comp in session.compaction_entries():
+        path = session.path_to(comp.id)
+        before = _context_from_path(path[:-1])
+        after = _context_from_path(path)
+        kept_ids = {item.entry.id for item in after[1:]}
+        replaced = tuple(item for item in before if item.entry.id not in kept_ids)
+        kept = tuple(after[1:])
+        raw = comp.raw
+        tb = raw.get("tokensBefore")
+        ta = raw.get("tokensAfter")
+        estimated = not isinstance(ta, (int, float))
+        tokens_after = int(ta) if not estimated else sum(i.tokens for i in after)
+        out.append(
+            CompactionInfo(
+                entry=comp,
+                summary=str(raw.get("summary") or ""),
+                first_kept_entry_id=str(raw.get("firstKeptEntryId") or ""),
+                tokens_before=int(tb) if isinstance(tb, (int, float)) else None,
+                tokens_after=tokens_after,
+                tokens_after_estimated=estimated,
+                replaced=replaced,
+                kept=kept,
+            )
+        )
+    return out
