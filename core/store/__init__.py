@@ -1,0 +1,1 @@
+"""The memory-context store: segments.jsonl, knowledge.jsonl, vectors.bin."""
