@@ -44,7 +44,7 @@ def append_lines(path: str | os.PathLike[str], payload: bytes) -> AppendResult:
     if not payload.endswith(b"\n"):
         raise ValueError("an append must be whole lines ending with a newline")
     name = os.fspath(path)
-    fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(name, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         if not _ends_with_newline(fd):
             payload = b"\n" + payload

@@ -1,0 +1,280 @@
+"""``knowledge.jsonl``: the append-only fact log of memory-context.
+
+Replay: a line needs ``id``, ``type`` and ``content``; later lines for an id
+replace earlier ones; ``_deleted: true`` removes the id (memlens still shows it,
+as *deleted*). Every edit memlens makes is one appended line (two for a
+supersession), so the agent and memlens never overwrite each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core import jsonio
+from core.fsutil import AppendResult, append_lines
+from core.problems import FormatError, Problem
+from core.redact import maybe_redact
+
+FACT_TYPES = ("decision", "implementation", "config", "issue", "task_state", "architecture")
+Status = Literal["active", "superseded", "deleted"]
+
+
+def content_hash(content: str) -> str:
+    """The agent's content dedup hash: 16 hex of sha256(trim(lower(content)))."""
+    return hashlib.sha256(content.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One line of the log, as written."""
+
+    line: int
+    offset: int
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A fact after replay (the state its last line gives it)."""
+
+    id: str
+    type: str
+    content: str
+    timestamp: int
+    status: Status
+    line: int
+    context: str | None = None
+    superseded_by: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The fact as a knowledge.jsonl object (without ``_deleted``)."""
+        out: dict[str, Any] = {"id": self.id, "type": self.type, "content": self.content}
+        if self.context is not None:
+            out["context"] = self.context
+        out["timestamp"] = self.timestamp
+        if self.superseded_by is not None:
+            out["supersededBy"] = self.superseded_by
+        return out
+
+
+@dataclass(slots=True)
+class KnowledgeLog:
+    """The replayed log, with every line kept as history.
+
+    Use :func:`load_knowledge` to read one and the ``add``/``update``/
+    ``supersede``/``delete``/``restore`` methods to append to it.
+    """
+
+    path: str
+    facts: dict[str, Fact] = field(default_factory=dict)
+    history: dict[str, list[LogLine]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    size: int = 0
+    lines: int = 0
+    redaction: bool = True
+    clock: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
+    new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+
+    # -- reading ---------------------------------------------------------
+    def replay(self, data: bytes, *, first_line: int = 1, base_offset: int = 0) -> None:
+        """Apply log lines (the whole file, or an appended tail) in order."""
+        read = jsonio.read_jsonl(data, self.path, first_line=first_line, base_offset=base_offset)
+        self.problems.extend(read.problems)
+        for rec in read.objects:
+            self._apply(rec.value, rec.line, rec.offset)
+        self.size = base_offset + len(data)
+        self.lines = first_line - 1 + data.count(b"\n")
+
+    def _apply(self, obj: Any, line: int, offset: int) -> None:
+        if not isinstance(obj, dict):
+            self.problems.append(Problem(self.path, line, "fact skipped: not a JSON object"))
+            return
+        fid, ftype, content = obj.get("id"), obj.get("type"), obj.get("content")
+        if not fid or not ftype or not content:
+            self.problems.append(
+                Problem(self.path, line, "fact skipped: it needs id, type and content")
+            )
+            return
+        fid, ftype, content = str(fid), str(ftype), str(content)
+        if ftype not in FACT_TYPES:
+            self.problems.append(
+                Problem(self.path, line, f"unknown fact type {ftype!r} kept", "info")
+            )
+        self.history.setdefault(fid, []).append(LogLine(line, offset, obj))
+        ts = obj.get("timestamp")
+        context = obj.get("context")
+        superseded = obj.get("supersededBy")
+        deleted = bool(obj.get("_deleted"))
+        status: Status = "deleted" if deleted else "superseded" if superseded else "active"
+        self.facts[fid] = Fact(
+            id=fid,
+            type=ftype,
+            content=content,
+            timestamp=int(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool)
+            else self.clock(),
+            status=status,
+            line=line,
+            context=str(context) if context is not None else None,
+            superseded_by=str(superseded) if superseded else None,
+        )
+
+    def by_status(self, status: Status) -> list[Fact]:
+        """Facts with *status*, newest first."""
+        found = [f for f in self.facts.values() if f.status == status]
+        return sorted(found, key=lambda f: f.timestamp, reverse=True)
+
+    def counts(self) -> dict[str, int]:
+        """How many facts are active, superseded and deleted."""
+        out = {"active": 0, "superseded": 0, "deleted": 0}
+        for f in self.facts.values():
+            out[f.status] += 1
+        return out
+
+    def find_by_content(self, content: str) -> Fact | None:
+        """The live fact whose content hash equals *content*'s, if any."""
+        h = content_hash(content)
+        for f in self.facts.values():
+            if f.status == "active" and content_hash(f.content) == h:
+                return f
+        return None
+
+    def chain(self, fact_id: str) -> list[str]:
+        """The supersession chain through *fact_id*, oldest first."""
+        back = {f.superseded_by: f.id for f in self.facts.values() if f.superseded_by}
+        start = fact_id
+        seen = {start}
+        while start in back and back[start] not in seen:
+            start = back[start]
+            seen.add(start)
+        chain = [start]
+        while True:
+            nxt = self.facts.get(chain[-1])
+            if nxt is None or not nxt.superseded_by or nxt.superseded_by in chain:
+                return chain
+            chain.append(nxt.superseded_by)
+
+    # -- writing (append only) --------------------------------------------
+    def _get(self, fact_id: str) -> Fact:
+        fact = self.facts.get(fact_id)
+        if fact is None:
+            raise KeyError(f"no fact with id {fact_id!r} in {self.path}")
+        return fact
+
+    def _append(self, records: list[dict[str, Any]]) -> AppendResult:
+        payload = b"".join(jsonio.dumps_line(r) for r in records)
+        result = append_lines(self.path, payload)
+        # The payload may have been preceded by a newline that ends a partial line.
+        start = result.offset + (result.length - len(payload))
+        first_line = self.lines + 1 + (1 if result.length != len(payload) else 0)
+        self.replay(payload, first_line=first_line, base_offset=start)
+        return result
+
+    def _clean(self, text: str | None) -> str | None:
+        return None if text is None else maybe_redact(text, self.redaction)
+
+    def add(self, type: str, content: str, context: str | None = None) -> Fact:
+        """Append a new fact (redacted) and return it."""
+        _check_type(type)
+        if not content.strip():
+            raise ValueError("a fact needs content")
+        record = Fact(
+            id=self.new_id(),
+            type=type,
+            content=self._clean(content) or "",
+            timestamp=self.clock(),
+            status="active",
+            line=0,
+            context=self._clean(context),
+        ).to_json()
+        self._append([record])
+        return self.facts[record["id"]]
+
+    def update(
+        self,
+        fact_id: str,
+        *,
+        content: str | None = None,
+        context: str | None = None,
+        type: str | None = None,
+    ) -> Fact:
+        """Append a new version of a fact (same id)."""
+        old = self._get(fact_id)
+        if type is not None:
+            _check_type(type)
+        record = old.to_json()
+        if content is not None:
+            record["content"] = self._clean(content)
+        if context is not None:
+            record["context"] = self._clean(context)
+        if type is not None:
+            record["type"] = type
+        record["timestamp"] = self.clock()
+        self._append([record])
+        return self.facts[fact_id]
+
+    def supersede(
+        self, old_id: str, content: str, *, type: str | None = None, context: str | None = None
+    ) -> Fact:
+        """Append a new fact and mark *old_id* as superseded by it (one write)."""
+        old = self._get(old_id)
+        new_type = type or old.type
+        _check_type(new_type)
+        new = Fact(
+            id=self.new_id(),
+            type=new_type,
+            content=self._clean(content) or "",
+            timestamp=self.clock(),
+            status="active",
+            line=0,
+            context=self._clean(context) if context is not None else old.context,
+        ).to_json()
+        marked = old.to_json()
+        marked["supersededBy"] = new["id"]
+        self._append([new, marked])
+        return self.facts[new["id"]]
+
+    def delete(self, fact_id: str) -> Fact:
+        """Append a ``_deleted`` line for a fact."""
+        record = self._get(fact_id).to_json()
+        record["_deleted"] = True
+        self._append([record])
+        return self.facts[fact_id]
+
+    def restore(self, fact_id: str) -> Fact:
+        """Append the fact again without ``_deleted`` (and without supersession)."""
+        record = self._get(fact_id).to_json()
+        record.pop("supersededBy", None)
+        self._append([record])
+        return self.facts[fact_id]
+
+
+def _check_type(fact_type: str) -> None:
+    if fact_type not in FACT_TYPES:
+        raise ValueError(f"fact type must be one of {', '.join(FACT_TYPES)}, not {fact_type!r}")
+
+
+def load_knowledge(path: str | os.PathLike[str], *, redaction: bool = True) -> KnowledgeLog:
+    """Read and replay knowledge.jsonl (a missing file is an empty log).
+
+    Raises
+    ------
+    FormatError
+        When the file exists but cannot be read.
+    """
+    name = os.fspath(path)
+    log = KnowledgeLog(name, redaction=redaction)
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return log
+    except OSError as exc:
+        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
+    log.replay(data)
+    return log
