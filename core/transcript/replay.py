@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.tokens import estimate_message
+from core.tokens import estimate_message, usage_total
 from core.transcript.model import Entry, Message, Session
 
 
@@ -110,3 +110,37 @@ def compactions(session: Session) -> list[CompactionInfo]:
             )
         )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSize:
+    """The size of a replayed context, estimated and (where possible) measured."""
+
+    estimated: int
+    """pi's estimate summed over every message."""
+    measured: int | None
+    """Last assistant ``usage`` after the latest compaction (aborted and error turns
+    ignored) plus the estimate of the messages after it; None without usage."""
+    measured_from: str | None = None
+    """Id of the assistant entry whose usage was used."""
+
+
+def context_size(items: list[ContextItem]) -> ContextSize:
+    """Estimate and measure the tokens of a replayed context."""
+    estimated = sum(i.tokens for i in items)
+    start = 1 if items and items[0].message.role == "compactionSummary" else 0
+    after = 0
+    for pos in range(len(items) - 1, start - 1, -1):
+        item = items[pos]
+        msg = item.message
+        if (
+            msg.role == "assistant"
+            and msg.stop_reason not in ("aborted", "error")
+            and item.entry.type == "message"
+        ):
+            total = usage_total(msg.usage)
+            # Kept messages from before a compaction carry pre-compaction usage.
+            if total and (start == 0 or item.entry.index > items[0].entry.index):
+                return ContextSize(estimated, total + after, item.entry.id)
+        after += item.tokens
+    return ContextSize(estimated, None)

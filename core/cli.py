@@ -1,0 +1,360 @@
+"""The memlens command line: ``memlens <command> ... [--json]``.
+
+Every command takes ``--json`` for machine-readable output; bad input gives a
+non-zero exit and a one-line error naming the file (and line) on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core import __version__, hashembed, jsonio
+from core.dataset import DataSet, load_dataset
+from core.problems import FormatError
+from core.transcript import context_at, context_size, load_transcript
+from core.transcript.model import Message, Session
+
+PREVIEW = 100
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 1."""
+
+
+def _out(args: argparse.Namespace, payload: Any, text: Callable[[], str]) -> None:
+    if args.json:
+        sys.stdout.buffer.write(jsonio.dumps(payload, pretty=args.pretty) + b"\n")
+    else:
+        sys.stdout.write(text() + "\n")
+    sys.stdout.flush()
+
+
+def _preview(text: str, width: int = PREVIEW) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _message_text(msg: Message) -> str:
+    if msg.role == "assistant":
+        parts = [b.text for b in msg.blocks if b.kind == "text" and b.text]
+        calls = [f"{b.name}({_preview(jsonio.dumps(b.arguments).decode(), 60)})"
+                 for b in msg.tool_calls()]
+        return " ".join(parts + calls)
+    if msg.role == "bashExecution":
+        return f"$ {msg.raw.get('command', '')}"
+    return msg.text()
+
+
+# -- info / sessions ---------------------------------------------------------
+def _load(path: str) -> DataSet:
+    return load_dataset(path)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    data = _load(args.path)
+    facts = data.knowledge.counts() if data.knowledge else {"active": 0, "superseded": 0, "deleted": 0}
+    seg = data.segments
+    payload = {
+        "path": str(data.discovery.path),
+        "kind": data.discovery.kind,
+        "found": data.discovery.describe(),
+        "agents": [a.name for a in data.discovery.agents],
+        "sessions": [s.to_json() for s in data.summaries],
+        "segments": len(seg.segments) if seg else 0,
+        "segments_file": {
+            "lines": seg.lines, "valid": seg.valid, "duplicates": seg.duplicates,
+            "evicted_age": seg.evicted_age, "evicted_count": seg.evicted_count,
+        } if seg else None,
+        "vectors": len(data.vectors.ids) if data.vectors else 0,
+        "vector_dim": data.vectors.dim if data.vectors else None,
+        "facts": facts,
+        "memory_indexes": [str(p) for p in data.discovery.memory_indexes],
+        "config": str(data.discovery.config) if data.discovery.config else None,
+        "tokens": {
+            "estimated": sum(s.tokens_estimated for s in data.summaries),
+            "total": sum(s.tokens_total for s in data.summaries),
+        },
+        "problems": [p.to_json() for p in data.problems],
+    }
+
+    def text() -> str:
+        lines = [data.discovery.describe()]
+        lines.append(
+            f"sessions: {len(data.summaries)}  messages: {sum(s.messages for s in data.summaries)}"
+            f"  compactions: {sum(s.compactions for s in data.summaries)}"
+            f"  tokens (context at leaf, estimated): {payload['tokens']['estimated']:,}"  # type: ignore[index]
+        )
+        if seg is not None:
+            lines.append(
+                f"segments: {len(seg.segments)} warm of {seg.valid} valid lines"
+                f" ({seg.duplicates} duplicate, {seg.evicted_age} older than evictionDays,"
+                f" {seg.evicted_count} over maxSegments)  vectors: {payload['vectors']}"
+            )
+        lines.append("facts: " + ", ".join(f"{v} {k}" for k, v in facts.items()))
+        errors = [p for p in data.problems if p.severity != "info"]
+        lines.append(f"problems: {len(errors)}" + (f" (+{len(data.problems) - len(errors)} notes)"
+                                                   if len(errors) != len(data.problems) else ""))
+        lines.extend(f"  {p}" for p in errors[:20])
+        if len(errors) > 20:
+            lines.append(f"  ... and {len(errors) - 20} more (use --json)")
+        return "\n".join(lines)
+
+    _out(args, payload, text)
+    return 0
+
+
+def _fmt_time(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    data = _load(args.path)
+    rows = sorted(data.summaries, key=lambda s: s.modified, reverse=True)
+
+    def text() -> str:
+        head = f"{'agent':<10} {'session':<36} {'v':>1} {'msgs':>6} {'comp':>4} {'tokens':>8} {'modified':<16}"
+        lines = [head]
+        for s in rows:
+            lines.append(
+                f"{s.agent[:10]:<10} {s.id[:36]:<36} {s.version:>1} {s.messages:>6} "
+                f"{s.compactions:>4} {s.tokens_estimated:>8} {_fmt_time(s.modified):<16}"
+            )
+        return "\n".join(lines)
+
+    _out(args, {"sessions": [s.to_json() for s in rows]}, text)
+    return 0
+
+
+# -- show ----------------------------------------------------------------------
+def _open_session(ref: str, data_dir: str | None) -> Session:
+    if data_dir:
+        return load_dataset(data_dir).session(ref)
+    if not Path(ref).exists():
+        raise CliError(f"{ref}: no such transcript (give a path, or --data DIR with a session id)")
+    if Path(ref).is_dir():
+        raise CliError(f"{ref}: is a folder; give a transcript, or --data {ref} SESSION_ID")
+    return load_transcript(ref)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    session = _open_session(args.session, args.data)
+    items = context_at(session, args.at)
+    size = context_size(items)
+    at = session.entry(args.at) if args.at else session.leaf
+    messages = []
+    for item in items:
+        e, m = item.entry, item.message
+        messages.append(
+            {
+                "role": m.role,
+                "tokens": item.tokens,
+                "entry_id": e.id,
+                "index": e.index,
+                "line": e.line,
+                "type": e.type,
+                "timestamp": m.timestamp,
+                "text": _message_text(m) if args.full else _preview(_message_text(m), 300),
+                "tool_calls": [{"id": b.tool_id, "name": b.name} for b in m.tool_calls()],
+                "tool_call_id": m.tool_call_id or None,
+            }
+        )
+    payload = {
+        "session": session.id,
+        "path": session.path,
+        "at": {"id": at.id, "index": at.index, "line": at.line} if at else None,
+        "tokens_estimated": size.estimated,
+        "tokens_measured": size.measured,
+        "messages": messages,
+    }
+
+    def text() -> str:
+        where = f"#{at.index} ({at.id}, line {at.line})" if at else "(empty)"
+        lines = [
+            f"{session.path}: context at {where}: {len(items)} messages, "
+            f"~{size.estimated:,} tokens estimated"
+            + (f", {size.measured:,} measured" if size.measured else "")
+        ]
+        for msg in messages:
+            lines.append(
+                f"#{msg['index']:<6} {msg['role']:<17} {msg['tokens']:>6}  "
+                f"{_preview(str(msg['text']), 90)}"
+            )
+        return "\n".join(lines)
+
+    _out(args, payload, text)
+    return 0
+
+
+# -- facts / segments ------------------------------------------------------------
+def cmd_facts(args: argparse.Namespace) -> int:
+    data = _load(args.path)
+    if data.knowledge is None:
+        raise CliError(f"{args.path}: no memory-context store (knowledge.jsonl) found")
+    log = data.knowledge
+    statuses = ("active", "superseded", "deleted") if args.all else ("active",)
+    facts = [f for s in statuses for f in log.by_status(s)]  # type: ignore[arg-type]
+    payload = {
+        "path": log.path,
+        "counts": log.counts(),
+        "facts": [
+            {**f.to_json(), "status": f.status, "line": f.line, "versions": len(log.history[f.id])}
+            for f in facts
+        ],
+    }
+
+    def text() -> str:
+        lines = [f"{log.path}: " + ", ".join(f"{v} {k}" for k, v in log.counts().items())]
+        for f in facts:
+            lines.append(f"{f.id[:8]} {f.status:<10} [{f.type}] {_preview(f.content, 90)}")
+        return "\n".join(lines)
+
+    _out(args, payload, text)
+    return 0
+
+
+def cmd_segments(args: argparse.Namespace) -> int:
+    data = _load(args.path)
+    seg = data.segments
+    if seg is None:
+        raise CliError(f"{args.path}: no memory-context store (segments.jsonl) found")
+    rows = [s for s in seg.segments if not args.session or s.session_id.startswith(args.session)]
+    with_vec = set(data.vectors.ids) if data.vectors else set()
+    shown = rows[-args.limit :] if args.limit else rows
+    payload = {
+        "path": seg.path,
+        "lines": seg.lines,
+        "valid": seg.valid,
+        "warm": len(seg.segments),
+        "duplicates": seg.duplicates,
+        "evicted_age": seg.evicted_age,
+        "evicted_count": seg.evicted_count,
+        "matching": len(rows),
+        "without_vector": sum(1 for s in rows if s.id not in with_vec),
+        "segments": [{**s.to_json(), "line": s.line, "has_vector": s.id in with_vec} for s in shown],
+    }
+
+    def text() -> str:
+        lines = [
+            f"{seg.path}: {len(seg.segments)} warm segments ({payload['without_vector']} without "
+            f"a vector), {seg.duplicates} duplicates, {seg.evicted_age + seg.evicted_count} evicted"
+        ]
+        for s in shown:
+            when = datetime.fromtimestamp(s.timestamp / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+            lines.append(f"{s.id[:8]} {when} {s.role:<9} {_preview(s.content, 80)}")
+        return "\n".join(lines)
+
+    _out(args, payload, text)
+    return 0
+
+
+# -- embed / demo -------------------------------------------------------------------
+def cmd_embed(args: argparse.Namespace) -> int:
+    if args.model != "hash":
+        raise CliError(f"embedding model {args.model!r} is not available here; use --model hash")
+    vec = hashembed.embed(args.text)
+    payload = {"model": "hash", "dim": int(vec.shape[0]), "vector": [float(x) for x in vec]}
+
+    def text() -> str:
+        nz = [(i, float(v)) for i, v in enumerate(vec) if v != 0]
+        shown = ", ".join(f"{i}:{v:+.4f}" for i, v in nz[:12])
+        return f"hash dim {vec.shape[0]}, {len(nz)} non-zero: {shown}{' …' if len(nz) > 12 else ''}"
+
+    _out(args, payload, text)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from core.demo import write_demo
+
+    now_ms = None
+    if args.now:
+        try:
+            now_ms = int(datetime.fromisoformat(args.now.replace("Z", "+00:00")).timestamp() * 1000)
+        except ValueError:
+            raise CliError(f"--now {args.now!r}: not an ISO date or time") from None
+    started = time.perf_counter()
+    summary = write_demo(
+        Path(args.dir), seed=args.seed, now_ms=now_ms, segments=args.segments, force=args.force
+    )
+    payload = {"path": str(Path(args.dir)), **summary.to_json(),
+               "seconds": round(time.perf_counter() - started, 3)}
+    _out(args, payload, lambda: f"demo data written to {args.dir}: {summary.describe()}")
+    return 0
+
+
+# -- parser ------------------------------------------------------------------------
+COMMANDS = ("info", "sessions", "show", "facts", "segments", "embed", "demo")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command (also used to document the CLI)."""
+    parser = argparse.ArgumentParser(
+        prog="memlens",
+        description="Inspect and manage the memory of OpenClaw / pi coding agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"memlens {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name: str, help: str, fn: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.add_argument("--json", action="store_true", help="machine-readable JSON output")
+        p.add_argument("--pretty", action="store_true", help="indent the JSON output")
+        p.set_defaults(func=fn)
+        return p
+
+    p = add("info", "what a data directory or transcript holds: counts, tokens, problems", cmd_info)
+    p.add_argument("path", metavar="PATH")
+    p = add("sessions", "list the sessions of a data directory", cmd_sessions)
+    p.add_argument("path", metavar="PATH")
+    p = add("show", "the context the model saw at an entry of a session", cmd_show)
+    p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
+    p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (N-th object, header = #0)")
+    p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
+    p.add_argument("--full", action="store_true", help="whole message texts, not previews")
+    p = add("facts", "knowledge facts (active; --all adds superseded and deleted)", cmd_facts)
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--all", action="store_true", help="include superseded and deleted facts")
+    p = add("segments", "archived segments in the warm store", cmd_segments)
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--session", metavar="ID", help="only segments of this session (id prefix)")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="newest N (0: all)")
+    p = add("embed", "embed a text as the agent does (hash embedding, 384 dims)", cmd_embed)
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--model", default="hash", help="embedding model (hash)")
+    p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", cmd_demo)
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--now", metavar="ISO", help="the demo's 'now' (default: today 00:00 UTC)")
+    p.add_argument("--segments", type=int, default=3000, metavar="N")
+    p.add_argument("--force", action="store_true", help="write into a non-empty folder")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except (FormatError, CliError, FileExistsError) as exc:
+        print(f"memlens: error: {exc}", file=sys.stderr)
+    except KeyError as exc:
+        print(f"memlens: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+    except (OSError, ValueError) as exc:
+        print(f"memlens: error: {exc}", file=sys.stderr)
+    except BrokenPipeError:
+        return 0
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

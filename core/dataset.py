@@ -1,0 +1,249 @@
+"""Load everything a data directory holds, with progress and cancellation.
+
+The app runs :func:`load_dataset` in a worker; the CLI calls it directly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.discovery import Discovery, discover
+from core.problems import FormatError, Problem
+from core.store.knowledge import KnowledgeLog, load_knowledge
+from core.store.segments import SegmentLoad, load_segments
+from core.store.vectors import VectorFile, load_vectors
+from core.tokens import estimate_message
+from core.transcript import Session, context_at, context_size, load_transcript
+from core.transcript.model import Entry
+
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, label)``."""
+
+
+class Cancelled(Exception):
+    """Raised inside a load when the caller asked to stop."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """The figures of one session that lists and ``info`` show."""
+
+    agent: str
+    id: str
+    path: str
+    version: int
+    entries: int
+    messages: int
+    compactions: int
+    roles: dict[str, int]
+    tokens_estimated: int
+    """pi's estimate of the context at the current leaf."""
+    tokens_measured: int | None
+    """The agent's own usage figure for that context, where present."""
+    tokens_total: int
+    """pi's estimate summed over every message in the file."""
+    branches: int
+    modified: float
+    size: int
+    name: str = ""
+    model: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape of ``info --json`` and ``sessions --json``."""
+        return {
+            "agent": self.agent,
+            "id": self.id,
+            "path": self.path,
+            "version": self.version,
+            "entries": self.entries,
+            "messages": self.messages,
+            "compactions": self.compactions,
+            "roles": self.roles,
+            "tokens_estimated": self.tokens_estimated,
+            "tokens_measured": self.tokens_measured,
+            "tokens_total": self.tokens_total,
+            "branches": self.branches,
+            "modified": self.modified,
+            "size": self.size,
+            "name": self.name,
+            "model": self.model,
+        }
+
+
+def summarize(session: Session, agent: str, modified: float) -> SessionSummary:
+    """Figures of a loaded session."""
+    items = context_at(session)
+    size = context_size(items)
+    name = ""
+    model = ""
+    total = 0
+    for e in session.entries:
+        if e.type == "session_info" and isinstance(e.raw.get("name"), str):
+            name = e.raw["name"]
+        elif e.type == "model_change" and isinstance(e.raw.get("modelId"), str):
+            model = e.raw["modelId"]
+        m = e.message
+        if m is not None:
+            if m.role == "assistant" and m.model:
+                model = m.model
+            if e.type != "compaction":
+                total += _tokens(e)
+    if not model and isinstance(session.header.get("modelId"), str):
+        model = session.header["modelId"]
+    return SessionSummary(
+        agent=agent,
+        id=session.id,
+        path=session.path,
+        version=session.version,
+        entries=len(session.entries),
+        messages=len(session.messages()),
+        compactions=len(session.compaction_entries()),
+        roles=session.role_counts(),
+        tokens_estimated=size.estimated,
+        tokens_measured=size.measured,
+        tokens_total=total,
+        branches=len(session.leaves()),
+        modified=modified,
+        size=session.size,
+        name=name,
+        model=model,
+    )
+
+
+def _tokens(entry: Entry) -> int:
+    return estimate_message(entry.message) if entry.message else 0
+
+
+@dataclass(slots=True)
+class DataSet:
+    """Everything loaded from one data directory."""
+
+    discovery: Discovery
+    sessions: list[Session] = field(default_factory=list)
+    summaries: list[SessionSummary] = field(default_factory=list)
+    segments: SegmentLoad | None = None
+    vectors: VectorFile | None = None
+    knowledge: KnowledgeLog | None = None
+    config: Any = None
+    problems: list[Problem] = field(default_factory=list)
+
+    def session(self, ref: str) -> Session:
+        """A session by id, id prefix, or path.
+
+        Raises
+        ------
+        KeyError
+            When no session or several match.
+        """
+        hits = [
+            s for s in self.sessions
+            if s.id == ref or s.path == ref or os.path.basename(s.path).startswith(ref)
+            or s.id.startswith(ref)
+        ]
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            raise KeyError(f"no session matches {ref!r}")
+        raise KeyError(f"{len(hits)} sessions match {ref!r}; give more of the id")
+
+
+def load_dataset(
+    path: str | os.PathLike[str],
+    *,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    max_segments: int | None = None,
+    eviction_days: float | None = None,
+    now_ms: int | None = None,
+) -> DataSet:
+    """Discover and load a data directory or transcript.
+
+    Bad files never abort the load: each becomes a problem naming the file.
+
+    Raises
+    ------
+    FormatError
+        When *path* holds nothing memlens can read.
+    Cancelled
+        When *cancelled* returned True.
+    """
+    found = discover(path)
+    data = DataSet(found)
+    steps = len(found.transcripts) + (3 if found.memory_context else 0) + 1
+    done = 0
+
+    def step(label: str) -> None:
+        nonlocal done
+        if cancelled is not None and cancelled():
+            raise Cancelled(label)
+        if progress is not None:
+            progress(done, steps, label)
+        done += 1
+
+    step("configuration")
+    mc_settings = _load_config(found, data)
+    if max_segments is None:
+        max_segments = int(mc_settings.get("maxSegments", 20000))
+    if eviction_days is None:
+        eviction_days = float(mc_settings.get("evictionDays", 90))
+    for agent in found.agents:
+        for transcript in agent.transcripts:
+            step(f"{agent.name}/{transcript.name}")
+            try:
+                session = load_transcript(transcript)
+                modified = transcript.stat().st_mtime
+            except FormatError as exc:
+                data.problems.append(Problem(str(transcript), exc.line, exc.detail))
+                continue
+            except OSError as exc:
+                data.problems.append(Problem(str(transcript), 0, f"cannot read: {exc}"))
+                continue
+            data.sessions.append(session)
+            data.summaries.append(summarize(session, agent.name, modified))
+            data.problems.extend(session.problems)
+    store = found.memory_context
+    if store is not None:
+        step("segments.jsonl")
+        try:
+            data.segments = load_segments(
+                store / "segments.jsonl",
+                max_segments=max_segments,
+                eviction_days=eviction_days,
+                now_ms=now_ms,
+            )
+            data.problems.extend(data.segments.problems)
+        except FormatError as exc:
+            data.problems.append(Problem(exc.file, exc.line, exc.detail))
+        step("vectors.bin")
+        vec_path = store / "vectors.bin"
+        if vec_path.exists():
+            try:
+                data.vectors = load_vectors(vec_path)
+                data.problems.extend(data.vectors.problems)
+            except FormatError as exc:
+                data.problems.append(Problem(exc.file, exc.line, exc.detail))
+        step("knowledge.jsonl")
+        try:
+            data.knowledge = load_knowledge(store / "knowledge.jsonl")
+            data.problems.extend(data.knowledge.problems)
+        except FormatError as exc:
+            data.problems.append(Problem(exc.file, exc.line, exc.detail))
+    if progress is not None:
+        progress(steps, steps, "done")
+    return data
+
+
+def _load_config(found: Discovery, data: DataSet) -> dict[str, Any]:
+    """Read openclaw.json if present; returns the memoryContext settings."""
+    if found.config is None:
+        return {}
+    return {}
+
+
+def default_store_path(home: Path) -> Path:
+    """Where an OpenClaw home keeps its memory-context store."""
+    return home / "memory" / "context"

@@ -1,0 +1,164 @@
+"""Recognise what a path holds: an OpenClaw home, a pi sessions folder, a
+memory-context folder alone, or a single transcript."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from core.problems import FormatError
+
+Kind = Literal["openclaw-home", "pi-sessions", "memory-context", "transcript"]
+STORE_FILES = ("segments.jsonl", "knowledge.jsonl", "vectors.bin")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDir:
+    """One agent (OpenClaw) or one working directory (pi) and its transcripts."""
+
+    name: str
+    sessions_dir: Path
+    transcripts: tuple[Path, ...]
+    sessions_json: Path | None = None
+
+
+@dataclass(slots=True)
+class Discovery:
+    """What :func:`discover` found under a path."""
+
+    path: Path
+    kind: Kind
+    agents: list[AgentDir] = field(default_factory=list)
+    memory_context: Path | None = None
+    memory_indexes: list[Path] = field(default_factory=list)
+    config: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def transcripts(self) -> list[Path]:
+        """Every transcript found, agent by agent."""
+        return [t for a in self.agents for t in a.transcripts]
+
+    def describe(self) -> str:
+        """One paragraph saying what was found."""
+        parts = [f"{self.path}: {self.kind}"]
+        if self.agents:
+            parts.append(
+                f"{len(self.agents)} agent(s), {len(self.transcripts)} transcript(s)"
+            )
+        if self.memory_context:
+            present = [f for f in STORE_FILES if (self.memory_context / f).exists()]
+            parts.append(f"memory-context at {self.memory_context} ({', '.join(present) or 'empty'})")
+        if self.memory_indexes:
+            parts.append(f"{len(self.memory_indexes)} memory index(es)")
+        if self.config:
+            parts.append(f"config {self.config.name}")
+        return "; ".join(parts)
+
+
+def _jsonl_files(folder: Path) -> tuple[Path, ...]:
+    try:
+        files = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
+    except OSError:
+        return ()
+    return tuple(sorted(files))
+
+
+def looks_like_transcript(path: Path) -> bool:
+    """True when the first line of *path* is a pi session header."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    first = head.split(b"\n", 1)[0]
+    return b'"type":"session"' in first.replace(b" ", b"") and b'"id"' in first
+
+
+def _is_store(folder: Path) -> bool:
+    return any((folder / f).exists() for f in STORE_FILES)
+
+
+def _openclaw_home(root: Path, found: Discovery) -> None:
+    agents_root = root / "agents"
+    if agents_root.is_dir():
+        for agent in sorted(p for p in agents_root.iterdir() if p.is_dir()):
+            sessions = agent / "sessions"
+            if not sessions.is_dir():
+                continue
+            store = sessions / "sessions.json"
+            found.agents.append(
+                AgentDir(
+                    agent.name,
+                    sessions,
+                    _jsonl_files(sessions),
+                    store if store.is_file() else None,
+                )
+            )
+    memory = root / "memory"
+    if (memory / "context").is_dir():
+        found.memory_context = memory / "context"
+    if memory.is_dir():
+        found.memory_indexes = sorted(memory.glob("*.sqlite"))
+    config = root / "openclaw.json"
+    if config.is_file():
+        found.config = config
+
+
+def _pi_sessions(root: Path, found: Discovery) -> None:
+    direct = _jsonl_files(root)
+    if direct:
+        found.agents.append(AgentDir(root.name, root, direct))
+    for sub in sorted(p for p in root.iterdir() if p.is_dir()):
+        files = _jsonl_files(sub)
+        if files:
+            name = sub.name.strip("-").replace("-", "/") if sub.name.startswith("--") else sub.name
+            found.agents.append(AgentDir(name or sub.name, sub, files))
+
+
+def discover(path: str | os.PathLike[str]) -> Discovery:
+    """Recognise what *path* holds.
+
+    Raises
+    ------
+    FormatError
+        When the path does not exist or holds nothing memlens can read.
+    """
+    root = Path(path).expanduser()
+    name = str(root)
+    if not root.exists():
+        raise FormatError(name, "no such file or folder")
+    if root.is_file():
+        if root.name in STORE_FILES:
+            return discover(root.parent)
+        if looks_like_transcript(root):
+            return Discovery(root, "transcript", [AgentDir(root.parent.name, root.parent, (root,))])
+        raise FormatError(name, "not a pi transcript: the first line is not a session header")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise FormatError(name, "folder is not readable")
+    if (root / "agents").is_dir() or (root / "openclaw.json").is_file() or (
+        root / "memory" / "context"
+    ).is_dir():
+        found = Discovery(root, "openclaw-home")
+        _openclaw_home(root, found)
+        return found
+    if _is_store(root):
+        return Discovery(root, "memory-context", memory_context=root)
+    if (root / "sessions").is_dir() and not _jsonl_files(root):
+        root = root / "sessions"  # ~/.pi/agent
+    found = Discovery(root, "pi-sessions")
+    _pi_sessions(root, found)
+    if found.agents:
+        non_transcripts = [p for p in found.transcripts if not looks_like_transcript(p)]
+        if non_transcripts:
+            found.notes.append(
+                f"{len(non_transcripts)} .jsonl file(s) do not start with a session header"
+            )
+        return found
+    raise FormatError(
+        name,
+        "nothing memlens can read here: no OpenClaw home (agents/, memory/context/, "
+        "openclaw.json), no pi sessions, no memory-context store and no transcript",
+    )
