@@ -1,0 +1,1 @@
+"""The memlens desktop application (Qt)."""

@@ -1,0 +1,42 @@
+"""Start the desktop app: parse GUI arguments, build the window, run Qt."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from core import __version__
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """GUI arguments: ``[PATH] [--demo]``."""
+    parser = argparse.ArgumentParser(
+        prog="memlens",
+        description="Open the memlens inspector. Commands: memlens --help-commands.",
+        epilog="Command-line tools: memlens info|sessions|show|facts|segments|embed|demo ...",
+    )
+    parser.add_argument("path", nargs="?", help="data directory or transcript to open")
+    parser.add_argument("--demo", action="store_true", help="open the built-in demo data")
+    parser.add_argument("--version", action="version", version=f"memlens {__version__}")
+    return parser.parse_args(list(argv))
+
+
+def run_gui(argv: Sequence[str]) -> int:
+    """Open the main window; returns Qt's exit status."""
+    args = parse_args(argv)
+    from PySide6.QtWidgets import QApplication
+
+    from app.demo_data import demo_dir
+    from app.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("memlens")
+    app.setOrganizationName("memlens")
+    window = MainWindow()
+    window.show()
+    if args.demo:
+        window.open_path(str(demo_dir()))
+    elif args.path:
+        window.open_path(args.path)
+    return int(app.exec())

@@ -1,0 +1,293 @@
+"""OpenClaw's session store ``~/.openclaw/agents/<agentId>/sessions/sessions.json``.
+
+An object mapping session keys to entries (formats.md section 2). Reading keeps the
+raw objects; the typed accessors never change them. A write re-reads the file
+(the gateway updates it all the time, so a stale copy must not win), changes only
+the given fields of the given entries, and replaces the file atomically with a
+backup, as 2-space pretty JSON: unknown fields, non-object entries and the key
+order all survive.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from core import jsonio
+from core.fsutil import atomic_write
+from core.problems import FormatError, Problem
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+
+class _Remove:
+    """Type of :data:`REMOVE`."""
+
+    def __repr__(self) -> str:
+        return "REMOVE"
+
+
+REMOVE: Final = _Remove()
+"""Pass as a field's new value to delete the field from the entry."""
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEntry:
+    """One session of the store: the raw object and typed views of known fields.
+
+    An accessor gives None when the field is missing or of an unexpected type.
+    """
+
+    key: str
+    raw: dict[str, Any]
+    line: int = 0
+    """Line of the entry's key in the file (0 when unknown)."""
+
+    @property
+    def session_id(self) -> str | None:
+        """``sessionId``: the transcript's session id."""
+        return _str(self.raw.get("sessionId"))
+
+    @property
+    def updated_at(self) -> int | None:
+        """``updatedAt``, epoch milliseconds."""
+        return _int(self.raw.get("updatedAt"))
+
+    @property
+    def session_file(self) -> str | None:
+        """``sessionFile``: path of the transcript."""
+        return _str(self.raw.get("sessionFile"))
+
+    @property
+    def compaction_count(self) -> int | None:
+        """``compactionCount``."""
+        return _int(self.raw.get("compactionCount"))
+
+    @property
+    def memory_flush_at(self) -> int | None:
+        """``memoryFlushAt``, epoch milliseconds of the last memory flush."""
+        return _int(self.raw.get("memoryFlushAt"))
+
+    @property
+    def memory_flush_compaction_count(self) -> int | None:
+        """``memoryFlushCompactionCount``: compactionCount at the last flush."""
+        return _int(self.raw.get("memoryFlushCompactionCount"))
+
+    @property
+    def total_tokens(self) -> int | None:
+        """``totalTokens``."""
+        return _int(self.raw.get("totalTokens"))
+
+    @property
+    def total_tokens_fresh(self) -> bool | None:
+        """``totalTokensFresh``: whether totalTokens was measured on the last turn."""
+        value = self.raw.get("totalTokensFresh")
+        return value if isinstance(value, bool) else None
+
+    @property
+    def input_tokens(self) -> int | None:
+        """``inputTokens``."""
+        return _int(self.raw.get("inputTokens"))
+
+    @property
+    def output_tokens(self) -> int | None:
+        """``outputTokens``."""
+        return _int(self.raw.get("outputTokens"))
+
+    @property
+    def context_tokens(self) -> int | None:
+        """``contextTokens``: the context window the session ran with."""
+        return _int(self.raw.get("contextTokens"))
+
+    @property
+    def model_override(self) -> str | None:
+        """``modelOverride``."""
+        return _str(self.raw.get("modelOverride"))
+
+    @property
+    def thinking_level(self) -> str | None:
+        """``thinkingLevel``."""
+        return _str(self.raw.get("thinkingLevel"))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStore:
+    """A parsed ``sessions.json``.
+
+    Attributes
+    ----------
+    raw
+        The whole document, key order as in the file; entries that are not
+        objects are kept here (and reported in *problems*) but not in *entries*.
+    entries
+        The object entries, by session key, in file order.
+    """
+
+    path: str
+    raw: dict[str, Any]
+    entries: dict[str, SessionEntry]
+    problems: tuple[Problem, ...]
+    trailing_newline: bool = False
+
+    def __getitem__(self, key: str) -> SessionEntry:
+        return self.entries[key]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreWrite:
+    """The outcome of :func:`update_sessions_store`."""
+
+    store: SessionStore
+    """The store as written."""
+    backup: Path | None
+    """Copy of the previous file, or None when no backup was asked for."""
+
+
+def load_sessions_store(path: str | os.PathLike[str]) -> SessionStore:
+    """Read a ``sessions.json``.
+
+    Raises
+    ------
+    FormatError
+        When the file cannot be read, is not JSON (with the line) or its top
+        level is not an object.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
+    return parse_sessions_store(data, name)
+
+
+def parse_sessions_store(data: bytes, name: str = "sessions.json") -> SessionStore:
+    """Parse the bytes of a ``sessions.json``; see :func:`load_sessions_store`."""
+    if not data.strip():
+        raise FormatError(name, "empty file (expected a JSON object)")
+    try:
+        raw = jsonio.loads(data)
+    except jsonio.JSONDecodeError as exc:
+        # orjson's error is a json.JSONDecodeError: lineno/colno are the position.
+        message = f"invalid JSON: {exc.msg} at column {exc.colno}"
+        raise FormatError(name, message, exc.lineno) from exc
+    if not isinstance(raw, dict):
+        raise FormatError(name, "the top level must be an object mapping session keys")
+    entries: dict[str, SessionEntry] = {}
+    problems: list[Problem] = []
+    for key, value in raw.items():
+        line = _key_line(data, key)
+        if isinstance(value, dict):
+            entries[key] = SessionEntry(key, value, line)
+        else:
+            kind = "an array" if isinstance(value, list) else type(value).__name__
+            problems.append(
+                Problem(
+                    name,
+                    line,
+                    f"entry {key!r} is {kind}, not an object; kept as is, not shown",
+                    "warning",
+                )
+            )
+    return SessionStore(name, raw, entries, tuple(problems), data.endswith(b"\n"))
+
+
+def _key_line(data: bytes, key: str) -> int:
+    # The store is 2-space pretty JSON: a top-level key starts a line at indent 2.
+    needle = b"\n  " + jsonio.dumps(key) + b":"
+    at = data.find(needle)
+    return data.count(b"\n", 0, at) + 2 if at >= 0 else 0
+
+
+def render_sessions_store(raw: Mapping[str, Any], *, trailing_newline: bool = False) -> bytes:
+    """Serialise a store as OpenClaw writes it: 2-space pretty JSON, key order kept."""
+    data = jsonio.dumps(raw, pretty=True)
+    return data + b"\n" if trailing_newline else data
+
+
+def apply_changes(
+    raw: Mapping[str, Any], changes: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Return a copy of *raw* with *changes* applied; *raw* is not modified.
+
+    A changed field keeps its position in the entry, a new field goes last, and
+    :data:`REMOVE` deletes a field.
+
+    Raises
+    ------
+    KeyError
+        When a session key of *changes* is not in the store.
+    TypeError
+        When the entry to change is not an object.
+    """
+    out = dict(raw)
+    for key, fields in changes.items():
+        if key not in out:
+            raise KeyError(f"no session {key!r} in the store")
+        entry = out[key]
+        if not isinstance(entry, dict):
+            raise TypeError(f"session {key!r} is not an object; it cannot be changed")
+        entry = dict(entry)
+        for field, value in fields.items():
+            if value is REMOVE:
+                entry.pop(field, None)
+            else:
+                entry[field] = value
+        out[key] = entry
+    return out
+
+
+def update_sessions_store(
+    path: str | os.PathLike[str],
+    changes: Mapping[str, Mapping[str, Any]],
+    *,
+    backup: bool = True,
+) -> StoreWrite:
+    """Change fields of entries in ``sessions.json`` and rewrite it atomically.
+
+    The file is read again first, so what the agent wrote since it was loaded
+    is kept. Nothing else changes: unknown fields, entries that are not objects,
+    key order and the trailing newline (or its absence) are preserved.
+
+    Parameters
+    ----------
+    path
+        The ``sessions.json`` file.
+    changes
+        ``{session_key: {field: new_value}}``; the value :data:`REMOVE` deletes
+        the field.
+    backup
+        Keep a copy of the previous file beside it (``core.fsutil.backup_path``).
+
+    Raises
+    ------
+    FormatError
+        When the current file cannot be read or parsed.
+    KeyError, TypeError
+        See :func:`apply_changes`; the file is then left untouched.
+    """
+    current = load_sessions_store(path)
+    raw = apply_changes(current.raw, changes)
+    data = render_sessions_store(raw, trailing_newline=current.trailing_newline)
+    saved = atomic_write(path, data, backup=backup)
+    return StoreWrite(parse_sessions_store(data, current.path), saved)

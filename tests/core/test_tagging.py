@@ -1,0 +1,45 @@
+"""Topic tags and entities as memory-context computes them."""
+
+from __future__ import annotations
+
+from core.store.tagging import extract_entities, extract_topics
+
+
+def test_topics_need_boundaries_for_english_not_for_chinese():
+    assert extract_topics("Fix the Python code; the API endpoint fails") == ["programming", "api"]
+    assert extract_topics("encode decoded codes") == []  # no word boundary around "code"
+    assert extract_topics("(code)") == ["programming"]
+    assert extract_topics("我们的数据库很慢") == ["database"]
+    assert extract_topics("Switch to DARK MODE in settings") == ["settings"]
+    assert extract_topics("") == []
+
+
+def test_topics_in_definition_order():
+    text = "the config for the chat about the database and python"
+    assert extract_topics(text) == ["programming", "database", "chat", "settings"]
+    assert extract_topics("settings") == []  # "setting" needs a boundary after it
+
+
+def test_entities_in_agent_order_with_offsets():
+    text = "see https://x.com/a and bob@ex.com, $AAPL 600519 costs $1,200 on 2025-01-02 for openclaw/openclaw MemLens 请张三"
+    got = [(e.type, e.value) for e in extract_entities(text)]
+    assert got == [
+        ("url", "https://x.com/a"), ("email", "bob@ex.com"),
+        ("stock", "600519"), ("stock", "$AAPL"), ("amount", "$1,200"), ("date", "2025-01-02"),
+        ("person", "张三"), ("project", "openclaw/openclaw"), ("project", "MemLens"),
+    ]
+    ents = extract_entities(text)
+    assert ents[0].offset == 4
+    # after the URL and email are blanked with one space each, offsets shift like the agent's
+    rest = text.replace("https://x.com/a", " ").replace("bob@ex.com", " ")
+    assert ents[2].offset == rest.index("600519")
+
+
+def test_entity_offsets_are_utf16():
+    (e,) = [x for x in extract_entities("😀 see https://a.io") if x.type == "url"]
+    assert e.offset == 7  # the emoji is 2 UTF-16 units
+
+
+def test_entities_deduplicated_by_type_and_value():
+    ents = extract_entities("2025-01-02 and again 2025-01-02")
+    assert [(e.type, e.value) for e in ents] == [("date", "2025-01-02")]

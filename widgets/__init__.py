@@ -1,0 +1,1 @@
+"""Reusable Qt views and item models over memlens core objects."""

@@ -1,0 +1,78 @@
+"""A table model over a list of core records, one column per accessor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+T = TypeVar("T")
+RecordRole = Qt.ItemDataRole.UserRole + 1
+SortRole = Qt.ItemDataRole.UserRole + 2
+Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass(frozen=True, slots=True)
+class Column(Generic[T]):
+    """A column: header, the value to show, and optionally the value to sort by."""
+
+    header: str
+    value: Callable[[T], Any]
+    sort: Callable[[T], Any] | None = None
+    align_right: bool = False
+
+
+class RecordTableModel(QAbstractTableModel, Generic[T]):
+    """Rows are records; the record itself is under :data:`RecordRole`."""
+
+    def __init__(self, columns: Sequence[Column[T]], parent: Any = None) -> None:
+        super().__init__(parent)
+        self._columns = list(columns)
+        self._rows: list[T] = []
+
+    def set_records(self, rows: Sequence[T]) -> None:
+        """Replace every row."""
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def record(self, row: int) -> T:
+        """The record of *row*."""
+        return self._rows[row]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self._columns)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not (0 <= index.row() < len(self._rows)):
+            return None
+        rec = self._rows[index.row()]
+        col = self._columns[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            value = col.value(rec)
+            return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else (
+                "" if value is None else str(value)
+            )
+        if role == SortRole:
+            return (col.sort or col.value)(rec)
+        if role == RecordRole:
+            return rec
+        if role == Qt.ItemDataRole.TextAlignmentRole and col.align_right:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(  # noqa: N802
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(self._columns)
+        ):
+            return self._columns[section].header
+        return None
