@@ -7,8 +7,10 @@ together (seen in real pi transcripts) yields every object.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,23 @@ JSONDecodeError = orjson.JSONDecodeError
 
 _decoder = json.JSONDecoder()
 _WS = " \t\r\n"
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many acyclic objects.
+
+    Parsed JSON holds no reference cycles, but creating millions of objects
+    triggers collections that cost more than the parsing itself (2-3x on a
+    200,000-line transcript).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:

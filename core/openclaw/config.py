@@ -25,14 +25,14 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import json5
 
 from core.problems import FormatError, Problem
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 AUTO_RECALL_MIN_SCORE = 0.35
@@ -66,35 +66,6 @@ WindowSource = Literal["config", "registry", "default", "cap"]
 # --- the strict schema -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Bool:
-    def check(self, value: Any) -> str | None:
-        return None if isinstance(value, bool) else "must be true or false"
-
-
-@dataclass(frozen=True, slots=True)
-class _Str:
-    def check(self, value: Any) -> str | None:
-        return None if isinstance(value, str) else "must be a string"
-
-
-@dataclass(frozen=True, slots=True)
-class _StrList:
-    def check(self, value: Any) -> str | None:
-        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        return None if ok else "must be an array of strings"
-
-
-@dataclass(frozen=True, slots=True)
-class _Enum:
-    values: tuple[str, ...]
-
-    def check(self, value: Any) -> str | None:
-        if isinstance(value, str) and value in self.values:
-            return None
-        return "must be one of " + ", ".join(f'"{v}"' for v in self.values)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -104,106 +75,117 @@ def _is_int(value: Any) -> bool:
     return _is_number(value) and float(value).is_integer()
 
 
-@dataclass(frozen=True, slots=True)
-class _Num:
-    lo: float | None = None
-    hi: float | None = None
-    integer: bool = False
-
-    def check(self, value: Any) -> str | None:
-        ok = _is_int(value) if self.integer else _is_number(value)
-        if ok and (self.lo is None or value >= self.lo) and (self.hi is None or value <= self.hi):
-            return None
-        kind = "an integer" if self.integer else "a number"
-        if self.lo is not None and self.hi is not None:
-            return f"must be {kind} between {_fmt(self.lo)} and {_fmt(self.hi)}"
-        if self.lo is not None:
-            return f"must be {kind} >= {_fmt(self.lo)}"
-        return f"must be {kind}"
-
-
-_BYTE_SIZE = re.compile(r"^\d+(\.\d+)?\s*(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?$", re.I)
+def _positive_int(value: Any) -> int | None:
+    return int(value) if _is_int(value) and value >= 1 else None
 
 
 @dataclass(frozen=True, slots=True)
-class _ByteSize:
-    def check(self, value: Any) -> str | None:
-        if _is_int(value) and value >= 0:
-            return None
-        if isinstance(value, str) and _BYTE_SIZE.match(value.strip()):
-            return None
-        return 'must be a byte count or a size string like "2mb"'
+class _Leaf:
+    """A value check: *ok* tells whether a value is valid, *need* says what is."""
+
+    ok: Callable[[Any], bool]
+    need: str
+    convert: Callable[[Any], Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class _Obj:
-    fields: Mapping[str, _Spec]
+    """A strict object: every key must be one of *fields*."""
 
-    def check(self, value: Any) -> str | None:
-        return None if isinstance(value, dict) else "must be an object"
+    fields: Mapping[str, _Leaf | _Obj]
+    need: str = "must be an object"
+
+    def ok(self, value: Any) -> bool:
+        return isinstance(value, dict)
 
 
-_Spec = _Bool | _Str | _StrList | _Enum | _Num | _ByteSize | _Obj
+_BOOL = _Leaf(lambda v: isinstance(v, bool), "must be true or false")
+_STR = _Leaf(lambda v: isinstance(v, str), "must be a string")
+_STR_LIST = _Leaf(
+    lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    "must be an array of strings",
+)
+_BYTE_SIZE_RE = re.compile(r"^\d+(\.\d+)?\s*(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?$", re.I)
+_BYTE_SIZE = _Leaf(
+    lambda v: (
+        (_is_int(v) and v >= 0) or (isinstance(v, str) and bool(_BYTE_SIZE_RE.match(v.strip())))
+    ),
+    'must be a byte count or a size string like "2mb"',
+)
 
 
-def _positive_int(value: Any) -> int | None:
-    return int(value) if _is_int(value) and value >= 1 else None
+def _enum(*values: str) -> _Leaf:
+    need = "must be one of " + ", ".join(f'"{v}"' for v in values)
+    return _Leaf(lambda v: isinstance(v, str) and v in values, need)
 
 
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def _int(lo: int | None = None, hi: int | None = None) -> _Num:
-    return _Num(lo, hi, integer=True)
+def _num(lo: float, hi: float | None = None, *, integer: bool = False) -> _Leaf:
+    kind = "an integer" if integer else "a number"
+    need = f"must be {kind} " + (
+        f">= {_fmt(lo)}" if hi is None else f"between {_fmt(lo)} and {_fmt(hi)}"
+    )
+
+    def ok(v: Any) -> bool:
+        good = _is_int(v) if integer else _is_number(v)
+        return good and v >= lo and (hi is None or v <= hi)
+
+    return _Leaf(ok, need, int if integer else float)
+
+
+def _int(lo: int, hi: int | None = None) -> _Leaf:
+    return _num(lo, hi, integer=True)
 
 
 MEMORY_CONTEXT_SCHEMA = _Obj(
     {
-        "enabled": _Bool(),
+        "enabled": _BOOL,
         "hardCapTokens": _int(1),
-        "embeddingModel": _Enum(("hash", "transformer")),
-        "redaction": _Bool(),
-        "knowledgeExtraction": _Bool(),
-        "autoRecallMinScore": _Num(0, 1),
+        "embeddingModel": _enum("hash", "transformer"),
+        "redaction": _BOOL,
+        "knowledgeExtraction": _BOOL,
+        "autoRecallMinScore": _num(0, 1),
         "maxSegments": _int(1),
-        "crossSession": _Bool(),
+        "crossSession": _BOOL,
         "evictionDays": _int(0),
-        "storagePath": _Str(),
+        "storagePath": _STR,
     }
 )
 
 COMPACTION_SCHEMA = _Obj(
     {
-        "mode": _Enum(("default", "safeguard")),
-        "provider": _Str(),
+        "mode": _enum("default", "safeguard"),
+        "provider": _STR,
         "reserveTokens": _int(0),
         "keepRecentTokens": _int(1),
         "reserveTokensFloor": _int(0),
-        "maxHistoryShare": _Num(0.1, 0.9),
-        "customInstructions": _Str(),
-        "identifierPolicy": _Enum(("strict", "off", "custom")),
-        "identifierInstructions": _Str(),
+        "maxHistoryShare": _num(0.1, 0.9),
+        "customInstructions": _STR,
+        "identifierPolicy": _enum("strict", "off", "custom"),
+        "identifierInstructions": _STR,
         "recentTurnsPreserve": _int(0, 12),
-        "qualityGuard": _Obj({"enabled": _Bool(), "maxRetries": _int(0)}),
-        "midTurnPrecheck": _Obj({"enabled": _Bool()}),
-        "postIndexSync": _Enum(("off", "async", "await")),
-        "postCompactionSections": _StrList(),
-        "model": _Str(),
+        "qualityGuard": _Obj({"enabled": _BOOL, "maxRetries": _int(0)}),
+        "midTurnPrecheck": _Obj({"enabled": _BOOL}),
+        "postIndexSync": _enum("off", "async", "await"),
+        "postCompactionSections": _STR_LIST,
+        "model": _STR,
         "timeoutSeconds": _int(1),
         "memoryFlush": _Obj(
             {
-                "enabled": _Bool(),
-                "model": _Str(),
+                "enabled": _BOOL,
+                "model": _STR,
                 "softThresholdTokens": _int(0),
-                "forceFlushTranscriptBytes": _ByteSize(),
-                "prompt": _Str(),
-                "systemPrompt": _Str(),
+                "forceFlushTranscriptBytes": _BYTE_SIZE,
+                "prompt": _STR,
+                "systemPrompt": _STR,
             }
         ),
-        "truncateAfterCompaction": _Bool(),
-        "maxActiveTranscriptBytes": _ByteSize(),
-        "notifyUser": _Bool(),
+        "truncateAfterCompaction": _BOOL,
+        "maxActiveTranscriptBytes": _BYTE_SIZE,
+        "notifyUser": _BOOL,
     }
 )
 
@@ -231,10 +213,15 @@ class _Checker:
         self.problems: list[Problem] = []
 
     def report(
-        self, path: tuple[str, ...], message: str, severity: Literal["error", "warning"] = "error"
+        self,
+        path: tuple[str, ...],
+        message: str,
+        severity: Literal["error", "warning"] = "error",
+        label: str | None = None,
     ) -> None:
         line = _key_line(self.text, path)
-        self.problems.append(Problem(self.name, line, f"{'.'.join(path)}: {message}", severity))
+        where = label if label is not None else ".".join(path)
+        self.problems.append(Problem(self.name, line, f"{where}: {message}", severity))
 
     def walk(self, value: Any, spec: _Obj, path: tuple[str, ...]) -> None:
         for key, item in value.items():
@@ -243,9 +230,8 @@ class _Checker:
             if sub is None:
                 self.report(where, "unknown key")
                 continue
-            error = sub.check(item)
-            if error is not None:
-                self.report(where, f"{error}, got {_describe(item)}")
+            if not sub.ok(item):
+                self.report(where, f"{sub.need}, got {_describe(item)}")
             elif isinstance(sub, _Obj):
                 self.walk(item, sub, where)
 
@@ -362,6 +348,10 @@ class OpenClawConfig:
         return context_window_for(self, model_id)
 
 
+_R = TypeVar("_R", MemoryContextConfig, MemoryFlushConfig, CompactionConfig)
+_NESTED: dict[str, type[MemoryFlushConfig]] = {"memoryFlush": MemoryFlushConfig}
+
+
 # --- loading ---------------------------------------------------------------------
 
 _JSON5_POS = re.compile(r"^<string>:(\d+) (.*)$", re.S)
@@ -445,8 +435,8 @@ def parse_openclaw_config(text: str, name: str = "openclaw.json") -> OpenClawCon
     return OpenClawConfig(
         path=name,
         raw=raw,
-        memory_context=_memory_context(memory_raw),
-        compaction=_compaction(compaction_raw),
+        memory_context=_build(MemoryContextConfig, memory_raw, MEMORY_CONTEXT_SCHEMA),
+        compaction=_build(CompactionConfig, compaction_raw, COMPACTION_SCHEMA),
         context_tokens=context_tokens,
         models=_models(raw, checker),
         problems=tuple(checker.problems),
@@ -463,116 +453,54 @@ def _section(parent: dict[str, Any], path: tuple[str, ...], checker: _Checker) -
     return value
 
 
-def _valid(section: dict[str, Any], key: str, spec: _Spec, default: Any) -> Any:
-    """Return *key*'s value if it passed validation, else the default (already reported)."""
-    if key not in section or spec.check(section[key]) is not None:
-        return default
-    value = section[key]
-    if isinstance(spec, _Num) and spec.integer:
-        return int(value)
-    if isinstance(spec, _Num):
-        return float(value)
-    return value
+def _snake(key: str) -> str:
+    return re.sub(r"([A-Z])", r"_\1", key).lower()
 
 
-def _memory_context(s: dict[str, Any]) -> MemoryContextConfig:
-    d = MemoryContextConfig()
-    f = MEMORY_CONTEXT_SCHEMA.fields
-    return MemoryContextConfig(
-        **{
-            attr: _valid(s, key, f[key], getattr(d, attr))
-            for key, attr in (
-                ("enabled", "enabled"),
-                ("hardCapTokens", "hard_cap_tokens"),
-                ("embeddingModel", "embedding_model"),
-                ("redaction", "redaction"),
-                ("knowledgeExtraction", "knowledge_extraction"),
-                ("autoRecallMinScore", "auto_recall_min_score"),
-                ("maxSegments", "max_segments"),
-                ("crossSession", "cross_session"),
-                ("evictionDays", "eviction_days"),
-                ("storagePath", "storage_path"),
-            )
-        }
-    )
+def _build(record: type[_R], section: dict[str, Any], schema: _Obj) -> _R:
+    """Make *record* from a validated *section*.
 
-
-def _compaction(s: dict[str, Any]) -> CompactionConfig:
-    d = CompactionConfig()
-    f = COMPACTION_SCHEMA.fields
-    flush_spec = f["memoryFlush"]
-    assert isinstance(flush_spec, _Obj)
-    flush_raw = _valid(s, "memoryFlush", flush_spec, {})
-    df, ff = MemoryFlushConfig(), flush_spec.fields
-    flush = MemoryFlushConfig(
-        **{
-            attr: _valid(flush_raw, key, ff[key], getattr(df, attr))
-            for key, attr in (
-                ("enabled", "enabled"),
-                ("softThresholdTokens", "soft_threshold_tokens"),
-                ("prompt", "prompt"),
-                ("systemPrompt", "system_prompt"),
-                ("forceFlushTranscriptBytes", "force_flush_transcript_bytes"),
-                ("model", "model"),
-            )
-        }
-    )
-    return CompactionConfig(
-        mode=_valid(s, "mode", f["mode"], d.mode),
-        reserve_tokens=_valid(s, "reserveTokens", f["reserveTokens"], d.reserve_tokens),
-        keep_recent_tokens=_valid(
-            s, "keepRecentTokens", f["keepRecentTokens"], d.keep_recent_tokens
-        ),
-        reserve_tokens_floor=_valid(
-            s, "reserveTokensFloor", f["reserveTokensFloor"], d.reserve_tokens_floor
-        ),
-        max_history_share=_valid(s, "maxHistoryShare", f["maxHistoryShare"], d.max_history_share),
-        memory_flush=flush,
-    )
+    Each field is read from the key of the same name in camelCase; a missing or
+    invalid value (already reported) keeps the field's default.
+    """
+    values: dict[str, Any] = {}
+    for key, spec in schema.fields.items():
+        name = _snake(key)
+        if name not in record.__dataclass_fields__:
+            continue  # validated, kept in raw, not typed
+        value = section.get(key)
+        if isinstance(spec, _Obj):
+            sub = value if isinstance(value, dict) else {}
+            values[name] = _build(_NESTED[key], sub, spec)
+        elif key in section and spec.ok(value):
+            values[name] = spec.convert(value) if spec.convert is not None else value
+    return record(**values)
 
 
 def _models(raw: dict[str, Any], checker: _Checker) -> tuple[ModelEntry, ...]:
     # Outside the strict sections: faults here are warnings, the entry is skipped.
     models = raw.get("models")
     providers = models.get("providers") if isinstance(models, dict) else None
-    if not isinstance(providers, dict):
-        return ()
     out: list[ModelEntry] = []
-    for provider, pcfg in providers.items():
+    for provider, pcfg in providers.items() if isinstance(providers, dict) else ():
         items = pcfg.get("models") if isinstance(pcfg, dict) else None
-        if not isinstance(items, list):
-            continue
-        for i, item in enumerate(items):
-            path = ("models", "providers", str(provider), "models")
-            where = f"models.providers.{provider}.models[{i}]"
+        path = ("models", "providers", str(provider), "models")
+        for i, item in enumerate(items if isinstance(items, list) else ()):
+            label = f"models.providers.{provider}.models[{i}]"
             if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-                checker.problems.append(
-                    Problem(
-                        checker.name,
-                        _key_line(checker.text, path),
-                        f"{where}: needs a string id; entry ignored",
-                        "warning",
-                    )
-                )
+                checker.report(path, "needs a string id; entry ignored", "warning", label)
                 continue
-            sizes: dict[str, int | None] = {}
-            for key in ("contextWindow", "contextTokens"):
-                value = item.get(key)
-                sizes[key] = _positive_int(value)
-                if key in item and sizes[key] is None:
-                    checker.problems.append(
-                        Problem(
-                            checker.name,
-                            _key_line(checker.text, (*path, key)),
-                            f"{where}.{key}: must be an integer >= 1, got "
-                            f"{_describe(value)}; ignored",
-                            "warning",
-                        )
-                    )
-            entry = ModelEntry(
-                str(provider), item["id"], sizes["contextWindow"], sizes["contextTokens"]
+            sizes = {k: _positive_int(item.get(k)) for k in ("contextWindow", "contextTokens")}
+            for key, size in sizes.items():
+                if key in item and size is None:
+                    got = _describe(item[key])
+                    message = f"must be an integer >= 1, got {got}; ignored"
+                    checker.report((*path, key), message, "warning", f"{label}.{key}")
+            out.append(
+                ModelEntry(
+                    str(provider), item["id"], sizes["contextWindow"], sizes["contextTokens"]
+                )
             )
-            out.append(entry)
     return tuple(out)
 
 

@@ -84,10 +84,13 @@ class KnowledgeLog:
     # -- reading ---------------------------------------------------------
     def replay(self, data: bytes, *, first_line: int = 1, base_offset: int = 0) -> None:
         """Apply log lines (the whole file, or an appended tail) in order."""
-        read = jsonio.read_jsonl(data, self.path, first_line=first_line, base_offset=base_offset)
-        self.problems.extend(read.problems)
-        for rec in read.objects:
-            self._apply(rec.value, rec.line, rec.offset)
+        with jsonio.gc_paused():
+            read = jsonio.read_jsonl(
+                data, self.path, first_line=first_line, base_offset=base_offset
+            )
+            self.problems.extend(read.problems)
+            for rec in read.objects:
+                self._apply(rec.value, rec.line, rec.offset)
         self.size = base_offset + len(data)
         self.lines = first_line - 1 + data.count(b"\n")
 

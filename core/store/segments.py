@@ -127,6 +127,13 @@ def parse_segments(
     now_ms: int | None = None,
 ) -> SegmentLoad:
     """Parse segments.jsonl bytes into the warm set (see module docstring)."""
+    with jsonio.gc_paused():
+        return _parse(data, name, max_segments, eviction_days, now_ms)
+
+
+def _parse(
+    data: bytes, name: str, max_segments: int, eviction_days: float, now_ms: int | None
+) -> SegmentLoad:
     read = jsonio.read_jsonl(data, name)
     result = SegmentLoad(name, [], problems=read.problems, size=len(data))
     result.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)

@@ -13,10 +13,9 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from core.jsonio import read_jsonl
+from core.jsonio import gc_paused, read_jsonl
 from core.problems import FormatError, Problem
-from core.transcript.model import Entry, Message, Session
-from core.transcript.normalize import custom_message, normalize_message, summary_message
+from core.transcript.model import Entry, Session
 
 KNOWN_TYPES = frozenset(
     {
@@ -60,23 +59,6 @@ def _stable_id(session_id: str, index: int, taken: set[str]) -> str:
         salt += 1
 
 
-def _entry_message(kind: str, obj: dict[str, Any]) -> Message | None:
-    if kind == "message":
-        msg = obj.get("message")
-        return normalize_message(msg) if isinstance(msg, dict) else None
-    if kind == "compaction":
-        return summary_message(
-            "compactionSummary", str(obj.get("summary") or ""), obj.get("timestamp"), obj
-        )
-    if kind == "branch_summary" and obj.get("summary"):
-        return summary_message(
-            "branchSummary", str(obj.get("summary") or ""), obj.get("timestamp"), obj
-        )
-    if kind == "custom_message":
-        return custom_message(obj)
-    return None
-
-
 def parse_transcript(data: bytes, name: str) -> Session:
     """Parse transcript bytes; *name* is used in problems and errors.
 
@@ -85,6 +67,11 @@ def parse_transcript(data: bytes, name: str) -> Session:
     FormatError
         When the first object is not a session header.
     """
+    with gc_paused():
+        return _parse(data, name)
+
+
+def _parse(data: bytes, name: str) -> Session:
     read = read_jsonl(data, name)
     problems = read.problems
     objects = read.objects
@@ -180,7 +167,6 @@ def parse_transcript(data: bytes, name: str) -> Session:
                 parent_id=parent_id,
                 timestamp=ts if isinstance(ts, str) else "",
                 raw=obj,
-                message=_entry_message(kind, obj),
                 synthetic_id=synthetic,
             )
         )

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from core import jsonio
-from core.transcript.model import Block, Message
+from core.transcript.message import Block, Message
 
 ROLE_ALIASES = {
     "hookMessage": "custom",  # v2 name, renamed in v3
@@ -65,11 +65,22 @@ def _result_content(content: Any) -> tuple[str, int]:
 
 def normalize_block(block: Any) -> Block:
     """Normalise one content block."""
-    if isinstance(block, str):
-        return Block("text", text=block)
-    if not isinstance(block, Mapping):
-        return Block("other", raw=block)
+    if type(block) is not dict:  # orjson gives plain dicts; anything else is rare
+        if isinstance(block, str):
+            return Block("text", text=block)
+        if not isinstance(block, Mapping):
+            return Block("other", raw=block)
     kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return Block("text", text=text if type(text) is str else str(text or ""))
+    if kind == "toolCall":
+        return Block(
+            "tool_call",
+            tool_id=str(block.get("id") or ""),
+            name=str(block.get("name") or ""),
+            arguments=block.get("arguments"),
+        )
     if kind in TEXT_TYPES:
         return Block("text", text=str(block.get("text") or ""))
     if kind == "thinking":
@@ -100,19 +111,22 @@ def normalize_block(block: Any) -> Block:
 
 
 def _blocks(content: Any) -> tuple[Block, ...]:
+    if type(content) is list:
+        return tuple([normalize_block(b) for b in content])
     if content is None:
         return ()
     if isinstance(content, str):
         return (Block("text", text=content),)
-    if isinstance(content, list):
-        return tuple(normalize_block(b) for b in content)
     return (Block("other", raw=content),)
 
 
 def _int_or_none(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return int(value)
+    kind = type(value)
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    if kind is float:
+        return int(value)
+    return None
 
 
 def iso_to_ms(value: Any) -> int | None:
@@ -189,3 +203,21 @@ def custom_message(entry: Mapping[str, Any]) -> Message:
         raw=dict(entry),
         timestamp=iso_to_ms(entry.get("timestamp")),
     )
+
+
+def entry_message(kind: str, obj: dict[str, Any]) -> Message | None:
+    """The message an entry of type *kind* puts in context, if any."""
+    if kind == "message":
+        msg = obj.get("message")
+        return normalize_message(msg) if isinstance(msg, dict) else None
+    if kind == "compaction":
+        return summary_message(
+            "compactionSummary", str(obj.get("summary") or ""), obj.get("timestamp"), obj
+        )
+    if kind == "branch_summary" and obj.get("summary"):
+        return summary_message(
+            "branchSummary", str(obj.get("summary") or ""), obj.get("timestamp"), obj
+        )
+    if kind == "custom_message":
+        return custom_message(obj)
+    return None

@@ -1,0 +1,21 @@
+"""Every benchmark runs at a tiny size, so none of them can rot (no timing asserts)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import orjson
+
+from tests.conftest import ROOT
+
+
+def test_bench_load_tiny():
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_load", "--lines", "300", "--segments", "200",
+         "--repeat", "1"],
+        cwd=ROOT, capture_output=True, check=True,
+    )
+    result = orjson.loads(done.stdout)
+    assert result["transcript"]["lines"] == 300 and result["transcript"]["bytes"] > 0
+    assert result["store"]["segments"] == 200
