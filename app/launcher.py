@@ -7,9 +7,12 @@ importing Qt; ``memlens``, ``memlens --demo`` and ``memlens PATH`` open the app.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from core import cli
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:

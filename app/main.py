@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from core import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, QThreadPool, Slot
 from PySide6.QtGui import QAction, QKeySequence
@@ -26,20 +27,29 @@ from PySide6.QtWidgets import (
 )
 
 from app.workers import LoadWorker
-from core.dataset import DataSet, SessionSummary
-from core.problems import Problem
 from widgets.record_model import Column, RecordTableModel, SortRole
+
+if TYPE_CHECKING:
+    from core.dataset import DataSet, SessionSummary
+    from core.problems import Problem
 
 SESSION_COLUMNS: list[Column[SessionSummary]] = [
     Column("Agent", lambda s: s.agent),
     Column("Session", lambda s: s.name or s.id),
     Column("Messages", lambda s: s.messages, align_right=True),
     Column("Tokens (est.)", lambda s: s.tokens_estimated, align_right=True),
-    Column("Tokens (measured)", lambda s: s.tokens_measured, lambda s: s.tokens_measured or -1,
-           align_right=True),
+    Column(
+        "Tokens (measured)",
+        lambda s: s.tokens_measured,
+        lambda s: s.tokens_measured or -1,
+        align_right=True,
+    ),
     Column("Compactions", lambda s: s.compactions, align_right=True),
-    Column("Modified", lambda s: datetime.fromtimestamp(s.modified, UTC).strftime("%Y-%m-%d %H:%M"),
-           lambda s: s.modified),
+    Column(
+        "Modified",
+        lambda s: datetime.fromtimestamp(s.modified, UTC).strftime("%Y-%m-%d %H:%M"),
+        lambda s: s.modified,
+    ),
     Column("Size", lambda s: s.size, align_right=True),
 ]
 PROBLEM_COLUMNS: list[Column[Problem]] = [

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QRunnable, Signal
+from typing_extensions import override
 
 from core.dataset import Cancelled, load_dataset
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class WorkerSignals(QObject):
@@ -33,6 +36,7 @@ class LoadWorker(QRunnable):
         """Ask the load to stop at its next step."""
         self._cancel = True
 
+    @override
     def run(self) -> None:
         try:
             data = self._loader(

@@ -38,30 +38,73 @@ def make_transcript(path: Path, lines: int, seed: int = 1) -> int:
     """Write a v3 transcript of *lines* lines shaped like a coding agent's."""
     rng = random.Random(seed)
     ts = 1_760_000_000_000
-    out = [orjson.dumps({"type": "session", "version": 3, "id": str(uuid.UUID(int=seed)),
-                         "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/home/dev/p"})]
+    out = [
+        orjson.dumps(
+            {
+                "type": "session",
+                "version": 3,
+                "id": str(uuid.UUID(int=seed)),
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "cwd": "/home/dev/p",
+            }
+        )
+    ]
     parent = None
     for i in range(1, lines):
         eid = f"{i:08x}"
         ts += rng.randint(200, 5000)
         kind = i % 3
         if kind == 1:
-            msg = {"role": "user", "content": [{"type": "text", "text": _text(rng, rng.randint(5, 60))}],
-                   "timestamp": ts}
+            msg = {
+                "role": "user",
+                "content": [{"type": "text", "text": _text(rng, rng.randint(5, 60))}],
+                "timestamp": ts,
+            }
         elif kind == 2:
-            msg = {"role": "assistant", "content": [
-                {"type": "text", "text": _text(rng, rng.randint(10, 80))},
-                {"type": "toolCall", "id": f"toolu_{i}", "name": "read",
-                 "arguments": {"path": f"src/{rng.choice(WORDS)}.py"}}],
-                "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
-                "usage": {"input": 10, "output": 50, "cacheRead": 1000 + i, "cacheWrite": 0,
-                          "totalTokens": 1060 + i}, "stopReason": "toolUse", "timestamp": ts}
+            msg = {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": _text(rng, rng.randint(10, 80))},
+                    {
+                        "type": "toolCall",
+                        "id": f"toolu_{i}",
+                        "name": "read",
+                        "arguments": {"path": f"src/{rng.choice(WORDS)}.py"},
+                    },
+                ],
+                "api": "anthropic-messages",
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "usage": {
+                    "input": 10,
+                    "output": 50,
+                    "cacheRead": 1000 + i,
+                    "cacheWrite": 0,
+                    "totalTokens": 1060 + i,
+                },
+                "stopReason": "toolUse",
+                "timestamp": ts,
+            }
         else:
-            msg = {"role": "toolResult", "toolCallId": f"toolu_{i - 1}", "toolName": "read",
-                   "content": [{"type": "text", "text": _text(rng, rng.randint(20, 400))}],
-                   "isError": False, "timestamp": ts}
-        out.append(orjson.dumps({"type": "message", "id": eid, "parentId": parent,
-                                 "timestamp": "2026-01-01T00:00:00.000Z", "message": msg}))
+            msg = {
+                "role": "toolResult",
+                "toolCallId": f"toolu_{i - 1}",
+                "toolName": "read",
+                "content": [{"type": "text", "text": _text(rng, rng.randint(20, 400))}],
+                "isError": False,
+                "timestamp": ts,
+            }
+        out.append(
+            orjson.dumps(
+                {
+                    "type": "message",
+                    "id": eid,
+                    "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                    "message": msg,
+                }
+            )
+        )
         parent = eid
     data = b"\n".join(out) + b"\n"
     path.write_bytes(data)
@@ -76,11 +119,19 @@ def make_store(folder: Path, count: int, dim: int = 384, seed: int = 2) -> None:
     lines = []
     for i, sid in enumerate(ids):
         content = _text(rng, rng.randint(10, 80))
-        lines.append(orjson.dumps({
-            "id": sid, "sessionId": f"s{i % 12}", "timestamp": now - (count - i) * 60_000,
-            "role": "user" if i % 2 else "assistant", "content": content,
-            "tokens": -(-len(content) // 3), "metadata": {"topics": ["programming"], "entities": []},
-        }))
+        lines.append(
+            orjson.dumps(
+                {
+                    "id": sid,
+                    "sessionId": f"s{i % 12}",
+                    "timestamp": now - (count - i) * 60_000,
+                    "role": "user" if i % 2 else "assistant",
+                    "content": content,
+                    "tokens": -(-len(content) // 3),
+                    "metadata": {"topics": ["programming"], "entities": []},
+                }
+            )
+        )
     (folder / "segments.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     matrix = np.random.default_rng(seed).standard_normal((count, dim)).astype(np.float32)
     write_vectors(folder / "vectors.bin", ids, matrix, dim)
@@ -112,13 +163,22 @@ def run(lines: int, segments: int, repeat: int) -> dict[str, object]:
         s_best, s_median = _best(store, repeat)
     return {
         "benchmark": "load",
-        "transcript": {"lines": lines, "bytes": size, "seconds_best": round(best, 4),
-                       "seconds_median": round(median, 4),
-                       "mb_per_s": round(size / best / 1e6, 1), "target_mb_per_s": 50,
-                       "normalise_all_messages_seconds": round(norm, 4),
-                       "mb_per_s_with_normalising": round(size / (best + norm) / 1e6, 1)},
-        "store": {"segments": segments, "seconds_best": round(s_best, 4),
-                  "seconds_median": round(s_median, 4), "target_seconds": 1.0},
+        "transcript": {
+            "lines": lines,
+            "bytes": size,
+            "seconds_best": round(best, 4),
+            "seconds_median": round(median, 4),
+            "mb_per_s": round(size / best / 1e6, 1),
+            "target_mb_per_s": 50,
+            "normalise_all_messages_seconds": round(norm, 4),
+            "mb_per_s_with_normalising": round(size / (best + norm) / 1e6, 1),
+        },
+        "store": {
+            "segments": segments,
+            "seconds_best": round(s_best, 4),
+            "seconds_median": round(s_median, 4),
+            "target_seconds": 1.0,
+        },
     }
 
 

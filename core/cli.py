@@ -9,16 +9,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import __version__, hashembed, jsonio
 from core.dataset import DataSet, load_dataset
 from core.problems import FormatError
 from core.transcript import context_at, context_size, load_transcript
-from core.transcript.model import Message, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from core.transcript.model import Message, Session
 
 PREVIEW = 100
 
@@ -43,8 +46,10 @@ def _preview(text: str, width: int = PREVIEW) -> str:
 def _message_text(msg: Message) -> str:
     if msg.role == "assistant":
         parts = [b.text for b in msg.blocks if b.kind == "text" and b.text]
-        calls = [f"{b.name}({_preview(jsonio.dumps(b.arguments).decode(), 60)})"
-                 for b in msg.tool_calls()]
+        calls = [
+            f"{b.name}({_preview(jsonio.dumps(b.arguments).decode(), 60)})"
+            for b in msg.tool_calls()
+        ]
         return " ".join(parts + calls)
     if msg.role == "bashExecution":
         return f"$ {msg.raw.get('command', '')}"
@@ -56,9 +61,11 @@ def _load(path: str) -> DataSet:
     return load_dataset(path)
 
 
-def cmd_info(args: argparse.Namespace) -> int:
+def _cmd_info(args: argparse.Namespace) -> int:
     data = _load(args.path)
-    facts = data.knowledge.counts() if data.knowledge else {"active": 0, "superseded": 0, "deleted": 0}
+    facts = (
+        data.knowledge.counts() if data.knowledge else {"active": 0, "superseded": 0, "deleted": 0}
+    )
     seg = data.segments
     payload = {
         "path": str(data.discovery.path),
@@ -68,9 +75,14 @@ def cmd_info(args: argparse.Namespace) -> int:
         "sessions": [s.to_json() for s in data.summaries],
         "segments": len(seg.segments) if seg else 0,
         "segments_file": {
-            "lines": seg.lines, "valid": seg.valid, "duplicates": seg.duplicates,
-            "evicted_age": seg.evicted_age, "evicted_count": seg.evicted_count,
-        } if seg else None,
+            "lines": seg.lines,
+            "valid": seg.valid,
+            "duplicates": seg.duplicates,
+            "evicted_age": seg.evicted_age,
+            "evicted_count": seg.evicted_count,
+        }
+        if seg
+        else None,
         "vectors": len(data.vectors.ids) if data.vectors else 0,
         "vector_dim": data.vectors.dim if data.vectors else None,
         "facts": facts,
@@ -98,8 +110,14 @@ def cmd_info(args: argparse.Namespace) -> int:
             )
         lines.append("facts: " + ", ".join(f"{v} {k}" for k, v in facts.items()))
         errors = [p for p in data.problems if p.severity != "info"]
-        lines.append(f"problems: {len(errors)}" + (f" (+{len(data.problems) - len(errors)} notes)"
-                                                   if len(errors) != len(data.problems) else ""))
+        lines.append(
+            f"problems: {len(errors)}"
+            + (
+                f" (+{len(data.problems) - len(errors)} notes)"
+                if len(errors) != len(data.problems)
+                else ""
+            )
+        )
         lines.extend(f"  {p}" for p in errors[:20])
         if len(errors) > 20:
             lines.append(f"  ... and {len(errors) - 20} more (use --json)")
@@ -113,12 +131,15 @@ def _fmt_time(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def cmd_sessions(args: argparse.Namespace) -> int:
+def _cmd_sessions(args: argparse.Namespace) -> int:
     data = _load(args.path)
     rows = sorted(data.summaries, key=lambda s: s.modified, reverse=True)
 
     def text() -> str:
-        head = f"{'agent':<10} {'session':<36} {'v':>1} {'msgs':>6} {'comp':>4} {'tokens':>8} {'modified':<16}"
+        head = (
+            f"{'agent':<10} {'session':<36} {'v':>1} {'msgs':>6} {'comp':>4} "
+            f"{'tokens':>8} {'modified':<16}"
+        )
         lines = [head]
         for s in rows:
             lines.append(
@@ -142,7 +163,7 @@ def _open_session(ref: str, data_dir: str | None) -> Session:
     return load_transcript(ref)
 
 
-def cmd_show(args: argparse.Namespace) -> int:
+def _cmd_show(args: argparse.Namespace) -> int:
     session = _open_session(args.session, args.data)
     items = context_at(session, args.at)
     size = context_size(items)
@@ -192,7 +213,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 # -- facts / segments ------------------------------------------------------------
-def cmd_facts(args: argparse.Namespace) -> int:
+def _cmd_facts(args: argparse.Namespace) -> int:
     data = _load(args.path)
     if data.knowledge is None:
         raise CliError(f"{args.path}: no memory-context store (knowledge.jsonl) found")
@@ -218,7 +239,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_segments(args: argparse.Namespace) -> int:
+def _cmd_segments(args: argparse.Namespace) -> int:
     data = _load(args.path)
     seg = data.segments
     if seg is None:
@@ -236,7 +257,9 @@ def cmd_segments(args: argparse.Namespace) -> int:
         "evicted_count": seg.evicted_count,
         "matching": len(rows),
         "without_vector": sum(1 for s in rows if s.id not in with_vec),
-        "segments": [{**s.to_json(), "line": s.line, "has_vector": s.id in with_vec} for s in shown],
+        "segments": [
+            {**s.to_json(), "line": s.line, "has_vector": s.id in with_vec} for s in shown
+        ],
     }
 
     def text() -> str:
@@ -254,7 +277,7 @@ def cmd_segments(args: argparse.Namespace) -> int:
 
 
 # -- embed / demo -------------------------------------------------------------------
-def cmd_embed(args: argparse.Namespace) -> int:
+def _cmd_embed(args: argparse.Namespace) -> int:
     if args.model != "hash":
         raise CliError(f"embedding model {args.model!r} is not available here; use --model hash")
     vec = hashembed.embed(args.text)
@@ -269,7 +292,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
+def _cmd_demo(args: argparse.Namespace) -> int:
     from core.demo import write_demo
 
     now_ms = None
@@ -282,8 +305,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     summary = write_demo(
         Path(args.dir), seed=args.seed, now_ms=now_ms, segments=args.segments, force=args.force
     )
-    payload = {"path": str(Path(args.dir)), **summary.to_json(),
-               "seconds": round(time.perf_counter() - started, 3)}
+    payload = {
+        "path": str(Path(args.dir)),
+        **summary.to_json(),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
     _out(args, payload, lambda: f"demo data written to {args.dir}: {summary.describe()}")
     return 0
 
@@ -301,33 +327,37 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memlens {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def add(name: str, help: str, fn: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    def add(
+        name: str, help: str, fn: Callable[[argparse.Namespace], int]
+    ) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
         p.add_argument("--json", action="store_true", help="machine-readable JSON output")
         p.add_argument("--pretty", action="store_true", help="indent the JSON output")
         p.set_defaults(func=fn)
         return p
 
-    p = add("info", "what a data directory or transcript holds: counts, tokens, problems", cmd_info)
+    p = add(
+        "info", "what a data directory or transcript holds: counts, tokens, problems", _cmd_info
+    )
     p.add_argument("path", metavar="PATH")
-    p = add("sessions", "list the sessions of a data directory", cmd_sessions)
+    p = add("sessions", "list the sessions of a data directory", _cmd_sessions)
     p.add_argument("path", metavar="PATH")
-    p = add("show", "the context the model saw at an entry of a session", cmd_show)
+    p = add("show", "the context the model saw at an entry of a session", _cmd_show)
     p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (N-th object, header = #0)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p.add_argument("--full", action="store_true", help="whole message texts, not previews")
-    p = add("facts", "knowledge facts (active; --all adds superseded and deleted)", cmd_facts)
+    p = add("facts", "knowledge facts (active; --all adds superseded and deleted)", _cmd_facts)
     p.add_argument("path", metavar="PATH")
     p.add_argument("--all", action="store_true", help="include superseded and deleted facts")
-    p = add("segments", "archived segments in the warm store", cmd_segments)
+    p = add("segments", "archived segments in the warm store", _cmd_segments)
     p.add_argument("path", metavar="PATH")
     p.add_argument("--session", metavar="ID", help="only segments of this session (id prefix)")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="newest N (0: all)")
-    p = add("embed", "embed a text as the agent does (hash embedding, 384 dims)", cmd_embed)
+    p = add("embed", "embed a text as the agent does (hash embedding, 384 dims)", _cmd_embed)
     p.add_argument("text", metavar="TEXT")
     p.add_argument("--model", default="hash", help="embedding model (hash)")
-    p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", cmd_demo)
+    p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", _cmd_demo)
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--now", metavar="ISO", help="the demo's 'now' (default: today 00:00 UTC)")

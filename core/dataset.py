@@ -9,16 +9,20 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.discovery import Discovery, discover
+from core.openclaw.config import MemoryContextConfig, OpenClawConfig, load_openclaw_config
+from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.problems import FormatError, Problem
 from core.store.knowledge import KnowledgeLog, load_knowledge
 from core.store.segments import SegmentLoad, load_segments
 from core.store.vectors import VectorFile, load_vectors
 from core.tokens import estimate_message
 from core.transcript import Session, context_at, context_size, load_transcript
-from core.transcript.model import Entry
+
+if TYPE_CHECKING:
+    from core.transcript.model import Entry
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, label)``."""
@@ -128,7 +132,9 @@ class DataSet:
     segments: SegmentLoad | None = None
     vectors: VectorFile | None = None
     knowledge: KnowledgeLog | None = None
-    config: Any = None
+    config: OpenClawConfig | None = None
+    stores: dict[str, SessionStore] = field(default_factory=dict)
+    """``sessions.json`` of each agent that has one."""
     problems: list[Problem] = field(default_factory=list)
 
     def session(self, ref: str) -> Session:
@@ -140,8 +146,11 @@ class DataSet:
             When no session or several match.
         """
         hits = [
-            s for s in self.sessions
-            if s.id == ref or s.path == ref or os.path.basename(s.path).startswith(ref)
+            s
+            for s in self.sessions
+            if s.id == ref
+            or s.path == ref
+            or os.path.basename(s.path).startswith(ref)
             or s.id.startswith(ref)
         ]
         if len(hits) == 1:
@@ -185,12 +194,18 @@ def load_dataset(
         done += 1
 
     step("configuration")
-    mc_settings = _load_config(found, data)
+    settings = _load_config(found, data)
     if max_segments is None:
-        max_segments = int(mc_settings.get("maxSegments", 20000))
+        max_segments = settings.max_segments
     if eviction_days is None:
-        eviction_days = float(mc_settings.get("evictionDays", 90))
+        eviction_days = float(settings.eviction_days)
     for agent in found.agents:
+        if agent.sessions_json is not None:
+            try:
+                data.stores[agent.name] = load_sessions_store(agent.sessions_json)
+                data.problems.extend(data.stores[agent.name].problems)
+            except FormatError as exc:
+                data.problems.append(Problem(exc.file, exc.line, exc.detail))
         for transcript in agent.transcripts:
             step(f"{agent.name}/{transcript.name}")
             try:
@@ -237,13 +252,20 @@ def load_dataset(
     return data
 
 
-def _load_config(found: Discovery, data: DataSet) -> dict[str, Any]:
-    """Read openclaw.json if present; returns the memoryContext settings."""
+def _load_config(found: Discovery, data: DataSet) -> MemoryContextConfig:
+    """Read openclaw.json if present; its problems join the data set's."""
     if found.config is None:
-        return {}
-    return {}
-
-
-def default_store_path(home: Path) -> Path:
-    """Where an OpenClaw home keeps its memory-context store."""
-    return home / "memory" / "context"
+        return MemoryContextConfig()
+    try:
+        config = load_openclaw_config(found.config)
+    except FormatError as exc:
+        data.problems.append(Problem(exc.file, exc.line, exc.detail))
+        return MemoryContextConfig()
+    data.config = config
+    data.problems.extend(config.problems)
+    store = config.memory_context.storage_path
+    if store and found.memory_context is None:
+        path = Path(store.replace("~", str(Path.home()), 1) if store.startswith("~") else store)
+        if path.is_dir():
+            found.memory_context = path
+    return config.memory_context

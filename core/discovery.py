@@ -1,5 +1,8 @@
-"""Recognise what a path holds: an OpenClaw home, a pi sessions folder, a
-memory-context folder alone, or a single transcript."""
+"""Recognise what a path holds.
+
+An OpenClaw home, a pi sessions folder, a memory-context folder alone, or a
+single transcript.
+"""
 
 from __future__ import annotations
 
@@ -45,12 +48,12 @@ class Discovery:
         """One paragraph saying what was found."""
         parts = [f"{self.path}: {self.kind}"]
         if self.agents:
-            parts.append(
-                f"{len(self.agents)} agent(s), {len(self.transcripts)} transcript(s)"
-            )
+            parts.append(f"{len(self.agents)} agent(s), {len(self.transcripts)} transcript(s)")
         if self.memory_context:
             present = [f for f in STORE_FILES if (self.memory_context / f).exists()]
-            parts.append(f"memory-context at {self.memory_context} ({', '.join(present) or 'empty'})")
+            parts.append(
+                f"memory-context at {self.memory_context} ({', '.join(present) or 'empty'})"
+            )
         if self.memory_indexes:
             parts.append(f"{len(self.memory_indexes)} memory index(es)")
         if self.config:
@@ -138,9 +141,11 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
         raise FormatError(name, "not a pi transcript: the first line is not a session header")
     if not os.access(root, os.R_OK | os.X_OK):
         raise FormatError(name, "folder is not readable")
-    if (root / "agents").is_dir() or (root / "openclaw.json").is_file() or (
-        root / "memory" / "context"
-    ).is_dir():
+    if (
+        (root / "agents").is_dir()
+        or (root / "openclaw.json").is_file()
+        or (root / "memory" / "context").is_dir()
+    ):
         found = Discovery(root, "openclaw-home")
         _openclaw_home(root, found)
         return found

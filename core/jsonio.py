@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from core.problems import Problem
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 JSONDecodeError = orjson.JSONDecodeError
 
@@ -101,9 +103,7 @@ def split_run_together(text: str) -> tuple[list[Any], str | None]:
         values.append(value)
 
 
-def read_jsonl(
-    data: bytes, source: str, *, first_line: int = 1, base_offset: int = 0
-) -> JsonlRead:
+def read_jsonl(data: bytes, source: str, *, first_line: int = 1, base_offset: int = 0) -> JsonlRead:
     """Read every JSON value in a JSONL buffer.
 
     Parameters

@@ -21,7 +21,9 @@ PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     (re.compile(rf"\bBearer{_S}+[A-Za-z0-9_\-.]{{20,}}", re.A), "Bearer [REDACTED]"),
     (
-        re.compile(rf"\b(api[_-]?key{_S}*[:=]{_S}*[\"']?)[A-Za-z0-9_\-./+]{{16,}}[\"']?", re.I | re.A),
+        re.compile(
+            rf"\b(api[_-]?key{_S}*[:=]{_S}*[\"']?)[A-Za-z0-9_\-./+]{{16,}}[\"']?", re.I | re.A
+        ),
         r"\1[REDACTED]",
     ),
     (

@@ -53,7 +53,7 @@ def message_chars(message: Message) -> int:
 
 
 def estimate_message(message: Message) -> int:
-    """pi's estimate for one message: ``ceil(chars / 4)``."""
+    """Pi's estimate for one message: ``ceil(chars / 4)``."""
     return math.ceil(message_chars(message) / 4)
 
 

@@ -12,9 +12,20 @@ from tests.conftest import ROOT
 
 def test_bench_load_tiny():
     done = subprocess.run(
-        [sys.executable, "-m", "bench.bench_load", "--lines", "300", "--segments", "200",
-         "--repeat", "1"],
-        cwd=ROOT, capture_output=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "bench.bench_load",
+            "--lines",
+            "300",
+            "--segments",
+            "200",
+            "--repeat",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
     )
     result = orjson.loads(done.stdout)
     assert result["transcript"]["lines"] == 300 and result["transcript"]["bytes"] > 0

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from typing_extensions import override
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 T = TypeVar("T")
 RecordRole = Qt.ItemDataRole.UserRole + 1
@@ -42,12 +45,15 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
         """The record of *row*."""
         return self._rows[row]
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+    @override
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+    @override
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._columns)
 
+    @override
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not (0 <= index.row() < len(self._rows)):
             return None
@@ -55,8 +61,10 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
         col = self._columns[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             value = col.value(rec)
-            return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else (
-                "" if value is None else str(value)
+            return (
+                f"{value:,}"
+                if isinstance(value, int) and not isinstance(value, bool)
+                else ("" if value is None else str(value))
             )
         if role == SortRole:
             return (col.sort or col.value)(rec)
@@ -66,7 +74,8 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def headerData(  # noqa: N802
+    @override
+    def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if (

@@ -12,14 +12,16 @@ import hashlib
 import os
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from core import jsonio
 from core.fsutil import AppendResult, append_lines
 from core.problems import FormatError, Problem
 from core.redact import maybe_redact
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 FACT_TYPES = ("decision", "implementation", "config", "issue", "task_state", "architecture")
 Status = Literal["active", "superseded", "deleted"]
@@ -119,7 +121,8 @@ class KnowledgeLog:
             id=fid,
             type=ftype,
             content=content,
-            timestamp=int(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool)
+            timestamp=int(ts)
+            if isinstance(ts, (int, float)) and not isinstance(ts, bool)
             else self.clock(),
             status=status,
             line=line,

@@ -14,9 +14,8 @@ import hashlib
 import os
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import jsonio
 from core.fsutil import AppendResult, append_lines
@@ -24,6 +23,9 @@ from core.problems import FormatError, Problem
 from core.redact import maybe_redact
 from core.store.tagging import extract_entities, extract_topics
 from core.tokens import estimate_text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 DAY_MS = 24 * 60 * 60 * 1000
 

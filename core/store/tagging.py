@@ -114,7 +114,9 @@ _RULES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("date", re.compile(r"(?:今天|昨天|明天|前天|后天|上周|下周|上个月|下个月)"), 0),
     (
         "person",
-        re.compile(r"(?:@|找|问|跟|给|叫|是|让|请|联系|通知|告诉|转告|抄送|cc)\s*([一-龥]{2,4})", _A),
+        re.compile(
+            r"(?:@|找|问|跟|给|叫|是|让|请|联系|通知|告诉|转告|抄送|cc)\s*([一-龥]{2,4})", _A
+        ),
         1,
     ),
     ("project", re.compile(r"[a-zA-Z0-9_-]+/[a-zA-Z0-9._-]+", _A), 0),
@@ -132,7 +134,9 @@ def extract_entities(text: str) -> list[Entity]:
         return []
     found: list[Entity] = []
     for kind, pattern in (("url", URL_RE), ("email", EMAIL_RE)):
-        found.extend(Entity(kind, m.group(0), _offset(text, m.start())) for m in pattern.finditer(text))
+        found.extend(
+            Entity(kind, m.group(0), _offset(text, m.start())) for m in pattern.finditer(text)
+        )
     rest = EMAIL_RE.sub(" ", URL_RE.sub(" ", text))
     for kind, pattern, group in _RULES:
         for m in pattern.finditer(rest):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import replace
-from typing import Any
 
 from core.jsonio import gc_paused, read_jsonl
 from core.problems import FormatError, Problem
@@ -111,18 +110,14 @@ def _parse(data: bytes, name: str) -> Session:
     for index, obj_rec in enumerate(objects[1:], start=1):
         obj = obj_rec.value
         if not isinstance(obj, dict):
-            problems.append(
-                Problem(name, obj_rec.line, "not a JSON object; skipped")
-            )
+            problems.append(Problem(name, obj_rec.line, "not a JSON object; skipped"))
             continue
         kind = obj.get("type")
         if not isinstance(kind, str):
             problems.append(Problem(name, obj_rec.line, "object without a 'type'; skipped"))
             continue
         if kind == "session":
-            problems.append(
-                Problem(name, obj_rec.line, "second session header ignored", "warning")
-            )
+            problems.append(Problem(name, obj_rec.line, "second session header ignored", "warning"))
             continue
         synthetic = False
         if version >= 2 and isinstance(obj.get("id"), str) and obj["id"]:
@@ -188,6 +183,10 @@ def _parse(data: bytes, name: str) -> Session:
         raw["firstKeptEntryId"] = target
         entries[list_index] = replace(old, raw=raw)
     return Session(
-        path=name, header=header, version=version, entries=entries,
-        problems=problems, size=len(data),
+        path=name,
+        header=header,
+        version=version,
+        entries=entries,
+        problems=problems,
+        size=len(data),
     )

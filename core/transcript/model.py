@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.problems import Problem
 from core.transcript.message import Block, Message
 from core.transcript.normalize import entry_message
+
+if TYPE_CHECKING:
+    from core.problems import Problem
 
 __all__ = ["Block", "Entry", "Message", "Session", "ToolPair"]
 

@@ -99,9 +99,7 @@ def normalize_block(block: Any) -> Block:
             arguments=_parse_arguments(args),
         )
     if kind in RESULT_TYPES:
-        tool_id = (
-            block.get("tool_use_id") or block.get("toolUseId") or block.get("call_id") or ""
-        )
+        tool_id = block.get("tool_use_id") or block.get("toolUseId") or block.get("call_id") or ""
         text, images = _result_content(block.get("content", block.get("output")))
         is_error = bool(block.get("is_error") or block.get("status") == "error")
         return Block(
@@ -150,7 +148,8 @@ def normalize_message(raw: Mapping[str, Any]) -> Message:
         for call in calls:
             if not isinstance(call, Mapping):
                 continue
-            fn = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+            fn_raw = call.get("function")
+            fn: Mapping[str, Any] = fn_raw if isinstance(fn_raw, Mapping) else {}
             extra.append(
                 Block(
                     "tool_call",

@@ -8,9 +8,12 @@ last compaction on that path, then emit its summary, the entries from its
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.tokens import estimate_message, usage_total
-from core.transcript.model import Entry, Message, Session
+
+if TYPE_CHECKING:
+    from core.transcript.model import Entry, Message, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +99,7 @@ def compactions(session: Session) -> list[CompactionInfo]:
         tb = raw.get("tokensBefore")
         ta = raw.get("tokensAfter")
         estimated = not isinstance(ta, (int, float))
-        tokens_after = int(ta) if not estimated else sum(i.tokens for i in after)
+        tokens_after = int(ta) if isinstance(ta, (int, float)) else sum(i.tokens for i in after)
         out.append(
             CompactionInfo(
                 entry=comp,

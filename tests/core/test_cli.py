@@ -30,10 +30,15 @@ def home(fixtures_dir, tmp_path):
     shutil.copy(fixtures_dir / "before-compaction.jsonl", sessions)
     store = h / "memory" / "context"
     store.mkdir(parents=True)
-    append_segments(store / "segments.jsonl", [
-        make_segment("s1", "user", f"question {i} about the parser", timestamp=4_000_000_000_000 - i)
-        for i in range(5)
-    ])
+    append_segments(
+        store / "segments.jsonl",
+        [
+            make_segment(
+                "s1", "user", f"question {i} about the parser", timestamp=4_000_000_000_000 - i
+            )
+            for i in range(5)
+        ],
+    )
     log = load_knowledge(store / "knowledge.jsonl")
     a = log.add("decision", "Use orjson")
     log.supersede(a.id, "Use orjson for all JSON")
@@ -46,8 +51,16 @@ def test_info_json_keys(capsys, home):
     info = run_json(capsys, "info", str(home))
     assert info["kind"] == "openclaw-home"
     (s,) = info["sessions"]
-    assert {"id", "path", "version", "entries", "messages", "compactions", "roles",
-            "tokens_estimated"} <= s.keys()
+    assert {
+        "id",
+        "path",
+        "version",
+        "entries",
+        "messages",
+        "compactions",
+        "roles",
+        "tokens_estimated",
+    } <= s.keys()
     assert s["messages"] == 990 and s["compactions"] == 2 and s["version"] == 1
     assert s["roles"] == {"assistant": 484, "bashExecution": 3, "toolResult": 448, "user": 55}
     assert info["segments"] == 5 and info["vectors"] == 0
@@ -58,10 +71,11 @@ def test_info_json_keys(capsys, home):
 def test_info_reports_problems_with_file_and_line(capsys, fixtures_dir, tmp_path):
     lines = (fixtures_dir / "large-session.jsonl").read_bytes().split(b"\n")
     bad = tmp_path / "bad.jsonl"
-    bad.write_bytes(b"\n".join(lines[:5] + [b"{nope"] + lines[5:9]) + b"\n")
+    bad.write_bytes(b"\n".join([*lines[:5], b"{nope", *lines[5:9]]) + b"\n")
     info = run_json(capsys, "info", str(bad))
-    assert {"file": str(bad), "line": 6} .items() <= next(
-        p for p in info["problems"] if p["line"] == 6).items()
+    assert {"file": str(bad), "line": 6}.items() <= next(
+        p for p in info["problems"] if p["line"] == 6
+    ).items()
     assert main(["info", str(bad)]) == 0
     assert "invalid JSON" in capsys.readouterr().out
 
@@ -121,9 +135,14 @@ def test_bad_input_one_line_error(capsys, fixtures_dir, args, needle):
 
 def test_entry_point_runs_without_qt():
     done = subprocess.run(
-        [sys.executable, "-c",
-         "import sys; from app.launcher import main; r = main(['embed', 'x', '--json']);"
-         "assert not [k for k in sys.modules if k.startswith('PySide6')]; sys.exit(r)"],
-        cwd=ROOT, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from app.launcher import main; r = main(['embed', 'x', '--json']);"
+            "assert not [k for k in sys.modules if k.startswith('PySide6')]; sys.exit(r)",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr

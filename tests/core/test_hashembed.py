@@ -33,11 +33,23 @@ CASES = [
     ("Hi, Bob!", [b" hi", b"hi ", b"i  ", b"  b", b" bo", b"bob", b"ob "]),
     ("x@y.z+1-2", [b" x@", b"x@y", b"@y.", b"y.z", b".z+", b"z+1", b"+1-", b"1-2", b"-2 "]),
     ("日本語", ["日本語".encode()]),
-    ("日本語テキスト", [g.encode() for g in (" 日本", "日本語", "本語テ", "語テキ", "テキス", "キスト", "スト ")]),
+    (
+        "日本語テキスト",
+        [g.encode() for g in (" 日本", "日本語", "本語テ", "語テキ", "テキス", "キスト", "スト ")],
+    ),
     ("Café", [g.encode() for g in (" ca", "caf", "afé", "fé ")]),
-    ("CAFE\u0301", [g.encode() for g in (" ca", "caf", "afe", "fe ")]),  # combining mark -> space, trimmed
+    (
+        "CAFE\u0301",
+        [g.encode() for g in (" ca", "caf", "afe", "fe ")],
+    ),  # combining mark -> space, trimmed
     ("ÉCOLE", [g.encode() for g in (" éc", "éco", "col", "ole", "le ")]),
-    ("hi 😀 there", [g.encode() for g in (" hi", "hi ", "i  ", "   ", "  t", " th", "the", "her", "ere", "re ")]),
+    (
+        "hi 😀 there",
+        [
+            g.encode()
+            for g in (" hi", "hi ", "i  ", "   ", "  t", " th", "the", "her", "ere", "re ")
+        ],
+    ),
     # An astral letter is two UTF-16 units: grams split it and each lone half is U+FFFD.
     ("𝐀𝐁", [" 𝐀".encode(), "𝐀\ufffd".encode(), "\ufffd𝐁".encode(), "𝐁 ".encode()]),
     ("𝐀", ["𝐀".encode()]),  # 2 units <= 3: one feature

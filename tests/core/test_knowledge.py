@@ -16,14 +16,28 @@ def write(path, *objs):
 
 
 def fact(i, **over):
-    return {"id": f"f{i}", "type": "decision", "content": f"fact {i}", "timestamp": 1000 + i, **over}
+    return {
+        "id": f"f{i}",
+        "type": "decision",
+        "content": f"fact {i}",
+        "timestamp": 1000 + i,
+        **over,
+    }
 
 
 def test_replay_last_line_wins_and_deleted_removes(tmp_path):
     p = tmp_path / "knowledge.jsonl"
-    write(p, fact(1), fact(2), fact(1, content="fact 1 v2"), fact(2, _deleted=True),
-          fact(3), fact(3, supersededBy="f1"), {"id": "f4", "type": "config"},
-          {"id": "f5", "type": "issue", "content": "no timestamp"})
+    write(
+        p,
+        fact(1),
+        fact(2),
+        fact(1, content="fact 1 v2"),
+        fact(2, _deleted=True),
+        fact(3),
+        fact(3, supersededBy="f1"),
+        {"id": "f4", "type": "config"},
+        {"id": "f5", "type": "issue", "content": "no timestamp"},
+    )
     log = load_knowledge(p)
     assert log.facts["f1"].content == "fact 1 v2" and log.facts["f1"].status == "active"
     assert log.facts["f2"].status == "deleted"
@@ -80,7 +94,9 @@ def test_edits_only_append(log):
 
 
 def test_edits_are_redacted(log):
-    f = log.add("config", "token = abcdefghijklmnopqrstuvwxyz0", context="Bearer abcdefghijklmnopqrstuvwxyz")
+    f = log.add(
+        "config", "token = abcdefghijklmnopqrstuvwxyz0", context="Bearer abcdefghijklmnopqrstuvwxyz"
+    )
     assert f.content == "token = [REDACTED]" and f.context == "Bearer [REDACTED]"
     assert b"abcdefghijklmnopqrst" not in open(log.path, "rb").read()
 

@@ -7,8 +7,10 @@ import pytest
 from core.redact import maybe_redact, redact
 
 CASES = [
-    ("Authorization: Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.abcdef.ghijkl",
-     "Authorization: Bearer [REDACTED]"),
+    (
+        "Authorization: Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.abcdef.ghijkl",
+        "Authorization: Bearer [REDACTED]",
+    ),
     ("authorization = bearer abcdefghijklmnopqrstuvwxyz", "authorization = bearer [REDACTED]"),
     ("curl -H 'X: Bearer abcdefghijklmnopqrstu_-.' x", "curl -H 'X: Bearer [REDACTED]' x"),
     ("bearer abcdefghijklmnopqrstuvwxyz", "bearer abcdefghijklmnopqrstuvwxyz"),  # case-sensitive
@@ -18,15 +20,22 @@ CASES = [
     ("api_key=short", "api_key=short"),  # under 16 chars
     ('token = "FAKE_TOKEN_VALUE_abc123def456ghi789"', 'token = "[REDACTED]'),
     ("TOKEN: abcdefghijklmnopqrstuvwxyz", "TOKEN: [REDACTED]"),
-    ("endpointSecret = c0a6592f0b276f3cd6cca09a631f60a9e22fe2703ae47975",
-     "endpointSecret = [REDACTED_HEX]"),
+    (
+        "endpointSecret = c0a6592f0b276f3cd6cca09a631f60a9e22fe2703ae47975",
+        "endpointSecret = [REDACTED_HEX]",
+    ),
     ("sha " + "A" * 31 + "0", "sha [REDACTED_HEX]"),
     ("blob " + "ab+/" * 16 + "x==", "blob [REDACTED_B64]=="),
     # JS \\b semantics: a run ending in "/" has no word boundary after it, so no match
     ("blob " + "ab+/" * 16, "blob " + "ab+/" * 16),
-    ("I created src/payment/webhook.ts with Stripe integration",
-     "I created src/payment/webhook.ts with Stripe integration"),
-    ("const port = 18789; const host = 'localhost';", "const port = 18789; const host = 'localhost';"),
+    (
+        "I created src/payment/webhook.ts with Stripe integration",
+        "I created src/payment/webhook.ts with Stripe integration",
+    ),
+    (
+        "const port = 18789; const host = 'localhost';",
+        "const port = 18789; const host = 'localhost';",
+    ),
     ("deadbeef" * 3, "deadbeef" * 3),  # 24 hex chars: kept
 ]
 

@@ -19,9 +19,15 @@ NOW = 1_800_000_000_000
 
 
 def seg(i, **over):
-    base = {"id": f"id-{i}", "sessionId": "s1", "timestamp": NOW - i * 1000, "role": "user",
-            "content": f"message number {i}", "tokens": 6,
-            "metadata": {"topics": ["programming"], "entities": []}}
+    base = {
+        "id": f"id-{i}",
+        "sessionId": "s1",
+        "timestamp": NOW - i * 1000,
+        "role": "user",
+        "content": f"message number {i}",
+        "tokens": 6,
+        "metadata": {"topics": ["programming"], "entities": []},
+    }
     base.update(over)
     return base
 
@@ -37,17 +43,21 @@ def test_dedup_key_is_the_agents():
 
 
 def test_validation_rules():
-    load = parse_segments(data(
-        seg(1),
-        seg(2, id=5),
-        seg(3, sessionId=None),
-        seg(4, role="system"),
-        seg(5, content=["x"]),
-        seg(6, timestamp="yesterday"),
-        seg(7, timestamp=True),
-        [1, 2],
-        seg(8, tokens=None, metadata=None),
-    ), "segments.jsonl", now_ms=NOW)
+    load = parse_segments(
+        data(
+            seg(1),
+            seg(2, id=5),
+            seg(3, sessionId=None),
+            seg(4, role="system"),
+            seg(5, content=["x"]),
+            seg(6, timestamp="yesterday"),
+            seg(7, timestamp=True),
+            [1, 2],
+            seg(8, tokens=None, metadata=None),
+        ),
+        "segments.jsonl",
+        now_ms=NOW,
+    )
     assert [s.id for s in load.segments] == ["id-1", "id-8"]
     assert load.segments[1].tokens == 6  # ceil(len("message number 8") / 3)
     assert [p.line for p in load.problems] == [2, 3, 4, 5, 6, 7, 8]
@@ -57,8 +67,13 @@ def test_validation_rules():
 
 def test_first_of_a_dedup_key_wins():
     load = parse_segments(
-        data(seg(1), seg(2, content="message number 1"), seg(3, role="assistant", content="message number 1")),
-        "s", now_ms=NOW,
+        data(
+            seg(1),
+            seg(2, content="message number 1"),
+            seg(3, role="assistant", content="message number 1"),
+        ),
+        "s",
+        now_ms=NOW,
     )
     assert [s.id for s in load.segments] == ["id-1", "id-3"]
     assert load.duplicates == 1
@@ -79,12 +94,21 @@ def test_eviction_by_age_and_by_count():
 def test_make_and_append_segment(tmp_path):
     path = tmp_path / "segments.jsonl"
     path.write_bytes(data(seg(1))[:-1])  # the agent's last line has no newline yet
-    s = make_segment("s2", "assistant", "Use postgres. api_key=abcdefghijklmnopqrstuvwx see https://x.io",
-                     timestamp=NOW, new_id=lambda: "fixed-id")
+    s = make_segment(
+        "s2",
+        "assistant",
+        "Use postgres. api_key=abcdefghijklmnopqrstuvwx see https://x.io",
+        timestamp=NOW,
+        new_id=lambda: "fixed-id",
+    )
     assert "abcdefghijklmnop" not in s.content and "api_key=[REDACTED]" in s.content
     assert s.tokens == -(-len(s.content) // 3)
     assert "database" in s.topics
-    assert {"type": "url", "value": "https://x.io", "offset": s.content.index("https")} in s.entities
+    assert {
+        "type": "url",
+        "value": "https://x.io",
+        "offset": s.content.index("https"),
+    } in s.entities
     result = append_segments(path, [s])
     lines = path.read_bytes().split(b"\n")
     assert lines[-1] == b"" and orjson.loads(lines[1])["id"] == "fixed-id"

@@ -24,9 +24,15 @@ def test_entities_in_agent_order_with_offsets():
     text = "see https://x.com/a and bob@ex.com, $AAPL 600519 costs $1,200 on 2025-01-02 for openclaw/openclaw MemLens 请张三"
     got = [(e.type, e.value) for e in extract_entities(text)]
     assert got == [
-        ("url", "https://x.com/a"), ("email", "bob@ex.com"),
-        ("stock", "600519"), ("stock", "$AAPL"), ("amount", "$1,200"), ("date", "2025-01-02"),
-        ("person", "张三"), ("project", "openclaw/openclaw"), ("project", "MemLens"),
+        ("url", "https://x.com/a"),
+        ("email", "bob@ex.com"),
+        ("stock", "600519"),
+        ("stock", "$AAPL"),
+        ("amount", "$1,200"),
+        ("date", "2025-01-02"),
+        ("person", "张三"),
+        ("project", "openclaw/openclaw"),
+        ("project", "MemLens"),
     ]
     ents = extract_entities(text)
     assert ents[0].offset == 4

@@ -32,12 +32,18 @@ def test_estimate_text_is_ceil_len_over_3_at_least_1():
     ("value", "expected"),
     [
         ({"a": 1.0, "b": "é\n"}, '{"a":1,"b":"é\\n"}'),
-        ({"path": "/a/b.py", "n": [1, 2.5, None, True]}, '{"path":"/a/b.py","n":[1,2.5,null,true]}'),
+        (
+            {"path": "/a/b.py", "n": [1, 2.5, None, True]},
+            '{"path":"/a/b.py","n":[1,2.5,null,true]}',
+        ),
         ({"q": 'say "hi"\\', "c": "\x01"}, '{"q":"say \\"hi\\"\\\\","c":"\\u0001"}'),
         ({}, "{}"),
         ([], "[]"),
         ({"emoji": "😀"}, '{"emoji":"😀"}'),
-        ({"big": 1e21, "small": 1e-7, "mid": 0.000001}, '{"big":1e+21,"small":1e-7,"mid":0.000001}'),
+        (
+            {"big": 1e21, "small": 1e-7, "mid": 0.000001},
+            '{"big":1e+21,"small":1e-7,"mid":0.000001}',
+        ),
     ],
 )
 def test_js_json_len_matches_json_stringify(value, expected):
@@ -47,7 +53,12 @@ def test_js_json_len_matches_json_stringify(value, expected):
 
 def test_js_number_formatting():
     assert [js_number(x) for x in (1.0, -0.5, 1e21, 1.5e-7, 123456789.125, 2)] == [
-        "1", "-0.5", "1e+21", "1.5e-7", "123456789.125", "2",
+        "1",
+        "-0.5",
+        "1e+21",
+        "1.5e-7",
+        "123456789.125",
+        "2",
     ]
 
 
@@ -57,13 +68,32 @@ def test_pi_estimator_per_role():
 
     assert est({"role": "user", "content": "abcdefgh"}) == 2
     assert est({"role": "user", "content": [{"type": "text", "text": "abcde"}]}) == 2
-    assert est({"role": "assistant", "content": [
-        {"type": "text", "text": "abcd"}, {"type": "thinking", "thinking": "efgh"},
-        {"type": "toolCall", "id": "1", "name": "bash", "arguments": {"command": "ls"}},
-    ]}) == 7  # 4 + 4 + len('bash') 4 + len('{"command":"ls"}') 16 = 28 -> 7
-    assert est({"role": "toolResult", "toolCallId": "1", "content": [
-        {"type": "text", "text": "x" * 7}, {"type": "image", "data": "", "mimeType": "image/png"}]}
-    ) == 1202  # (7 + 4800) / 4
+    assert (
+        est(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "abcd"},
+                    {"type": "thinking", "thinking": "efgh"},
+                    {"type": "toolCall", "id": "1", "name": "bash", "arguments": {"command": "ls"}},
+                ],
+            }
+        )
+        == 7
+    )  # 4 + 4 + len('bash') 4 + len('{"command":"ls"}') 16 = 28 -> 7
+    assert (
+        est(
+            {
+                "role": "toolResult",
+                "toolCallId": "1",
+                "content": [
+                    {"type": "text", "text": "x" * 7},
+                    {"type": "image", "data": "", "mimeType": "image/png"},
+                ],
+            }
+        )
+        == 1202
+    )  # (7 + 4800) / 4
     assert est({"role": "bashExecution", "command": "ls", "output": "a.py", "exitCode": 0}) == 2
     assert est({"role": "custom", "customType": "x", "content": "abcd", "display": True}) == 1
 

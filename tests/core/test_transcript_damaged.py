@@ -15,7 +15,7 @@ def _lines(fixtures_dir, n=12):
 
 def test_two_objects_run_together_yield_both(fixtures_dir, tmp_path):
     lines = _lines(fixtures_dir)
-    glued = lines[:3] + [lines[3] + lines[4]] + lines[5:]
+    glued = [*lines[:3], lines[3] + lines[4], *lines[5:]]
     path = tmp_path / "glued.jsonl"
     path.write_bytes(b"\n".join(glued) + b"\n")
     s = load_transcript(path)
@@ -31,14 +31,14 @@ def test_two_objects_run_together_yield_both(fixtures_dir, tmp_path):
 def test_each_kind_of_bad_line_is_skipped_and_reported(fixtures_dir, tmp_path):
     lines = _lines(fixtures_dir, 8)
     body = [
-        lines[0],            # 1 header
-        lines[1],            # 2
-        b"",                 # 3 blank
+        lines[0],  # 1 header
+        lines[1],  # 2
+        b"",  # 3 blank
         b'{"type":"message", "oops"',  # 4 invalid JSON
-        b"\xff\xfe" + lines[2][2:],    # 5 invalid UTF-8
-        lines[3],            # 6
-        lines[4] + b'{"type":"mess',   # 7 object + garbage
-        lines[5],            # 8
+        b"\xff\xfe" + lines[2][2:],  # 5 invalid UTF-8
+        lines[3],  # 6
+        lines[4] + b'{"type":"mess',  # 7 object + garbage
+        lines[5],  # 8
         lines[6][: len(lines[6]) // 2],  # 9 partial last line, no newline
     ]
     path = tmp_path / "damaged.jsonl"
@@ -77,6 +77,9 @@ def test_unreadable_file_names_the_file(tmp_path):
 def test_read_jsonl_tail_offsets():
     data = b'{"a":1}\n{"b":2}\n{"c":'
     read = read_jsonl(data, "f", first_line=10, base_offset=100)
-    assert [(o.line, o.offset, o.value) for o in read.objects] == [(10, 100, {"a": 1}), (11, 108, {"b": 2})]
+    assert [(o.line, o.offset, o.value) for o in read.objects] == [
+        (10, 100, {"a": 1}),
+        (11, 108, {"b": 2}),
+    ]
     assert read.partial_tail == b'{"c":'
     assert read.problems[0].line == 12

@@ -63,7 +63,11 @@ def test_context_at_leaf_starts_with_last_summary(fixtures_dir):
     assert items[1].entry.index == 551
     assert len(items) == 446
     assert Counter(i.message.role for i in items) == {
-        "assistant": 219, "toolResult": 192, "user": 31, "bashExecution": 3, "compactionSummary": 1,
+        "assistant": 219,
+        "toolResult": 192,
+        "user": 31,
+        "bashExecution": 3,
+        "compactionSummary": 1,
     }
     # non-message entries never become messages
     assert all(i.entry.type in ("message", "compaction") for i in items)

@@ -14,19 +14,40 @@ def _file(header, *entries):
 
 
 def _msg(i, parent, message, **extra):
-    return {"type": "message", "id": i, "parentId": parent,
-            "timestamp": "2026-01-01T00:00:00.000Z", "message": message, **extra}
+    return {
+        "type": "message",
+        "id": i,
+        "parentId": parent,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": message,
+        **extra,
+    }
 
 
-H3 = {"type": "session", "version": 3, "id": "s-3", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"}
+H3 = {
+    "type": "session",
+    "version": 3,
+    "id": "s-3",
+    "timestamp": "2026-01-01T00:00:00Z",
+    "cwd": "/w",
+}
 
 
 def test_v2_hook_message_reads_as_custom():
     data = _file(
         {**H3, "version": 2},
         _msg("a0000001", None, {"role": "user", "content": "hi", "timestamp": 1}),
-        _msg("a0000002", "a0000001", {"role": "hookMessage", "customType": "x",
-                                      "content": "hook", "display": True, "timestamp": 2}),
+        _msg(
+            "a0000002",
+            "a0000001",
+            {
+                "role": "hookMessage",
+                "customType": "x",
+                "content": "hook",
+                "display": True,
+                "timestamp": 2,
+            },
+        ),
     )
     s = parse_transcript(data, "v2.jsonl")
     assert s.version == 2
@@ -39,13 +60,29 @@ def test_tree_branches_and_leaf():
     data = _file(
         H3,
         _msg("00000001", None, {"role": "user", "content": "one"}),
-        _msg("00000002", "00000001", {"role": "assistant", "content": [{"type": "text", "text": "A"}]}),
+        _msg(
+            "00000002",
+            "00000001",
+            {"role": "assistant", "content": [{"type": "text", "text": "A"}]},
+        ),
         _msg("00000003", "00000002", {"role": "user", "content": "abandoned"}),
-        {"type": "branch_summary", "id": "00000004", "parentId": "00000002",
-         "timestamp": "2026-01-01T00:00:01Z", "fromId": "00000003", "summary": "tried X"},
+        {
+            "type": "branch_summary",
+            "id": "00000004",
+            "parentId": "00000002",
+            "timestamp": "2026-01-01T00:00:01Z",
+            "fromId": "00000003",
+            "summary": "tried X",
+        },
         _msg("00000005", "00000004", {"role": "user", "content": "two"}),
-        {"type": "label", "id": "00000006", "parentId": "00000005", "timestamp": "t",
-         "targetId": "00000001", "label": "start"},
+        {
+            "type": "label",
+            "id": "00000006",
+            "parentId": "00000005",
+            "timestamp": "t",
+            "targetId": "00000001",
+            "label": "start",
+        },
     )
     s = parse_transcript(data, "tree.jsonl")
     assert s.leaf.id == "00000006"
@@ -60,18 +97,52 @@ def test_compaction_by_id_and_every_entry_type():
     data = _file(
         H3,
         _msg("e1", None, {"role": "user", "content": "old question"}),
-        _msg("e2", "e1", {"role": "assistant", "content": [{"type": "text", "text": "old answer"}]}),
-        {"type": "model_change", "id": "e3", "parentId": "e2", "timestamp": "t",
-         "provider": "anthropic", "modelId": "claude"},
-        {"type": "thinking_level_change", "id": "e4", "parentId": "e3", "timestamp": "t",
-         "thinkingLevel": "high"},
+        _msg(
+            "e2", "e1", {"role": "assistant", "content": [{"type": "text", "text": "old answer"}]}
+        ),
+        {
+            "type": "model_change",
+            "id": "e3",
+            "parentId": "e2",
+            "timestamp": "t",
+            "provider": "anthropic",
+            "modelId": "claude",
+        },
+        {
+            "type": "thinking_level_change",
+            "id": "e4",
+            "parentId": "e3",
+            "timestamp": "t",
+            "thinkingLevel": "high",
+        },
         _msg("e5", "e4", {"role": "user", "content": "kept question"}),
-        {"type": "compaction", "id": "e6", "parentId": "e5", "timestamp": "2026-01-01T00:00:00Z",
-         "summary": "S", "firstKeptEntryId": "e5", "tokensBefore": 999, "tokensAfter": 10},
-        {"type": "custom", "id": "e7", "parentId": "e6", "timestamp": "t",
-         "customType": "openclaw.cache-ttl", "data": {}},
-        {"type": "custom_message", "id": "e8", "parentId": "e7", "timestamp": "t",
-         "customType": "note", "content": "injected", "display": True},
+        {
+            "type": "compaction",
+            "id": "e6",
+            "parentId": "e5",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "summary": "S",
+            "firstKeptEntryId": "e5",
+            "tokensBefore": 999,
+            "tokensAfter": 10,
+        },
+        {
+            "type": "custom",
+            "id": "e7",
+            "parentId": "e6",
+            "timestamp": "t",
+            "customType": "openclaw.cache-ttl",
+            "data": {},
+        },
+        {
+            "type": "custom_message",
+            "id": "e8",
+            "parentId": "e7",
+            "timestamp": "t",
+            "customType": "note",
+            "content": "injected",
+            "display": True,
+        },
         {"type": "session_info", "id": "e9", "parentId": "e8", "timestamp": "t", "name": "n"},
         {"type": "future_thing", "id": "ea", "parentId": "e9", "timestamp": "t", "x": 1},
     )
@@ -88,32 +159,78 @@ def test_compaction_by_id_and_every_entry_type():
 
 SHAPES = {
     "pi": [
-        {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "read",
-                                           "arguments": {"path": "a.py"}}]},
-        {"role": "toolResult", "toolCallId": "c1", "toolName": "read",
-         "content": [{"type": "text", "text": "print(1)"}], "isError": False},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.py"}}
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "print(1)"}],
+            "isError": False,
+        },
     ],
     "anthropic": [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "read",
-                                           "input": {"path": "a.py"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1",
-                                      "content": [{"type": "text", "text": "print(1)"}]}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "c1", "name": "read", "input": {"path": "a.py"}}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c1",
+                    "content": [{"type": "text", "text": "print(1)"}],
+                }
+            ],
+        },
     ],
     "openai-blocks": [
-        {"role": "assistant", "content": [{"type": "functionCall", "id": "c1", "name": "read",
-                                           "arguments": '{"path": "a.py"}'}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "functionCall",
+                    "id": "c1",
+                    "name": "read",
+                    "arguments": '{"path": "a.py"}',
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "print(1)"},
     ],
     "openai-chat": [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "read", "arguments": '{"path":"a.py"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": '{"path":"a.py"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "print(1)"},
     ],
     "bedrock": [
-        {"role": "assistant", "content": [{"type": "toolUse", "toolUseId": "c1", "name": "read",
-                                           "input": {"path": "a.py"}}]},
-        {"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": "print(1)"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolUse", "toolUseId": "c1", "name": "read", "input": {"path": "a.py"}}
+            ],
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "content": [{"type": "text", "text": "print(1)"}],
+        },
     ],
 }
 
@@ -137,15 +254,33 @@ def test_every_shape_normalises_to_the_same_model(shape):
 
 
 def test_images_and_thinking_blocks():
-    msg = {"role": "user", "content": [
-        {"type": "text", "text": "look"},
-        {"type": "image", "data": "A" * 400, "mimeType": "image/png"},
-    ]}
-    res = {"role": "toolResult", "toolCallId": "c", "content": [
-        {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "B" * 8}}]}
-    think = {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"},
-                                              {"type": "redacted_thinking", "data": "x"}]}
-    s = parse_transcript(_file(H3, _msg("1", None, msg), _msg("2", "1", res), _msg("3", "2", think)), "i")
+    msg = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look"},
+            {"type": "image", "data": "A" * 400, "mimeType": "image/png"},
+        ],
+    }
+    res = {
+        "role": "toolResult",
+        "toolCallId": "c",
+        "content": [
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/jpeg", "data": "B" * 8},
+            }
+        ],
+    }
+    think = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "hmm"},
+            {"type": "redacted_thinking", "data": "x"},
+        ],
+    }
+    s = parse_transcript(
+        _file(H3, _msg("1", None, msg), _msg("2", "1", res), _msg("3", "2", think)), "i"
+    )
     img = s.entries[0].message.blocks[1]
     assert (img.kind, img.mime, img.size) == ("image", "image/png", 300)
     assert estimate_message(s.entries[0].message) == 1  # pi counts no image in user messages
@@ -155,14 +290,22 @@ def test_images_and_thinking_blocks():
 
 def test_v1_compaction_position_resolves_with_run_together_objects():
     header = {"type": "session", "id": "s1", "timestamp": "t", "cwd": "/"}
-    objs = [orjson.dumps(o) for o in (
-        header,
-        {"type": "message", "timestamp": "t", "message": {"role": "user", "content": "a"}},
-        {"type": "message", "timestamp": "t", "message": {"role": "user", "content": "b"}},
-        {"type": "message", "timestamp": "t", "message": {"role": "user", "content": "c"}},
-        {"type": "compaction", "timestamp": "t", "summary": "S", "firstKeptEntryIndex": 3,
-         "tokensBefore": 5},
-    )]
+    objs = [
+        orjson.dumps(o)
+        for o in (
+            header,
+            {"type": "message", "timestamp": "t", "message": {"role": "user", "content": "a"}},
+            {"type": "message", "timestamp": "t", "message": {"role": "user", "content": "b"}},
+            {"type": "message", "timestamp": "t", "message": {"role": "user", "content": "c"}},
+            {
+                "type": "compaction",
+                "timestamp": "t",
+                "summary": "S",
+                "firstKeptEntryIndex": 3,
+                "tokensBefore": 5,
+            },
+        )
+    ]
     data = objs[0] + b"\n" + objs[1] + objs[2] + b"\n" + objs[3] + b"\n" + objs[4] + b"\n"
     s = parse_transcript(data, "v1.jsonl")
     (c,) = compactions(s)

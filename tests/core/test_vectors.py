@@ -31,7 +31,7 @@ def test_exact_byte_layout():
     assert len(data) == 16 + (2 + 36 + 12) + (2 + 2 + 12)
 
 
-@pytest.mark.parametrize("ids", [_ids(50), _ids(3) + ["short-id", "x" * 70]])
+@pytest.mark.parametrize("ids", [_ids(50), [*_ids(3), "short-id", "x" * 70]])
 def test_round_trip(ids):
     m = np.random.default_rng(1).standard_normal((len(ids), 16)).astype(np.float32)
     v = parse_vectors(encode_vectors(ids, m, 16), "v.bin")
@@ -55,7 +55,7 @@ def test_truncated_tail_is_tolerated_and_reported(cut):
 
 def test_bad_magic_and_version(tmp_path):
     good = encode_vectors(_ids(1), np.zeros((1, 4), np.float32), 4)
-    with pytest.raises(FormatError, match="not a vectors.bin: magic") as err:
+    with pytest.raises(FormatError, match=r"not a vectors\.bin: magic") as err:
         parse_vectors(b"MEMV" + good[4:], "/x/vectors.bin")
     assert "/x/vectors.bin" in str(err.value)
     with pytest.raises(FormatError, match="version 2 is not supported"):
