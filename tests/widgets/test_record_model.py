@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QSortFilterProxyModel, Qt
+
+from widgets.record_model import Column, RecordRole, RecordTableModel, SortRole
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    name: str
+    n: int
+
+
+def _model():
+    return RecordTableModel([Column("Name", lambda r: r.name), Column("N", lambda r: r.n,
+                                                                       align_right=True)])
+
+
+def test_model_passes_qtmodeltester(qtmodeltester):
+    model = _model()
+    model.set_records([Row("b", 2000), Row("a", 1)])
+    qtmodeltester.check(model)
+
+
+def test_display_sort_and_record_roles(qtbot):
+    model = _model()
+    model.set_records([Row("b", 2000), Row("a", 1), Row("c", 30)])
+    idx = model.index(0, 1)
+    assert model.data(idx) == "2,000"
+    assert model.data(idx, SortRole) == 2000
+    assert model.data(idx, RecordRole) == Row("b", 2000)
+    proxy = QSortFilterProxyModel()
+    proxy.setSourceModel(model)
+    proxy.setSortRole(SortRole)
+    proxy.sort(1, Qt.SortOrder.AscendingOrder)
+    assert [proxy.index(r, 0).data() for r in range(3)] == ["a", "c", "b"]  # numeric, not text
+    model.set_records([])
+    assert proxy.rowCount() == 0
