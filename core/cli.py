@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from core import __version__, hashembed, jsonio
 from core.dataset import DataSet, load_dataset
 from core.problems import FormatError
-from core.transcript import context_at, context_size, load_transcript
+from core.openclaw.memindex import open_memory_index
+from core.transcript import compactions, context_at, context_size, load_transcript
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -86,7 +87,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         "vectors": len(data.vectors.ids) if data.vectors else 0,
         "vector_dim": data.vectors.dim if data.vectors else None,
         "facts": facts,
-        "memory_indexes": [str(p) for p in data.discovery.memory_indexes],
+        "memory_indexes": [_index_summary(p) for p in data.discovery.memory_indexes],
         "config": str(data.discovery.config) if data.discovery.config else None,
         "tokens": {
             "estimated": sum(s.tokens_estimated for s in data.summaries),
@@ -109,6 +110,11 @@ def _cmd_info(args: argparse.Namespace) -> int:
                 f" {seg.evicted_count} over maxSegments)  vectors: {payload['vectors']}"
             )
         lines.append("facts: " + ", ".join(f"{v} {k}" for k, v in facts.items()))
+        for index in payload["memory_indexes"]:  # type: ignore[attr-defined]
+            parts = [
+                f"{s['source']} {s['files']} files/{s['chunks']} chunks" for s in index["sources"]
+            ]
+            lines.append(f"memory index {Path(index['path']).name}: {', '.join(parts) or 'empty'}")
         errors = [p for p in data.problems if p.severity != "info"]
         lines.append(
             f"problems: {len(errors)}"
@@ -125,6 +131,33 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
     _out(args, payload, text)
     return 0
+
+
+def _index_summary(path: Path) -> dict[str, Any]:
+    """Files and chunks per source of an OpenClaw memory index (read-only)."""
+    try:
+        with open_memory_index(path) as index:
+            return {
+                "path": str(path),
+                "sources": [
+                    {
+                        "source": s.source,
+                        "files": s.files,
+                        "chunks": s.chunks,
+                        "models": list(s.models),
+                    }
+                    for s in index.sources()
+                ],
+                "problems": [p.to_json() for p in index.problems],
+            }
+    except FormatError as exc:
+        return {
+            "path": str(path),
+            "sources": [],
+            "problems": [
+                {"file": exc.file, "line": exc.line, "message": exc.detail, "severity": "error"}
+            ],
+        }
 
 
 def _fmt_time(ts: float) -> str:
@@ -206,6 +239,59 @@ def _cmd_show(args: argparse.Namespace) -> int:
                 f"#{msg['index']:<6} {msg['role']:<17} {msg['tokens']:>6}  "
                 f"{_preview(str(msg['text']), 90)}"
             )
+        return "\n".join(lines)
+
+    _out(args, payload, text)
+    return 0
+
+
+def _cmd_compactions(args: argparse.Namespace) -> int:
+    session = _open_session(args.session, args.data)
+    infos = compactions(session)
+    payload = {
+        "session": session.id,
+        "path": session.path,
+        "compactions": [
+            {
+                "entry_id": c.entry.id,
+                "index": c.entry.index,
+                "line": c.entry.line,
+                "timestamp": c.entry.timestamp,
+                "tokens_before": c.tokens_before,
+                "tokens_after": c.tokens_after,
+                "tokens_after_estimated": c.tokens_after_estimated,
+                "first_kept_entry_id": c.first_kept_entry_id,
+                "first_kept_index": session.by_id[c.first_kept_entry_id].index
+                if c.first_kept_entry_id in session.by_id
+                else None,
+                "summary": c.summary,
+                "replaced": [
+                    {
+                        "entry_id": i.entry.id,
+                        "index": i.entry.index,
+                        "role": i.message.role,
+                        "tokens": i.tokens,
+                    }
+                    for i in c.replaced
+                ],
+                "replaced_tokens": sum(i.tokens for i in c.replaced),
+                "kept": len(c.kept),
+            }
+            for c in infos
+        ],
+    }
+
+    def text() -> str:
+        lines = [f"{session.path}: {len(infos)} compaction(s)"]
+        for c in payload["compactions"]:
+            after = f"{'~' if c['tokens_after_estimated'] else ''}{c['tokens_after']:,}"
+            before = f"{c['tokens_before']:,}" if c["tokens_before"] is not None else "?"
+            lines.append(
+                f"#{c['index']} (line {c['line']}) {before} -> {after} tokens: replaced "
+                f"{len(c['replaced'])} messages (~{c['replaced_tokens']:,} tokens), kept "
+                f"{c['kept']} from #{c['first_kept_index']}"
+            )
+            lines.append("  " + _preview(str(c["summary"]), 110))
         return "\n".join(lines)
 
     _out(args, payload, text)
@@ -315,7 +401,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- parser ------------------------------------------------------------------------
-COMMANDS = ("info", "sessions", "show", "facts", "segments", "embed", "demo")
+COMMANDS = ("info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -347,6 +433,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (N-th object, header = #0)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p.add_argument("--full", action="store_true", help="whole message texts, not previews")
+    p = add(
+        "compactions",
+        "every compaction of a session: tokens, summary, what it replaced",
+        _cmd_compactions,
+    )
+    p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
+    p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p = add("facts", "knowledge facts (active; --all adds superseded and deleted)", _cmd_facts)
     p.add_argument("path", metavar="PATH")
     p.add_argument("--all", action="store_true", help="include superseded and deleted facts")

@@ -146,3 +146,14 @@ def test_entry_point_runs_without_qt():
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_compactions_command(capsys, fixtures_dir):
+    out = run_json(capsys, "compactions", str(fixtures_dir / "before-compaction.jsonl"))
+    comps = out["compactions"]
+    assert [c["tokens_before"] for c in comps] == [175004, 185014]
+    assert [c["first_kept_index"] for c in comps] == [293, 551]
+    assert [c["line"] for c in comps] == [360, 629]
+    assert comps[0]["replaced"][0]["index"] == 1
+    assert comps[1]["replaced"][0]["role"] == "compactionSummary"
+    assert comps[0]["summary"].startswith("# Context Checkpoint")
