@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from core import __version__, hashembed, jsonio
 from core.dataset import DataSet, load_dataset
-from core.problems import FormatError
 from core.openclaw.memindex import open_memory_index
+from core.problems import FormatError
 from core.transcript import compactions, context_at, context_size, load_transcript
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         data.knowledge.counts() if data.knowledge else {"active": 0, "superseded": 0, "deleted": 0}
     )
     seg = data.segments
-    payload = {
+    payload: dict[str, Any] = {
         "path": str(data.discovery.path),
         "kind": data.discovery.kind,
         "found": data.discovery.describe(),
@@ -101,7 +101,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         lines.append(
             f"sessions: {len(data.summaries)}  messages: {sum(s.messages for s in data.summaries)}"
             f"  compactions: {sum(s.compactions for s in data.summaries)}"
-            f"  tokens (context at leaf, estimated): {payload['tokens']['estimated']:,}"  # type: ignore[index]
+            f"  tokens (context at leaf, estimated): {payload['tokens']['estimated']:,}"
         )
         if seg is not None:
             lines.append(
@@ -110,7 +110,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
                 f" {seg.evicted_count} over maxSegments)  vectors: {payload['vectors']}"
             )
         lines.append("facts: " + ", ".join(f"{v} {k}" for k, v in facts.items()))
-        for index in payload["memory_indexes"]:  # type: ignore[attr-defined]
+        for index in payload["memory_indexes"]:
             parts = [
                 f"{s['source']} {s['files']} files/{s['chunks']} chunks" for s in index["sources"]
             ]
@@ -218,7 +218,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
                 "tool_call_id": m.tool_call_id or None,
             }
         )
-    payload = {
+    payload: dict[str, Any] = {
         "session": session.id,
         "path": session.path,
         "at": {"id": at.id, "index": at.index, "line": at.line} if at else None,
@@ -248,7 +248,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_compactions(args: argparse.Namespace) -> int:
     session = _open_session(args.session, args.data)
     infos = compactions(session)
-    payload = {
+    payload: dict[str, Any] = {
         "session": session.id,
         "path": session.path,
         "compactions": [
@@ -306,7 +306,7 @@ def _cmd_facts(args: argparse.Namespace) -> int:
     log = data.knowledge
     statuses = ("active", "superseded", "deleted") if args.all else ("active",)
     facts = [f for s in statuses for f in log.by_status(s)]  # type: ignore[arg-type]
-    payload = {
+    payload: dict[str, Any] = {
         "path": log.path,
         "counts": log.counts(),
         "facts": [
@@ -333,7 +333,7 @@ def _cmd_segments(args: argparse.Namespace) -> int:
     rows = [s for s in seg.segments if not args.session or s.session_id.startswith(args.session)]
     with_vec = set(data.vectors.ids) if data.vectors else set()
     shown = rows[-args.limit :] if args.limit else rows
-    payload = {
+    payload: dict[str, Any] = {
         "path": seg.path,
         "lines": seg.lines,
         "valid": seg.valid,
@@ -391,7 +391,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     summary = write_demo(
         Path(args.dir), seed=args.seed, now_ms=now_ms, segments=args.segments, force=args.force
     )
-    payload = {
+    payload: dict[str, Any] = {
         "path": str(Path(args.dir)),
         **summary.to_json(),
         "seconds": round(time.perf_counter() - started, 3),

@@ -11,6 +11,7 @@ is drawn from ``random.Random(seed)`` and timestamps are relative to
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import sqlite3
 import uuid
@@ -22,15 +23,34 @@ from typing import Any
 from urllib.parse import quote
 
 from core import jsonio
+from core.demo_text import (
+    EXPLAIN_TEXTS,
+    FINAL_TEXTS,
+    FLUSH_PROMPT,
+    LINT_OUTPUT,
+    PROJECTS,
+    REVIEW_OPENERS,
+    REVIEW_PROMPTS,
+    REVIEW_TEXTS,
+    STEP_TEXTS,
+    THINKING,
+    USER_OPENERS,
+    USER_PROMPTS,
+    Project,
+    code_file,
+    compaction_summary,
+    fill,
+    generated_exchange,
+    grep_output,
+    ident,
+    memory_note,
+    snippet,
+    test_output,
+)
 from core.hashembed import DIM, embed_many
 from core.store.knowledge import KnowledgeLog
 from core.store.segments import Segment, dedup_key, make_segment
 from core.store.vectors import encode_vectors
-from core.demo_text import (
-    FINAL_TEXTS, FLUSH_PROMPT, PROJECTS, REVIEW_OPENERS, REVIEW_TEXTS, STEP_TEXTS, THINKING,
-    USER_OPENERS, USER_PROMPTS, Project, code_file, compaction_summary, fill, grep_output,
-    generated_exchange, ident, memory_note, snippet, test_output,
-)
 from core.tokens import estimate_message
 from core.transcript.normalize import normalize_message
 
@@ -39,6 +59,8 @@ THRESHOLD = 200_000 - 20_000
 """contextTokens minus reserveTokensFloor: where the demo's compactions happen."""
 KEEP_RECENT = 20_000
 HOME = "/home/dev"
+_Call = tuple[str, dict[str, Any], str, bool]
+"""A tool call to make: name, arguments, result text, whether the result is an error."""
 PRICES = {"claude-sonnet-4-5": (3.0, 15.0, 0.3, 3.75), "claude-opus-4-5": (5.0, 25.0, 0.5, 6.25)}
 
 
@@ -68,6 +90,27 @@ class DemoSummary:
     facts: int
     fact_lines: int
     chunks: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Counts and paths as JSON-ready values."""
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = [str(v) for v in value]
+            out[name] = value
+        return out
+
+    def describe(self) -> str:
+        """One line of counts."""
+        return (
+            f"{self.agents} agents, {self.sessions} sessions ({self.messages} messages, "
+            f"{self.compactions} compactions, {self.branches} branch), {self.segments} segments "
+            f"({self.vectors} with vectors), {self.facts} facts in {self.fact_lines} lines, "
+            f"{self.chunks} memory-index chunks"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +165,7 @@ def rng_uuid(rng: random.Random) -> str:
 
 
 @dataclass(slots=True)
-class SessionOut:
+class _SessionOut:
     """One generated transcript and what the stores need to know about it."""
 
     plan: _Plan
@@ -144,11 +187,18 @@ class SessionOut:
 class _Transcript:
     """Builds one pi v3 transcript, tracking the context the model sees."""
 
-    def __init__(self, rng: random.Random, plan: _Plan, start_ms: int) -> None:
+    def __init__(self, rng: random.Random, plan: _Plan, start_ms: int,
+                 note_dates: set[str]) -> None:
         self.rng = rng
         self.plan = plan
         self.p: Project = PROJECTS[plan.project]
         self.review = plan.agent == "reviewer"
+        self.note_dates = note_dates  # dates of workspace notes written by any session
+        self.pr = rng.randint(96, 180)
+        self.focus: dict[str, str] = {}  # what the current turn is about
+        self.failure = self.p.failures[0]
+        self.changed = False
+        self.day = 0
         self.cwd = f"{HOME}/projects/{self.p.name}"
         self.sid = rng_uuid(rng)
         self.lines: list[dict[str, Any]] = []
@@ -245,14 +295,16 @@ class _Transcript:
         chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
         return "toolu_01" + "".join(self.rng.choice(chars) for _ in range(22))
 
-    def _step(self, calls: list[tuple[str, dict[str, Any], str, bool]], intro: str = "") -> None:
+    def _step(self, calls: list[_Call], action: str = "",
+              say: float = 0.6) -> None:
         """One assistant message with tool calls, then one result per call."""
         blocks: list[dict[str, Any]] = []
-        if self.rng.random() < 0.35:
+        if self.rng.random() < 0.3:
             blocks.append({"type": "thinking", "thinking": self._fill(
                 self.rng.choice(THINKING)), "thinkingSignature": "sig_" + self._call_id()[8:]})
-        if intro:
-            blocks.append({"type": "text", "text": intro})
+        if action and self.rng.random() < say:
+            blocks.append({"type": "text", "text": self._fill(
+                self.rng.choice(STEP_TEXTS[action]))})
         ids = [self._call_id() for _ in calls]
         blocks += [{"type": "toolCall", "id": cid, "name": name, "arguments": args}
                    for cid, (name, args, _, _) in zip(ids, calls, strict=True)]
@@ -260,8 +312,11 @@ class _Transcript:
         for cid, (name, args, text, error) in zip(ids, calls, strict=True):
             self._tick(0.05, 6)
             if error:
+                lines = text.splitlines()
+                cause = next((ln for ln in lines if any(k in ln for k in (
+                    "Error", "FAIL", "panicked", "error", "Could not"))), lines[-1])
                 self.failures.append({"toolCallId": cid, "toolName": name,
-                                      "summary": text.splitlines()[0][:160]})
+                                      "summary": cause.strip()[:200]})
             result: dict[str, Any] = {"role": "toolResult", "toolCallId": cid, "toolName": name,
                                       "content": [{"type": "text", "text": text}],
                                       "isError": error}
@@ -270,7 +325,7 @@ class _Transcript:
             self._message(result, read=name == "read")
 
     def _fill(self, template: str) -> str:
-        return fill(self.rng, template, self.p, self.plan.task)
+        return fill(self.rng, template, self.p, self.plan.task, **self.focus)
 
     def _abs(self, path: str) -> str:
         return f"{self.cwd}/{path}"
@@ -285,82 +340,110 @@ class _Transcript:
         tokens = min(11_000, max(120, need / max(1.0, remaining * frac)))
         return int(tokens * 4 * self.rng.uniform(0.75, 1.25))
 
-    def _read(self, path: str) -> tuple[str, dict[str, Any], str, bool]:
+    def _read(self, path: str) -> _Call:
         self.read_files.append(path)
-        return "read", {"path": self._abs(path)}, code_file(self.rng, self.p, self._read_chars()), \
-            False
+        text = code_file(self.rng, self.p, self._read_chars())
+        return "read", {"path": self._abs(path)}, text, False
 
-    def _bash(self, command: str, output: str, code: int = 0) -> tuple[str, dict[str, Any], str,
-                                                                        bool]:
+    def _bash(self, command: str, output: str, code: int = 0) -> _Call:
         text = output if code == 0 else f"{output}\n\nCommand exited with code {code}"
         return "bash", {"command": command, "timeout": 300}, text, code != 0
 
-    def _edit(self, path: str, fail: bool = False) -> tuple[str, dict[str, Any], str, bool]:
+    def _edit(self, path: str, fail: bool = False) -> _Call:
         old, new = snippet(self.rng, self.p)
         if fail:
             return "edit", {"path": self._abs(path), "oldText": old, "newText": new}, (
                 f"Could not find the exact text in {self._abs(path)}. The old text must match "
                 "exactly including all whitespace and newlines."), True
         self.modified.append(path)
+        self.changed = True
         return "edit", {"path": self._abs(path), "oldText": old, "newText": new}, \
             f"Successfully replaced text in {self._abs(path)}.", False
 
-    def _tests(self, fail: bool) -> tuple[str, dict[str, Any], str, bool]:
-        failure = self.rng.choice(self.p.failures) if fail else None
-        return self._bash(self.p.test_cmd, test_output(self.rng, self.p, failure), int(fail))
+    def _tests(self, fail: bool) -> _Call:
+        failure = self.failure if fail else None
+        cmd = f"gh pr checkout {self.pr} && {self.p.test_cmd}" if self.review else self.p.test_cmd
+        return self._bash(cmd, test_output(self.rng, self.p, failure), int(fail))
 
     # -- workflows ---------------------------------------------------------
     def _turn(self, first: bool) -> None:
         p, rng = self.p, self.rng
-        if self.plan.messages >= 1000 and self.messages and self.messages % 300 < 12 and \
-                len(self.turns) > 5:
-            self.t += int(rng.uniform(13, 16) * 3600_000)  # the next working day
+        if self.plan.messages >= 1000 and self.messages // 300 > self.day:
+            self.day += 1
+            # the next working day, some time after half past eight (UTC)
+            self.t = (self.t // DAY_MS + 1) * DAY_MS + int(rng.uniform(8.5, 10) * 3600_000)
+        file, file2 = rng.sample(p.files, 2)
+        self.failure = rng.choice(p.failures)
+        self.focus = {"file": file, "file2": file2, "fn": ident(rng.choice(p.functions)),
+                      "test": rng.choice(p.tests), "pr": str(self.pr), "ask": rng.choice(p.asks),
+                      "error": self.failure[1].splitlines()[0].lstrip("E ").strip()}
+        self.changed = False
+        prompt = rng.choice(REVIEW_PROMPTS if self.review else USER_PROMPTS)
+        if not first and rng.random() < 0.08:  # the user ran a command with !
+            self._tick(10, 120)
+            log = "\n".join(f"{rng.getrandbits(28):07x} {rng.choice(p.decisions)}"
+                            for _ in range(5))
+            cmd, out = rng.choice((("git log --oneline -5", log),
+                                   (p.test_cmd, test_output(rng, p, None))))
+            self._message({"role": "bashExecution", "command": cmd, "output": out,
+                           "exitCode": 0, "cancelled": False, "truncated": False})
         if first:
-            opener = rng.choice(REVIEW_OPENERS if self.review else USER_OPENERS)
-            self._user(self._fill(opener))
+            self._user(self._fill(rng.choice(REVIEW_OPENERS if self.review else USER_OPENERS)))
+            if self.review:
+                self._step([self._bash(f"gh pr diff {self.pr}", code_file(rng, p, 3000))],
+                           "diff", 1)
+            self._step([self._read(file), self._read(file2)], "read")
         else:
-            self._user(self._fill(rng.choice(USER_PROMPTS)))
-        file = rng.choice(p.files)
-        self._step([self._read(f) for f in rng.sample(p.files + p.tests, rng.randint(1, 3))],
-                   self._fill(rng.choice(STEP_TEXTS)) if rng.random() < 0.6 else "")
-        for _ in range(rng.randint(0, 3 if self.plan.messages > 100 else 1)):
-            kind = rng.random()
-            if self.review and kind < 0.4:
-                pr = rng.randint(96, 180)
-                self._step([self._bash(f"gh pr diff {pr}", code_file(rng, p, rng.randint(600,
-                                                                                         4000)))])
+            self._user(self._fill(prompt))
+            self._step([self._read(file)], "read")
+        steps = rng.randint(0, 3 if self.plan.messages > 100 else 1)
+        for n in range(max(steps, 1) if "{error}" in prompt else steps):
+            kind = 0.3 if n == 0 and "{error}" in prompt else rng.random()
+            if self.review and kind < 0.3:
+                self._step([self._bash(f"gh pr diff {self.pr} -- {file}",
+                                       code_file(rng, p, rng.randint(600, 4000)))], "diff")
             elif kind < 0.25:
-                fn = ident(rng.choice(p.functions))
-                self._step([self._bash(f'rg -n "{fn}" .', grep_output(rng, p, fn))])
-            elif kind < 0.55:  # a failing test, then the fix
-                self._step([self._tests(True)], "Running the tests first.")
-                self._step([self._read(file)])
-                self._step([self._edit(file)], self._fill(rng.choice(STEP_TEXTS)))
-                self._step([self._tests(False)])
-            elif kind < 0.7:  # an edit whose oldText no longer matches
-                self._step([self._edit(file, fail=True)])
-                self._step([self._read(file)], f"The file changed since I read it; re-reading "
-                                                f"{file}.")
+                fn = self.focus["fn"]
+                self._step([self._bash(f'rg -n "{fn}" .', grep_output(rng, p, fn))], "grep")
+            elif kind < 0.55:  # a failing test, then the fix (a reviewer only reports it)
+                self._step([self._tests(True)], "test")
+                self._step([self._read(self.focus["test"])], "read", 0.3)
+                if not self.review:
+                    self._step([self._edit(file)], "edit")
+                    self._step([self._tests(False)], "verify")
+            elif kind < 0.7 and not self.review:  # an edit whose oldText no longer matches
+                self._step([self._edit(file, fail=True)], "edit")
+                self._step([self._read(file)], "reread", 1)
                 self._step([self._edit(file)])
-            elif kind < 0.8:
-                test = rng.choice(p.tests)
+            elif kind < 0.8 and not self.review:
+                test = self.focus["test"]
                 self.modified.append(test)
+                self.changed = True
                 content = code_file(rng, p, rng.randint(400, 1600))
                 self._step([("write", {"path": self._abs(test), "content": content},
                              f"Successfully wrote {len(content.encode())} bytes to "
-                             f"{self._abs(test)}", False)])
+                             f"{self._abs(test)}", False)], "write")
             else:
-                self._step([self._bash(p.lint_cmd, "", 0), self._bash(
-                    "git status --short", "\n".join(f" M {m}" for m in self.modified[-4:]) or
-                    "")])
-        final = rng.choice(REVIEW_TEXTS if self.review else FINAL_TEXTS)
+                status = "\n".join(f" M {m}" for m in sorted(set(self.modified[-4:])))
+                self._step([self._bash(p.lint_cmd, LINT_OUTPUT[p.lang]),
+                            self._bash("git status --short", status or "(no output)")], "check")
+        if self.review and rng.random() < 0.5:
+            self._step([self._bash(f"gh pr review {self.pr} --comment --body-file "
+                                   f"/tmp/review-{self.pr}.md",
+                                   f"- Reviewed pull request acme/{p.name}#{self.pr}")])
+        final = rng.choice(REVIEW_TEXTS if self.review else FINAL_TEXTS if self.changed
+                           else EXPLAIN_TEXTS)
         self._assistant([{"type": "text", "text": self._fill(final)}], "stop")
 
     def _flush(self) -> None:
         date = iso(self.t)[:10]
         self._user(FLUSH_PROMPT.format(date=date))
         self.flush_at = self.t
-        note = memory_note(self.rng, self.p, date)
+        if date not in self.note_dates and len(self.note_dates) >= 3:
+            self._assistant([{"type": "text", "text": "NO_REPLY"}], "stop")
+            return
+        self.note_dates.add(date)
+        note = memory_note(self.rng, self.p, self.plan.task, date, self.modified)
         path = f"{HOME}/.openclaw/workspace/memory/{date}.md"
         self._step([("write", {"path": path, "content": note},
                      f"Successfully wrote {len(note.encode())} bytes to {path}", False)])
@@ -413,7 +496,7 @@ class _Transcript:
         self._entry("label", targetId=eid, label="retry: smaller change")
         self.branches += 1
 
-    def build(self, now_ms: int) -> SessionOut:
+    def build(self, now_ms: int) -> _SessionOut:
         """Generate the whole transcript."""
         rng, plan = self.rng, self.plan
         header = {"type": "session", "version": 3, "id": self.sid, "timestamp": iso(self.t),
@@ -424,7 +507,10 @@ class _Transcript:
             "timestamp": self.t, "provider": "anthropic", "modelApi": "anthropic-messages",
             "modelId": self.model})
         while self.messages < plan.messages:
-            self._turn(first=not self.messages)
+            first = not self.messages
+            self._turn(first)
+            if first:  # the user named the session (/name) after the first answer
+                self._entry("session_info", name=plan.task)
             if self.messages == 0 or rng.random() < 0.04:
                 self._entry("label", targetId=self.leaf, label=rng.choice(
                     ("tests green", "before refactor", "checkpoint", "good state")))
@@ -442,13 +528,11 @@ class _Transcript:
                 self._entry("thinking_level_change", thinkingLevel="high")
             self._entry("custom", customType="openclaw.cache-ttl", data={
                 "timestamp": self.t, "provider": "anthropic", "modelId": self.model})
-            if len(self.lines) == 5:
-                self._entry("session_info", name=plan.task)
-        if self.t >= now_ms:
-            raise AssertionError("demo session runs past now_ms")  # a bug in PLANS
+        if self.t >= now_ms:  # a mistake in PLANS, never a user error
+            raise RuntimeError(f"demo session {plan.key} would end after now_ms")
         name = self.sid + (f"-topic-{quote(plan.topic, safe='')}" if plan.topic else "")
         data = b"".join(jsonio.dumps_line(obj) for obj in [header, *self.lines])
-        return SessionOut(plan, self.sid, f"{name}.jsonl", data, self.messages,
+        return _SessionOut(plan, self.sid, f"{name}.jsonl", data, self.messages,
                           self.compactions, self.branches, self.t, self.last_usage,
                           self.flush_at, self.texts, self.notes)
 
@@ -501,7 +585,7 @@ CONFIG_TEXT = """// OpenClaw configuration of the memlens demo home. All data he
 """
 
 
-def _write_sessions_store(path: Path, outs: list[SessionOut], rng: random.Random) -> Path:
+def _write_sessions_store(path: Path, outs: list[_SessionOut], rng: random.Random) -> Path:
     store: dict[str, Any] = {}
     for o in outs:
         u = o.last_usage
@@ -510,7 +594,7 @@ def _write_sessions_store(path: Path, outs: list[SessionOut], rng: random.Random
         if o.flush_at is not None:
             # The flush runs before the compaction it prepares for.
             entry.update(memoryFlushAt=o.flush_at, memoryFlushCompactionCount=o.compactions - 1)
-        channel = o.plan.key.split(":")[2]
+        channel = o.plan.key.split(":")[2].replace("main", "webchat")
         entry.update(
             totalTokens=u["totalTokens"], totalTokensFresh=True,
             inputTokens=u["input"] + u["cacheRead"] + u["cacheWrite"],
@@ -532,8 +616,9 @@ class _SegmentsOut:
     vectors: int
 
 
-OLD_KEYS = ("agent:main:main", "agent:main:telegram:direct:123456789", "agent:reviewer:main",
-            "agent:main:discord:channel:998877665544332211")
+OLD_KEYS = ("agent:main:main", "agent:main:telegram:direct:123456789",
+            "agent:main:discord:channel:998877665544332211", "agent:main:slack:dm:u04demo")
+"""Keys of the older sessions whose transcripts are gone but whose segments remain."""
 
 
 def _secrets(rng: random.Random) -> list[str]:
@@ -542,12 +627,11 @@ def _secrets(rng: random.Random) -> list[str]:
                        for _ in range(n))
 
     return [f"use the staging config for the smoke test: api_key={'sk_live_' + token(24)}",
-            f'curl -H "Authorization: Bearer {token(40)}" https://staging.invoice-api.dev'
-            "/v1/invoices returns 500, can you check the logs?",
+            f"staging answers 401 with Authorization: Bearer {token(40)} - is it expired?",
             f"the deploy hook still has token={'ghp_' + token(36)} hardcoded, move it to the env"]
 
 
-def _write_segments(folder: Path, outs: list[SessionOut], rng: random.Random, now: int,
+def _write_segments(folder: Path, outs: list[_SessionOut], rng: random.Random, now: int,
                     count: int) -> _SegmentsOut:
     folder.mkdir(parents=True, exist_ok=True)
     pool = [(o.session_id, o.plan.key, role, text, ms) for o in outs
@@ -609,7 +693,7 @@ def _write_knowledge(path: Path, rng: random.Random, now: int) -> tuple[Path, in
     log = KnowledgeLog(str(path), clock=tick, new_id=lambda: rng_uuid(rng))
     facts: list[tuple[str, str, str]] = []
     for p in PROJECTS:
-        ctx = f"{p.name}: learned while working on {p.tasks_hint()}"
+        ctx = f"{p.name} ({p.lang}), /home/dev/projects/{p.name}"
         facts += [("decision", d, ctx) for d in p.decisions]
         facts += [("architecture", a, ctx) for a in p.architecture]
         facts += [("implementation", a, ctx) for a in p.implementation]
@@ -634,7 +718,7 @@ def _write_knowledge(path: Path, rng: random.Random, now: int) -> tuple[Path, in
 
 def _chunks(lines: list[tuple[int, str]], size: int) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
-    start, buf = 0, []
+    start, buf = 0, list[str]()
     for line_no, text in lines:
         if not buf:
             start = line_no
@@ -647,7 +731,7 @@ def _chunks(lines: list[tuple[int, str]], size: int) -> list[tuple[int, int, str
     return out
 
 
-def _write_index(dest: Path, outs: list[SessionOut]) -> tuple[Path, list[Path], int]:
+def _write_index(dest: Path, outs: list[_SessionOut]) -> tuple[Path, list[Path], int]:
     notes: dict[str, list[str]] = {}
     for o in outs:
         for date, note in o.notes:
@@ -664,7 +748,7 @@ def _write_index(dest: Path, outs: list[SessionOut]) -> tuple[Path, list[Path], 
         numbered = list(enumerate(text.splitlines(), start=1))
         mtime = int(datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp() * 1000)
         sources.append((f"memory/{date}.md", "memory", text.encode(), mtime + 20 * 3600_000,
-                        _chunks(numbered, 500)))
+                        _chunks(numbered, 320)))
     for o in [o for o in outs if o.plan.agent == "main"][:3]:
         said: list[tuple[int, str]] = []
         for line_no, raw in enumerate(o.data.splitlines(), start=1):
@@ -688,15 +772,15 @@ def _write_index(dest: Path, outs: list[SessionOut]) -> tuple[Path, list[Path], 
         db.execute("INSERT INTO meta VALUES (?, ?)",
                    ("memory_index_meta_v1", jsonio.dumps(meta).decode()))
         row = 0
-        for path, source, data, mtime, chunks in sources:
+        for rel, source, data, mtime, parts in sources:
             db.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?)",
-                       (path, source, _sha(data), mtime, len(data)))
-            for start, end, text in chunks:
+                       (rel, source, _sha(data), mtime, len(data)))
+            for start, end, text in parts:
                 h = _sha(text.encode())
                 emb = jsonio.dumps([round(float(v), 6) for v in vectors[row]]).decode()
-                cid = _sha(f"{source}:{path}:{start}:{end}:{h}:hash".encode())
+                cid = _sha(f"{source}:{rel}:{start}:{end}:{h}:hash".encode())
                 db.execute("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           (cid, path, source, start, end, h, "hash", text, emb, mtime))
+                           (cid, rel, source, start, end, h, "hash", text, emb, mtime))
                 db.execute("INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
                            ("memory-context", "hash", "demo", h, emb, DIM, mtime))
                 row += 1
@@ -748,22 +832,30 @@ def write_demo(dest: Path, *, seed: int = 7, now_ms: int | None = None, segments
     force
         Write into a non-empty *dest*, replacing the demo's files (others are left alone).
 
+    Returns
+    -------
+    DemoSummary
+        The paths written and what they hold.
+
     Raises
     ------
     FileExistsError
-        When *dest* exists, is not empty and *force* is False.
+        When *dest* is a file, or a non-empty folder and *force* is False.
     """
     dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise FileExistsError(f"{dest} exists and is not a folder; the demo needs a folder")
     if dest.exists() and any(dest.iterdir()) and not force:
         raise FileExistsError(
             f"{dest} is not empty; the demo writes only into an empty folder "
             "(pass force=True to write over the demo's files there)")
     now = _start_of_day(now_ms)
     rng = random.Random(seed)
-    outs: list[SessionOut] = []
+    outs: list[_SessionOut] = []
+    note_dates: set[str] = set()
     for plan in PLANS:
         start = now - int(plan.days_ago * DAY_MS) + rng.randint(0, 3600_000)
-        outs.append(_Transcript(rng, plan, start).build(now))
+        outs.append(_Transcript(rng, plan, start, note_dates).build(now))
     transcripts: list[Path] = []
     stores: list[Path] = []
     for agent in ("main", "reviewer"):
@@ -772,6 +864,8 @@ def write_demo(dest: Path, *, seed: int = 7, now_ms: int | None = None, segments
         mine = [o for o in outs if o.plan.agent == agent]
         for o in mine:
             (folder / o.file_name).write_bytes(o.data)
+            # A transcript's mtime is its last write, as the agent would have left it.
+            os.utime(folder / o.file_name, ns=(o.updated_at * 1_000_000, o.updated_at * 1_000_000))
             transcripts.append(folder / o.file_name)
         stores.append(_write_sessions_store(folder / "sessions.json", mine, rng))
     config = dest / "openclaw.json"

@@ -156,7 +156,7 @@ PROJECTS: tuple[Project, ...] = (
              "AssertionError: expected '1.2k' to be '1.2K' // Object.is equality"),
             ("src/components/UsageChart.test.tsx > renders the empty state",
              "TypeError: Cannot read properties of undefined (reading 'map')\n"
-             " ❯ buildSeries src/components/UsageChart.tsx:27:18"),
+             " \u276f buildSeries src/components/UsageChart.tsx:27:18"),
             ("tsc", "src/api/client.ts(42,7): error TS2322: Type 'string | undefined' is not "
              "assignable to type 'string'."),
         ),
@@ -271,8 +271,8 @@ _BLOCKS = {
            "export const {fn} = ({a}: {C}): number => {a}.{f2} ?? {n};\n"),
     "go": ("func (c *{C}) {fn}(ctx context.Context, {a} {T}) error {{\n"
            "\tif {a} == nil {{\n\t\treturn fmt.Errorf(\"{fn}: nil {a}\")\n\t}}\n"
-           "\t{v} := c.{f}\n\tfor i := 0; i < {n}; i++ {{\n\t\tif err := ctx.Err(); err != nil "
-           "{{\n\t\t\treturn err\n\t\t}}\n\t\t{v} += i\n\t}}\n\tc.{f2} = {v}\n\treturn nil\n}}\n",
+           "\t{v} := c.{F}\n\tfor i := 0; i < {n}; i++ {{\n\t\tif err := ctx.Err(); err != nil "
+           "{{\n\t\t\treturn err\n\t\t}}\n\t\t{v} += i\n\t}}\n\tc.{F2} = {v}\n\treturn nil\n}}\n",
            "type {C} struct {{\n\t{F} {T}\n\t{F2} int\n}}\n"),
 }
 _HEADERS = {
@@ -287,19 +287,28 @@ _TYPES = {"py": ("Decimal", "Invoice", "dict[str, int]"), "rs": ("u64", "TileKey
 _COMMENT = {"py": "# ", "rs": "// ", "ts": "// ", "go": "// "}
 
 
+def _camel(name: str) -> str:
+    return "".join(w.capitalize() for w in name.split("_"))
+
+
 def code_block(rng: random.Random, project: Project) -> str:
     """One function or type definition in the project's language."""
     lang = project.lang
-    cap = _pick(rng, _WORDS).capitalize() + _pick(rng, _WORDS).capitalize()
     a, b = rng.sample(_VARS, 2)
     f, f2 = rng.sample(_FIELDS, 2)
+    if lang == "ts":
+        f, f2 = (x[0] + _camel(x)[1:] for x in (f, f2))
+    if rng.random() < 0.5:
+        fn = ident(_pick(rng, project.functions))
+    elif lang in ("py", "rs"):
+        fn = f"{_pick(rng, _WORDS)}_{_pick(rng, _VARS)}"
+    else:
+        fn = _pick(rng, _WORDS) + _camel(_pick(rng, _VARS))
     text = _pick(rng, _BLOCKS[lang]).format(
-        fn=ident(_pick(rng, project.functions)) if rng.random() < 0.5
-        else f"{_pick(rng, _WORDS)}_{_pick(rng, _VARS)}" if lang in ("py", "rs")
-        else _pick(rng, _WORDS) + _pick(rng, _VARS).capitalize(),
-        a=a, b=b, v=_pick(rng, _VARS) + "_", v2="i", T=_pick(rng, _TYPES[lang]), n=rng.randint(2, 512),
-        f=f, f2=f2, F=f.capitalize().replace("_", ""), F2=f2.capitalize().replace("_", ""),
-        C=cap, B="BaseModel", w=_pick(rng, _WORDS), w2=_pick(rng, _WORDS))
+        fn=fn, a=a, b=b, v=_pick(rng, ("acc", "out", "seen", "sum", "next")), v2="i",
+        T=_pick(rng, _TYPES[lang]), n=rng.randint(2, 512), f=f, f2=f2, F=_camel(f),
+        F2=_camel(f2), C=_camel(_pick(rng, _WORDS)) + _camel(_pick(rng, _WORDS)),
+        B="BaseModel", w=_pick(rng, _WORDS), w2=_pick(rng, _WORDS))
     if rng.random() < 0.3:
         text = f"{_COMMENT[lang]}{_pick(rng, project.decisions)}.\n{text}"
     return text
@@ -333,7 +342,7 @@ def test_output(rng: random.Random, project: Project, failure: tuple[str, str] |
     n = rng.randint(18, 140)
     lang = project.lang
     if lang == "py":
-        head = "." * min(n, 60) + (" [ 92%]\n" + "F" if failure else " [100%]")
+        head = "." * min(n - 1, 60) + ("F" if failure else ".") + " [100%]"
         if failure:
             return (f"{head}\n=================================== FAILURES ====================="
                     f"==============\n_____ {failure[0].split('::')[-1]} _____\n\n{failure[1]}\n"
@@ -394,19 +403,29 @@ REVIEW_OPENERS = (
     "review with gh when done.",
     "Please review PR #{pr} ({project}): {task}. Check it against our rules: {constraint}.",
 )
-STEP_TEXTS = (
-    "Let me read {file} to see how {fn} works.", "I'll run the tests first to see where "
-    "we stand.", "Now I'll update {fn} in {file}.", "Searching for other callers of {fn}.",
-    "The failure comes from {fn}; fixing it.", "Checking {file} again before editing.",
-)
+STEP_TEXTS: dict[str, tuple[str, ...]] = {
+    "read": ("Let me read {file} to see how {fn} works.", "Reading {file} first.",
+             "I'll look at the current code before changing anything."),
+    "grep": ("Searching for other callers of {fn}.", "Let me check where {fn} is used."),
+    "test": ("Running the tests first to see where we stand.", "Let me reproduce the failure."),
+    "edit": ("Now I'll update {fn} in {file}.", "The failure comes from {fn}; fixing it in "
+             "{file}."),
+    "reread": ("The edit did not apply: {file} changed since I read it. Re-reading it.",),
+    "verify": ("Re-running the tests.", "Running the tests again to confirm the fix."),
+    "write": ("Adding a regression test in {test}.",),
+    "check": ("Running the linter and checking the working tree.",),
+    "diff": ("Let me look at the diff of PR #{pr}.", "Fetching the PR diff."),
+}
 THINKING = (
-    "The user wants to {ask}. {fn} lives in {file}; I need to see how it is called before "
+    "The user wants me to {ask}. {fn} lives in {file}; I need to see how it is called before "
     "changing its signature. Constraint to respect: {constraint}.",
     "The test fails with {error}. That points at {fn}. The simplest fix keeps the public "
     "API unchanged.", "Plan: read {file}, change {fn}, add a test in {test}, run "
     "`{test_cmd}`. {decision} — keep that in mind.",
 )
 FINAL_TEXTS = (
+    "Implemented: {ask}.\n\n- `{file}`: `{fn}` changed accordingly\n- `{test}`: new test\n\n"
+    "`{test_cmd}` is green.",
     "Done. {decision}.\n\n- `{file}`: updated `{fn}`\n- `{test}`: added a regression test\n\n"
     "`{test_cmd}` passes. Next I would {todo}.",
     "Fixed: {fn} now behaves as agreed ({decision}). All tests pass.\n\nOpen point: {todo}.",
@@ -415,7 +434,25 @@ FINAL_TEXTS = (
     "Summary of this step:\n1. {decision}\n2. Updated `{file}`\n3. Tests pass\n\nShall I "
     "{todo}?",
 )
+EXPLAIN_TEXTS = (
+    "I had a look at `{file}`: `{fn}` is the place to change. Plan: {ask}, then run "
+    "`{test_cmd}`. Note that {constraint}. Shall I go ahead?",
+    "`{fn}` is called from `{file}` and `{file2}`. Changing it is safe as long as we keep "
+    "this rule: {constraint}. Proceed?",
+    "Nothing to change in `{file}` for this: the behaviour comes from `{fn}`, which already "
+    "follows the decision \"{decision}\". Still open: {todo}.",
+)
+REVIEW_PROMPTS = (
+    "the author pushed a fix for {fn}; please re-review {file}",
+    "does {file} respect our rule \"{constraint}\"?",
+    "is the test in {test} enough, or should we ask for more?",
+    "CI is red on PR #{pr}. find out why and tell the author what to change",
+    "add a comment asking them to {ask}", "compare {file} with main: anything risky?",
+)
 REVIEW_TEXTS = (
+    "Re-reviewed `{file}` on PR #{pr}: the fix for `{fn}` is correct. Remaining: {todo}.",
+    "Posted a comment on PR #{pr} asking the author to {ask}.",
+    "CI on PR #{pr} fails in `{test}`: {error}. I left a comment with the fix.",
     "Review posted on PR #{pr}.\n\n**Blocking**\n- `{file}`: {fn} ignores the error path "
     "({error}).\n\n**Nits**\n- {constraint}\n- missing test in `{test}`\n\nOtherwise it "
     "matches what we agreed: {decision}.",
@@ -427,14 +464,20 @@ FLUSH_PROMPT = ("Pre-compaction memory flush. Store durable memories now (use "
                 "with NO_REPLY.")
 
 
+LINT_OUTPUT = {"py": "All checks passed!", "rs": "    Checking tilecache v0.4.2 (/home/dev/"
+               "projects/tilecache)\n    Finished `dev` profile [unoptimized + debuginfo] "
+               "target(s) in 3.12s", "ts": "(no output)", "go": "(no output)"}
+
+
 def fill(rng: random.Random, template: str, project: Project, task: str, **extra: str) -> str:
     """Fill a template with vocabulary from *project*."""
     fail = _pick_failure(rng, project)
     values = {
         "project": project.name, "task": task, "file": _pick(rng, project.files),
-        "file2": _pick(rng, project.files + project.tests), "fn": ident(_pick(rng, project.functions)),
-        "ask": _pick(rng, project.asks), "test_cmd": project.test_cmd,
-        "test": _pick(rng, project.tests), "error": fail[1].splitlines()[0].lstrip("E ").strip(),
+        "file2": _pick(rng, project.files + project.tests),
+        "fn": ident(_pick(rng, project.functions)), "ask": _pick(rng, project.asks),
+        "test_cmd": project.test_cmd, "test": _pick(rng, project.tests),
+        "error": fail[1].splitlines()[0].lstrip("E ").strip(),
         "constraint": _pick(rng, project.constraints), "decision": _pick(rng, project.decisions),
         "todo": _pick(rng, project.todos), "pr": str(rng.randint(96, 180)),
     }
@@ -452,7 +495,7 @@ def compaction_summary(rng: random.Random, project: Project, task: str, read: li
     def bullets(items: tuple[str, ...], k: int, prefix: str = "- ") -> str:
         return "\n".join(prefix + s for s in rng.sample(items, min(k, len(items))))
 
-    files = ", ".join(f"`{p}`" for p in modified[-6:]) or "none yet"
+    files = ", ".join(f"`{p}`" for p in dict.fromkeys(reversed(modified))) or "none yet"
     return (f"## Goal\n{task} ({project.name}, checkpoint {n}).\n\n## Progress\nModified: {files}."
             f" Read {len(read)} files so far.\n\n## Decisions\n{bullets(project.decisions, 3)}\n\n"
             f"## Open TODOs\n{bullets(project.todos, 2, '- [ ] ')}\n\n## Constraints/Rules\n"
@@ -461,12 +504,17 @@ def compaction_summary(rng: random.Random, project: Project, task: str, read: li
             + "\n".join(f"- `{s}`" for s in rng.sample(project.identifiers, 4)))
 
 
-def memory_note(rng: random.Random, project: Project, date: str) -> str:
+def memory_note(rng: random.Random, project: Project, task: str, date: str,
+                modified: list[str]) -> str:
     """The section a memory flush writes to ``memory/<date>.md``."""
-    return (f"## {project.name} ({date})\n\n### Decisions\n"
-            + "".join(f"- {d}\n" for d in rng.sample(project.decisions, 2))
-            + "\n### Open\n" + "".join(f"- [ ] {t}\n" for t in rng.sample(project.todos, 2))
-            + "\n### Rules\n" + "".join(f"- {c}\n" for c in rng.sample(project.constraints, 2)))
+    files = ", ".join(f"`{m}`" for m in dict.fromkeys(reversed(modified))) or "nothing yet"
+    return (f"## {project.name}: {task}\n\nWorking in /home/dev/projects/{project.name} "
+            f"({date}). Changed so far: {files}.\n\n### Decisions\n"
+            + "".join(f"- {d}\n" for d in rng.sample(project.decisions, 3))
+            + "\n### Open\n" + "".join(f"- [ ] {t}\n" for t in rng.sample(project.todos, 3))
+            + "\n### Rules\n" + "".join(f"- {c}\n" for c in rng.sample(project.constraints, 2))
+            + "\n### Identifiers\n"
+            + "".join(f"- `{i}`\n" for i in rng.sample(project.identifiers, 3)))
 
 
 def generated_exchange(rng: random.Random, project: Project) -> tuple[str, str]:
