@@ -55,7 +55,7 @@ SESSION_COLUMNS: list[Column[SessionSummary]] = [
 PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Severity", lambda p: p.severity),
     Column("File", lambda p: Path(p.file).name, lambda p: p.file),
-    Column("Line", lambda p: p.line, align_right=True),
+    Column("Line", lambda p: p.line, align_right=True, thousands=False),
     Column("Message", lambda p: p.message),
 ]
 

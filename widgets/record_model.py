@@ -25,6 +25,8 @@ class Column(Generic[T]):
     value: Callable[[T], Any]
     sort: Callable[[T], Any] | None = None
     align_right: bool = False
+    thousands: bool = True
+    """Show ints with thousands separators (not for line numbers or ids)."""
 
 
 class RecordTableModel(QAbstractTableModel, Generic[T]):
