@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING
 from core import __version__
 
 if TYPE_CHECKING:
+    from app.main_window import MainWindow
+
+if TYPE_CHECKING:
     from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -25,21 +29,27 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-def run_gui(argv: Sequence[str]) -> int:
-    """Open the main window; returns Qt's exit status."""
-    args = parse_args(argv)
-    from PySide6.QtWidgets import QApplication
-
+def build_window(argv: Sequence[str]) -> MainWindow:
+    """Create the main window and start loading what the arguments name."""
     from app.demo_data import demo_dir
     from app.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("memlens")
-    app.setOrganizationName("memlens")
+    args = parse_args(argv)
     window = MainWindow()
     window.show()
     if args.demo:
         window.open_path(str(demo_dir()))
     elif args.path:
         window.open_path(args.path)
+    return window
+
+
+def run_gui(argv: Sequence[str]) -> int:
+    """Open the main window; returns Qt's exit status."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("memlens")
+    app.setOrganizationName("memlens")
+    window = build_window(argv)  # noqa: F841 - kept alive while Qt runs
     return int(app.exec())

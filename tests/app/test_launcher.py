@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import pytest
+
+from app import demo_data
+from app.launcher import main
+from app.main import build_window
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(demo_data.platformdirs, "user_cache_dir", lambda name: str(tmp_path / name))
+    return tmp_path
+
+
+def test_demo_is_generated_once_into_the_cache(cache):
+    root = demo_data.demo_dir()
+    assert root.parent == cache / "memlens"
+    assert (root / ".complete").exists() and (root / "openclaw.json").exists()
+    stamp = (root / "openclaw.json").stat().st_mtime_ns
+    assert demo_data.demo_dir() == root
+    assert (root / "openclaw.json").stat().st_mtime_ns == stamp  # reused, not rewritten
+
+
+def test_memlens_demo_opens_the_demo_data(qtbot, cache):
+    window = build_window(["--demo"])
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: window.data is not None, timeout=30000)
+    assert window.sessions.rowCount() == 12
+    assert window.data.knowledge is not None and window.data.segments is not None
+
+
+def test_memlens_path_opens_it(qtbot, fixtures_dir):
+    window = build_window([str(fixtures_dir / "large-session.jsonl")])
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: window.data is not None, timeout=20000)
+    assert window.sessions.rowCount() == 1
+
+
+def test_cli_commands_do_not_start_the_gui(capsys):
+    assert main(["embed", "x", "--json"]) == 0
+    assert '"dim":384' in capsys.readouterr().out
