@@ -127,36 +127,108 @@ class _Plan:
 
 
 PLANS = (
-    _Plan("main", "agent:main:main", 0, "Move pricing to Decimal and fix discount rounding",
-          1500, 3, 13.6),
-    _Plan("main", "agent:main:telegram:direct:123456789", 1,
-          "Byte-budget LRU eviction and cache metrics", 380, 2, 7.6),
-    _Plan("main", "agent:main:telegram:group:-1002233445566:topic:17", 2,
-          "Token usage chart on the sessions page", 220, 0, 5.6, branch=True,
-          topic="dashboard: usage chart"),
-    _Plan("main", "agent:main:discord:channel:998877665544332211", 3,
-          "Retries with exponential backoff in the consumer", 120, 0, 4.6),
-    _Plan("main", "agent:main:cron:nightly-deps", 0, "Render invoice PDFs in a background task",
-          90, 0, 3.6),
-    _Plan("main", "agent:main:telegram:direct:555000111", 1, "Fix clippy warnings in render.rs",
-          60, 0, 2.6),
-    _Plan("main", "agent:main:subagent:typecheck", 2, "Strict-mode type errors in the API client",
-          45, 0, 1.6),
+    _Plan(
+        "main",
+        "agent:main:main",
+        0,
+        "Move pricing to Decimal and fix discount rounding",
+        1500,
+        3,
+        13.6,
+    ),
+    _Plan(
+        "main",
+        "agent:main:telegram:direct:123456789",
+        1,
+        "Byte-budget LRU eviction and cache metrics",
+        380,
+        2,
+        7.6,
+    ),
+    _Plan(
+        "main",
+        "agent:main:telegram:group:-1002233445566:topic:17",
+        2,
+        "Token usage chart on the sessions page",
+        220,
+        0,
+        5.6,
+        branch=True,
+        topic="dashboard: usage chart",
+    ),
+    _Plan(
+        "main",
+        "agent:main:discord:channel:998877665544332211",
+        3,
+        "Retries with exponential backoff in the consumer",
+        120,
+        0,
+        4.6,
+    ),
+    _Plan(
+        "main",
+        "agent:main:cron:nightly-deps",
+        0,
+        "Render invoice PDFs in a background task",
+        90,
+        0,
+        3.6,
+    ),
+    _Plan(
+        "main",
+        "agent:main:telegram:direct:555000111",
+        1,
+        "Fix clippy warnings in render.rs",
+        60,
+        0,
+        2.6,
+    ),
+    _Plan(
+        "main",
+        "agent:main:subagent:typecheck",
+        2,
+        "Strict-mode type errors in the API client",
+        45,
+        0,
+        1.6,
+    ),
     _Plan("main", "agent:main:slack:dm:u04demo", 3, "Flaky TestConsumerRetries", 30, 0, 0.8),
     _Plan("reviewer", "agent:reviewer:main", 0, "Per-year invoice numbering", 260, 1, 9.6),
-    _Plan("reviewer", "agent:reviewer:github:pr:ingest-worker", 3,
-          "Idempotent UpsertEvents with ON CONFLICT", 140, 0, 6.6),
-    _Plan("reviewer", "agent:reviewer:github:pr:web-dashboard", 2,
-          "uPlot instead of recharts for the usage chart", 70, 0, 3.6),
-    _Plan("reviewer", "agent:reviewer:github:pr:tilecache", 1, "Prometheus /metrics endpoint",
-          35, 0, 1.6),
+    _Plan(
+        "reviewer",
+        "agent:reviewer:github:pr:ingest-worker",
+        3,
+        "Idempotent UpsertEvents with ON CONFLICT",
+        140,
+        0,
+        6.6,
+    ),
+    _Plan(
+        "reviewer",
+        "agent:reviewer:github:pr:web-dashboard",
+        2,
+        "uPlot instead of recharts for the usage chart",
+        70,
+        0,
+        3.6,
+    ),
+    _Plan(
+        "reviewer",
+        "agent:reviewer:github:pr:tilecache",
+        1,
+        "Prometheus /metrics endpoint",
+        35,
+        0,
+        1.6,
+    ),
 )
 
 
 def iso(ms: int) -> str:
     """ISO-8601 UTC with milliseconds, as pi writes entry timestamps."""
-    return datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S") + \
-        f".{ms % 1000:03d}Z"
+    return (
+        datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
+    )
 
 
 def rng_uuid(rng: random.Random) -> str:
@@ -187,8 +259,9 @@ class _SessionOut:
 class _Transcript:
     """Builds one pi v3 transcript, tracking the context the model sees."""
 
-    def __init__(self, rng: random.Random, plan: _Plan, start_ms: int,
-                 note_dates: set[str]) -> None:
+    def __init__(
+        self, rng: random.Random, plan: _Plan, start_ms: int, note_dates: set[str]
+    ) -> None:
         self.rng = rng
         self.plan = plan
         self.p: Project = PROJECTS[plan.project]
@@ -239,8 +312,15 @@ class _Transcript:
         while eid in self.ids:
             eid = f"{self.rng.getrandbits(32):08x}"
         self.ids.add(eid)
-        self.lines.append({"type": kind, "id": eid, "parentId": self.leaf,
-                           "timestamp": iso(self.t + self.rng.randint(1, 40)), **fields})
+        self.lines.append(
+            {
+                "type": kind,
+                "id": eid,
+                "parentId": self.leaf,
+                "timestamp": iso(self.t + self.rng.randint(1, 40)),
+                **fields,
+            }
+        )
         self.leaf = eid
         return eid
 
@@ -268,9 +348,13 @@ class _Transcript:
 
     def _assistant(self, blocks: list[dict[str, Any]], stop: str) -> str:
         self._tick(2, 35)
-        msg: dict[str, Any] = {"role": "assistant", "content": blocks,
-                               "api": "anthropic-messages", "provider": "anthropic",
-                               "model": self.model}
+        msg: dict[str, Any] = {
+            "role": "assistant",
+            "content": blocks,
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": self.model,
+        }
         out = estimate_message(normalize_message(msg)) + self.rng.randint(4, 60)
         ctx_in = self._context()
         inp = self.rng.randint(3, 40)
@@ -278,12 +362,24 @@ class _Transcript:
         write = ctx_in - inp - read
         self.cached = ctx_in
         price = PRICES[self.model]
-        cost = {k: round(v * p / 1e6, 8) for k, v, p in
-                zip(("input", "output", "cacheRead", "cacheWrite"), (inp, out, read, write),
-                    price, strict=True)}
+        cost = {
+            k: round(v * p / 1e6, 8)
+            for k, v, p in zip(
+                ("input", "output", "cacheRead", "cacheWrite"),
+                (inp, out, read, write),
+                price,
+                strict=True,
+            )
+        }
         cost["total"] = round(sum(cost.values()), 8)
-        usage = {"input": inp, "output": out, "cacheRead": read, "cacheWrite": write,
-                 "totalTokens": ctx_in + out, "cost": cost}
+        usage = {
+            "input": inp,
+            "output": out,
+            "cacheRead": read,
+            "cacheWrite": write,
+            "totalTokens": ctx_in + out,
+            "cost": cost,
+        }
         msg.update(usage=usage, stopReason=stop)
         self.last_usage = usage
         text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
@@ -295,31 +391,47 @@ class _Transcript:
         chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
         return "toolu_01" + "".join(self.rng.choice(chars) for _ in range(22))
 
-    def _step(self, calls: list[_Call], action: str = "",
-              say: float = 0.6) -> None:
+    def _step(self, calls: list[_Call], action: str = "", say: float = 0.6) -> None:
         """One assistant message with tool calls, then one result per call."""
         blocks: list[dict[str, Any]] = []
         if self.rng.random() < 0.3:
-            blocks.append({"type": "thinking", "thinking": self._fill(
-                self.rng.choice(THINKING)), "thinkingSignature": "sig_" + self._call_id()[8:]})
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": self._fill(self.rng.choice(THINKING)),
+                    "thinkingSignature": "sig_" + self._call_id()[8:],
+                }
+            )
         if action and self.rng.random() < say:
-            blocks.append({"type": "text", "text": self._fill(
-                self.rng.choice(STEP_TEXTS[action]))})
+            blocks.append({"type": "text", "text": self._fill(self.rng.choice(STEP_TEXTS[action]))})
         ids = [self._call_id() for _ in calls]
-        blocks += [{"type": "toolCall", "id": cid, "name": name, "arguments": args}
-                   for cid, (name, args, _, _) in zip(ids, calls, strict=True)]
+        blocks += [
+            {"type": "toolCall", "id": cid, "name": name, "arguments": args}
+            for cid, (name, args, _, _) in zip(ids, calls, strict=True)
+        ]
         self._assistant(blocks, "toolUse")
         for cid, (name, args, text, error) in zip(ids, calls, strict=True):
             self._tick(0.05, 6)
             if error:
                 lines = text.splitlines()
-                cause = next((ln for ln in lines if any(k in ln for k in (
-                    "Error", "FAIL", "panicked", "error", "Could not"))), lines[-1])
-                self.failures.append({"toolCallId": cid, "toolName": name,
-                                      "summary": cause.strip()[:200]})
-            result: dict[str, Any] = {"role": "toolResult", "toolCallId": cid, "toolName": name,
-                                      "content": [{"type": "text", "text": text}],
-                                      "isError": error}
+                cause = next(
+                    (
+                        ln
+                        for ln in lines
+                        if any(k in ln for k in ("Error", "FAIL", "panicked", "error", "Could not"))
+                    ),
+                    lines[-1],
+                )
+                self.failures.append(
+                    {"toolCallId": cid, "toolName": name, "summary": cause.strip()[:200]}
+                )
+            result: dict[str, Any] = {
+                "role": "toolResult",
+                "toolCallId": cid,
+                "toolName": name,
+                "content": [{"type": "text", "text": text}],
+                "isError": error,
+            }
             if name == "edit" and not error:
                 result["details"] = {"diff": "+" + args["newText"].splitlines()[0]}
             self._message(result, read=name == "read")
@@ -332,8 +444,15 @@ class _Transcript:
 
     # -- tool calls --------------------------------------------------------
     def _read_chars(self) -> int:
-        remaining = max(1, (self.points[self.compactions] if self.compactions < len(self.points)
-                            else self.plan.messages) - self.messages)
+        remaining = max(
+            1,
+            (
+                self.points[self.compactions]
+                if self.compactions < len(self.points)
+                else self.plan.messages
+            )
+            - self.messages,
+        )
         frac = (self.reads + 3) / (self.messages + 20)
         base = self.other[0] / max(1, self.other[1])
         need = self.target - self._context() - remaining * (1 - frac) * base
@@ -352,13 +471,23 @@ class _Transcript:
     def _edit(self, path: str, fail: bool = False) -> _Call:
         old, new = snippet(self.rng, self.p)
         if fail:
-            return "edit", {"path": self._abs(path), "oldText": old, "newText": new}, (
-                f"Could not find the exact text in {self._abs(path)}. The old text must match "
-                "exactly including all whitespace and newlines."), True
+            return (
+                "edit",
+                {"path": self._abs(path), "oldText": old, "newText": new},
+                (
+                    f"Could not find the exact text in {self._abs(path)}. The old text must match "
+                    "exactly including all whitespace and newlines."
+                ),
+                True,
+            )
         self.modified.append(path)
         self.changed = True
-        return "edit", {"path": self._abs(path), "oldText": old, "newText": new}, \
-            f"Successfully replaced text in {self._abs(path)}.", False
+        return (
+            "edit",
+            {"path": self._abs(path), "oldText": old, "newText": new},
+            f"Successfully replaced text in {self._abs(path)}.",
+            False,
+        )
 
     def _tests(self, fail: bool) -> _Call:
         failure = self.failure if fail else None
@@ -374,24 +503,41 @@ class _Transcript:
             self.t = (self.t // DAY_MS + 1) * DAY_MS + int(rng.uniform(8.5, 10) * 3600_000)
         file, file2 = rng.sample(p.files, 2)
         self.failure = rng.choice(p.failures)
-        self.focus = {"file": file, "file2": file2, "fn": ident(rng.choice(p.functions)),
-                      "test": rng.choice(p.tests), "pr": str(self.pr), "ask": rng.choice(p.asks),
-                      "error": self.failure[1].splitlines()[0].lstrip("E ").strip()}
+        self.focus = {
+            "file": file,
+            "file2": file2,
+            "fn": ident(rng.choice(p.functions)),
+            "test": rng.choice(p.tests),
+            "pr": str(self.pr),
+            "ask": rng.choice(p.asks),
+            "error": self.failure[1].splitlines()[0].lstrip("E ").strip(),
+        }
         self.changed = False
         prompt = rng.choice(REVIEW_PROMPTS if self.review else USER_PROMPTS)
         if not first and rng.random() < 0.08:  # the user ran a command with !
             self._tick(10, 120)
-            log = "\n".join(f"{rng.getrandbits(28):07x} {rng.choice(p.decisions)}"
-                            for _ in range(5))
-            cmd, out = rng.choice((("git log --oneline -5", log),
-                                   (p.test_cmd, test_output(rng, p, None))))
-            self._message({"role": "bashExecution", "command": cmd, "output": out,
-                           "exitCode": 0, "cancelled": False, "truncated": False})
+            log = "\n".join(
+                f"{rng.getrandbits(28):07x} {rng.choice(p.decisions)}" for _ in range(5)
+            )
+            cmd, out = rng.choice(
+                (("git log --oneline -5", log), (p.test_cmd, test_output(rng, p, None)))
+            )
+            self._message(
+                {
+                    "role": "bashExecution",
+                    "command": cmd,
+                    "output": out,
+                    "exitCode": 0,
+                    "cancelled": False,
+                    "truncated": False,
+                }
+            )
         if first:
             self._user(self._fill(rng.choice(REVIEW_OPENERS if self.review else USER_OPENERS)))
             if self.review:
-                self._step([self._bash(f"gh pr diff {self.pr}", code_file(rng, p, 3000))],
-                           "diff", 1)
+                self._step(
+                    [self._bash(f"gh pr diff {self.pr}", code_file(rng, p, 3000))], "diff", 1
+                )
             self._step([self._read(file), self._read(file2)], "read")
         else:
             self._user(self._fill(prompt))
@@ -400,8 +546,15 @@ class _Transcript:
         for n in range(max(steps, 1) if "{error}" in prompt else steps):
             kind = 0.3 if n == 0 and "{error}" in prompt else rng.random()
             if self.review and kind < 0.3:
-                self._step([self._bash(f"gh pr diff {self.pr} -- {file}",
-                                       code_file(rng, p, rng.randint(600, 4000)))], "diff")
+                self._step(
+                    [
+                        self._bash(
+                            f"gh pr diff {self.pr} -- {file}",
+                            code_file(rng, p, rng.randint(600, 4000)),
+                        )
+                    ],
+                    "diff",
+                )
             elif kind < 0.25:
                 fn = self.focus["fn"]
                 self._step([self._bash(f'rg -n "{fn}" .', grep_output(rng, p, fn))], "grep")
@@ -420,19 +573,39 @@ class _Transcript:
                 self.modified.append(test)
                 self.changed = True
                 content = code_file(rng, p, rng.randint(400, 1600))
-                self._step([("write", {"path": self._abs(test), "content": content},
-                             f"Successfully wrote {len(content.encode())} bytes to "
-                             f"{self._abs(test)}", False)], "write")
+                self._step(
+                    [
+                        (
+                            "write",
+                            {"path": self._abs(test), "content": content},
+                            f"Successfully wrote {len(content.encode())} bytes to "
+                            f"{self._abs(test)}",
+                            False,
+                        )
+                    ],
+                    "write",
+                )
             else:
                 status = "\n".join(f" M {m}" for m in sorted(set(self.modified[-4:])))
-                self._step([self._bash(p.lint_cmd, LINT_OUTPUT[p.lang]),
-                            self._bash("git status --short", status or "(no output)")], "check")
+                self._step(
+                    [
+                        self._bash(p.lint_cmd, LINT_OUTPUT[p.lang]),
+                        self._bash("git status --short", status or "(no output)"),
+                    ],
+                    "check",
+                )
         if self.review and rng.random() < 0.5:
-            self._step([self._bash(f"gh pr review {self.pr} --comment --body-file "
-                                   f"/tmp/review-{self.pr}.md",
-                                   f"- Reviewed pull request acme/{p.name}#{self.pr}")])
-        final = rng.choice(REVIEW_TEXTS if self.review else FINAL_TEXTS if self.changed
-                           else EXPLAIN_TEXTS)
+            self._step(
+                [
+                    self._bash(
+                        f"gh pr review {self.pr} --comment --body-file /tmp/review-{self.pr}.md",
+                        f"- Reviewed pull request acme/{p.name}#{self.pr}",
+                    )
+                ]
+            )
+        final = rng.choice(
+            REVIEW_TEXTS if self.review else FINAL_TEXTS if self.changed else EXPLAIN_TEXTS
+        )
         self._assistant([{"type": "text", "text": self._fill(final)}], "stop")
 
     def _flush(self) -> None:
@@ -445,8 +618,16 @@ class _Transcript:
         self.note_dates.add(date)
         note = memory_note(self.rng, self.p, self.plan.task, date, self.modified)
         path = f"{HOME}/.openclaw/workspace/memory/{date}.md"
-        self._step([("write", {"path": path, "content": note},
-                     f"Successfully wrote {len(note.encode())} bytes to {path}", False)])
+        self._step(
+            [
+                (
+                    "write",
+                    {"path": path, "content": note},
+                    f"Successfully wrote {len(note.encode())} bytes to {path}",
+                    False,
+                )
+            ]
+        )
         self.notes.append((date, note))
         self._assistant([{"type": "text", "text": "NO_REPLY"}], "stop")
 
@@ -463,18 +644,26 @@ class _Transcript:
         while cut < len(self.ctx) and self.ctx[cut][2] not in ("user", "assistant"):
             cut += 1
         self.compactions += 1
-        summary = compaction_summary(self.rng, self.p, self.plan.task, self.read_files,
-                                     self.modified, self.compactions)
+        summary = compaction_summary(
+            self.rng, self.p, self.plan.task, self.read_files, self.modified, self.compactions
+        )
         self._tick(20, 90)
         first_kept = self.ctx[cut][0]
         kept = self.ctx[cut:]
         tokens = estimate_message(normalize_message({"role": "user", "content": summary}))
         after = self.system + tokens + sum(t for _, t, _ in kept)
-        eid = self._entry("compaction", summary=summary, firstKeptEntryId=first_kept,
-                          tokensBefore=before, tokensAfter=after, details={
-                              "readFiles": sorted({self._abs(f) for f in self.read_files}),
-                              "modifiedFiles": sorted({self._abs(f) for f in self.modified}),
-                              "toolFailures": self.failures[-5:]})
+        eid = self._entry(
+            "compaction",
+            summary=summary,
+            firstKeptEntryId=first_kept,
+            tokensBefore=before,
+            tokensAfter=after,
+            details={
+                "readFiles": sorted({self._abs(f) for f in self.read_files}),
+                "modifiedFiles": sorted({self._abs(f) for f in self.modified}),
+                "toolFailures": self.failures[-5:],
+            },
+        )
         self.ctx = [(eid, tokens, "compactionSummary"), *kept]
         self.cached = 0
         self.turns = []
@@ -488,9 +677,11 @@ class _Transcript:
         self.ctx = self.ctx[:ctx_len]
         self.leaf = parent
         self.cached = min(self.cached, self._context())
-        summary = (f"The user went back to an earlier point. On the abandoned branch the agent "
-                   f"tried to {self.rng.choice(self.p.asks)}; it was dropped because "
-                   f"{self.rng.choice(self.p.constraints)}.")
+        summary = (
+            f"The user went back to an earlier point. On the abandoned branch the agent "
+            f"tried to {self.rng.choice(self.p.asks)}; it was dropped because "
+            f"{self.rng.choice(self.p.constraints)}."
+        )
         eid = self._entry("branch_summary", fromId=from_id, summary=summary)
         self.ctx.append((eid, len(summary) // 4 + 1, "branchSummary"))
         self._entry("label", targetId=eid, label="retry: smaller change")
@@ -499,42 +690,79 @@ class _Transcript:
     def build(self, now_ms: int) -> _SessionOut:
         """Generate the whole transcript."""
         rng, plan = self.rng, self.plan
-        header = {"type": "session", "version": 3, "id": self.sid, "timestamp": iso(self.t),
-                  "cwd": self.cwd}
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": self.sid,
+            "timestamp": iso(self.t),
+            "cwd": self.cwd,
+        }
         self._entry("model_change", provider="anthropic", modelId=self.model)
         self._entry("thinking_level_change", thinkingLevel="medium")
-        self._entry("custom", customType="model-snapshot", data={
-            "timestamp": self.t, "provider": "anthropic", "modelApi": "anthropic-messages",
-            "modelId": self.model})
+        self._entry(
+            "custom",
+            customType="model-snapshot",
+            data={
+                "timestamp": self.t,
+                "provider": "anthropic",
+                "modelApi": "anthropic-messages",
+                "modelId": self.model,
+            },
+        )
         while self.messages < plan.messages:
             first = not self.messages
             self._turn(first)
             if first:  # the user named the session (/name) after the first answer
                 self._entry("session_info", name=plan.task)
             if self.messages == 0 or rng.random() < 0.04:
-                self._entry("label", targetId=self.leaf, label=rng.choice(
-                    ("tests green", "before refactor", "checkpoint", "good state")))
+                self._entry(
+                    "label",
+                    targetId=self.leaf,
+                    label=rng.choice(
+                        ("tests green", "before refactor", "checkpoint", "good state")
+                    ),
+                )
             if self.messages < plan.messages and (
-                    self._context() >= THRESHOLD or (self.compactions < len(self.points) and
-                                                     self.messages >= self.points[
-                                                         self.compactions])):
+                self._context() >= THRESHOLD
+                or (
+                    self.compactions < len(self.points)
+                    and self.messages >= self.points[self.compactions]
+                )
+            ):
                 self._compact()
             if plan.branch and not self.branches and self.messages >= plan.messages * 0.6:
                 self._branch()
-            if plan.messages >= 1000 and abs(self.messages - plan.messages // 2) < 8 and \
-                    self.model != "claude-opus-4-5":
+            if (
+                plan.messages >= 1000
+                and abs(self.messages - plan.messages // 2) < 8
+                and self.model != "claude-opus-4-5"
+            ):
                 self.model = "claude-opus-4-5"
                 self._entry("model_change", provider="anthropic", modelId=self.model)
                 self._entry("thinking_level_change", thinkingLevel="high")
-            self._entry("custom", customType="openclaw.cache-ttl", data={
-                "timestamp": self.t, "provider": "anthropic", "modelId": self.model})
+            self._entry(
+                "custom",
+                customType="openclaw.cache-ttl",
+                data={"timestamp": self.t, "provider": "anthropic", "modelId": self.model},
+            )
         if self.t >= now_ms:  # a mistake in PLANS, never a user error
             raise RuntimeError(f"demo session {plan.key} would end after now_ms")
         name = self.sid + (f"-topic-{quote(plan.topic, safe='')}" if plan.topic else "")
         data = b"".join(jsonio.dumps_line(obj) for obj in [header, *self.lines])
-        return _SessionOut(plan, self.sid, f"{name}.jsonl", data, self.messages,
-                          self.compactions, self.branches, self.t, self.last_usage,
-                          self.flush_at, self.texts, self.notes)
+        return _SessionOut(
+            plan,
+            self.sid,
+            f"{name}.jsonl",
+            data,
+            self.messages,
+            self.compactions,
+            self.branches,
+            self.t,
+            self.last_usage,
+            self.flush_at,
+            self.texts,
+            self.notes,
+        )
 
 
 # -- the stores ---------------------------------------------------------------
@@ -589,18 +817,29 @@ def _write_sessions_store(path: Path, outs: list[_SessionOut], rng: random.Rando
     store: dict[str, Any] = {}
     for o in outs:
         u = o.last_usage
-        entry: dict[str, Any] = {"sessionId": o.session_id, "updatedAt": o.updated_at,
-                                 "sessionFile": o.file_name, "compactionCount": o.compactions}
+        entry: dict[str, Any] = {
+            "sessionId": o.session_id,
+            "updatedAt": o.updated_at,
+            "sessionFile": o.file_name,
+            "compactionCount": o.compactions,
+        }
         if o.flush_at is not None:
             # The flush runs before the compaction it prepares for.
             entry.update(memoryFlushAt=o.flush_at, memoryFlushCompactionCount=o.compactions - 1)
         channel = o.plan.key.split(":")[2].replace("main", "webchat")
         entry.update(
-            totalTokens=u["totalTokens"], totalTokensFresh=True,
+            totalTokens=u["totalTokens"],
+            totalTokensFresh=True,
             inputTokens=u["input"] + u["cacheRead"] + u["cacheWrite"],
-            outputTokens=u["output"], contextTokens=200_000, thinkingLevel="medium",
-            channelMeta={"provider": channel, "lastMessageId": str(rng.randint(10**6, 10**7)),
-                         "displayName": o.plan.task})
+            outputTokens=u["output"],
+            contextTokens=200_000,
+            thinkingLevel="medium",
+            channelMeta={
+                "provider": channel,
+                "lastMessageId": str(rng.randint(10**6, 10**7)),
+                "displayName": o.plan.task,
+            },
+        )
         store[o.plan.key] = entry
     path.write_bytes(jsonio.dumps(store, pretty=True) + b"\n")
     return path
@@ -616,26 +855,39 @@ class _SegmentsOut:
     vectors: int
 
 
-OLD_KEYS = ("agent:main:main", "agent:main:telegram:direct:123456789",
-            "agent:main:discord:channel:998877665544332211", "agent:main:slack:dm:u04demo")
+OLD_KEYS = (
+    "agent:main:main",
+    "agent:main:telegram:direct:123456789",
+    "agent:main:discord:channel:998877665544332211",
+    "agent:main:slack:dm:u04demo",
+)
 """Keys of the older sessions whose transcripts are gone but whose segments remain."""
 
 
 def _secrets(rng: random.Random) -> list[str]:
     def token(n: int) -> str:
-        return "".join(rng.choice("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
-                       for _ in range(n))
+        return "".join(
+            rng.choice("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+            for _ in range(n)
+        )
 
-    return [f"use the staging config for the smoke test: api_key={'sk_live_' + token(24)}",
-            f"staging answers 401 with Authorization: Bearer {token(40)} - is it expired?",
-            f"the deploy hook still has token={'ghp_' + token(36)} hardcoded, move it to the env"]
+    return [
+        f"use the staging config for the smoke test: api_key={'sk_live_' + token(24)}",
+        f"staging answers 401 with Authorization: Bearer {token(40)} - is it expired?",
+        f"the deploy hook still has token={'ghp_' + token(36)} hardcoded, move it to the env",
+    ]
 
 
-def _write_segments(folder: Path, outs: list[_SessionOut], rng: random.Random, now: int,
-                    count: int) -> _SegmentsOut:
+def _write_segments(
+    folder: Path, outs: list[_SessionOut], rng: random.Random, now: int, count: int
+) -> _SegmentsOut:
     folder.mkdir(parents=True, exist_ok=True)
-    pool = [(o.session_id, o.plan.key, role, text, ms) for o in outs
-            for role, text, ms in o.texts if text != "NO_REPLY"]
+    pool = [
+        (o.session_id, o.plan.key, role, text, ms)
+        for o in outs
+        for role, text, ms in o.texts
+        if text != "NO_REPLY"
+    ]
     picked = sorted(rng.sample(range(len(pool)), min(len(pool), count * 3 // 5)))
     items: list[tuple[str, str, str, str, int]] = []
     seen: set[str] = set()
@@ -648,8 +900,7 @@ def _write_segments(folder: Path, outs: list[_SessionOut], rng: random.Random, n
 
     for i in picked:
         keep(pool[i])
-    old = [(rng_uuid(rng), key, PROJECTS[i % len(PROJECTS)]) for i, key in
-           enumerate(OLD_KEYS * 3)]
+    old = [(rng_uuid(rng), key, PROJECTS[i % len(PROJECTS)]) for i, key in enumerate(OLD_KEYS * 3)]
     secrets = _secrets(rng)
     while len(items) < count:
         sid, key, project = rng.choice(old)
@@ -658,27 +909,46 @@ def _write_segments(folder: Path, outs: list[_SessionOut], rng: random.Random, n
         keep((sid, key, "user", secrets.pop() if secrets else user, ms))
         keep((sid, key, "assistant", reply, ms + rng.randint(4000, 90_000)))
     items.sort(key=lambda it: it[4])
-    segs = [make_segment(sid, role, text, timestamp=ms, session_key=key,
-                         new_id=lambda: rng_uuid(rng)) for sid, key, role, text, ms in items]
+    segs = [
+        make_segment(sid, role, text, timestamp=ms, session_key=key, new_id=lambda: rng_uuid(rng))
+        for sid, key, role, text, ms in items
+    ]
     lines = [jsonio.dumps_line(s.to_json()) for s in segs]
     # Two messages archived twice (an agent restart) and one line the loader must skip.
     for i in sorted(rng.sample(range(count), min(2, count)), reverse=True):
         s = segs[i]
-        dup = make_segment(s.session_id, s.role, s.content, timestamp=s.timestamp + 1500,
-                           session_key=s.session_key, new_id=lambda: rng_uuid(rng))
+        dup = make_segment(
+            s.session_id,
+            s.role,
+            s.content,
+            timestamp=s.timestamp + 1500,
+            session_key=s.session_key,
+            new_id=lambda: rng_uuid(rng),
+        )
         lines.insert(i + 1, jsonio.dumps_line(dup.to_json()))
     bad = segs[count // 2]
-    lines.insert(count // 2, jsonio.dumps_line({
-        "id": rng_uuid(rng), "sessionId": bad.session_id, "timestamp": bad.timestamp,
-        "role": "system", "content": "You are a coding agent. Follow AGENTS.md.", "tokens": 14,
-        "metadata": {"topics": [], "entities": []}}))
+    lines.insert(
+        count // 2,
+        jsonio.dumps_line(
+            {
+                "id": rng_uuid(rng),
+                "sessionId": bad.session_id,
+                "timestamp": bad.timestamp,
+                "role": "system",
+                "content": "You are a coding agent. Follow AGENTS.md.",
+                "tokens": 14,
+                "metadata": {"topics": [], "entities": []},
+            }
+        ),
+    )
     seg_file = folder / "segments.jsonl"
     seg_file.write_bytes(b"".join(lines))
     missing = set(rng.sample(range(count), min(50, max(1, count // 60))))
     have: list[Segment] = [s for i, s in enumerate(segs) if i not in missing]
     vec_file = folder / "vectors.bin"
-    vec_file.write_bytes(encode_vectors([s.id for s in have],
-                                        embed_many([s.content for s in have]), DIM))
+    vec_file.write_bytes(
+        encode_vectors([s.id for s in have], embed_many([s.content for s in have]), DIM)
+    )
     return _SegmentsOut(seg_file, vec_file, count, min(2, count), 1, len(have))
 
 
@@ -698,8 +968,10 @@ def _write_knowledge(path: Path, rng: random.Random, now: int) -> tuple[Path, in
         facts += [("architecture", a, ctx) for a in p.architecture]
         facts += [("implementation", a, ctx) for a in p.implementation]
         facts += [("config", c, ctx) for c in p.config]
-        facts += [("issue", f"{p.name}: {t} failed with {e.splitlines()[0].lstrip('E ').strip()}",
-                   ctx) for t, e in p.failures[:2]]
+        facts += [
+            ("issue", f"{p.name}: {t} failed with {e.splitlines()[0].lstrip('E ').strip()}", ctx)
+            for t, e in p.failures[:2]
+        ]
         facts += [("task_state", f"{p.name}: open: {t}", ctx) for t in p.todos[:2]]
     rng.shuffle(facts)
     added = [log.add(kind, content, context) for kind, content, context in facts]
@@ -747,8 +1019,15 @@ def _write_index(dest: Path, outs: list[_SessionOut]) -> tuple[Path, list[Path],
         written.append(path)
         numbered = list(enumerate(text.splitlines(), start=1))
         mtime = int(datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp() * 1000)
-        sources.append((f"memory/{date}.md", "memory", text.encode(), mtime + 20 * 3600_000,
-                        _chunks(numbered, 320)))
+        sources.append(
+            (
+                f"memory/{date}.md",
+                "memory",
+                text.encode(),
+                mtime + 20 * 3600_000,
+                _chunks(numbered, 320),
+            )
+        )
     for o in [o for o in outs if o.plan.agent == "main"][:3]:
         said: list[tuple[int, str]] = []
         for line_no, raw in enumerate(o.data.splitlines(), start=1):
@@ -759,30 +1038,44 @@ def _write_index(dest: Path, outs: list[_SessionOut]) -> tuple[Path, list[Path],
                     said.append((line_no, f"{msg['role'].capitalize()}: {text}"))
         chunks = _chunks(said, 1600)
         step = max(1, len(chunks) // 8)
-        sources.append((f"sessions/{o.file_name}", "sessions", o.data, o.updated_at,
-                        chunks[::step][:8]))
+        sources.append(
+            (f"sessions/{o.file_name}", "sessions", o.data, o.updated_at, chunks[::step][:8])
+        )
     texts = [c[2] for s in sources for c in s[4]]
     vectors = embed_many(texts)
-    meta = {"model": "hash", "provider": "memory-context", "providerKey": "demo",
-            "chunkTokens": 400, "chunkOverlap": 80, "vectorDims": DIM}
+    meta = {
+        "model": "hash",
+        "provider": "memory-context",
+        "providerKey": "demo",
+        "chunkTokens": 400,
+        "chunkOverlap": 80,
+        "vectorDims": DIM,
+    }
     db_path = dest / "memory" / "main.sqlite"
     db_path.unlink(missing_ok=True)
     with closing(sqlite3.connect(db_path)) as db:
         db.executescript(INDEX_SCHEMA)
-        db.execute("INSERT INTO meta VALUES (?, ?)",
-                   ("memory_index_meta_v1", jsonio.dumps(meta).decode()))
+        db.execute(
+            "INSERT INTO meta VALUES (?, ?)", ("memory_index_meta_v1", jsonio.dumps(meta).decode())
+        )
         row = 0
         for rel, source, data, mtime, parts in sources:
-            db.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?)",
-                       (rel, source, _sha(data), mtime, len(data)))
+            db.execute(
+                "INSERT INTO files VALUES (?, ?, ?, ?, ?)",
+                (rel, source, _sha(data), mtime, len(data)),
+            )
             for start, end, text in parts:
                 h = _sha(text.encode())
                 emb = jsonio.dumps([round(float(v), 6) for v in vectors[row]]).decode()
                 cid = _sha(f"{source}:{rel}:{start}:{end}:{h}:hash".encode())
-                db.execute("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           (cid, rel, source, start, end, h, "hash", text, emb, mtime))
-                db.execute("INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           ("memory-context", "hash", "demo", h, emb, DIM, mtime))
+                db.execute(
+                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (cid, rel, source, start, end, h, "hash", text, emb, mtime),
+                )
+                db.execute(
+                    "INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    ("memory-context", "hash", "demo", h, emb, DIM, mtime),
+                )
                 row += 1
         db.commit()
     return db_path, written, row
@@ -815,8 +1108,14 @@ def _start_of_day(now: int | None) -> int:
     return int(today.timestamp() * 1000)
 
 
-def write_demo(dest: Path, *, seed: int = 7, now_ms: int | None = None, segments: int = 3000,
-               force: bool = False) -> DemoSummary:
+def write_demo(
+    dest: Path,
+    *,
+    seed: int = 7,
+    now_ms: int | None = None,
+    segments: int = 3000,
+    force: bool = False,
+) -> DemoSummary:
     """Write a demo OpenClaw home under *dest*.
 
     Parameters
@@ -848,7 +1147,8 @@ def write_demo(dest: Path, *, seed: int = 7, now_ms: int | None = None, segments
     if dest.exists() and any(dest.iterdir()) and not force:
         raise FileExistsError(
             f"{dest} is not empty; the demo writes only into an empty folder "
-            "(pass force=True to write over the demo's files there)")
+            "(pass force=True to write over the demo's files there)"
+        )
     now = _start_of_day(now_ms)
     rng = random.Random(seed)
     outs: list[_SessionOut] = []
@@ -872,13 +1172,29 @@ def write_demo(dest: Path, *, seed: int = 7, now_ms: int | None = None, segments
     config.write_text(CONFIG_TEXT, encoding="utf-8")
     seg = _write_segments(dest / "memory" / "context", outs, rng, now, segments)
     knowledge_file, facts, fact_lines = _write_knowledge(
-        dest / "memory" / "context" / "knowledge.jsonl", rng, now)
+        dest / "memory" / "context" / "knowledge.jsonl", rng, now
+    )
     index, notes, chunks = _write_index(dest, outs)
     return DemoSummary(
-        root=dest, config=config, transcripts=tuple(transcripts), session_stores=tuple(stores),
-        segments_file=seg.segments_file, vectors_file=seg.vectors_file,
-        knowledge_file=knowledge_file, memory_index=index, workspace_notes=tuple(notes),
-        agents=2, sessions=len(outs), messages=sum(o.messages for o in outs),
-        compactions=sum(o.compactions for o in outs), branches=sum(o.branches for o in outs),
-        segments=seg.segments, duplicate_lines=seg.duplicates, invalid_lines=seg.invalid,
-        vectors=seg.vectors, facts=facts, fact_lines=fact_lines, chunks=chunks)
+        root=dest,
+        config=config,
+        transcripts=tuple(transcripts),
+        session_stores=tuple(stores),
+        segments_file=seg.segments_file,
+        vectors_file=seg.vectors_file,
+        knowledge_file=knowledge_file,
+        memory_index=index,
+        workspace_notes=tuple(notes),
+        agents=2,
+        sessions=len(outs),
+        messages=sum(o.messages for o in outs),
+        compactions=sum(o.compactions for o in outs),
+        branches=sum(o.branches for o in outs),
+        segments=seg.segments,
+        duplicate_lines=seg.duplicates,
+        invalid_lines=seg.invalid,
+        vectors=seg.vectors,
+        facts=facts,
+        fact_lines=fact_lines,
+        chunks=chunks,
+    )

@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.problems import FormatError
+
 
 @dataclass(frozen=True, slots=True)
 class AppendResult:
@@ -24,6 +26,16 @@ class AppendResult:
     offset: int
     """Byte offset of the first byte written."""
     length: int
+
+
+def read_file(path: str | os.PathLike[str]) -> bytes:
+    """Read a whole file; any OS error becomes a :class:`FormatError` naming it."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
 
 
 def _ends_with_newline(fd: int) -> bool:

@@ -43,6 +43,17 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def as_int(value: Any) -> int | None:
+    """An integer JSON value (``4000`` or ``4000.0``); None for anything else, bools too."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Parse one JSON document."""
     return orjson.loads(data)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core import jsonio
+from core.jsonio import as_int
 from core.problems import FormatError, Problem
 
 if TYPE_CHECKING:
@@ -233,7 +234,7 @@ class MemoryIndex:
             return []
         sql = self._select(self.layout.files, ("path", "source", "hash", "mtime", "size"))
         out = [
-            IndexFile(str(p), str(s) if s is not None else "memory", h, _i(m), _i(z))
+            IndexFile(str(p), str(s) if s is not None else "memory", h, as_int(m), as_int(z))
             for p, s, h, m, z in self._rows(sql + " ORDER BY path")
         ]
         return [f for f in out if source is None or f.source == source]
@@ -300,12 +301,12 @@ class MemoryIndex:
                     str(cid),
                     str(cpath),
                     str(csrc) if csrc is not None else "memory",
-                    _i(start),
-                    _i(end),
+                    as_int(start),
+                    as_int(end),
                     chash,
                     model,
                     text if isinstance(text, str) else "",
-                    _i(updated),
+                    as_int(updated),
                     emb,
                 )
         except sqlite3.DatabaseError as exc:
@@ -332,7 +333,7 @@ class MemoryIndex:
                 key = str(s) if s is not None else "memory"
                 if m is not None:
                     models.setdefault(key, set()).add(str(m))
-                if _i(u) is not None:
+                if as_int(u) is not None:
                     latest[key] = max(latest.get(key, 0), int(u))
         names = sorted({f.source for f in files} | set(counts))
         return [
@@ -368,16 +369,6 @@ class MemoryIndex:
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _i(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
 
 
 def _embedding(value: Any) -> npt.NDArray[np.float32] | None:

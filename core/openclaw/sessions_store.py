@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from core import jsonio
-from core.fsutil import atomic_write
+from core.fsutil import atomic_write, read_file
+from core.jsonio import as_int
 from core.problems import FormatError, Problem
 
 if TYPE_CHECKING:
@@ -32,16 +33,6 @@ class _Remove:
 
 REMOVE: Final = _Remove()
 """Pass as a field's new value to delete the field from the entry."""
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
 
 
 def _str(value: Any) -> str | None:
@@ -68,7 +59,7 @@ class SessionEntry:
     @property
     def updated_at(self) -> int | None:
         """``updatedAt``, epoch milliseconds."""
-        return _int(self.raw.get("updatedAt"))
+        return as_int(self.raw.get("updatedAt"))
 
     @property
     def session_file(self) -> str | None:
@@ -78,22 +69,22 @@ class SessionEntry:
     @property
     def compaction_count(self) -> int | None:
         """``compactionCount``."""
-        return _int(self.raw.get("compactionCount"))
+        return as_int(self.raw.get("compactionCount"))
 
     @property
     def memory_flush_at(self) -> int | None:
         """``memoryFlushAt``, epoch milliseconds of the last memory flush."""
-        return _int(self.raw.get("memoryFlushAt"))
+        return as_int(self.raw.get("memoryFlushAt"))
 
     @property
     def memory_flush_compaction_count(self) -> int | None:
         """``memoryFlushCompactionCount``: compactionCount at the last flush."""
-        return _int(self.raw.get("memoryFlushCompactionCount"))
+        return as_int(self.raw.get("memoryFlushCompactionCount"))
 
     @property
     def total_tokens(self) -> int | None:
         """``totalTokens``."""
-        return _int(self.raw.get("totalTokens"))
+        return as_int(self.raw.get("totalTokens"))
 
     @property
     def total_tokens_fresh(self) -> bool | None:
@@ -104,17 +95,17 @@ class SessionEntry:
     @property
     def input_tokens(self) -> int | None:
         """``inputTokens``."""
-        return _int(self.raw.get("inputTokens"))
+        return as_int(self.raw.get("inputTokens"))
 
     @property
     def output_tokens(self) -> int | None:
         """``outputTokens``."""
-        return _int(self.raw.get("outputTokens"))
+        return as_int(self.raw.get("outputTokens"))
 
     @property
     def context_tokens(self) -> int | None:
         """``contextTokens``: the context window the session ran with."""
-        return _int(self.raw.get("contextTokens"))
+        return as_int(self.raw.get("contextTokens"))
 
     @property
     def model_override(self) -> str | None:
@@ -173,12 +164,7 @@ def load_sessions_store(path: str | os.PathLike[str]) -> SessionStore:
         level is not an object.
     """
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
-    return parse_sessions_store(data, name)
+    return parse_sessions_store(read_file(name), name)
 
 
 def parse_sessions_store(data: bytes, name: str = "sessions.json") -> SessionStore:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from core.fsutil import atomic_write
+from core.fsutil import atomic_write, read_file
 from core.problems import FormatError, Problem
 
 MAGIC = 0x4D454D56
@@ -117,12 +117,7 @@ def load_vectors(path: str | os.PathLike[str]) -> VectorFile:
         When the file cannot be read or is not a VMEM v1 file.
     """
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
-    return parse_vectors(data, name)
+    return parse_vectors(read_file(name), name)
 
 
 def encode_vectors(ids: list[str], matrix: npt.NDArray[np.floating], dim: int) -> bytes:

@@ -12,6 +12,7 @@ import hashlib
 import os
 from dataclasses import replace
 
+from core.fsutil import read_file
 from core.jsonio import gc_paused, read_jsonl
 from core.problems import FormatError, Problem
 from core.transcript.model import Entry, Session
@@ -40,12 +41,7 @@ def load_transcript(path: str | os.PathLike[str]) -> Session:
         When the file cannot be read or is not a pi transcript.
     """
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
-    return parse_transcript(data, name)
+    return parse_transcript(read_file(name), name)
 
 
 def _stable_id(session_id: str, index: int, taken: set[str]) -> str:
