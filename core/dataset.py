@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.discovery import Discovery, discover
+from core.jobs import Cancelled, Progress
 from core.openclaw.config import MemoryContextConfig, OpenClawConfig, load_openclaw_config
 from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.problems import FormatError, Problem
@@ -23,14 +24,6 @@ from core.transcript import Session, context_at, context_size, load_transcript
 
 if TYPE_CHECKING:
     from core.transcript.model import Entry
-
-Progress = Callable[[int, int, str], None]
-"""``progress(done, total, label)``."""
-
-
-class Cancelled(Exception):
-    """Raised inside a load when the caller asked to stop."""
-
 
 @dataclass(frozen=True, slots=True)
 class SessionSummary:

@@ -1,0 +1,36 @@
+"""The agent's hash embedding behind the :class:`~core.embed.base.Embedder` interface."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from core import hashembed
+from core.embed.base import EmbedProgress, Vectors
+from core.jobs import check
+
+
+class HashEmbedder:
+    """Bit-compatible with the vectors the agent writes to vectors.bin."""
+
+    name = "hash"
+    dim = hashembed.DIM
+
+    def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = 256,
+        progress: EmbedProgress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Vectors:
+        """Embed *texts* (see :func:`core.hashembed.embed`)."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            check(cancelled, "hash embedding")
+            for row in range(start, min(start + batch_size, len(texts))):
+                out[row] = hashembed.embed(texts[row], self.dim)
+            if progress is not None:
+                progress(min(start + batch_size, len(texts)), len(texts))
+        return out
