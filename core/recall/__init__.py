@@ -1,0 +1,1 @@
+"""Recall: BM25 and vector indexes, the warm store, hybrid search, recall blocks."""
