@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from core.embed.base import Embedder
+from typing import TYPE_CHECKING
+
 from core.embed.hash import HashEmbedder
+
+if TYPE_CHECKING:
+    from core.embed.base import Embedder
 
 EMBEDDERS = ("hash", "transformer")
 

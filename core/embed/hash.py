@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core import hashembed
-from core.embed.base import EmbedProgress, Vectors
 from core.jobs import check
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from core.embed.base import EmbedProgress, Vectors
 
 
 class HashEmbedder:

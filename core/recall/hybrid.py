@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from core.recall.tokenize import tokenize
-from core.recall.warm_store import WarmStore
 from core.store.segments import DAY_MS, Segment
+
+if TYPE_CHECKING:
+    from core.recall.warm_store import WarmStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,16 +166,18 @@ def explain(store: WarmStore, result: SearchResult, segment_id: str) -> Explanat
     cfg = result.config
     slot = store.slot_of.get(segment_id)
     if slot is None:
-        known = store.stats.load is not None and any(
-            s.id == segment_id for s in _all_loaded(store)
-        )
+        known = store.stats.load is not None and any(s.id == segment_id for s in _all_loaded(store))
         if known:
             return Explanation(segment_id, "evicted", "evicted from the warm store "
                                "(older than evictionDays or over maxSegments)")  # fmt: skip
         return Explanation(segment_id, "unknown", "no segment with this id in the store")
     seg = store.segments[slot]
     assert seg is not None
-    if not cfg.cross_session and result.session_id is not None and seg.session_id != result.session_id:
+    if (
+        not cfg.cross_session
+        and result.session_id is not None
+        and seg.session_id != result.session_id
+    ):
         return Explanation(
             segment_id, "other_session",
             f"belongs to session {seg.session_id}, and cross-session recall is off",

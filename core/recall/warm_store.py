@@ -11,15 +11,15 @@ rewrites the agent's ``vectors.bin`` unless :meth:`write_agent_vectors` is calle
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.embed.base import Embedder
+from core.fsutil import atomic_write
 from core.jobs import CancelCheck, Progress, check
 from core.problems import FormatError, Problem
 from core.recall.bm25 import BM25Index
@@ -35,7 +35,11 @@ from core.store.segments import (
     make_segment,
 )
 from core.store.vectors import VectorFile, encode_vectors, load_vectors, write_vectors
-from core.fsutil import atomic_write
+
+if TYPE_CHECKING:
+    import os
+
+    from core.embed.base import Embedder
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +67,7 @@ class StoreStats:
 
 
 def cache_path(cache_dir: Path, folder: Path, embedder: str) -> Path:
-    """memlens's own vector cache for a store and an embedder."""
+    """Path of the vector cache memlens keeps for a store and an embedder."""
     key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
     return cache_dir / f"vectors-{embedder}-{key}.bin"
 
@@ -232,9 +236,7 @@ class WarmStore:
 
     def missing_vector_slots(self) -> list[int]:
         """Live slots that have no vector yet."""
-        return [
-            i for i, s in enumerate(self.segments) if s is not None and not self.vectors.has(i)
-        ]
+        return [i for i, s in enumerate(self.segments) if s is not None and not self.vectors.has(i)]
 
     # -- changes ----------------------------------------------------------------------
     def embed_missing(
