@@ -17,6 +17,7 @@ from core import __version__, hashembed, jsonio
 from core.dataset import DataSet, load_dataset
 from core.openclaw.memindex import open_memory_index
 from core.problems import FormatError
+from core.recall_cli import RecallCliError
 from core.transcript import compactions, context_at, context_size, load_transcript
 
 if TYPE_CHECKING:
@@ -401,7 +402,39 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- parser ------------------------------------------------------------------------
-COMMANDS = ("info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo")
+COMMANDS = (
+    "info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo",
+    "recall", "knowledge", "eval",
+)  # fmt: skip
+
+
+def _recall_command(name: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from core import recall_cli
+
+        payload, text = getattr(recall_cli, f"cmd_{name}")(args)
+        _out(args, payload, lambda: text)
+        return 0
+
+    return run
+
+
+def _search_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vector-weight", type=float, metavar="W", help="default 0.7")
+    p.add_argument("--bm25-weight", type=float, metavar="W", help="default 0.3")
+    p.add_argument(
+        "--min-score",
+        type=float,
+        metavar="S",
+        help="on the effective score (default: autoRecallMinScore, 0.7)",
+    )
+    p.add_argument("--decay", type=float, metavar="D", help="time decay per day (default 0.995)")
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="hits (default: max(8, ceil(hardCap/500)))"
+    )
+    p.add_argument(
+        "--embedder", choices=("hash", "transformer"), help="default: the agent's embeddingModel"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -450,6 +483,41 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("embed", "embed a text as the agent does (hash embedding, 384 dims)", _cmd_embed)
     p.add_argument("text", metavar="TEXT")
     p.add_argument("--model", default="hash", help="embedding model (hash)")
+    p = add(
+        "recall",
+        "what recall would inject for a query: hits, components, the block",
+        _recall_command("recall"),
+    )
+    p.add_argument("data", metavar="DATA")
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--session", metavar="ID", help="the session recalling (its segments only)")
+    p.add_argument("--cross-session", action="store_true", help="search every session")
+    p.add_argument("--window", type=int, metavar="N", help="context window (for the hard cap)")
+    _search_flags(p)
+    p = add(
+        "knowledge",
+        "knowledge facts matching a query (the agent's IDF scorer)",
+        _recall_command("knowledge"),
+    )
+    p.add_argument("data", metavar="DATA")
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--mode", choices=("idf", "adaptive"), default="idf")
+    p.add_argument("--limit", type=int, default=10, metavar="N")
+    p.add_argument("--min-score", type=float, default=0.5, metavar="S")
+    p = add(
+        "eval",
+        "recall quality on labelled queries: recall@k, MRR, nDCG@10",
+        _recall_command("eval"),
+    )
+    p.add_argument("data", metavar="DATA")
+    p.add_argument(
+        "--labels",
+        required=True,
+        metavar="FILE",
+        help='JSONL: {"query", "relevant": [segment ids], "session"?}',
+    )
+    p.add_argument("--k", default="1,5,10", metavar="K,K", help="cut-offs for recall@k")
+    _search_flags(p)
     p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", _cmd_demo)
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--seed", type=int, default=7)
@@ -468,7 +536,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args))
-    except (FormatError, CliError, FileExistsError) as exc:
+    except (FormatError, CliError, FileExistsError, RecallCliError) as exc:
         print(f"memlens: error: {exc}", file=sys.stderr)
     except KeyError as exc:
         print(f"memlens: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)

@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
 DEFAULT_CONTEXT_WINDOW = 200_000
-AUTO_RECALL_MIN_SCORE = 0.35
-"""Default ``autoRecallMinScore``: the minimum hybrid score of OpenClaw's own memory
-search (formats.md section 5), so both recall paths filter alike."""
+AUTO_RECALL_MIN_SCORE = 0.7
+"""Default ``autoRecallMinScore``, as the memory-context runtime reads it
+(``memCtxCfg.autoRecallMinScore ?? 0.7`` in ``pi-embedded-runner/extensions.ts``)."""
 PI_RESERVE_TOKENS = 16_384
 KEEP_RECENT_TOKENS = 20_000
 

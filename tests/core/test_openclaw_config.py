@@ -131,7 +131,7 @@ def test_defaults_when_sections_absent() -> None:
     assert mc.embedding_model == "hash"
     assert mc.redaction is True
     assert mc.knowledge_extraction is True
-    assert mc.auto_recall_min_score == AUTO_RECALL_MIN_SCORE == 0.35
+    assert mc.auto_recall_min_score == AUTO_RECALL_MIN_SCORE == 0.7
     assert mc.max_segments == 20000
     assert mc.cross_session is False
     assert mc.eviction_days == 90

@@ -1,0 +1,88 @@
+"""One recall, end to end: query, knowledge hits, detail hits, the block.
+
+This is what the agent does before each model call, made inspectable: every
+intermediate result is kept so a UI can show why the block holds what it holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from core.recall.block import Block, Detail, build_block, extract_query, hard_cap, search_limit
+from core.recall.hybrid import SearchConfig, SearchResult, search
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from core.recall.knowledge_search import KnowledgeHit, KnowledgeIndex
+    from core.recall.warm_store import WarmStore
+    from core.transcript.replay import ContextItem
+
+MIN_QUERY_CHARS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """The memoryContext knobs of one recall (the agent's defaults)."""
+
+    hard_cap_tokens: int = 4000
+    window: int = 200_000
+    knowledge_limit: int = 10
+    knowledge_min_score: float = 0.5
+    knowledge_mode: str = "idf"
+    search: SearchConfig = field(default_factory=SearchConfig)
+    limit_from_cap: bool = True
+    """Use ``max(8, ceil(hardCap / 500))`` as the search limit (the agent's rule)."""
+
+
+@dataclass(slots=True)
+class RecallPreview:
+    """Everything one recall computed."""
+
+    query: str
+    hard_cap: int
+    skipped: str | None = None
+    """Why nothing was recalled at all (short query, no store)."""
+    knowledge: list[KnowledgeHit] = field(default_factory=list)
+    search: SearchResult | None = None
+    block: Block | None = None
+
+
+def query_from_context(items: Sequence[ContextItem]) -> str:
+    """The query the agent would use at this point: its last user messages."""
+    texts = [i.message.text() for i in items if i.message.role == "user"]
+    return extract_query(texts)
+
+
+def recall(
+    query: str,
+    *,
+    store: WarmStore | None,
+    knowledge: KnowledgeIndex | None,
+    settings: RecallSettings | None = None,
+    session_id: str | None = None,
+    now_ms: int | None = None,
+) -> RecallPreview:
+    """Run one recall for *query* and build the block that would be injected."""
+    s = settings or RecallSettings()
+    cap = hard_cap(s.hard_cap_tokens, s.window)
+    preview = RecallPreview(query, cap)
+    if len(query.strip()) < MIN_QUERY_CHARS:
+        preview.skipped = f"query shorter than {MIN_QUERY_CHARS} characters: recall is skipped"
+        preview.block = build_block([], [], cap)
+        return preview
+    if knowledge is not None:
+        preview.knowledge = knowledge.search(
+            query,
+            limit=s.knowledge_limit,
+            min_score=s.knowledge_min_score,
+            mode=s.knowledge_mode,  # type: ignore[arg-type]
+        )
+    details: list[Detail] = []
+    if store is not None:
+        cfg = replace(s.search, limit=search_limit(cap)) if s.limit_from_cap else s.search
+        preview.search = search(store, query, cfg, session_id=session_id, now_ms=now_ms)
+        details = [Detail(h.segment, h.score) for h in preview.search.hits]
+    preview.block = build_block([h.fact for h in preview.knowledge], details, cap)
+    return preview
