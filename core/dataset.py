@@ -6,7 +6,6 @@ The app runs :func:`load_dataset` in a worker; the CLI calls it directly.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,8 @@ from core.tokens import estimate_message
 from core.transcript import Session, context_at, context_size, load_transcript
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from core.transcript.model import Entry
 
 @dataclass(frozen=True, slots=True)

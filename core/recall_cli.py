@@ -64,7 +64,7 @@ def open_for_recall(args: argparse.Namespace) -> Opened:
         max_segments=mc.max_segments,
         eviction_days=float(mc.eviction_days),
         redaction=mc.redaction,
-        agent_embedder=mc.embedding_model if mc.embedding_model != "auto" else "hash",
+        agent_embedder=mc.embedding_model,
     )
     folder = found.memory_context
     store = None
@@ -167,8 +167,8 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             out.append(preview.skipped)
             return "\n".join(out)
         out.append(f"knowledge hits: {len(preview.knowledge)}")
-        for h in preview.knowledge:
-            out.append(f"  {h.score:.3f} [{h.fact.type}] {h.fact.content[:90]}")
+        for k in preview.knowledge:
+            out.append(f"  {k.score:.3f} [{k.fact.type}] {k.fact.content[:90]}")
         out.append(f"detail hits: {len(hits)} of {payload['candidates']} candidates")
         out.append("  rank  score  eff.   vec  (rank)  bm25n (rank)  decay  when             role")
         for h in hits:
