@@ -30,3 +30,17 @@ def test_bench_load_tiny():
     result = orjson.loads(done.stdout)
     assert result["transcript"]["lines"] == 300 and result["transcript"]["bytes"] > 0
     assert result["store"]["segments"] == 200
+
+
+def test_bench_recall_tiny():
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_recall", "--segments", "300", "--queries", "10"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    )
+    result = orjson.loads(done.stdout)
+    assert result["segments"] == 300
+    assert {"p50_ms", "p95_ms"} <= result["hybrid"].keys()
+    assert {"p50_ms", "p95_ms"} <= result["rank_bm25_pipeline"].keys()
+    assert result["add_segment"]["p50_ms"] >= 0 and result["open_seconds"] >= 0

@@ -48,6 +48,10 @@ class BM25Index:
         self._n = 0
         self._total_len = 0.0
         self._mean_idf: float | None = None
+        # Query-time caches, dropped when the corpus changes under them.
+        self._norm: npt.NDArray[np.float64] | None = None
+        self._alive_np: npt.NDArray[np.float64] | None = None
+        self._term_arrays: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
 
     # -- building ----------------------------------------------------------------
     def add(self, tokens: Sequence[str]) -> int:
@@ -70,13 +74,54 @@ class BM25Index:
                     del hist[old]
             df[term] = old + 1
             hist[old + 1] += 1
+            self._term_arrays.pop(term, None)
         self._doc_terms.append(counts)
         self._doc_len.append(float(len(tokens)))
         self._alive.append(1)
         self._n += 1
         self._total_len += len(tokens)
         self._mean_idf = None
+        self._norm = None
+        self._alive_np = None
         return slot
+
+    def add_many(self, documents: Sequence[Sequence[str]]) -> range:
+        """Add many documents at once (a faster path for opening a store)."""
+        first = len(self._doc_terms)
+        grow: dict[str, tuple[list[int], list[int]]] = {}
+        for offset, tokens in enumerate(documents):
+            slot = first + offset
+            counts = dict(Counter(tokens))
+            for term, tf in counts.items():
+                lists = grow.get(term)
+                if lists is None:
+                    lists = grow[term] = ([], [])
+                lists[0].append(slot)
+                lists[1].append(tf)
+            self._doc_terms.append(counts)
+            self._doc_len.append(float(len(tokens)))
+            self._total_len += len(tokens)
+        self._alive.extend(b"\x01" * len(documents))
+        self._n += len(documents)
+        df, hist = self._df, self._df_hist
+        for term, (slots, tfs) in grow.items():
+            post = self._postings.get(term)
+            if post is None:
+                post = self._postings[term] = (array("i"), array("i"))
+            post[0].extend(slots)
+            post[1].extend(tfs)
+            old = df.get(term, 0)
+            if old:
+                hist[old] -= 1
+                if not hist[old]:
+                    del hist[old]
+            df[term] = old + len(slots)
+            hist[old + len(slots)] += 1
+            self._term_arrays.pop(term, None)
+        self._mean_idf = None
+        self._norm = None
+        self._alive_np = None
+        return range(first, first + len(documents))
 
     def remove(self, slot: int) -> None:
         """Remove a document (its slot is not reused)."""
@@ -90,6 +135,8 @@ class BM25Index:
         self._n -= 1
         self._total_len -= self._doc_len[slot]
         self._mean_idf = None
+        self._norm = None
+        self._alive_np = None
 
     def _bump(self, term: str, delta: int) -> None:
         old = self._df.get(term, 0)
@@ -143,26 +190,44 @@ class BM25Index:
         return self._df.get(term, 0)
 
     # -- scoring ------------------------------------------------------------------
+    def _arrays(self, term: str) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None:
+        cached = self._term_arrays.get(term)
+        if cached is None:
+            post = self._postings.get(term)
+            if post is None:
+                return None
+            docs = np.array(post[0], dtype=np.intp)
+            tf = np.array(post[1], dtype=np.float64)
+            cached = self._term_arrays[term] = (docs, tf)
+        return cached
+
+    def _doc_norm(self) -> npt.NDArray[np.float64]:
+        # k1 * (1 - b + b * len / avgdl) for every slot, kept until the corpus changes
+        if self._norm is None:
+            lengths = np.array(self._doc_len, dtype=np.float64)
+            avgdl = self.avgdl()
+            self._norm = self.k1 * (1 - self.b + self.b * lengths / avgdl) if avgdl else lengths * 0
+        return self._norm
+
     def scores(self, query: Sequence[str]) -> npt.NDArray[np.float64]:
         """Score of every slot for *query* (removed slots score 0)."""
         out = np.zeros(len(self._doc_terms), dtype=np.float64)
         if not self._n:
             return out
-        avgdl = self.avgdl()
-        lengths = np.frombuffer(self._doc_len, dtype=np.float64)
-        norm = self.k1 * (1 - self.b + self.b * lengths / avgdl) if avgdl else None
+        norm = self._doc_norm()
         for term in query:  # a repeated query token counts again, as in rank-bm25
-            post = self._postings.get(term)
             idf = self.idf(term)
-            if post is None or not idf:
+            arrays = self._arrays(term) if idf else None
+            if arrays is None:
                 continue
-            docs = np.frombuffer(post[0], dtype=np.int32)
-            tf = np.frombuffer(post[1], dtype=np.int32).astype(np.float64)
-            denom = tf + (norm[docs] if norm is not None else 0.0)
-            out[docs] += idf * tf * (self.k1 + 1) / denom  # a term lists each doc once
-            del docs  # release the buffer views before the arrays may grow
+            docs, tf = arrays
+            out[docs] += idf * tf * (self.k1 + 1) / (tf + norm[docs])  # each doc once per term
         if len(self._alive) != self._n:
-            out *= np.frombuffer(bytes(self._alive), dtype=np.uint8)
+            if self._alive_np is None:
+                self._alive_np = np.frombuffer(bytes(self._alive), dtype=np.uint8).astype(
+                    np.float64
+                )
+            out *= self._alive_np
         return out
 
     def top(

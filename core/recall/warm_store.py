@@ -21,6 +21,7 @@ import numpy as np
 
 from core.fsutil import atomic_write
 from core.jobs import CancelCheck, Progress, check
+from core.jsonio import gc_paused
 from core.problems import FormatError, Problem
 from core.recall.bm25 import BM25Index
 from core.recall.tokenize import tokenize
@@ -145,7 +146,8 @@ class WarmStore:
         check(cancelled, "opening the store")
         if progress:
             progress(2, 3, "indexing")
-        store._index_all(load.segments, cached)
+        with gc_paused():
+            store._index_all(load.segments, cached)
         store.stats.seconds = time.perf_counter() - started
         if progress:
             progress(3, 3, "ready")
@@ -187,8 +189,9 @@ class WarmStore:
     def _index_all(self, segments: list[Segment], cached: VectorFile | None) -> None:
         n = len(segments)
         self.vectors = VectorIndex(self.embedder.dim, capacity=max(1024, n + n // 4))
-        for seg in segments:
-            self._index_one(seg)
+        slots = self.bm25.add_many([tokenize(seg.content) for seg in segments])
+        for slot, seg in zip(slots, segments, strict=True):
+            self._register(slot, seg)
         if cached is not None and n:
             rows = cached.index()
             pairs = [(self.slot_of[sid], row) for sid, row in rows.items() if sid in self.slot_of]
@@ -202,12 +205,15 @@ class WarmStore:
 
     def _index_one(self, seg: Segment) -> int:
         slot = self.bm25.add(tokenize(seg.content))
+        self._register(slot, seg)
+        return slot
+
+    def _register(self, slot: int, seg: Segment) -> None:
         self.segments.append(seg)
         self.slot_of[seg.id] = slot
         self._keys[dedup_key(seg.session_id, seg.role, seg.content)] = slot
         self._session_slots.setdefault(seg.session_id, []).append(slot)
         self._timestamps.append(seg.timestamp)
-        return slot
 
     # -- queries --------------------------------------------------------------------
     def __len__(self) -> int:

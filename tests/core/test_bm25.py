@@ -33,7 +33,7 @@ def test_random_corpus_incremental(seed):
         corpus.append(doc)
         if step % 60 == 59:  # equal to a fresh rank-bm25 after every batch of adds
             queries = [[rng.choice(vocab) for _ in range(rng.randint(1, 5))] for _ in range(10)]
-            _check(index, corpus, queries + [["not-in-corpus"], [corpus[0][0]] * 3])
+            _check(index, corpus, [*queries, ["not-in-corpus"], [corpus[0][0]] * 3])
 
 
 def test_removal_matches_a_corpus_without_the_document():
@@ -97,3 +97,21 @@ def test_top_k_is_sorted_and_positive():
     assert scores[0] > scores[1] > 0
     assert np.allclose(scores, oracle[slots], atol=1e-12)
     assert len(index.top(["nothing"], 5)[0]) == 0
+
+
+def test_add_many_equals_one_by_one_and_the_oracle():
+    rng = random.Random(3)
+    vocab = [f"v{i}" for i in range(80)]
+    docs = [[rng.choice(vocab) for _ in range(rng.randint(1, 15))] for _ in range(200)]
+    bulk, single = BM25Index(), BM25Index()
+    bulk.add_many(docs[:150])
+    for d in docs[:150]:
+        single.add(d)
+    for d in docs[150:]:  # incremental adds after a bulk build
+        bulk.add(d)
+        single.add(d)
+    oracle = BM25Okapi(docs)
+    for _ in range(20):
+        q = [rng.choice(vocab) for _ in range(4)]
+        assert np.array_equal(bulk.scores(q), single.scores(q))
+        assert np.max(np.abs(bulk.scores(q) - oracle.get_scores(q))) < 1e-9

@@ -24,8 +24,13 @@ from core.transcript.replay import compactions, context_at
 
 NOW = 1_775_001_600_000  # 2026-04-01T00:00:00Z
 SMALL = 300
-HEADINGS = ("## Decisions", "## Open TODOs", "## Constraints/Rules", "## Pending user asks",
-            "## Exact identifiers")
+HEADINGS = (
+    "## Decisions",
+    "## Open TODOs",
+    "## Constraints/Rules",
+    "## Pending user asks",
+    "## Exact identifiers",
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +44,11 @@ def sessions(demo):
 
 
 def _tree(root):
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_same_seed_and_now_give_identical_bytes(demo, tmp_path):
@@ -122,13 +130,22 @@ def test_compactions_branches_and_entry_types(demo, sessions):
     point = branched[0].branch_points()[0]
     assert len(branched[0].children[point.id]) == 2
     types = Counter(e.type for s in sessions.values() for e in s.entries)
-    for kind in ("message", "model_change", "thinking_level_change", "custom", "label",
-                 "session_info", "compaction", "branch_summary"):
+    for kind in (
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "custom",
+        "label",
+        "session_info",
+        "compaction",
+        "branch_summary",
+    ):
         assert types[kind] > 0, kind
     roles = set().union(*(s.role_counts() for s in sessions.values()))
     assert {"user", "assistant", "toolResult", "bashExecution"} <= roles
-    custom = {e.raw["customType"] for s in sessions.values() for e in s.entries
-              if e.type == "custom"}
+    custom = {
+        e.raw["customType"] for s in sessions.values() for e in s.entries if e.type == "custom"
+    }
     assert "openclaw.cache-ttl" in custom
 
 
@@ -175,14 +192,19 @@ def test_usage_grows_and_drops_after_each_compaction(sessions):
         # without a compaction the context only grows (the output part varies a little)
         assert all(b >= a - 100 for a, b in pairwise(r))
     usage = next(e.message.usage for e in path if e.message and e.message.usage)
-    assert usage["totalTokens"] == sum(usage[k] for k in
-                                       ("input", "output", "cacheRead", "cacheWrite"))
+    assert usage["totalTokens"] == sum(
+        usage[k] for k in ("input", "output", "cacheRead", "cacheWrite")
+    )
     assert set(usage["cost"]) == {"input", "output", "cacheRead", "cacheWrite", "total"}
 
 
 def test_failing_tool_calls_are_fixed(sessions):
-    errors = [e for s in sessions.values() for e in s.entries
-              if e.message and e.message.role == "toolResult" and e.message.is_error]
+    errors = [
+        e
+        for s in sessions.values()
+        for e in s.entries
+        if e.message and e.message.role == "toolResult" and e.message.is_error
+    ]
     assert len(errors) > 10
     texts = " ".join(e.message.text() for e in errors)
     assert "Could not find the exact text" in texts and "Command exited with code 1" in texts
@@ -227,8 +249,11 @@ def test_knowledge_log(demo):
     counts = log.counts()
     assert counts["superseded"] >= 3 and counts["deleted"] >= 1
     assert max(len(log.chain(f.id)) for f in log.facts.values()) == 3
-    updated = [fid for fid, lines in log.history.items()
-               if len(lines) > 1 and log.facts[fid].status == "active"]
+    updated = [
+        fid
+        for fid, lines in log.history.items()
+        if len(lines) > 1 and log.facts[fid].status == "active"
+    ]
     assert len(updated) >= 3
     stamps = [f.timestamp for f in log.facts.values()]
     assert NOW - 60 * DAY_MS < min(stamps) and max(stamps) < NOW
@@ -240,12 +265,21 @@ def test_config_is_json5_with_the_memory_settings(demo):
     cfg = json5.loads(text)
     defaults = cfg["agents"]["defaults"]
     assert defaults["memoryContext"] == {
-        "enabled": True, "hardCapTokens": 4000, "embeddingModel": "hash", "redaction": True,
-        "knowledgeExtraction": True, "maxSegments": 20000, "evictionDays": 90,
-        "crossSession": False}
+        "enabled": True,
+        "hardCapTokens": 4000,
+        "embeddingModel": "hash",
+        "redaction": True,
+        "knowledgeExtraction": True,
+        "maxSegments": 20000,
+        "evictionDays": 90,
+        "crossSession": False,
+    }
     assert defaults["compaction"] == {
-        "mode": "safeguard", "reserveTokensFloor": 20000, "maxHistoryShare": 0.5,
-        "memoryFlush": {"enabled": True, "softThresholdTokens": 4000}}
+        "mode": "safeguard",
+        "reserveTokensFloor": 20000,
+        "maxHistoryShare": 0.5,
+        "memoryFlush": {"enabled": True, "softThresholdTokens": 4000},
+    }
     assert defaults["contextTokens"] == 200000
     (model,) = cfg["models"]["providers"]["anthropic"]["models"]
     assert model["contextWindow"] == 200000
@@ -256,10 +290,12 @@ def test_memory_index_and_workspace_notes(demo):
     with closing(sqlite3.connect(demo.memory_index)) as db:
         (meta,) = db.execute("SELECT value FROM meta WHERE key = 'memory_index_meta_v1'")
         assert orjson.loads(meta[0])["vectorDims"] == 384
-        files = {row[0]: row for row in db.execute("SELECT path, source, hash, mtime, size "
-                                                   "FROM files")}
-        chunks = db.execute("SELECT path, source, start_line, end_line, text, embedding "
-                            "FROM chunks").fetchall()
+        files = {
+            row[0]: row for row in db.execute("SELECT path, source, hash, mtime, size FROM files")
+        }
+        chunks = db.execute(
+            "SELECT path, source, start_line, end_line, text, embedding FROM chunks"
+        ).fetchall()
         cached = db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0]
     assert len(chunks) == demo.chunks and 20 <= len(chunks) <= 60
     assert cached == len({c[4] for c in chunks})
@@ -288,7 +324,10 @@ def test_now_defaults_to_the_start_of_the_utc_day(tmp_path):
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     start = int(today.timestamp() * 1000)
     summary = write_demo(tmp_path / "home", segments=20)
-    updated = [e["updatedAt"] for p in summary.session_stores
-               for e in orjson.loads(p.read_bytes()).values()]
+    updated = [
+        e["updatedAt"]
+        for p in summary.session_stores
+        for e in orjson.loads(p.read_bytes()).values()
+    ]
     assert start - 15 * DAY_MS < min(updated) and max(updated) < start
     assert load_segments(summary.segments_file).evicted_age == 0

@@ -14,8 +14,9 @@ class Row:
 
 
 def _model():
-    return RecordTableModel([Column("Name", lambda r: r.name), Column("N", lambda r: r.n,
-                                                                       align_right=True)])
+    return RecordTableModel(
+        [Column("Name", lambda r: r.name), Column("N", lambda r: r.n, align_right=True)]
+    )
 
 
 def test_model_passes_qtmodeltester(qtmodeltester):
