@@ -1,0 +1,1 @@
+"""Compaction: planning, summarisation (LLM or offline), knowledge extraction, runs."""
