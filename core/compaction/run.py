@@ -1,0 +1,244 @@
+"""A compaction run on a session file: dry run by default, ``write=True`` to apply.
+
+A dry run writes nothing and returns the plan, the summary, the compaction entry
+it would append, the segments it would archive and the fact operations it
+would propose. A write backs the transcript up, appends the compaction entry as
+a new leaf (one line, v3 shape, fresh 8-hex id, parentId = current leaf),
+appends the archived segments to segments.jsonl and applies the accepted fact
+operations to knowledge.jsonl. It refuses a transcript modified in the last few
+seconds (the agent may be mid-turn) unless forced, and a v1 transcript (pi
+rewrites those with new ids on open, which would orphan the entry).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core import jsonio
+from core.compaction.plan import CompactionPlan, plan_compaction
+from core.compaction.summarize import OfflineSummarizer, SummaryRun, summarize_plan
+from core.fsutil import AppendResult, append_lines, backup_path
+from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
+
+if TYPE_CHECKING:
+    from core.compaction.summarize import Summarizer
+    from core.jobs import CancelCheck, Progress
+    from core.transcript.model import Session
+
+RECENT_WRITE_SECONDS = 5.0
+
+
+class CompactionRefused(Exception):
+    """A write that memlens will not do, with the reason."""
+
+
+@dataclass(slots=True)
+class CompactionRun:
+    """What a compaction did (or, in a dry run, would do)."""
+
+    plan: CompactionPlan
+    summary: SummaryRun | None
+    entry: dict[str, Any] | None
+    segments: list[Segment] = field(default_factory=list)
+    facts: list[Any] = field(default_factory=list)
+    """Proposed fact operations (core.recall.updater.ProposedOperation)."""
+    fact_notes: list[str] = field(default_factory=list)
+    written: bool = False
+    backup: Path | None = None
+    appended: AppendResult | None = None
+    segments_appended: int = 0
+    facts_written: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape of ``memlens compact --json``."""
+        p = self.plan
+        return {
+            "plan": plan_json(p),
+            "summary": self.summary.summary if self.summary else None,
+            "provider": self.summary.provider if self.summary else None,
+            "calls": self.summary.calls if self.summary else 0,
+            "fallback": self.summary.fallback if self.summary else None,
+            "notes": (self.summary.notes if self.summary else []) + self.fact_notes,
+            "entry": self.entry,
+            "segments": [s.to_json() for s in self.segments],
+            "facts": [
+                {"op": o.op, "type": o.candidate.type, "content": o.candidate.content,
+                 "context": o.candidate.context, "target": o.target.id if o.target else None,
+                 "similarity": o.similarity, "reason": o.reason}
+                for o in self.facts
+            ],
+            "written": self.written,
+            "backup": str(self.backup) if self.backup else None,
+            "appended": {"path": self.appended.path, "offset": self.appended.offset,
+                         "length": self.appended.length} if self.appended else None,
+            "segments_appended": self.segments_appended,
+            "facts_written": self.facts_written,
+        }  # fmt: skip
+
+
+def plan_json(p: CompactionPlan) -> dict[str, Any]:
+    """The JSON shape of a plan (``memlens plan`` and ``compact``)."""
+    return {
+        "ok": p.ok,
+        "reason": p.reason,
+        "first_kept_entry_id": p.first_kept_entry_id,
+        "first_kept_index": p.first_kept_index,
+        "is_split_turn": p.is_split_turn,
+        "turn_start_entry_id": p.turn_start_entry_id,
+        "messages_to_summarize": len(p.summarize) + len(p.history_dropped),
+        "turn_prefix_messages": len(p.turn_prefix),
+        "history_dropped": len(p.history_dropped),
+        "kept_messages": len(p.kept),
+        "chunks": len(p.chunks),
+        "parts": len(p.parts),
+        "calls": p.calls,
+        "chunk_ratio": p.chunk_ratio,
+        "max_chunk_tokens": p.max_chunk_tokens,
+        "tokens_before": p.tokens_before,
+        "tokens_before_measured": p.tokens_before_measured,
+        "tokens_summarized": p.tokens_summarized,
+        "tokens_kept": p.tokens_kept,
+        "expected_tokens_after": p.expected_tokens_after(),
+        "read_files": p.read_files,
+        "modified_files": p.modified_files,
+    }
+
+
+def compaction_entry(plan: CompactionPlan, run: SummaryRun, *, taken: set[str],
+                     now: datetime | None = None) -> dict[str, Any]:  # fmt: skip
+    """The compaction entry to append (v3 shape, new leaf)."""
+    entry_id = secrets.token_hex(4)
+    while entry_id in taken:
+        entry_id = secrets.token_hex(4)
+    stamp = (now or datetime.now(UTC)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    tokens_after = math.ceil(len(run.summary) / 4) + plan.tokens_kept
+    return {
+        "type": "compaction",
+        "id": entry_id,
+        "parentId": plan.leaf_id,
+        "timestamp": stamp,
+        "summary": run.summary,
+        "firstKeptEntryId": plan.first_kept_entry_id,
+        "tokensBefore": plan.tokens_before,
+        "tokensAfter": tokens_after,
+        "details": {
+            "readFiles": plan.read_files,
+            "modifiedFiles": plan.modified_files,
+            "toolFailures": run.tool_failures,
+        },
+    }
+
+
+def archive_segments(plan: CompactionPlan, session: Session, *, redaction: bool = True,
+                     timestamp: int | None = None) -> list[Segment]:  # fmt: skip
+    """The summarised user/assistant messages as segments (redacted, tagged)."""
+    out = []
+    for item in [*plan.history_dropped, *plan.summarize, *plan.turn_prefix]:
+        m = item.message
+        if m.role not in ("user", "assistant"):
+            continue
+        text = m.text().strip() if m.role == "user" else "\n".join(
+            b.text for b in m.blocks if b.kind == "text" and b.text).strip()  # fmt: skip
+        if not text or "<recalled-context" in text:
+            continue
+        ts = m.timestamp or timestamp or int(time.time() * 1000)
+        out.append(make_segment(session.id, m.role, text, timestamp=ts, redaction=redaction))
+    return out
+
+
+def compact(
+    session: Session,
+    *,
+    summarizer: Summarizer | None = None,
+    at: str | None = None,
+    window: int = 200_000,
+    reserve_tokens: int = 20_000,
+    keep_recent_tokens: int = 20_000,
+    max_history_share: float = 0.5,
+    store_dir: Path | None = None,
+    extract_client: object | None = None,
+    progress: Progress | None = None,
+    cancelled: CancelCheck | None = None,
+) -> CompactionRun:
+    """Plan and summarise (writes nothing; see :func:`write_compaction`)."""
+    plan = plan_compaction(session, at=at, window=window, reserve_tokens=reserve_tokens,
+                           keep_recent_tokens=keep_recent_tokens,
+                           max_history_share=max_history_share)  # fmt: skip
+    if not plan.ok:
+        return CompactionRun(plan, None, None)
+    summ = summarizer or OfflineSummarizer()
+    run = summarize_plan(plan, summ, progress=progress, cancelled=cancelled)
+    entry = compaction_entry(plan, run, taken=set(session.by_id))
+    result = CompactionRun(plan, run, entry, archive_segments(plan, session))
+    if store_dir is not None:
+        from core.compaction.extract import extract_knowledge
+        from core.store.knowledge import load_knowledge
+
+        log = load_knowledge(store_dir / "knowledge.jsonl")
+        messages = [i.message for i in (*plan.history_dropped, *plan.summarize)]
+        extraction = extract_knowledge(messages, log, client=extract_client, cancelled=cancelled)
+        result.facts = list(extraction.operations)
+        result.fact_notes = list(extraction.notes)
+        if extraction.skipped:
+            result.fact_notes.append(str(extraction.skipped))
+    return result
+
+
+def check_writable(session: Session, *, force: bool = False) -> None:
+    """Raise :class:`CompactionRefused` when appending to *session* is unsafe."""
+    if session.version < 2:
+        raise CompactionRefused(
+            f"{session.path} is a v1 transcript: pi gives every entry a new id when it opens "
+            "such a file, which would orphan the compaction's firstKeptEntryId. Let the agent "
+            "open (and migrate) it first."
+        )
+    age = time.time() - os.stat(session.path).st_mtime
+    if age < RECENT_WRITE_SECONDS and not force:
+        raise CompactionRefused(
+            f"{session.path} was modified {age:.1f} s ago: the agent may be mid-turn. "
+            "Try again in a few seconds, or force it."
+        )
+
+
+def write_compaction(result: CompactionRun, session: Session, *, store_dir: Path | None = None,
+                     accept_facts: bool = True, force: bool = False) -> CompactionRun:  # fmt: skip
+    """Apply a dry run: backup, append the entry, archive segments, write facts."""
+    if result.entry is None:
+        raise CompactionRefused(f"nothing to write: {result.plan.reason}")
+    check_writable(session, force=force)
+    src = Path(session.path)
+    if os.stat(src).st_size != session.size and not force:
+        raise CompactionRefused(
+            f"{src} changed since it was read (the agent appended to it); plan again"
+        )
+    backup = backup_path(src)
+    shutil.copy2(src, backup)
+    result.backup = backup
+    result.appended = append_lines(src, jsonio.dumps_line(result.entry))
+    result.written = True
+    if store_dir is not None:
+        seg_path = store_dir / "segments.jsonl"
+        stored = load_segments(seg_path, max_segments=-1, eviction_days=0).segments
+        known = {dedup_key(s.session_id, s.role, s.content) for s in stored}
+        fresh = [s for s in result.segments
+                 if dedup_key(s.session_id, s.role, s.content) not in known]  # fmt: skip
+        if fresh:
+            append_segments(seg_path, fresh)
+        result.segments_appended = len(fresh)
+        accepted = [o for o in result.facts if o.op != "NONE" and o.op != "DELETE"]
+        if accept_facts and accepted:
+            from core.recall.updater import apply
+            from core.store.knowledge import load_knowledge
+
+            log = load_knowledge(store_dir / "knowledge.jsonl")
+            applied = apply(log, accepted)
+            result.facts_written = [i for a in applied for i in a.written_ids]
+    return result
