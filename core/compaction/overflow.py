@@ -57,8 +57,8 @@ def simulate_overflow(
         return [
             OverflowStep("fits", tokens, tokens, f"{tokens:,} tokens fit the {window:,} window")
         ]
-    steps = [OverflowStep("overflow", tokens, tokens,
-                          f"{tokens:,} tokens > {window:,}: the provider answers 'context overflow'")]  # fmt: skip
+    overflow = f"{tokens:,} tokens > {window:,}: the provider answers 'context overflow'"
+    steps = [OverflowStep("overflow", tokens, tokens, overflow)]
     plan = plan_compaction(session, at=at, window=window, reserve_tokens=reserve_tokens,
                            keep_recent_tokens=keep_recent_tokens)  # fmt: skip
     current = tokens
