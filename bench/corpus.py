@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import random
 import uuid
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core import hashembed
 from core.store.segments import append_segments, make_segment
 from core.store.vectors import write_vectors
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FILES = [
     "src/core/agent-session.ts",
@@ -58,8 +61,10 @@ NOUNS = [
     "vector index",
     "schema",
 ]
-WORDS = ("the a to of and in is it that for on with this we should now please also then "
-         "because after before when which can not but so just").split()  # fmt: skip
+WORDS = (
+    "the a to of and in is it that for on with this we should now please also then "
+    "because after before when which can not but so just"
+).split()
 
 
 def turn(rng: random.Random) -> str:
@@ -74,20 +79,31 @@ def turn(rng: random.Random) -> str:
     return ". ".join(p for p in parts if p)
 
 
-def write_store(folder: Path, count: int, seed: int = 3, now_ms: int = 1_790_000_000_000,
-                sessions: int = 12) -> list[str]:  # fmt: skip
+def write_store(
+    folder: Path, count: int, seed: int = 3, now_ms: int = 1_790_000_000_000, sessions: int = 12
+) -> list[str]:
     """Write segments.jsonl and vectors.bin (hash) with *count* segments; returns ids."""
     rng = random.Random(seed)
     ids = (str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(count * 2))
     segs = []
     for i in range(count):
-        segs.append(make_segment(
-            f"session-{i % sessions}", "user" if i % 2 else "assistant", f"{turn(rng)} #{i}",
-            timestamp=now_ms - (count - i) * 60_000, new_id=lambda: next(ids)))  # fmt: skip
+        segs.append(
+            make_segment(
+                f"session-{i % sessions}",
+                "user" if i % 2 else "assistant",
+                f"{turn(rng)} #{i}",
+                timestamp=now_ms - (count - i) * 60_000,
+                new_id=lambda: next(ids),
+            )
+        )
     folder.mkdir(parents=True, exist_ok=True)
     append_segments(folder / "segments.jsonl", segs)
-    write_vectors(folder / "vectors.bin", [s.id for s in segs],
-                  hashembed.embed_many([s.content for s in segs]), hashembed.DIM)  # fmt: skip
+    write_vectors(
+        folder / "vectors.bin",
+        [s.id for s in segs],
+        hashembed.embed_many([s.content for s in segs]),
+        hashembed.DIM,
+    )
     return [s.id for s in segs]
 
 

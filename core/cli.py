@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core import __version__, hashembed, jsonio
+from core.compaction_cli import CompactionCliError
 from core.dataset import DataSet, load_dataset
 from core.openclaw.memindex import open_memory_index
 from core.problems import FormatError
@@ -404,19 +405,27 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 # -- parser ------------------------------------------------------------------------
 COMMANDS = (
     "info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo",
-    "recall", "knowledge", "eval",
+    "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim",
 )  # fmt: skip
 
 
-def _recall_command(name: str) -> Callable[[argparse.Namespace], int]:
+def _recall_command(name: str, module: str = "recall_cli") -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from core import recall_cli
+        import importlib
 
-        payload, text = getattr(recall_cli, f"cmd_{name}")(args)
+        handlers = importlib.import_module(f"core.{module}")
+        payload, text = getattr(handlers, f"cmd_{name}")(args)
         _out(args, payload, lambda: text)
         return 0
 
     return run
+
+
+def _session_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
+    p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
+    p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (default: the leaf)")
+    p.add_argument("--window", type=int, metavar="N", help="context window (default: the model's)")
 
 
 def _search_flags(p: argparse.ArgumentParser) -> None:
@@ -518,6 +527,59 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--k", default="1,5,10", metavar="K,K", help="cut-offs for recall@k")
     _search_flags(p)
+    p = add(
+        "plan",
+        "what a compaction would summarise, keep and drop, in how many calls",
+        _recall_command("plan", "compaction_cli"),
+    )
+    _session_args(p)
+    p = add(
+        "compact",
+        "compact a session: dry run by default, --write to append the entry",
+        _recall_command("compact", "compaction_cli"),
+    )
+    _session_args(p)
+    p.add_argument(
+        "--llm",
+        default="offline",
+        metavar="SPEC",
+        help="offline (default), openai:URL:MODEL or anthropic:MODEL",
+    )
+    p.add_argument(
+        "--key-env", metavar="VAR", help="environment variable holding the API key (never stored)"
+    )
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="back up the transcript, append the compaction, archive, write facts",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write even if the transcript changed in the last seconds",
+    )
+    p = add(
+        "budget",
+        "every threshold of a session's context: window, triggers, flush, caps",
+        _recall_command("budget", "compaction_cli"),
+    )
+    _session_args(p)
+    p = add(
+        "overflow",
+        "replay OpenClaw's overflow recovery for a window, step by step",
+        _recall_command("overflow", "compaction_cli"),
+    )
+    _session_args(p)
+    p = add(
+        "trim",
+        "smart trim of the context at an entry: a decision for every message",
+        _recall_command("trim", "compaction_cli"),
+    )
+    _session_args(p)
+    p.add_argument("--query", metavar="Q", help="default: the agent's recall query there")
+    p.add_argument("--reserve", type=int, default=4000, metavar="N")
+    p.add_argument("--hard-cap", type=int, metavar="N", help="default: min(4000, window/10)")
+    p.add_argument("--protected-recent", type=int, default=6, metavar="N")
     p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", _cmd_demo)
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--seed", type=int, default=7)
@@ -536,7 +598,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args))
-    except (FormatError, CliError, FileExistsError, RecallCliError) as exc:
+    except (FormatError, CliError, FileExistsError, RecallCliError, CompactionCliError) as exc:
         print(f"memlens: error: {exc}", file=sys.stderr)
     except KeyError as exc:
         print(f"memlens: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)

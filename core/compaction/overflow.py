@@ -59,8 +59,13 @@ def simulate_overflow(
         ]
     overflow = f"{tokens:,} tokens > {window:,}: the provider answers 'context overflow'"
     steps = [OverflowStep("overflow", tokens, tokens, overflow)]
-    plan = plan_compaction(session, at=at, window=window, reserve_tokens=reserve_tokens,
-                           keep_recent_tokens=keep_recent_tokens)  # fmt: skip
+    plan = plan_compaction(
+        session,
+        at=at,
+        window=window,
+        reserve_tokens=reserve_tokens,
+        keep_recent_tokens=keep_recent_tokens,
+    )
     current = tokens
     summary_tokens = math.floor(0.8 * reserve_tokens)
     for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -69,15 +74,20 @@ def simulate_overflow(
             steps.append(OverflowStep("compact", current, current, why))
             continue
         after = plan.tokens_kept + summary_tokens
-        detail = (f"attempt {attempt}: summarise {len(plan.summarize) + len(plan.history_dropped)} "
-                  f"messages, keep {len(plan.kept)} from #{plan.first_kept_index}")  # fmt: skip
+        detail = (
+            f"attempt {attempt}: summarise {len(plan.summarize) + len(plan.history_dropped)} "
+            f"messages, keep {len(plan.kept)} from #{plan.first_kept_index}"
+        )
         if after >= current:
             detail += " (no progress: the kept messages alone are this large)"
         steps.append(OverflowStep("compact", current, after, detail))
         current = min(current, after)
         if current <= window:
-            steps.append(OverflowStep("recovered", current, current,
-                                      f"fits after compaction attempt {attempt}"))  # fmt: skip
+            steps.append(
+                OverflowStep(
+                    "recovered", current, current, f"fits after compaction attempt {attempt}"
+                )
+            )
             return steps
     limit = max_tool_result_chars(window)
     saved = 0
@@ -90,8 +100,11 @@ def simulate_overflow(
                 saved += math.ceil((chars - limit) / 4)
                 count += 1
     after = current - saved
-    steps.append(OverflowStep("truncate", current, after,
-                              f"truncate {count} tool result(s) over {limit:,} chars"))  # fmt: skip
+    steps.append(
+        OverflowStep(
+            "truncate", current, after, f"truncate {count} tool result(s) over {limit:,} chars"
+        )
+    )
     if after <= window:
         steps.append(OverflowStep("recovered", after, after, "fits after truncating tool results"))
         return steps

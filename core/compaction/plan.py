@@ -215,11 +215,15 @@ def _turn_start(path: Sequence[Entry], index: int, start: int) -> int:
 def find_cut(path: Sequence[Entry], start: int, end: int, keep_recent: int) -> tuple[int, int]:
     """Pi's cut point: ``(first_kept_index, turn_start_index or -1)`` in *path*."""
     cuts = [
-        i for i in range(start, end)
-        if (path[i].type == "message" and path[i].message is not None
-            and path[i].message.role in CUT_ROLES)  # type: ignore[union-attr]
+        i
+        for i in range(start, end)
+        if (
+            path[i].type == "message"
+            and path[i].message is not None
+            and path[i].message.role in CUT_ROLES
+        )  # type: ignore[union-attr]
         or path[i].type in ("branch_summary", "custom_message")
-    ]  # fmt: skip
+    ]
     if not cuts:
         return start, -1
     cut = cuts[0]
@@ -254,9 +258,14 @@ def plan_compaction(
         return CompactionPlan(session.id, "", False, "the session has no entries")
     path = session.path_to(leaf.id)
     plan = CompactionPlan(
-        session.id, leaf.id, True, "", window=window, reserve_tokens=reserve_tokens,
+        session.id,
+        leaf.id,
+        True,
+        "",
+        window=window,
+        reserve_tokens=reserve_tokens,
         keep_recent_tokens=keep_recent_tokens,
-    )  # fmt: skip
+    )
     if path[-1].type == "compaction":
         plan.ok, plan.reason = False, "the last entry is already a compaction"
         return plan

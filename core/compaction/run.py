@@ -70,18 +70,29 @@ class CompactionRun:
             "entry": self.entry,
             "segments": [s.to_json() for s in self.segments],
             "facts": [
-                {"op": o.op, "type": o.candidate.type, "content": o.candidate.content,
-                 "context": o.candidate.context, "target": o.target.id if o.target else None,
-                 "similarity": o.similarity, "reason": o.reason}
+                {
+                    "op": o.op,
+                    "type": o.candidate.type,
+                    "content": o.candidate.content,
+                    "context": o.candidate.context,
+                    "target": o.target.id if o.target else None,
+                    "similarity": o.similarity,
+                    "reason": o.reason,
+                }
                 for o in self.facts
             ],
             "written": self.written,
             "backup": str(self.backup) if self.backup else None,
-            "appended": {"path": self.appended.path, "offset": self.appended.offset,
-                         "length": self.appended.length} if self.appended else None,
+            "appended": {
+                "path": self.appended.path,
+                "offset": self.appended.offset,
+                "length": self.appended.length,
+            }
+            if self.appended
+            else None,
             "segments_appended": self.segments_appended,
             "facts_written": self.facts_written,
-        }  # fmt: skip
+        }
 
 
 def plan_json(p: CompactionPlan) -> dict[str, Any]:
@@ -112,8 +123,9 @@ def plan_json(p: CompactionPlan) -> dict[str, Any]:
     }
 
 
-def compaction_entry(plan: CompactionPlan, run: SummaryRun, *, taken: set[str],
-                     now: datetime | None = None) -> dict[str, Any]:  # fmt: skip
+def compaction_entry(
+    plan: CompactionPlan, run: SummaryRun, *, taken: set[str], now: datetime | None = None
+) -> dict[str, Any]:
     """The compaction entry to append (v3 shape, new leaf)."""
     entry_id = secrets.token_hex(4)
     while entry_id in taken:
@@ -137,16 +149,20 @@ def compaction_entry(plan: CompactionPlan, run: SummaryRun, *, taken: set[str],
     }
 
 
-def archive_segments(plan: CompactionPlan, session: Session, *, redaction: bool = True,
-                     timestamp: int | None = None) -> list[Segment]:  # fmt: skip
+def archive_segments(
+    plan: CompactionPlan, session: Session, *, redaction: bool = True, timestamp: int | None = None
+) -> list[Segment]:
     """The summarised user/assistant messages as segments (redacted, tagged)."""
     out = []
     for item in [*plan.history_dropped, *plan.summarize, *plan.turn_prefix]:
         m = item.message
         if m.role not in ("user", "assistant"):
             continue
-        text = m.text().strip() if m.role == "user" else "\n".join(
-            b.text for b in m.blocks if b.kind == "text" and b.text).strip()  # fmt: skip
+        text = (
+            m.text().strip()
+            if m.role == "user"
+            else "\n".join(b.text for b in m.blocks if b.kind == "text" and b.text).strip()
+        )
         if not text or "<recalled-context" in text:
             continue
         ts = m.timestamp or timestamp or int(time.time() * 1000)
@@ -169,9 +185,14 @@ def compact(
     cancelled: CancelCheck | None = None,
 ) -> CompactionRun:
     """Plan and summarise (writes nothing; see :func:`write_compaction`)."""
-    plan = plan_compaction(session, at=at, window=window, reserve_tokens=reserve_tokens,
-                           keep_recent_tokens=keep_recent_tokens,
-                           max_history_share=max_history_share)  # fmt: skip
+    plan = plan_compaction(
+        session,
+        at=at,
+        window=window,
+        reserve_tokens=reserve_tokens,
+        keep_recent_tokens=keep_recent_tokens,
+        max_history_share=max_history_share,
+    )
     if not plan.ok:
         return CompactionRun(plan, None, None)
     summ = summarizer or OfflineSummarizer()
@@ -208,8 +229,14 @@ def check_writable(session: Session, *, force: bool = False) -> None:
         )
 
 
-def write_compaction(result: CompactionRun, session: Session, *, store_dir: Path | None = None,
-                     accept_facts: bool = True, force: bool = False) -> CompactionRun:  # fmt: skip
+def write_compaction(
+    result: CompactionRun,
+    session: Session,
+    *,
+    store_dir: Path | None = None,
+    accept_facts: bool = True,
+    force: bool = False,
+) -> CompactionRun:
     """Apply a dry run: backup, append the entry, archive segments, write facts."""
     if result.entry is None:
         raise CompactionRefused(f"nothing to write: {result.plan.reason}")
@@ -228,8 +255,9 @@ def write_compaction(result: CompactionRun, session: Session, *, store_dir: Path
         seg_path = store_dir / "segments.jsonl"
         stored = load_segments(seg_path, max_segments=-1, eviction_days=0).segments
         known = {dedup_key(s.session_id, s.role, s.content) for s in stored}
-        fresh = [s for s in result.segments
-                 if dedup_key(s.session_id, s.role, s.content) not in known]  # fmt: skip
+        fresh = [
+            s for s in result.segments if dedup_key(s.session_id, s.role, s.content) not in known
+        ]
         if fresh:
             append_segments(seg_path, fresh)
         result.segments_appended = len(fresh)

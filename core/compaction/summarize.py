@@ -309,19 +309,24 @@ class _Runner:
             self.progress(self.run.calls, self.total, label)
         self.run.calls += 1
 
-    def chunks(self, items: Sequence[PlanItem], groups: Sequence[Sequence[int]],
-               previous: str | None) -> str:  # fmt: skip
+    def chunks(
+        self, items: Sequence[PlanItem], groups: Sequence[Sequence[int]], previous: str | None
+    ) -> str:
         summary = previous
         for n, group in enumerate(groups, 1):
             self._step(f"summarising chunk {n} of {len(groups)}")
             summary = self.s.summarize(
-                [items[i].message for i in group], previous=summary, instructions=None,
-                max_tokens=self.max_tokens, cancelled=self.cancelled,
-            )  # fmt: skip
+                [items[i].message for i in group],
+                previous=summary,
+                instructions=None,
+                max_tokens=self.max_tokens,
+                cancelled=self.cancelled,
+            )
         return summary or previous or "No prior history."
 
-    def with_fallback(self, items: Sequence[PlanItem], groups: Sequence[Sequence[int]],
-                      previous: str | None) -> str:  # fmt: skip
+    def with_fallback(
+        self, items: Sequence[PlanItem], groups: Sequence[Sequence[int]], previous: str | None
+    ) -> str:
         if not items:
             return previous or "No prior history."
         try:
@@ -332,8 +337,11 @@ class _Runner:
             self.run.notes.append(f"full summary failed ({exc}); summarising small messages")
         limit = self.plan.window * 0.5
         small = [i for i in items if i.tokens * SAFETY_MARGIN <= limit]
-        notes = [f"[Large {i.message.role} (~{round(i.tokens / 1000)}K tokens) omitted]"
-                 for i in items if i.tokens * SAFETY_MARGIN > limit]  # fmt: skip
+        notes = [
+            f"[Large {i.message.role} (~{round(i.tokens / 1000)}K tokens) omitted]"
+            for i in items
+            if i.tokens * SAFETY_MARGIN > limit
+        ]
         if small:
             try:
                 from core.compaction.plan import chunk_by_max_tokens
@@ -352,8 +360,13 @@ class _Runner:
             "Summary unavailable due to size limits."
         )
 
-    def staged(self, items: Sequence[PlanItem], parts: Sequence[Sequence[int]],
-               chunks: Sequence[Sequence[int]], previous: str | None) -> str:  # fmt: skip
+    def staged(
+        self,
+        items: Sequence[PlanItem],
+        parts: Sequence[Sequence[int]],
+        chunks: Sequence[Sequence[int]],
+        previous: str | None,
+    ) -> str:
         if len(parts) <= 1:
             return self.with_fallback(items, chunks, previous)
         partials = []
@@ -365,8 +378,9 @@ class _Runner:
             partials.append(self.with_fallback(sub, [[index[i] for i in c] for c in own], None))
         self._step("merging partial summaries")
         try:
-            return self.s.merge(partials, previous=previous, max_tokens=self.max_tokens,
-                                cancelled=self.cancelled)  # fmt: skip
+            return self.s.merge(
+                partials, previous=previous, max_tokens=self.max_tokens, cancelled=self.cancelled
+            )
         except Cancelled:
             raise
         except Exception as exc:  # keep the partials rather than lose them

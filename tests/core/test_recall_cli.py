@@ -106,7 +106,7 @@ def test_eval_metrics_and_overrides(capsys, data, tmp_path):
 
 
 def test_eval_perfect_label_scores_one(capsys, data, tmp_path):
-    home, ids = data
+    home, _ids = data
     # the exact text of a segment is its own best query
     seg = orjson.loads(
         (home / "memory" / "context" / "segments.jsonl").read_bytes().split(b"\n")[7]

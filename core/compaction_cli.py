@@ -1,0 +1,244 @@
+"""The compaction commands of the CLI: ``plan``, ``compact``, ``budget``, ``overflow``, ``trim``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.budget import budget_for
+from core.compaction.overflow import simulate_overflow
+from core.compaction.run import CompactionRefused, compact, plan_json, write_compaction
+from core.compaction.summarize import LLMSummarizer, OfflineSummarizer
+from core.dataset import load_dataset
+from core.discovery import discover
+from core.openclaw.config import OpenClawConfig, load_openclaw_config
+from core.problems import FormatError
+from core.transcript import load_transcript
+
+if TYPE_CHECKING:
+    import argparse
+
+    from core.compaction.summarize import Summarizer
+    from core.transcript.model import Session
+
+
+class CompactionCliError(Exception):
+    """A user-facing error of the compaction commands."""
+
+
+def _home_of(transcript: Path) -> Path | None:
+    # An OpenClaw transcript lives in <home>/agents/<agent>/sessions/<file>.jsonl
+    parents = transcript.resolve().parents
+    if len(parents) >= 4 and parents[1].name and parents[2].name == "agents":
+        return parents[3]
+    return None
+
+
+def open_session(args: argparse.Namespace) -> tuple[Session, Path | None, OpenClawConfig | None]:
+    """The session, the memory-context folder and the config that go with it."""
+    data = getattr(args, "data", None)
+    if data:
+        dataset = load_dataset(data)
+        session = dataset.session(args.session)
+        home = dataset.discovery.path if dataset.discovery.kind == "openclaw-home" else None
+    else:
+        path = Path(args.session)
+        if not path.is_file():
+            raise CompactionCliError(
+                f"{args.session}: no such transcript (give a path, or --data DIR with a session id)"
+            )
+        session = load_transcript(path)
+        home = _home_of(path)
+    store = None
+    config = None
+    if home is not None:
+        found = discover(home)
+        store = found.memory_context
+        if found.config is not None:
+            config = load_openclaw_config(found.config)
+    return session, store, config
+
+
+def _settings(
+    args: argparse.Namespace, config: OpenClawConfig | None, session: Session
+) -> dict[str, Any]:
+    window = getattr(args, "window", None)
+    model = None
+    for e in reversed(session.entries):
+        if e.message is not None and e.message.role == "assistant" and e.message.model:
+            model = e.message.model
+            break
+    if window is None:
+        from core.openclaw.config import context_window_for
+
+        window, _ = context_window_for(config, model)
+    comp = config.compaction if config else None
+    return {
+        "window": window,
+        "reserve_tokens": comp.effective_reserve_tokens if comp else 20_000,
+        "keep_recent_tokens": comp.keep_recent_tokens if comp else 20_000,
+        "max_history_share": comp.max_history_share if comp else 0.5,
+    }
+
+
+def summarizer_for(spec: str | None, key_env: str | None = None) -> Summarizer:
+    """``offline`` (default), ``openai:URL:MODEL`` or ``anthropic:MODEL``."""
+    if not spec or spec == "offline":
+        return OfflineSummarizer()
+    from core.llm import parse_llm_spec
+
+    try:
+        client = parse_llm_spec(spec, api_key_env=key_env)
+    except ValueError as exc:
+        raise CompactionCliError(str(exc)) from None
+    return OfflineSummarizer() if client is None else LLMSummarizer(client)
+
+
+def cmd_plan(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """``memlens plan SESSION``: what a compaction would do, before any call."""
+    session, _store, config = open_session(args)
+    from core.compaction.plan import plan_compaction
+
+    s = _settings(args, config, session)
+    plan = plan_compaction(session, at=args.at, **s)
+    payload = {"session": session.id, "path": session.path, "settings": s, **plan_json(plan)}
+    lines = [f"{session.path}: {plan.reason}"]
+    if plan.ok:
+        lines.append(
+            f"tokens before {plan.tokens_before:,} "
+            f"({'measured' if plan.tokens_before_measured else 'estimated'}); "
+            f"summarised ~{plan.tokens_summarized:,}; kept ~{plan.tokens_kept:,}; "
+            f"expected after ~{plan.expected_tokens_after():,}"
+        )
+        lines.append(
+            f"chunk ratio {plan.chunk_ratio:.2f}, max chunk {plan.max_chunk_tokens:,} tokens, "
+            f"{len(plan.parts)} part(s), {len(plan.chunks)} chunk(s), "
+            f"{len(plan.history_dropped)} message(s) dropped for history share"
+        )
+    return payload, "\n".join(lines)
+
+
+def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """``memlens compact SESSION [--write]``: summary, entry, segments, facts."""
+    session, store, config = open_session(args)
+    s = _settings(args, config, session)
+    summarizer = summarizer_for(args.llm, args.key_env)
+    extract_client = getattr(summarizer, "client", None)
+    try:
+        run = compact(
+            session,
+            summarizer=summarizer,
+            at=args.at,
+            store_dir=store,
+            extract_client=extract_client,
+            **s,
+        )
+    except Exception as exc:
+        from core.llm import LLMError
+
+        if isinstance(exc, LLMError):
+            raise CompactionCliError(f"{summarizer.name}: {exc}") from None
+        raise
+    if args.write:
+        if args.at:
+            raise CompactionCliError("--write compacts the current leaf only; drop --at")
+        try:
+            write_compaction(run, session, store_dir=store, force=args.force)
+        except CompactionRefused as exc:
+            raise CompactionCliError(str(exc)) from None
+    payload = {"session": session.id, "path": session.path, **run.to_json()}
+    lines = [f"{session.path}: {run.plan.reason}"]
+    if run.summary is not None:
+        lines.append(
+            f"summary by {run.summary.provider}, {run.summary.calls} call(s), "
+            f"{len(run.summary.summary):,} chars:"
+        )
+        lines.append(run.summary.summary)
+        lines.append(
+            f"segments to archive: {len(run.segments)}; fact operations: "
+            + ", ".join(f"{o.op} {o.candidate.content[:40]!r}" for o in run.facts[:8])
+        )
+    if run.written:
+        lines.append(
+            f"written: entry {run.entry['id'] if run.entry else ''} appended at byte "
+            f"{run.appended.offset if run.appended else '?'}; backup {run.backup}; "
+            f"{run.segments_appended} segment(s), {len(run.facts_written)} fact line(s)"
+        )
+    else:
+        lines.append("dry run: nothing was written (use --write)")
+    return payload, "\n".join(lines)
+
+
+def cmd_budget(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """``memlens budget SESSION``: every threshold of the session's context."""
+    session, _store, config = open_session(args)
+    entry = None
+    b = budget_for(session, at=args.at, config=config, window=args.window, store_entry=entry)
+    payload = {
+        "session": session.id,
+        "window": b.window,
+        "window_source": b.window_source,
+        "guard": b.guard,
+        "context_tokens": b.context_tokens,
+        "context_source": b.context_source,
+        "estimated_tokens": b.estimated_tokens,
+        "reserve_tokens": b.reserve_tokens,
+        "compaction_trigger": b.compaction_trigger,
+        "seed_trigger": b.seed_trigger,
+        "seed_target": b.seed_target,
+        "seed_emergency": b.seed_emergency,
+        "flush_threshold": b.flush_threshold,
+        "hard_cap": b.hard_cap,
+        "safe_limit": b.safe_limit,
+        "should_compact": b.should_compact,
+        "should_compact_seed": b.should_compact_seed,
+        "should_flush": b.should_flush,
+        "flush_reason": b.flush_reason,
+        "thresholds": [
+            {"key": t.key, "label": t.label, "tokens": t.tokens, "crossed": t.crossed}
+            for t in b.thresholds
+        ],
+    }
+    pct = 100 * b.context_tokens / b.window
+    lines = [
+        f"{session.path}: {b.context_tokens:,} tokens ({b.context_source}) of a "
+        f"{b.window:,} window ({b.window_source}), {pct:.1f}%; guard {b.guard}"
+    ]
+    for t in b.thresholds:
+        lines.append(f"  {'*' if t.crossed else ' '} {t.label:<26} {t.tokens:>9,}")
+    lines.append(
+        f"compact now: {'yes' if b.should_compact else 'no'}; memory flush: "
+        f"{'yes' if b.should_flush else 'no'} ({b.flush_reason})"
+    )
+    return payload, "\n".join(lines)
+
+
+def cmd_overflow(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """``memlens overflow SESSION --window N``: the overflow recovery, step by step."""
+    session, _store, config = open_session(args)
+    s = _settings(args, config, session)
+    steps = simulate_overflow(
+        session,
+        s["window"],
+        at=args.at,
+        reserve_tokens=s["reserve_tokens"],
+        keep_recent_tokens=s["keep_recent_tokens"],
+    )
+    payload = {
+        "session": session.id,
+        "window": s["window"],
+        "steps": [
+            {
+                "kind": x.kind,
+                "tokens_before": x.tokens_before,
+                "tokens_after": x.tokens_after,
+                "detail": x.detail,
+            }
+            for x in steps
+        ],
+    }
+    return payload, "\n".join(f"{x.kind:<10} {x.detail}" for x in steps)
+
+
+__all__ = ["CompactionCliError", "FormatError", "os"]
