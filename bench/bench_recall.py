@@ -88,8 +88,9 @@ def run(count: int, n_queries: int) -> dict[str, object]:
         adds = []
         for i in range(50):
             t = time.perf_counter()
-            store.add("session-0", "user", f"one more turn about the parser number {i}",
-                      timestamp=NOW + i)  # fmt: skip
+            store.add(
+                "session-0", "user", f"one more turn about the parser number {i}", timestamp=NOW + i
+            )
             adds.append(time.perf_counter() - t)
         index_adds = []
         for i in range(200):
@@ -108,11 +109,14 @@ def run(count: int, n_queries: int) -> dict[str, object]:
         "rank_bm25_pipeline": r,
         "speedup_p50": round(r["p50_ms"] / o["p50_ms"], 1) if o["p50_ms"] else None,
         "speedup_target": 15,
-        "add_segment": {**_ms(adds), "target_ms": 1.0,
-                        "includes": "redaction, tagging, dedup, hash embedding, "
-                                    "one appended line with fsync, both indexes"},
+        "add_segment": {
+            **_ms(adds),
+            "target_ms": 1.0,
+            "includes": "redaction, tagging, dedup, hash embedding, "
+            "one appended line with fsync, both indexes",
+        },
         "bm25_add_only": _ms(index_adds),
-    }  # fmt: skip
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from core.transcript.model import Entry
 
+
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
     """The figures of one session that lists and ``info`` show."""

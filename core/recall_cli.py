@@ -74,8 +74,9 @@ def open_for_recall(args: argparse.Namespace) -> Opened:
         missing = len(store.missing_vector_slots())
         if missing:
             if missing > 200:
-                print(f"memlens: embedding {missing} segments with {embedder.name}…",
-                      file=sys.stderr)  # fmt: skip
+                print(
+                    f"memlens: embedding {missing} segments with {embedder.name}…", file=sys.stderr
+                )
             store.embed_missing()
     knowledge = None
     if (folder / "knowledge.jsonl").exists():
@@ -118,11 +119,20 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     )
     if args.session is None and not cfg.cross_session:
         cfg = cfg.with_(cross_session=True)
-        settings = RecallSettings(settings.hard_cap_tokens, settings.window, search=cfg,
-                                  limit_from_cap=settings.limit_from_cap)  # fmt: skip
+        settings = RecallSettings(
+            settings.hard_cap_tokens,
+            settings.window,
+            search=cfg,
+            limit_from_cap=settings.limit_from_cap,
+        )
         opened.notes.append("no --session given: searching every session")
-    preview = recall(args.query, store=opened.store, knowledge=opened.knowledge,
-                     settings=settings, session_id=args.session)  # fmt: skip
+    preview = recall(
+        args.query,
+        store=opened.store,
+        knowledge=opened.knowledge,
+        settings=settings,
+        session_id=args.session,
+    )
     block = preview.block
     hits = preview.search.hits if preview.search else []
     payload: dict[str, Any] = {
@@ -132,33 +142,55 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "hard_cap": preview.hard_cap,
         "config": {
             "limit": preview.search.config.limit if preview.search else None,
-            "min_score": cfg.min_score, "vector_weight": cfg.vector_weight,
-            "bm25_weight": cfg.bm25_weight, "decay": cfg.decay,
+            "min_score": cfg.min_score,
+            "vector_weight": cfg.vector_weight,
+            "bm25_weight": cfg.bm25_weight,
+            "decay": cfg.decay,
             "cross_session": cfg.cross_session,
             "embedder": opened.store.embedder.name if opened.store else None,
         },
         "knowledge": [
-            {"id": h.fact.id, "type": h.fact.type, "content": h.fact.content, "score": h.score,
-             "matched": list(h.matched), "missing": list(h.missing)}
+            {
+                "id": h.fact.id,
+                "type": h.fact.type,
+                "content": h.fact.content,
+                "score": h.score,
+                "matched": list(h.matched),
+                "missing": list(h.missing),
+            }
             for h in preview.knowledge
         ],
         "hits": [
-            {"id": h.segment.id, "session": h.segment.session_id, "role": h.segment.role,
-             "timestamp": h.segment.timestamp, "content": h.segment.content,
-             "vector": h.vector_score, "bm25_raw": h.bm25_raw, "bm25_norm": h.bm25_norm,
-             "decay": h.decay, "score": h.score, "effective": h.effective,
-             "vector_rank": h.vector_rank, "bm25_rank": h.bm25_rank, "rank": h.rank}
+            {
+                "id": h.segment.id,
+                "session": h.segment.session_id,
+                "role": h.segment.role,
+                "timestamp": h.segment.timestamp,
+                "content": h.segment.content,
+                "vector": h.vector_score,
+                "bm25_raw": h.bm25_raw,
+                "bm25_norm": h.bm25_norm,
+                "decay": h.decay,
+                "score": h.score,
+                "effective": h.effective,
+                "vector_rank": h.vector_rank,
+                "bm25_rank": h.bm25_rank,
+                "rank": h.rank,
+            }
             for h in hits
         ],
         "candidates": len(preview.search.candidates) if preview.search else 0,
         "block": block.text if block else "",
         "block_tokens": block.tokens if block else 0,
-        "cut": [
-            {"kind": "detail", "id": d.segment.id, "why": why} for d, why in block.cut_details
-        ] + [{"kind": "knowledge", "content": f.content, "why": why}
-             for f, why in block.cut_knowledge] if block else [],
+        "cut": [{"kind": "detail", "id": d.segment.id, "why": why} for d, why in block.cut_details]
+        + [
+            {"kind": "knowledge", "content": f.content, "why": why}
+            for f, why in block.cut_knowledge
+        ]
+        if block
+        else [],
         "notes": opened.notes,
-    }  # fmt: skip
+    }
 
     def text() -> str:
         out = [f"query: {args.query!r}  hard cap: {preview.hard_cap} tokens"]
@@ -198,17 +230,26 @@ def cmd_knowledge(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "query": args.query,
         "mode": args.mode,
         "hits": [
-            {"id": h.fact.id, "type": h.fact.type, "content": h.fact.content,
-             "context": h.fact.context, "score": h.score, "rank": h.rank,
-             "matched": list(h.matched), "missing": list(h.missing), "idf": h.idf}
+            {
+                "id": h.fact.id,
+                "type": h.fact.type,
+                "content": h.fact.content,
+                "context": h.fact.context,
+                "score": h.score,
+                "rank": h.rank,
+                "matched": list(h.matched),
+                "missing": list(h.missing),
+                "idf": h.idf,
+            }
             for h in hits
         ],
-    }  # fmt: skip
+    }
     lines = [f"{len(hits)} fact(s) for {args.query!r} ({args.mode})"]
     for h in hits:
         lines.append(f"{h.score:.3f} {h.fact.id[:8]} [{h.fact.type}] {h.fact.content[:90]}")
-        lines.append(f"      matched {', '.join(h.matched) or '-'}; missing "
-                     f"{', '.join(h.missing) or '-'}")  # fmt: skip
+        lines.append(
+            f"      matched {', '.join(h.matched) or '-'}; missing {', '.join(h.missing) or '-'}"
+        )
     return payload, "\n".join(lines)
 
 
@@ -229,17 +270,21 @@ def cmd_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     report.problems.extend(problems)
     payload = report.to_json()
     payload["notes"] = opened.notes
-    lines = [f"{payload['n']} queries, embedder {report.embedder}, "
-             f"min_score {cfg.min_score}, decay {cfg.decay}, "
-             f"weights {cfg.vector_weight}/{cfg.bm25_weight}"]  # fmt: skip
-    lines.append("  ".join(f"recall@{k} {payload[f'recall@{k}']:.3f}" for k in ks)
-                 + f"  MRR {payload['mrr']:.3f}  nDCG@10 {payload['ndcg@10']:.3f}")  # fmt: skip
+    lines = [
+        f"{payload['n']} queries, embedder {report.embedder}, "
+        f"min_score {cfg.min_score}, decay {cfg.decay}, "
+        f"weights {cfg.vector_weight}/{cfg.bm25_weight}"
+    ]
+    lines.append(
+        "  ".join(f"recall@{k} {payload[f'recall@{k}']:.3f}" for k in ks)
+        + f"  MRR {payload['mrr']:.3f}  nDCG@10 {payload['ndcg@10']:.3f}"
+    )
     for q in report.queries:
         lines.append(
             f"  line {q.label.line}: rr {q.reciprocal_rank:.2f} ndcg {q.ndcg10:.2f} "
-            f"{q.label.query[:50]!r}" + (f"\n      miss: {q.miss_explanation}"
-                                        if q.miss_explanation else "")
-        )  # fmt: skip
+            f"{q.label.query[:50]!r}"
+            + (f"\n      miss: {q.miss_explanation}" if q.miss_explanation else "")
+        )
     lines.extend(f"  {p}" for p in problems)
     return payload, "\n".join(lines)
 

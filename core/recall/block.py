@@ -167,14 +167,20 @@ def build_block(facts: Sequence[FactLike], details: Sequence[Detail], cap: int) 
     # The agent matches kept knowledge back by its line text, keeping input order.
     kept_lines = {k_items[i][0] for i in k_keep}
     knowledge = [f for f in facts if f"- [{f.type}] {f.content}" in kept_lines]
-    cut_k = [(f, "over the knowledge budget (30% of the hard cap)") for f in facts
-             if f"- [{f.type}] {f.content}" not in kept_lines]  # fmt: skip
+    cut_k = [
+        (f, "over the knowledge budget (30% of the hard cap)")
+        for f in facts
+        if f"- [{f.type}] {f.content}" not in kept_lines
+    ]
     d_items = [(d.segment.content, d.score) for d in details]
     d_order = _cap(d_items, d_budget)
     included = [details[i] for i in d_order]  # best first
     chosen = set(d_order)
-    cut_d = [(d, "over the detail budget (70% of the hard cap)") for i, d in enumerate(details)
-             if i not in chosen]  # fmt: skip
+    cut_d = [
+        (d, "over the detail budget (70% of the hard cap)")
+        for i, d in enumerate(details)
+        if i not in chosen
+    ]
     k_text = _knowledge_text(knowledge)
     text = _wrap(k_text, _detail_text(included))
     if not text:

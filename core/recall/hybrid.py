@@ -130,10 +130,22 @@ def search(
         rows.append((score, seg, slot, v, raw, norm, decay, effective, v_rank, b_rank))
     rows.sort(key=lambda r: -r[0])  # stable: vector candidates first on ties, as the agent
     ranked = [
-        Hit(seg, slot, v, raw, norm, decay, score, eff, v_rank, b_rank, rank,
-            cfg.min_score <= 0 or eff >= cfg.min_score)
+        Hit(
+            seg,
+            slot,
+            v,
+            raw,
+            norm,
+            decay,
+            score,
+            eff,
+            v_rank,
+            b_rank,
+            rank,
+            cfg.min_score <= 0 or eff >= cfg.min_score,
+        )
         for rank, (score, seg, slot, v, raw, norm, decay, eff, v_rank, b_rank) in enumerate(rows, 1)
-    ]  # fmt: skip
+    ]
     hits = [h for h in ranked if h.passed_min_score][: cfg.limit]
     result = SearchResult(query, tokens, cfg, session_id, now, hits, ranked)
     result.seconds = time.perf_counter() - started
@@ -168,8 +180,11 @@ def explain(store: WarmStore, result: SearchResult, segment_id: str) -> Explanat
     if slot is None:
         known = store.stats.load is not None and any(s.id == segment_id for s in _all_loaded(store))
         if known:
-            return Explanation(segment_id, "evicted", "evicted from the warm store "
-                               "(older than evictionDays or over maxSegments)")  # fmt: skip
+            return Explanation(
+                segment_id,
+                "evicted",
+                "evicted from the warm store (older than evictionDays or over maxSegments)",
+            )
         return Explanation(segment_id, "unknown", "no segment with this id in the store")
     seg = store.segments[slot]
     assert seg is not None
@@ -179,38 +194,62 @@ def explain(store: WarmStore, result: SearchResult, segment_id: str) -> Explanat
         and seg.session_id != result.session_id
     ):
         return Explanation(
-            segment_id, "other_session",
+            segment_id,
+            "other_session",
             f"belongs to session {seg.session_id}, and cross-session recall is off",
-        )  # fmt: skip
+        )
     cos, cos_rank, bm, bm_rank = _standing(store, result, slot)
     for hit in result.candidates:
         if hit.slot != slot:
             continue
         if not hit.passed_min_score:
             return Explanation(
-                segment_id, "below_min_score",
+                segment_id,
+                "below_min_score",
                 f"candidate (rank {hit.rank}), but effective score {hit.effective:.4f} "
                 f"< minScore {cfg.min_score}",
-                hit, cos, cos_rank, bm, bm_rank,
-            )  # fmt: skip
+                hit,
+                cos,
+                cos_rank,
+                bm,
+                bm_rank,
+            )
         if hit in result.hits:
             pos = result.hits.index(hit) + 1
-            return Explanation(segment_id, "hit", f"hit #{pos}, score {hit.score:.4f}",
-                               hit, cos, cos_rank, bm, bm_rank)  # fmt: skip
+            return Explanation(
+                segment_id,
+                "hit",
+                f"hit #{pos}, score {hit.score:.4f}",
+                hit,
+                cos,
+                cos_rank,
+                bm,
+                bm_rank,
+            )
         passing = [h for h in result.candidates if h.passed_min_score]
         return Explanation(
-            segment_id, "cut_by_limit",
+            segment_id,
+            "cut_by_limit",
             f"passes minScore but ranks {passing.index(hit) + 1} of {len(passing)}; "
             f"limit is {cfg.limit}",
-            hit, cos, cos_rank, bm, bm_rank,
-        )  # fmt: skip
+            hit,
+            cos,
+            cos_rank,
+            bm,
+            bm_rank,
+        )
     k = 2 * cfg.limit
     return Explanation(
-        segment_id, "no_candidate",
+        segment_id,
+        "no_candidate",
         f"not a candidate in either list: cosine {cos:.4f} ranks {cos_rank}, "
         f"BM25 {bm:.4f} ranks {bm_rank if bm > 0 else '-'}; only the top {k} of each are taken",
-        None, cos, cos_rank, bm, bm_rank,
-    )  # fmt: skip
+        None,
+        cos,
+        cos_rank,
+        bm,
+        bm_rank,
+    )
 
 
 def _all_loaded(store: WarmStore) -> list[Segment]:
