@@ -9,6 +9,8 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from tests.llm_server import server  # noqa: F401  (a fixture for every test)
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "pi-v1"
 

@@ -404,11 +404,20 @@ def summarize_plan(
     prefix = None
     if plan.turn_prefix:
         r._step("summarising the split turn")
-        prefix = summarizer.summarize_turn_prefix(
-            [i.message for i in plan.turn_prefix],
-            max_tokens=max(128, math.floor(0.5 * plan.reserve_tokens)),
-            cancelled=cancelled,
-        )
+        try:
+            prefix = summarizer.summarize_turn_prefix(
+                [i.message for i in plan.turn_prefix],
+                max_tokens=max(128, math.floor(0.5 * plan.reserve_tokens)),
+                cancelled=cancelled,
+            )
+        except Cancelled:
+            raise
+        except Exception as exc:  # keep the compaction; say what is missing
+            r.run.notes.append(f"split-turn summary failed ({exc})")
+            prefix = (
+                f"The start of this turn ({len(plan.turn_prefix)} messages) could not be "
+                "summarised."
+            )
     run = r.run
     run.tool_failures = tool_failures([*plan.history_dropped, *plan.summarize, *plan.turn_prefix])
     run.summary, run.truncated = safeguard(body, plan, prefix, run.tool_failures)

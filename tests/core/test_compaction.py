@@ -161,7 +161,7 @@ def test_dry_run_writes_nothing_and_write_appends_a_leaf(demo):
     log = load_knowledge(store / "knowledge.jsonl")
     assert (store / "knowledge.jsonl").read_bytes().startswith(before[store / "knowledge.jsonl"])
     assert all(fid in log.facts for fid in run.facts_written)
-    with pytest.raises(CompactionRefused, match="nothing to write|changed"):
+    with pytest.raises(CompactionRefused, match=r"nothing to write|changed"):
         write_compaction(compact(again), again, force=False)
 
 

@@ -1,0 +1,298 @@
+"""The HTTP half shared by every provider: key lookup, redaction, retries, error mapping.
+
+The API key is read from the environment at each call and lives only in the
+request headers: it is never stored on the client, written anywhere or put in an
+error message.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+import httpx
+
+from core import jsonio
+from core.jobs import check
+from core.llm.base import DEFAULT_MAX_TOKENS, ChatMessage, Completion, LLMError, Usage
+from core.llm.errors import (
+    LABELS,
+    classify,
+    error_detail,
+    looks_like_capability,
+    looks_like_overflow,
+)
+from core.llm.retry import RetryPolicy, wait
+from core.redact import redact
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from types import TracebackType
+
+    from core.jobs import CancelCheck
+    from core.llm.base import ErrorKind
+
+_USERINFO = re.compile(r"(?<=://)[^/@]*@")
+
+
+class BadResponse(Exception):
+    """Raised by a provider's ``parse_answer`` for a 200 answer it cannot use."""
+
+    def __init__(self, message: str, kind: ErrorKind = "bad_response") -> None:
+        self.kind: ErrorKind = kind
+        super().__init__(message)
+
+
+def answer_error(data: dict[str, Any], what: str) -> BadResponse:
+    """A 200 answer carrying an ``error`` object instead of *what* (seen behind proxies)."""
+    err = data.get("error")
+    if err is None:
+        return BadResponse(f"the answer has no {what}")
+    message = err.get("message") if isinstance(err, dict) else err
+    text = " ".join(str(message).split())[:300]
+    if looks_like_overflow(text.lower()):
+        return BadResponse(text, "overflow")
+    if looks_like_capability(text.lower()):
+        return BadResponse(text, "capability")
+    return BadResponse(f"the answer has no {what}: {text}")
+
+
+class HttpProvider:
+    """Base of the HTTP clients; subclasses say where to post and how to read the answer."""
+
+    provider: ClassVar[str] = ""
+    path: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str | None,
+        timeout: float,
+        retries: int,
+        transport: httpx.BaseTransport | None,
+        sleep: Callable[[float], None],
+        rng: random.Random | None,
+    ) -> None:
+        try:
+            url = httpx.URL(base_url)
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"invalid base URL {_USERINFO.sub('', base_url)!r}: {exc}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"base URL must be http(s)://host[:port][/path], not {base_url!r}")
+        if not model:
+            raise ValueError("a model name is required")
+        if retries < 0:
+            raise ValueError("retries must be >= 0")
+        self._base_url = base_url.rstrip("/")
+        self._model = model
+        self._api_key_env = api_key_env
+        self._timeout = timeout
+        self._policy = RetryPolicy(retries=retries)
+        self._sleep = sleep
+        self._rng = rng if rng is not None else random.Random()
+        self._http = httpx.Client(timeout=timeout, transport=transport)
+
+    @property
+    def model(self) -> str:
+        """The model asked for."""
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint root, without a trailing slash."""
+        return self._base_url
+
+    @property
+    def api_key_env(self) -> str | None:
+        """Name of the environment variable holding the API key (None: send no key)."""
+        return self._api_key_env
+
+    @property
+    def display_url(self) -> str:
+        """:attr:`base_url` without any ``user:password@``."""
+        return _USERINFO.sub("", self._base_url)
+
+    @property
+    def name(self) -> str:
+        """``provider:...:model`` (see :func:`core.llm.spec.parse_llm_spec`)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    # -- what subclasses provide -------------------------------------------------
+
+    def build_headers(self, key: str | None) -> dict[str, str]:
+        """Request headers, the key included when there is one."""
+        raise NotImplementedError
+
+    def build_body(
+        self,
+        messages: Sequence[ChatMessage],
+        system: str | None,
+        max_tokens: int,
+        temperature: float | None,
+    ) -> dict[str, Any]:
+        """The JSON body, from already-redacted texts."""
+        raise NotImplementedError
+
+    def parse_answer(self, data: Any) -> tuple[str, str | None, Usage, str | None]:
+        """``(text, model, usage, finish_reason)`` of a 200 answer; :class:`BadResponse` else."""
+        raise NotImplementedError
+
+    # -- the call ----------------------------------------------------------------
+
+    def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float | None = 0.2,
+        cancelled: CancelCheck | None = None,
+    ) -> Completion:
+        """Send *messages* (and *system*), redacted, and return the answer.
+
+        Retries rate limits, 5xx answers, timeouts and connection errors with the
+        back-off of :class:`~core.llm.retry.RetryPolicy`; a ``Retry-After`` on a
+        429 or 503 replaces the computed delay. An in-flight request is not
+        interrupted by *cancelled*; it is checked before each attempt and during
+        back-off.
+
+        Raises
+        ------
+        LLMError
+            See :class:`~core.llm.base.LLMError` for the kinds.
+        core.jobs.Cancelled
+            When *cancelled* returns True.
+        """
+        start = time.monotonic()
+        check(cancelled, "LLM call")
+        key = self._read_key()
+        body = self.build_body(
+            [ChatMessage(m.role, redact(m.content)) for m in messages],
+            None if system is None else redact(system),
+            max_tokens,
+            temperature,
+        )
+        data, attempts = self._post(jsonio.dumps(body), self.build_headers(key), key, cancelled)
+        try:
+            text, model, usage, finish_reason = self.parse_answer(data)
+        except BadResponse as exc:
+            raise self._error(exc.kind, str(exc), None, key, attempts) from None
+        return Completion(
+            text=text,
+            model=model or self._model,
+            provider=self.provider,
+            usage=usage,
+            attempts=attempts,
+            seconds=time.monotonic() - start,
+            finish_reason=finish_reason,
+            client=self.name,
+        )
+
+    def _read_key(self) -> str | None:
+        if self._api_key_env is None:
+            return None
+        key = os.environ.get(self._api_key_env, "").strip()
+        if not key:
+            raise self._error(
+                "config",
+                f"environment variable {self._api_key_env} is not set; it must hold the API key",
+                None,
+                None,
+                0,
+            )
+        return key
+
+    def _post(
+        self,
+        payload: bytes,
+        headers: dict[str, str],
+        key: str | None,
+        cancelled: CancelCheck | None,
+    ) -> tuple[Any, int]:
+        url = self._base_url + self.path
+        attempt = 0
+        while True:
+            check(cancelled, "LLM call")
+            attempt += 1
+            try:
+                return self._attempt(url, payload, headers, key, attempt), attempt
+            except LLMError as error:
+                if not error.retryable or attempt > self._policy.retries:
+                    raise
+                delay = error.retry_after
+                if delay is None:
+                    delay = self._policy.delay(attempt - 1, self._rng)
+            wait(delay, sleep=self._sleep, cancelled=cancelled)
+
+    def _attempt(
+        self, url: str, payload: bytes, headers: dict[str, str], key: str | None, attempt: int
+    ) -> Any:
+        """One request: the decoded 200 answer, or an :class:`LLMError`."""
+        try:
+            response = self._http.post(url, content=payload, headers=headers)
+        except httpx.TimeoutException as exc:
+            message = f"no answer within {self._timeout:g} s"
+            raise self._error("timeout", message, None, key, attempt) from exc
+        except httpx.UnsupportedProtocol as exc:
+            raise self._error("config", str(exc), None, key, attempt) from None
+        except httpx.DecodingError as exc:
+            raise self._error("bad_response", str(exc), None, key, attempt) from None
+        except httpx.HTTPError as exc:
+            message = f"cannot reach {self.display_url}: {exc or type(exc).__name__}"
+            raise self._error("connection", message, None, key, attempt) from exc
+        status = response.status_code
+        if 200 <= status < 300:
+            try:
+                return jsonio.loads(response.content)
+            except jsonio.JSONDecodeError:
+                snippet = " ".join(response.text.split())[:120]
+                message = f"the answer is not JSON: {snippet!r}"
+                raise self._error("bad_response", message, None, key, attempt) from None
+        detail, haystack = error_detail(response)
+        kind = classify(status, haystack)
+        message = f"HTTP {status}, {LABELS[kind]}: {detail}"
+        if kind == "auth" and self._api_key_env is not None:
+            message += f" (the key comes from {self._api_key_env})"
+        error = self._error(kind, message, status, key, attempt)
+        if status in (429, 503):
+            error.retry_after = self._policy.honour_retry_after(response.headers.get("retry-after"))
+        raise error
+
+    def _error(
+        self, kind: ErrorKind, message: str, status: int | None, key: str | None, attempts: int
+    ) -> LLMError:
+        message = redact(message)
+        if key:
+            message = message.replace(key, "[REDACTED]")
+        return LLMError(
+            kind,
+            message,
+            status=status,
+            provider=self.provider,
+            model=self._model,
+            client=self.name,
+            attempts=attempts,
+        )
