@@ -141,8 +141,9 @@ def test_dry_run_writes_nothing_and_write_appends_a_leaf(demo):
     assert entry["tokensAfter"] < entry["tokensBefore"]
     assert run.segments and all(s.role in ("user", "assistant") for s in run.segments)
     assert run.facts  # proposals only, nothing written yet
+    os.utime(path, None)  # as if the agent had just written to it
     with pytest.raises(CompactionRefused, match="modified"):
-        write_compaction(run, session, store_dir=store)  # the demo was just written
+        write_compaction(run, session, store_dir=store)
     old = time.time() - 60
     os.utime(path, (old, old))
     write_compaction(run, session, store_dir=store)
