@@ -61,17 +61,9 @@ MAX_FACTS = 15
 LAST_TURNS = 3
 PLAN_MESSAGES = 3
 _KEEP_RECENT = frozenset({"Decisions", "Open TODOs", "Pending user asks"})
-_ALIASES = {
-    "decisions": "Decisions",
-    "decision": "Decisions",
-    "opentodos": "Open TODOs",
+_ALIASES = {re.sub("[^a-z]", "", h.lower()): h for h in HEADINGS} | {
     "todos": "Open TODOs",
-    "constraintsrules": "Constraints/Rules",
     "constraints": "Constraints/Rules",
-    "rules": "Constraints/Rules",
-    "pendinguserasks": "Pending user asks",
-    "pendingasks": "Pending user asks",
-    "exactidentifiers": "Exact identifiers",
     "identifiers": "Exact identifiers",
 }
 
@@ -87,6 +79,13 @@ _CODE_START = re.compile(
     r"|function[\s(]|return\b|if\s*\(|for\s*\(|while\s*\(|#include|//|/\*|\*/|@\w+\(|[{}\])]"
     r"|\$\s|</?[a-zA-Z][^>]*>$)"
 )
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$")
+_STEP = re.compile(
+    r"^(?:(?:now|first|then|ok(?:ay)?|next|so|great|good|perfect|alright),?\s+)*"
+    r"(?:let me|let's(?! (?:use|go with|switch|keep|stick|not)\b)|I'll now|now I'll)\b",
+    _I,
+)
+_JSONISH = re.compile(r'[{,\[]\s*"[\w-]+"\s*:')
 _CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s+(.+)$", re.M)
 
 _DECISION = re.compile(
@@ -97,7 +96,7 @@ _DECISION = re.compile(
 )
 _TODO = re.compile(
     r"\bTODO\b|\bFIXME\b|\bnext:|\bnext steps?\b|\bstill (?:need|have) to\b|\bstill needs?\b"
-    r"|\bremaining\b|\bnot yet\b|\byet to\b|\bleft to do\b",
+    r"|\bnext (?:is|up)\b|\bremaining\b|\bnot yet\b|\byet to\b|\bleft to do\b",
     _I,
 )
 _PLAN = re.compile(
@@ -111,12 +110,13 @@ _CONSTRAINT = re.compile(
 
 _URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
 _ERRORS = (
-    re.compile(r"(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?::\s|\s*\()[^\n]*"),
+    re.compile(r"(?<![\w.])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?::\s|\s*\()[^\n`]*"),
     re.compile(
         r"\b(?:ENOENT|EACCES|EADDRINUSE|ECONNREFUSED|ECONNRESET|EPERM|EEXIST|ENOTDIR"
-        r"|EISDIR|ETIMEDOUT|EPIPE|EMFILE)\b[^\n]*"
+        r"|EISDIR|ETIMEDOUT|EPIPE|EMFILE)\b[^\n`]*"
     ),
-    re.compile(r"(?<![\w.])(?:error|fatal)(?:\[E\d+\]| TS\d+)?:\s+\S[^\n]*", _I),
+    re.compile(r"(?<![\w.])error(?:\[E\d+\]| TS\d+):\s+\S[^\n`]*", _I),
+    re.compile(r"^\s*(?:error|fatal):\s+\S[^\n`]*", _I),
 )
 _EXTS = (
     "py|pyi|ts|tsx|js|jsx|mjs|cjs|json|jsonl|md|toml|yaml|yml|rs|go|java|kt|swift|c|h|cc"
@@ -128,8 +128,10 @@ _HAS_EXT = re.compile(rf"\.(?:{_EXTS}|[A-Za-z][A-Za-z0-9]{{0,7}})$")
 _CALL = re.compile(r"(?<![\w.$])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\(\)")
 _MEMBER = re.compile(rf"(?<![\w.$/])[A-Z][\w$]*\.(?!(?:{_EXTS})\b)[a-z_$][\w$]*(?![\w$(/]|\.\w)")
 _COMMIT = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,12}(?![\w-])")
-_VERSION = re.compile(r"(?<![\w.])(?:[@\w/-]+@)?v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?(?![\w.])")
+_VERSION = re.compile(r"(?<![\w.])(?:[@\w/-]+@)?v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?(?!\w|\.\w)")
 _INLINE = re.compile(r"`([^`\n]{2,80})`")
+_IDENTIFIER_LIKE = re.compile(r"[^A-Za-z ]|[a-z][A-Z]|^[A-Z]{2,}")
+"""A code span worth keeping: not a plain word (``Text``, ``dim``)."""
 _KINDS = ("error", "path", "function", "url", "commit", "version", "code")
 
 
@@ -160,9 +162,9 @@ def _said(messages: Sequence[Message]) -> list[_Said]:
 def looks_like_code(line: str) -> bool:
     """True for a line that reads as source code rather than prose."""
     s = line.strip()
-    if not s or s.startswith("|") or _CODE_START.match(s):
+    if not s or s.startswith("|") or s.endswith(("{", ";", "=>", "(")):
         return True
-    if s.endswith(("{", ";", "=>", "(", ",")):
+    if _CODE_START.match(s) or _JSONISH.search(s):
         return True
     symbols = sum(1 for ch in s if ch in "{}[]();=<>$\\")
     return symbols / len(s) > 0.1
@@ -175,13 +177,29 @@ def clip(text: str, limit: int = MAX_ITEM_CHARS) -> str:
 
 
 def sentences(prose: str) -> list[str]:
-    """The prose sentences of *prose*: one per line, split at sentence ends."""
-    out = []
-    for line in prose.splitlines():
-        if looks_like_code(line):
+    """The prose sentences of *prose*, markdown markers removed.
+
+    Wrapped lines of a paragraph or list item are joined; a blank line, a code-like
+    line, a heading, a bullet or a quote starts a new unit.
+    """
+    units: list[str] = []
+    joinable = False
+    for raw in prose.splitlines():
+        line = raw.strip()
+        lead = _LEAD.match(line)
+        cut = lead.end() if lead else 0
+        line = _EMPHASIS.sub("", line[cut:])
+        if not line or raw.lstrip().startswith("|") or looks_like_code(line):
+            joinable = False
             continue
-        line = _EMPHASIS.sub("", _LEAD.sub("", line.strip()))
-        for part in _SENTENCE_END.split(line):
+        if joinable and cut == 0:
+            units[-1] += " " + line
+        else:
+            units.append(line)
+        joinable = not raw.lstrip().startswith("#")
+    out = []
+    for unit in units:
+        for part in _SENTENCE_END.split(unit):
             part = part.strip()
             if len(part) >= 3 and not looks_like_code(part):
                 out.append(part)
@@ -202,7 +220,8 @@ def _error_lines(text: str) -> Iterable[str]:
         for pattern in _ERRORS:
             m = pattern.search(line)
             if m:
-                yield m.group(0).strip().rstrip("`")
+                if not looks_like_code(m.group(0)):
+                    yield m.group(0).strip().rstrip("`")
                 break
 
 
@@ -228,7 +247,20 @@ def _scan(said: _Said) -> Iterable[tuple[str, str]]:
         yield from (("function", m.group(0)) for m in pattern.finditer(prose))
     yield from (("commit", m.group(0)) for m in _COMMIT.finditer(prose))
     yield from (("version", m.group(0)) for m in _VERSION.finditer(prose))
-    yield from (("code", m.group(1).strip()) for m in _INLINE.finditer(prose))
+    for m in _INLINE.finditer(prose):
+        code = m.group(1).strip()
+        if _IDENTIFIER_LIKE.search(code) and len(code) >= 3:
+            yield "code", code
+
+
+def _prefer_full_paths(paths: Counter[str], code: Counter[str]) -> None:
+    """Count a bare ``main.ts`` for the longest ``.../main.ts`` seen: that one is exact."""
+    full: dict[str, str] = {}
+    for p in sorted(paths, key=len):
+        if "/" in p:
+            full[p.rsplit("/", 1)[1]] = p
+    for name, p in full.items():
+        paths[p] += paths.pop(name, 0) + code.pop(name, 0)
 
 
 def _identifiers(said: list[_Said], messages: Sequence[Message]) -> list[str]:
@@ -246,6 +278,7 @@ def _identifiers(said: list[_Said], messages: Sequence[Message]) -> list[str]:
             continue
         found[kind][value] += 1
         first.setdefault(value, len(first))
+    _prefer_full_paths(found["path"], found["code"])
     ranked = {k: sorted(c, key=lambda v: (-c[v], first[v])) for k, c in found.items()}
     out: list[str] = []
     seen: set[str] = set()
@@ -275,6 +308,21 @@ def _pending(said: list[_Said]) -> list[str]:
     return out
 
 
+def _listed_after_todo(prose: str) -> list[str]:
+    """The list items under a "Remaining:" / "Next steps:" / "TODO:" line."""
+    out: list[str] = []
+    under = False
+    for line in prose.splitlines():
+        item = _ITEM.match(line)
+        if item and under:
+            if not item.group(1).startswith(("[x]", "[X]")):
+                out.append(clip(_EMPHASIS.sub("", _LEAD.sub("", line.strip()))))
+        elif line.strip():
+            plain = _norm(line.strip())
+            under = not item and plain.endswith(":") and _TODO.search(plain) is not None
+    return out
+
+
 def _sections(messages: Sequence[Message]) -> dict[str, list[str]]:
     said = _said(messages)
     sec: dict[str, list[str]] = {h: [] for h in HEADINGS}
@@ -288,12 +336,15 @@ def _sections(messages: Sequence[Message]) -> dict[str, list[str]]:
                 sec["Open TODOs"].append(item)
             else:
                 done.add(_key(item))
+        sec["Open TODOs"].extend(_listed_after_todo(s.prose))
         for sentence in sentences(s.prose):
             plain = _norm(sentence)
             if plain.endswith("?"):
                 continue
             if s.role == "user" and _CONSTRAINT.search(plain):
                 sec["Constraints/Rules"].append(clip(sentence))
+            elif plain.endswith(":") or _STEP.match(plain):
+                continue  # a lead-in to a list or a tool call, not a statement
             elif _DECISION.search(plain):
                 sec["Decisions"].append(clip(sentence))
             elif _TODO.search(plain) or (
@@ -390,9 +441,9 @@ _GREETING = re.compile(
     _I,
 )
 _DEBUG = re.compile(
-    r"\b(?:debug(?:ging)?|console\.log|print\(|temporar(?:y|ily)|for now|quick(?:ly)? "
-    r"(?:test|check)|let me (?:check|see|look|try|run|read|verify|inspect|get|find|search|grep"
-    r"|open)|let's (?:check|see|look|try))\b",
+    r"\b(?:debugging|debug (?:print|log|output|statement|code)|console\.log|print\("
+    r"|temporar(?:y|ily)|for now|quick(?:ly)? (?:test|check)|let me (?:check|see|look|try|run"
+    r"|read|verify|inspect|get|find|search|grep|open)|let's (?:check|see|look|try))\b",
     _I,
 )
 _ISSUE = re.compile(
@@ -401,12 +452,12 @@ _ISSUE = re.compile(
     _I,
 )
 _TASK = re.compile(
-    r"\b(?:done|completed?|finished|in progress|blocked|wip|not yet (?:implemented|done)"
-    r"|is pending|merged|shipped)\b",
+    r"\b(?:(?:is|are|now|all|was|were|been) (?:done|complete)|completed|finished"
+    r"|in progress|blocked|wip|not yet (?:implemented|done)|is pending|merged|shipped)\b",
     _I,
 )
 _IMPL = re.compile(
-    r"\b(?:implemented|added|created|refactored|rewrote|moved|renamed|extracted|introduced"
+    r"(?<!be )\b(?:implemented|added|created|refactored|rewrote|moved|renamed|extracted|introduced"
     r"|replaced)\b",
     _I,
 )
@@ -424,7 +475,7 @@ _ARCH = re.compile(
     r"\b(?:module|layer|service|component|package|subsystem|backend|frontend|server|client)\b"
     r".{0,80}\b(?:talks to|calls|depends on|sits (?:between|on top of)|communicates with"
     r"|delegates to|wraps|is built on|publishes to|subscribes to)\b"
-    r"|\buses? (?:an? |the )?[\w/-]+(?: [\w/-]+)? (?:pattern|architecture)\b"
+    r"|\buses? (?:an? |the )?(?!(?:the|an?)\b)[\w/-]+(?: [\w/-]+)? (?:pattern|architecture)\b"
     r"|\b(?:event[- ]driven|pub/sub|microservices?|dependency injection)\b",
     _I,
 )
@@ -462,7 +513,8 @@ def _worth_a_fact(sentence: str) -> bool:
     return (
         len(s) >= 20
         and len(s.split()) >= 4
-        and not s.endswith("?")
+        and not s.endswith(("?", ":"))
+        and not _STEP.match(s)
         and not (_GREETING.match(s) and len(s) < 40)
         and not _DEBUG.search(s)
     )

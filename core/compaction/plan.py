@@ -212,18 +212,16 @@ def _turn_start(path: Sequence[Entry], index: int, start: int) -> int:
     return -1
 
 
+def _is_cut_point(entry: Entry) -> bool:
+    if entry.type in ("branch_summary", "custom_message"):
+        return True
+    m = entry.message
+    return entry.type == "message" and m is not None and m.role in CUT_ROLES
+
+
 def find_cut(path: Sequence[Entry], start: int, end: int, keep_recent: int) -> tuple[int, int]:
     """Pi's cut point: ``(first_kept_index, turn_start_index or -1)`` in *path*."""
-    cuts = [
-        i
-        for i in range(start, end)
-        if (
-            path[i].type == "message"
-            and path[i].message is not None
-            and path[i].message.role in CUT_ROLES
-        )  # type: ignore[union-attr]
-        or path[i].type in ("branch_summary", "custom_message")
-    ]
+    cuts = [i for i in range(start, end) if _is_cut_point(path[i])]
     if not cuts:
         return start, -1
     cut = cuts[0]

@@ -31,6 +31,7 @@ from core.store.segments import Segment, append_segments, dedup_key, load_segmen
 if TYPE_CHECKING:
     from core.compaction.summarize import Summarizer
     from core.jobs import CancelCheck, Progress
+    from core.llm import LLMClient
     from core.transcript.model import Session
 
 RECENT_WRITE_SECONDS = 5.0
@@ -180,7 +181,7 @@ def compact(
     keep_recent_tokens: int = 20_000,
     max_history_share: float = 0.5,
     store_dir: Path | None = None,
-    extract_client: object | None = None,
+    extract_client: LLMClient | None = None,
     progress: Progress | None = None,
     cancelled: CancelCheck | None = None,
 ) -> CompactionRun:

@@ -189,8 +189,8 @@ class WarmStore:
     def _index_all(self, segments: list[Segment], cached: VectorFile | None) -> None:
         n = len(segments)
         self.vectors = VectorIndex(self.embedder.dim, capacity=max(1024, n + n // 4))
-        slots = self.bm25.add_many([tokenize(seg.content) for seg in segments])
-        for slot, seg in zip(slots, segments, strict=True):
+        added = self.bm25.add_many([tokenize(seg.content) for seg in segments])
+        for slot, seg in zip(added, segments, strict=True):
             self._register(slot, seg)
         if cached is not None and n:
             rows = cached.index()
