@@ -241,4 +241,87 @@ def cmd_overflow(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return payload, "\n".join(f"{x.kind:<10} {x.detail}" for x in steps)
 
 
+def _agent_message(item: Any) -> dict[str, Any]:
+    """A context item as pi's AgentMessage (summaries and custom messages as pi makes them)."""
+    entry, message = item.entry, item.message
+    if entry.type == "message":
+        return dict(message.raw)
+    if entry.type == "compaction":
+        return {
+            "role": "compactionSummary",
+            "summary": entry.raw.get("summary", ""),
+            "tokensBefore": entry.raw.get("tokensBefore"),
+            "timestamp": message.timestamp,
+        }
+    if entry.type == "branch_summary":
+        return {
+            "role": "branchSummary",
+            "summary": entry.raw.get("summary", ""),
+            "fromId": entry.raw.get("fromId"),
+            "timestamp": message.timestamp,
+        }
+    return {
+        "role": "custom",
+        "customType": entry.raw.get("customType"),
+        "content": entry.raw.get("content"),
+        "display": entry.raw.get("display"),
+        "timestamp": message.timestamp,
+    }
+
+
+def cmd_trim(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """``memlens trim SESSION --window N``: a decision for every message of the context."""
+    from core.transcript import context_at
+    from core.trim import smart_trim
+
+    session, _store, _config = open_session(args)
+    if args.window is None:
+        raise CompactionCliError("trim needs --window N (the context window to trim for)")
+    items = context_at(session, args.at)
+    messages = [item.message for item in items]
+    result = smart_trim(
+        messages,
+        args.query,
+        window=args.window,
+        reserve_tokens=args.reserve,
+        hard_cap=args.hard_cap,
+        protected_recent=args.protected_recent,
+    )
+    payload = {
+        "session": session.id,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "safe_limit": result.safe_limit,
+        "hard_cap": result.hard_cap,
+        "query": result.query,
+        "ran": result.ran,
+        "skipped_reason": result.skipped_reason or None,
+        "counts": result.counts(),
+        "decisions": [
+            {
+                "index": d.index,
+                "role": d.role,
+                "decision": d.decision,
+                "layer": d.layer,
+                "reason": d.reason,
+                "tokens": d.tokens,
+                "bm25": d.bm25_score,
+            }
+            for d in result.decisions
+        ],
+        "messages": [_agent_message(items[d.index]) for d in result.decisions if not d.removed],
+    }
+    lines = [
+        f"{session.path}: {result.tokens_before:,} -> {result.tokens_after:,} tokens "
+        f"(safeLimit {result.safe_limit:,}); query {result.query!r}",
+    ]
+    if not result.ran:
+        lines.append(f"nothing trimmed: {result.skipped_reason}")
+    lines.append(", ".join(f"{n} {k}" for k, n in result.counts().items()))
+    for d in result.decisions:
+        if d.decision != "kept":
+            lines.append(f"  #{d.index:<5} {d.role:<12} {d.decision:<16} {d.reason}")
+    return payload, "\n".join(lines)
+
+
 __all__ = ["CompactionCliError", "FormatError", "os"]
