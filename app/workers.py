@@ -50,3 +50,34 @@ class LoadWorker(QRunnable):
             self.signals.failed.emit(str(exc))
         else:
             self.signals.finished.emit(data)
+
+
+class TaskWorker(QRunnable):
+    """Run ``fn(progress=..., cancelled=...)`` in the pool; the result arrives as a signal."""
+
+    def __init__(self, fn: Callable[..., Any], label: str = "") -> None:
+        super().__init__()
+        self.label = label
+        self.signals = WorkerSignals()
+        self._cancel = False
+        self._fn = fn
+
+    def cancel(self) -> None:
+        """Ask the task to stop at its next check."""
+        self._cancel = True
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        return self._cancel
+
+    @override
+    def run(self) -> None:
+        try:
+            result = self._fn(progress=self.signals.progressed.emit, cancelled=lambda: self._cancel)
+        except Cancelled:
+            self.signals.cancelled.emit()
+        except Exception as exc:  # a worker must turn every failure into a signal
+            self.signals.failed.emit(f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))
+        else:
+            self.signals.finished.emit(result)
