@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gc
 import json
+import math
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,9 +23,30 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 JSONDecodeError = orjson.JSONDecodeError
+JSONEncodeError = orjson.JSONEncodeError
 
-_decoder = json.JSONDecoder()
+
+class _NotJson(ValueError):
+    """A value Python's json accepts and JSON (and orjson) does not."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJson(f"number {text[:24]} is out of range")
+    return value
+
+
+# The fallback decoder (for lines orjson refuses) must not accept more than
+# orjson: NaN, Infinity and numbers that overflow a double are errors, else they
+# reach int() and datetime as inf/nan.
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 _WS = " \t\r\n"
+_SURROGATES = re.compile("([\ud800-\udbff][\udc00-\udfff])|[\ud800-\udfff]")
 
 
 @contextmanager
@@ -60,18 +83,74 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
 
 
 def dumps(obj: Any, *, pretty: bool = False, sort_keys: bool = False) -> bytes:
-    """Serialise compactly (or with a 2-space indent when *pretty*)."""
+    r"""Serialise compactly (or with a 2-space indent when *pretty*).
+
+    Strings holding lone surrogates (JavaScript strings may: the agent's files
+    can, and the fallback reader keeps them) are written as ``JSON.stringify``
+    writes them, a ``\udXXX`` escape, so nothing is lost.
+    """
     opts = orjson.OPT_NON_STR_KEYS
     if pretty:
         opts |= orjson.OPT_INDENT_2
     if sort_keys:
         opts |= orjson.OPT_SORT_KEYS
-    return orjson.dumps(obj, option=opts)
+    try:
+        return orjson.dumps(obj, option=opts)
+    except orjson.JSONEncodeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+        return _dumps_surrogates(obj, pretty=pretty, sort_keys=sort_keys)
 
 
 def dumps_line(obj: Any) -> bytes:
     """Serialise as one JSONL line, newline included."""
-    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+        return _dumps_surrogates(obj, pretty=False, sort_keys=False) + b"\n"
+
+
+def _plain(obj: Any) -> Any:
+    """*obj* with what orjson writes differently from json made explicit."""
+    if isinstance(obj, dict):
+        return {_key(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None  # as orjson and JSON.stringify write NaN and Infinity
+    return obj
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+def _escape_surrogate(m: re.Match[str]) -> str:
+    if m.group(1):  # a pair held as two code points: one character, as in JavaScript
+        return m.group(1).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    return f"\\u{ord(m.group(0)):04x}"
+
+
+def _dumps_surrogates(obj: Any, *, pretty: bool, sort_keys: bool) -> bytes:
+    # json.dumps keeps surrogates as they are; outside strings JSON text holds
+    # none, so escaping every lone one in the output only touches string values.
+    text = json.dumps(
+        _plain(obj),
+        ensure_ascii=False,
+        allow_nan=False,
+        sort_keys=sort_keys,
+        indent=2 if pretty else None,
+        separators=(",", ": ") if pretty else (",", ":"),
+    )
+    return _SURROGATES.sub(_escape_surrogate, text).encode("utf-8")
 
 
 @dataclass(slots=True)
@@ -108,9 +187,12 @@ def split_run_together(text: str) -> tuple[list[Any], str | None]:
         if pos >= end:
             return values, None
         try:
-            value, pos = _decoder.raw_decode(text, pos)
+            value, end_pos = _decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             return values, f"invalid JSON at column {exc.pos + 1}: {exc.msg}"
+        except _NotJson as exc:
+            return values, f"invalid JSON in the value at column {pos + 1}: {exc}"
+        pos = end_pos
         values.append(value)
 
 
