@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import platformdirs
-
+from app.paths import cache_dir
 from core.demo import write_demo
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEMO_VERSION = "1"
 
 
 def demo_dir() -> Path:
     """Where the demo data lives (generated if missing or out of date)."""
-    root = Path(platformdirs.user_cache_dir("memlens")) / f"demo-v{DEMO_VERSION}"
+    root = cache_dir() / f"demo-v{DEMO_VERSION}"
     marker = root / ".complete"
     if not marker.exists():
         write_demo(root, force=True)

@@ -8,6 +8,11 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if "MEMLENS_CACHE_DIR" not in os.environ:  # never fill the user's real cache from tests
+    import tempfile
+
+    os.environ["MEMLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="memlens-test-cache-")
+    os.environ["MEMLENS_DATA_DIR"] = tempfile.mkdtemp(prefix="memlens-test-data-")
 
 from tests.llm_server import server  # noqa: F401  (a fixture for every test)
 

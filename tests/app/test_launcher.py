@@ -9,7 +9,7 @@ from app.main import build_window
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(demo_data.platformdirs, "user_cache_dir", lambda name: str(tmp_path / name))
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "memlens"))
     return tmp_path
 
 
