@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -71,9 +72,43 @@ def append_lines(path: str | os.PathLike[str], payload: bytes) -> AppendResult:
 
 
 def backup_path(path: Path) -> Path:
-    """Name of the backup kept beside *path* before a rewrite."""
+    """Base name of the backup kept beside *path* (see :func:`make_backup`)."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     return path.with_name(f"{path.name}.memlens-backup-{stamp}")
+
+
+def make_backup(path: str | os.PathLike[str]) -> Path:
+    """Copy *path* to a new backup beside it and return the backup's path.
+
+    The name is :func:`backup_path`'s, with ``.1``, ``.2``... appended when taken:
+    each name is claimed with ``O_EXCL``, so two backups in the same second (or
+    from two processes) never overwrite one another. Mode and times are copied.
+
+    Raises
+    ------
+    OSError
+        When the copy fails (no backup is left behind then).
+    """
+    src = Path(path)
+    base = backup_path(src)
+    candidate, n = base, 0
+    while True:
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:
+            n += 1
+            candidate = base.with_name(f"{base.name}.{n}")
+    try:
+        with os.fdopen(fd, "wb") as dst, open(src, "rb") as fh:
+            shutil.copyfileobj(fh, dst)
+            dst.flush()
+            os.fsync(dst.fileno())
+        shutil.copystat(src, candidate)
+    except BaseException:
+        candidate.unlink(missing_ok=True)
+        raise
+    return candidate
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = True) -> Path | None:
@@ -81,15 +116,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = Tr
     target = Path(path)
     saved: Path | None = None
     if backup and target.exists():
-        saved = backup_path(target)
-        n = 1
-        while saved.exists():
-            saved = saved.with_name(f"{saved.name}.{n}")
-            n += 1
-        with open(target, "rb") as src, open(saved, "wb") as dst:
-            dst.write(src.read())
-            dst.flush()
-            os.fsync(dst.fileno())
+        saved = make_backup(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -161,6 +161,9 @@ class JsonlObject:
     value: Any
     offset: int
     """Byte offset of the start of the line in the file."""
+    recovered: bool = False
+    """The line is not one JSON value (objects run together, or one followed by
+    garbage): a reader that parses line by line, like the agent's, drops it."""
 
 
 @dataclass(slots=True)
@@ -253,8 +256,9 @@ def _recover(line: bytes, line_no: int, offset: int, source: str, out: JsonlRead
         )
         return
     values, error = split_run_together(text)
+    recovered = len(values) > 1 or error is not None
     for value in values:
-        out.objects.append(JsonlObject(line_no, value, offset))
+        out.objects.append(JsonlObject(line_no, value, offset, recovered))
     if len(values) > 1:
         out.problems.append(
             Problem(

@@ -2,12 +2,15 @@
 
 A dry run writes nothing and returns the plan, the summary, the compaction entry
 it would append, the segments it would archive and the fact operations it
-would propose. A write backs the transcript up, appends the compaction entry as
-a new leaf (one line, v3 shape, fresh 8-hex id, parentId = current leaf),
-appends the archived segments to segments.jsonl and applies the accepted fact
-operations to knowledge.jsonl. It refuses a transcript modified in the last few
-seconds (the agent may be mid-turn) unless forced, and a v1 transcript (pi
-rewrites those with new ids on open, which would orphan the entry).
+would propose. A write backs the transcript up, appends the archived segments to
+segments.jsonl, applies the accepted fact operations to knowledge.jsonl and only
+then appends the compaction entry as a new leaf (one line, v3 shape, fresh 8-hex
+id, parentId = current leaf): a failure midway never leaves a compaction whose
+archive is missing. It refuses a transcript modified in the last few seconds
+(the agent may be mid-turn) unless forced, a v1 transcript (pi rewrites those
+with new ids on open, which would orphan the entry), and a leaf or first kept
+entry whose id the agent cannot resolve (no id in the file, or a line of objects
+run together, which pi skips).
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from __future__ import annotations
 import math
 import os
 import secrets
-import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from core import jsonio
 from core.compaction.plan import CompactionPlan, plan_compaction
 from core.compaction.summarize import OfflineSummarizer, SummaryRun, summarize_plan
-from core.fsutil import AppendResult, append_lines, backup_path
+from core.fsutil import AppendResult, append_lines, make_backup
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
 
 if TYPE_CHECKING:
@@ -230,6 +232,42 @@ def check_writable(session: Session, *, force: bool = False) -> None:
         )
 
 
+def check_ids(plan: CompactionPlan, session: Session) -> None:
+    """Raise :class:`CompactionRefused` unless the agent can resolve the entry's ids.
+
+    The entry names the leaf (``parentId``) and the first kept entry
+    (``firstKeptEntryId``). An id memlens made up for an entry without one, or
+    the id of an entry recovered from a line of objects run together (pi drops
+    such lines), names nothing the agent knows: appending it would break the tree.
+    """
+    for what, entry_id in (
+        ("leaf", plan.leaf_id),
+        ("first kept entry", plan.first_kept_entry_id),
+    ):
+        e = session.by_id.get(entry_id)
+        if e is None:
+            raise CompactionRefused(f"{session.path}: the {what} {entry_id!r} is not in the file")
+        if e.synthetic_id:
+            raise CompactionRefused(
+                f"{session.path}: the {what} (#{e.index}, line {e.line}) has no id in the file "
+                f"(memlens calls it {e.id}); the agent could not resolve a compaction that "
+                "names it. Nothing was written."
+            )
+        if e.recovered:
+            raise CompactionRefused(
+                f"{session.path}: the {what} (#{e.index}, line {e.line}) was recovered from a "
+                "line of JSON objects run together, which the agent skips; it could not "
+                "resolve a compaction that names it. Nothing was written."
+            )
+
+
+def _check_unchanged(src: Path, session: Session, force: bool) -> None:
+    if os.stat(src).st_size != session.size and not force:
+        raise CompactionRefused(
+            f"{src} changed since it was read (the agent appended to it); plan again"
+        )
+
+
 def write_compaction(
     result: CompactionRun,
     session: Session,
@@ -238,36 +276,58 @@ def write_compaction(
     accept_facts: bool = True,
     force: bool = False,
 ) -> CompactionRun:
-    """Apply a dry run: backup, append the entry, archive segments, write facts."""
+    """Apply a dry run: backup, archive segments, write facts, then append the entry.
+
+    Raises
+    ------
+    CompactionRefused
+        Before anything is written when the write is unsafe (see the module
+        docstring); after the archive when the transcript changed meanwhile.
+    """
     if result.entry is None:
         raise CompactionRefused(f"nothing to write: {result.plan.reason}")
     check_writable(session, force=force)
+    check_ids(result.plan, session)
     src = Path(session.path)
-    if os.stat(src).st_size != session.size and not force:
+    _check_unchanged(src, session, force)
+    backup = make_backup(src)
+    try:
+        if store_dir is not None:
+            _archive(result, store_dir, accept_facts=accept_facts)
+        _check_unchanged(src, session, force)
+    except CompactionRefused as exc:
+        backup.unlink(missing_ok=True)  # the transcript was not touched
         raise CompactionRefused(
-            f"{src} changed since it was read (the agent appended to it); plan again"
-        )
-    backup = backup_path(src)
-    shutil.copy2(src, backup)
+            f"{exc} (the archive and facts were written; the compaction was not)"
+        ) from None
+    except BaseException:
+        backup.unlink(missing_ok=True)
+        raise
     result.backup = backup
     result.appended = append_lines(src, jsonio.dumps_line(result.entry))
     result.written = True
-    if store_dir is not None:
-        seg_path = store_dir / "segments.jsonl"
-        stored = load_segments(seg_path, max_segments=-1, eviction_days=0).segments
-        known = {dedup_key(s.session_id, s.role, s.content) for s in stored}
-        fresh = [
-            s for s in result.segments if dedup_key(s.session_id, s.role, s.content) not in known
-        ]
-        if fresh:
-            append_segments(seg_path, fresh)
-        result.segments_appended = len(fresh)
-        accepted = [o for o in result.facts if o.op != "NONE" and o.op != "DELETE"]
-        if accept_facts and accepted:
-            from core.recall.updater import apply
-            from core.store.knowledge import load_knowledge
-
-            log = load_knowledge(store_dir / "knowledge.jsonl")
-            applied = apply(log, accepted)
-            result.facts_written = [i for a in applied for i in a.written_ids]
     return result
+
+
+def _archive(result: CompactionRun, store_dir: Path, *, accept_facts: bool) -> None:
+    """Append the new segments and apply the accepted fact operations."""
+    seg_path = store_dir / "segments.jsonl"
+    stored = load_segments(seg_path, max_segments=-1, eviction_days=0).segments
+    known = {dedup_key(s.session_id, s.role, s.content) for s in stored}
+    fresh = []
+    for seg in result.segments:
+        key = dedup_key(seg.session_id, seg.role, seg.content)
+        if key not in known:  # first of each key wins, within the batch too
+            known.add(key)
+            fresh.append(seg)
+    if fresh:
+        append_segments(seg_path, fresh)
+    result.segments_appended = len(fresh)
+    accepted = [o for o in result.facts if o.op != "NONE" and o.op != "DELETE"]
+    if accept_facts and accepted:
+        from core.recall.updater import apply
+        from core.store.knowledge import load_knowledge
+
+        log = load_knowledge(store_dir / "knowledge.jsonl")
+        applied = apply(log, accepted)
+        result.facts_written = [i for a in applied for i in a.written_ids]

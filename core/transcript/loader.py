@@ -159,6 +159,7 @@ def _parse(data: bytes, name: str) -> Session:
                 timestamp=ts if isinstance(ts, str) else "",
                 raw=obj,
                 synthetic_id=synthetic,
+                recovered=obj_rec.recovered,
             )
         )
         prev_id = entry_id

@@ -40,6 +40,9 @@ class Entry:
     raw: dict[str, Any]
     synthetic_id: bool = False
     """True when the id was derived by memlens (v1 files, damaged entries)."""
+    recovered: bool = False
+    """True when the entry was recovered from a line the agent cannot parse (two
+    objects run together): the agent does not know it, nor its id."""
     _message: Any = field(default=_UNSET, repr=False, compare=False)
 
     @property

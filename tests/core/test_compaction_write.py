@@ -1,0 +1,167 @@
+"""Writing a compaction: ids the agent can resolve, archive first, backups never overwritten."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+
+from core.compaction.run import CompactionRefused, compact, write_compaction
+from core.problems import FormatError
+from core.store.segments import load_segments
+from core.transcript import load_transcript
+
+STAMP = "2026-01-01T00:00:00.000Z"
+
+
+def entry(i, parent, msg):
+    return {
+        "type": "message",
+        "id": f"{i:08x}",
+        "parentId": parent,
+        "timestamp": STAMP,
+        "message": msg,
+    }
+
+
+def user(text):
+    return {"role": "user", "content": text, "timestamp": 1767225600000}
+
+
+def assistant(text, total):
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "stopReason": "stop",
+        "timestamp": 1767225600000,
+        "usage": {
+            "input": total,
+            "output": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": total,
+        },
+    }
+
+
+def chain(n):
+    out, parent = [], None
+    for i in range(1, n + 1):
+        text = f"step {i}: " + "check the build and run the tests " * 118  # ~4,000 chars
+        m = user(text) if i % 2 else assistant(text, 1000 * i)
+        out.append(entry(i, parent, m))
+        parent = f"{i:08x}"
+    return out
+
+
+def lines(objs):
+    head = {"type": "session", "version": 3, "id": "sess-1", "timestamp": STAMP, "cwd": "/w"}
+    return [json.dumps(o) for o in [head, *objs]]
+
+
+def write_file(path, raw_lines):
+    path.write_text("\n".join(raw_lines) + "\n")
+    return path.read_bytes()
+
+
+def backups(folder):
+    return sorted(p.name for p in folder.iterdir() if "memlens-backup" in p.name)
+
+
+def test_refuses_a_leaf_without_an_id(tmp_path):
+    objs = chain(8)
+    objs.append(
+        {"type": "message", "parentId": "00000008", "timestamp": STAMP, "message": user("last")}
+    )
+    p = tmp_path / "s.jsonl"
+    before = write_file(p, lines(objs))
+    s = load_transcript(p)
+    run = compact(s, keep_recent_tokens=2000)
+    assert run.entry is not None and s.by_id[run.entry["parentId"]].synthetic_id
+    with pytest.raises(CompactionRefused, match=r"the leaf \(#9, line 10\) has no id in the file"):
+        write_compaction(run, s, force=True)
+    assert p.read_bytes() == before and backups(tmp_path) == []
+
+
+def test_refuses_entries_recovered_from_a_run_together_line(tmp_path):
+    raw = lines(chain(10))
+    p = tmp_path / "s.jsonl"
+    before = write_file(p, [*raw[:-2], raw[-2] + raw[-1]])  # leaf glued to its parent
+    s = load_transcript(p)
+    run = compact(s, keep_recent_tokens=1500)
+    with pytest.raises(CompactionRefused, match=r"leaf .* run together"):
+        write_compaction(run, s, force=True)
+    assert p.read_bytes() == before and backups(tmp_path) == []
+    # the first kept entry on such a line is refused too, with a sound leaf
+    raw = lines(chain(12))
+    p2 = tmp_path / "t.jsonl"
+    before = write_file(p2, [*raw[:8], raw[8] + raw[9], *raw[10:]])  # entries 8 and 9
+    s = load_transcript(p2)
+    run = compact(s, keep_recent_tokens=4000)
+    assert run.plan.first_kept_entry_id in ("00000008", "00000009")
+    assert s.by_id[run.plan.first_kept_entry_id].recovered
+    with pytest.raises(CompactionRefused, match=r"first kept entry .* run together"):
+        write_compaction(run, s, force=True)
+    assert p2.read_bytes() == before and backups(tmp_path) == []
+
+
+def test_a_sound_file_is_still_written(tmp_path):
+    p = tmp_path / "s.jsonl"
+    write_file(p, lines(chain(10)))
+    s = load_transcript(p)
+    assert not any(e.recovered or e.synthetic_id for e in s.entries)
+    run = write_compaction(compact(s, keep_recent_tokens=1500), s, force=True)
+    last = orjson.loads(p.read_bytes().splitlines()[-1])
+    assert run.written and last["parentId"] == "0000000a" and last["type"] == "compaction"
+
+
+def test_archive_is_written_before_the_compaction_entry(tmp_path):
+    p = tmp_path / "s.jsonl"
+    before = write_file(p, lines(chain(20)))
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "segments.jsonl").mkdir()  # the archive cannot be written
+    s = load_transcript(p)
+    run = compact(s, keep_recent_tokens=3000)
+    assert run.segments
+    with pytest.raises(FormatError, match=r"segments\.jsonl: cannot read"):
+        write_compaction(run, s, store_dir=store, force=True)
+    assert p.read_bytes() == before  # no compaction without its archive
+    assert backups(tmp_path) == []
+    (store / "segments.jsonl").rmdir()
+    run = write_compaction(run, s, store_dir=store, force=True)
+    assert run.written and run.segments_appended == len(run.segments)
+    assert len(load_segments(store / "segments.jsonl", eviction_days=0).segments) == len(
+        run.segments
+    )
+
+
+def test_two_writes_in_one_second_keep_both_backups(tmp_path):
+    p = tmp_path / "s.jsonl"
+    original = write_file(p, lines(chain(20)))
+    seen = []
+    for n in range(2):
+        s = load_transcript(p)
+        run = write_compaction(compact(s, keep_recent_tokens=3000), s, force=True)
+        seen.append(run.backup)
+        with open(p, "a") as fh:  # the agent goes on
+            fh.write(json.dumps(entry(100 + n, run.entry["id"], user("more " * 2000))) + "\n")
+    assert seen[0] != seen[1] and len(backups(tmp_path)) == 2
+    assert seen[0].read_bytes() == original
+
+
+def test_make_backup_never_overwrites(tmp_path):
+    from core.fsutil import make_backup
+
+    p = tmp_path / "f.json"
+    made = []
+    for n in range(3):
+        p.write_bytes(b"v%d" % n)
+        made.append(make_backup(p))
+    assert len(set(made)) == 3
+    assert [b.read_bytes() for b in made] == [b"v0", b"v1", b"v2"]
+    # a name taken by something else is skipped, not replaced
+    taken = made[0].with_name(made[0].name + ".7")
+    taken.write_bytes(b"not ours")
+    assert make_backup(p).read_bytes() == b"v2" and taken.read_bytes() == b"not ours"
