@@ -1,0 +1,286 @@
+"""Context at this point: the exact message list the model saw at an entry.
+
+Rows come from :func:`core.transcript.replay.context_at` through
+:func:`core.message_parts.context_rows`: the compaction summary first, the kept
+entries, what followed, and a recalled-context block where memory-context would
+inject it. A footer sums the tokens by origin.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QBrush, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+from typing_extensions import override
+
+from core.message_parts import (
+    ORIGIN_AFTER,
+    ORIGIN_HISTORY,
+    ORIGIN_KEPT,
+    ORIGIN_RECALLED,
+    ORIGIN_SUMMARY,
+    ContextRow,
+    context_rows,
+)
+from core.transcript.replay import context_at, context_size
+from widgets.message_html import is_dark, mix, role_colour
+from widgets.record_model import Column, RecordRole, RecordTableModel, SortRole
+
+if TYPE_CHECKING:
+    from core.transcript.model import Session
+
+Index = QModelIndex | QPersistentModelIndex
+
+COLUMNS: tuple[Column[ContextRow], ...] = (
+    Column("#", lambda r: str(r.position), lambda r: r.position, align_right=True, thousands=False),
+    Column("Role", lambda r: r.role),
+    Column("Origin", lambda r: r.origin),
+    Column("Tokens", lambda r: r.tokens, align_right=True),
+    Column("Preview", lambda r: r.preview),
+)
+ROLE_COLUMN = 1
+ORIGIN_ORDER = (ORIGIN_SUMMARY, ORIGIN_KEPT, ORIGIN_AFTER, ORIGIN_HISTORY, ORIGIN_RECALLED)
+
+
+class ContextTableModel(RecordTableModel[ContextRow]):
+    """:class:`ContextRow` records; roles coloured, injected and summary rows tinted."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(COLUMNS, parent)
+        self._dark = False
+        self._base = role_colour("other", False)
+        self.target_entry = ""
+        """The entry the context was replayed at; its row is bold."""
+
+    def set_palette_colours(self, dark: bool, base: Any) -> None:
+        """Colour roles for a light or dark palette whose base colour is *base*."""
+        self._dark = dark
+        self._base = base
+        if self.rowCount():
+            last = self.index(self.rowCount() - 1, self.columnCount() - 1)
+            self.dataChanged.emit(self.index(0, 0), last)
+
+    @override
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not (0 <= index.row() < self.rowCount()):
+            return None
+        rec = self.record(index.row())
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == ROLE_COLUMN:
+            return QBrush(role_colour(rec.role, self._dark))
+        if role == Qt.ItemDataRole.BackgroundRole and rec.origin in (
+            ORIGIN_RECALLED,
+            ORIGIN_SUMMARY,
+        ):
+            key = "recalled" if rec.origin == ORIGIN_RECALLED else "compactionSummary"
+            return QBrush(mix(self._base, role_colour(key, self._dark), 0.14))
+        if role == Qt.ItemDataRole.FontRole and rec.entry_id and rec.entry_id == self.target_entry:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if not rec.entry_id:
+                return "recalled-context block, injected by memory-context (not in the transcript)"
+            return f"entry {rec.entry_id} (#{rec.entry_index}) · {rec.origin}\n{rec.preview}"
+        return super().data(index, role)
+
+
+class ContextView(QWidget):
+    """The messages the model saw at an entry, in order, with origin and tokens.
+
+    Selecting a row (or double-clicking it) emits :attr:`entry_activated` with the
+    entry id; the injected recalled block has no entry and emits nothing.
+    """
+
+    entry_activated = Signal(str)
+    """A message of the context was picked: its entry id."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[ContextRow] = []
+        self._measured: int | None = None
+        self.title = QLabel()
+        bold = self.title.font()
+        bold.setBold(True)
+        self.title.setFont(bold)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setPlaceholderText("Filter by role, origin or text…")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.textChanged.connect(self._on_filter_text_changed)
+
+        self.model = ContextTableModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SortRole)
+        self.proxy.setFilterKeyColumn(-1)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        char = self.fontMetrics().horizontalAdvance("0")
+        for col, chars in enumerate((6, 18, 17, 9)):
+            header.resizeSection(col, char * chars)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self.table.doubleClicked.connect(self._on_double_clicked)
+
+        self.footer = QLabel()
+        self.footer.setTextFormat(Qt.TextFormat.RichText)
+        self.footer.setWordWrap(True)
+        self.footer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.title)
+        layout.addWidget(self.filter_edit)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.footer)
+        self._apply_palette()
+        self.clear()
+
+    def show_context(
+        self,
+        session: Session,
+        entry_id: str,
+        recalled_block: str | None = None,
+        injection_index: int | None = None,
+    ) -> None:
+        """Show the context the model saw at *entry_id* (an id or ``#N``) of *session*.
+
+        Parameters
+        ----------
+        session
+            The session.
+        entry_id
+            The selected entry.
+        recalled_block
+            A recalled-context block to show where memory-context injects it (older
+            recalled blocks in the context are removed first, as memory-context does).
+        injection_index
+            Where the block goes (:func:`core.recall.block.injection_index`); by
+            default after the system prompt and compaction summary.
+        """
+        try:
+            target = session.entry(entry_id)
+            items = context_at(session, target.id)
+        except KeyError as exc:
+            self.clear()
+            self.footer.setText(str(exc.args[0]) if exc.args else str(exc))
+            return
+        self._rows = context_rows(items, recalled_block, injection_index)
+        self._measured = context_size(items).measured
+        self.model.target_entry = target.id
+        self.model.set_records(self._rows)
+        self.title.setText(f"Context at #{target.index} · {target.id}")
+        self._update_footer()
+        for row, rec in enumerate(self._rows):
+            if rec.entry_id == target.id:
+                proxy_index = self.proxy.mapFromSource(self.model.index(row, 0))
+                self.table.scrollTo(proxy_index, QAbstractItemView.ScrollHint.PositionAtBottom)
+
+    def clear(self) -> None:
+        """Show no context."""
+        self._rows = []
+        self._measured = None
+        self.model.target_entry = ""
+        self.model.set_records([])
+        self.title.setText("Context at this point")
+        self.footer.setText("No entry selected.")
+
+    def rows(self) -> list[ContextRow]:
+        """Every row of the context shown, in context order (the filter aside)."""
+        return list(self._rows)
+
+    @property
+    def total_tokens(self) -> int:
+        """Tokens of the whole context shown (pi's estimate), recalled block included."""
+        return sum(r.tokens for r in self._rows)
+
+    def _update_footer(self) -> None:
+        by_origin: dict[str, tuple[int, int]] = {}
+        for r in self._rows:
+            n, tok = by_origin.get(r.origin, (0, 0))
+            by_origin[r.origin] = (n + 1, tok + r.tokens)
+        total = f"{len(self._rows):,} messages · ≈ {self.total_tokens:,} tokens (pi estimate)"
+        if self._measured is not None:
+            total += f" · measured {self._measured:,}"
+        shown = self.proxy.rowCount()
+        if shown != len(self._rows):
+            total += f" · showing {shown:,}"
+        split = "  ·  ".join(
+            f"{origin}: {by_origin[origin][0]:,} msg, {by_origin[origin][1]:,} tok"
+            for origin in ORIGIN_ORDER
+            if origin in by_origin
+        )
+        muted = mix(
+            self.palette().color(self.palette().ColorRole.WindowText),
+            self.palette().color(self.palette().ColorRole.Window),
+            0.4,
+        ).name()
+        self.footer.setText(
+            f"<b>{html.escape(total)}</b><br>"
+            f'<span style="color:{muted}">{html.escape(split)}</span>'
+        )
+
+    def _apply_palette(self) -> None:
+        palette = self.palette()
+        self.model.set_palette_colours(is_dark(palette), palette.color(palette.ColorRole.Base))
+
+    def _entry_at(self, proxy_index: QModelIndex) -> str:
+        rec = self.proxy.data(proxy_index, RecordRole)
+        return rec.entry_id if isinstance(rec, ContextRow) else ""
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_selection_changed(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        indexes = selected.indexes()
+        if indexes:
+            entry_id = self._entry_at(indexes[0])
+            if entry_id:
+                self.entry_activated.emit(entry_id)
+
+    @Slot(QModelIndex)
+    def _on_double_clicked(self, index: QModelIndex) -> None:
+        entry_id = self._entry_at(index)
+        if entry_id:
+            self.entry_activated.emit(entry_id)
+
+    @Slot(str)
+    def _on_filter_text_changed(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+        self._update_footer()
+
+    @override
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()
