@@ -344,7 +344,9 @@ class BudgetGauge(QWidget):
         if t.crossed:
             state = f"reached ({tokens - t.tokens:,} past)"
         lines = [f"{t.label}: {t.tokens:,} tokens ({fmt_pct(t.tokens, b.window)})", state]
-        if t.key == "compaction":
+        if t.key == "window":
+            lines.append(f"window from: {b.window_source}; guard: {b.guard}")
+        elif t.key == "compaction":
             lines.append(f"window - reserveTokens {b.reserve_tokens:,}")
         elif t.key == "flush":
             lines.append(b.flush_reason)

@@ -190,6 +190,9 @@ def test_tooltips(gauge, session):
     assert gauge.tooltip_at(label.center().x(), label.center().y()).startswith(
         "memory flush: 176,000"
     )
+    assert gauge.tooltip_at(gauge.marker_positions()["window"], r.center().y()).endswith(
+        "window from: default; guard: ok"
+    )
     system_tip = gauge.section_tooltip("system")
     assert "does not store the system prompt" in system_tip
 
