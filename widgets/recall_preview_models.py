@@ -12,16 +12,25 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QGroupBox,
+    QHeaderView,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 from typing_extensions import override
 
-from widgets.record_model import Column, RecordTableModel
+from widgets.record_model import Column, RecordTableModel, SortRole
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from core.recall.engine import RecallPreview as RecallOutcome
     from core.recall.hybrid import Explanation, Hit, SearchResult
     from core.recall.knowledge_search import KnowledgeHit
     from core.store.segments import Segment
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 IN_BLOCK = "in block"
+CUT_BY_CAP = "cut by cap"
 MISSING_RANK = 1 << 30  # sorts "not in that list" after every real rank
 DASH = "\u2013"
 TIMES = "\u00d7"
@@ -48,7 +58,7 @@ class DetailRow:
     @property
     def rejected(self) -> bool:
         """True when the search itself did not return it (minScore or limit)."""
-        return self.status not in (IN_BLOCK, "cut by cap")
+        return self.status not in (IN_BLOCK, CUT_BY_CAP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +141,50 @@ class TipTableModel(RecordTableModel[T]):
             if self.headerData(i, Qt.Orientation.Horizontal) == header:
                 return i
         return -1
+
+
+# -- views ----------------------------------------------------------------------------------
+def make_table(model: TipTableModel[Any]) -> QTableView:
+    """A sortable, read-only table view over *model* through a proxy."""
+    proxy = QSortFilterProxyModel(model)
+    proxy.setSourceModel(model)
+    proxy.setSortRole(SortRole)
+    view = QTableView()
+    view.setModel(proxy)
+    view.setSortingEnabled(True)
+    view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+    view.setAlternatingRowColors(True)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setWordWrap(False)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 8)
+    header = view.horizontalHeader()
+    header.setStretchLastSection(True)
+    header.setHighlightSections(False)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    return view
+
+
+def fit_columns(view: QTableView) -> None:
+    """Size columns to their contents, at most 200 px (the last one stretches)."""
+    header = view.horizontalHeader()
+    for col in range(header.count() - 1):  # the last one stretches
+        view.resizeColumnToContents(col)
+        header.resizeSection(col, min(header.sectionSize(col), 200))
+
+
+def group_box(title: str, *widgets: QWidget, header: QWidget | None = None) -> QGroupBox:
+    """A group box holding *widgets* under an optional *header* row."""
+    box = QGroupBox(title)
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(6, 6, 6, 6)
+    lay.setSpacing(4)
+    if header is not None:
+        lay.addWidget(header)
+    for w in widgets:
+        lay.addWidget(w)
+    return box
 
 
 # -- columns -------------------------------------------------------------------------------
@@ -283,6 +337,50 @@ def knowledge_tip(row: KnowledgeRow) -> str:
 def cut_tip(row: CutRow) -> str:
     """Tooltip of a cut row."""
     return f"{row.ident}\n{row.why}".strip()
+
+
+# -- rows of one recall --------------------------------------------------------------------
+def build_rows(
+    out: RecallOutcome, *, show_rejected: bool = False
+) -> tuple[list[KnowledgeRow], list[DetailRow], list[CutRow]]:
+    """The knowledge, detail and cut rows of one recall.
+
+    With *show_rejected*, the detail rows hold every candidate, the ones the
+    search rejected marked ``below minScore`` or ``over limit``.
+    """
+    block = out.block
+    # The block holds the facts it was given (core Fact records, which have an id).
+    in_block_k = {getattr(f, "id", "") for f in block.knowledge} if block else set()
+    cut_k = {getattr(f, "id", ""): why for f, why in block.cut_knowledge} if block else {}
+    k_rows = [
+        KnowledgeRow(
+            h, IN_BLOCK if h.fact.id in in_block_k else CUT_BY_CAP, cut_k.get(h.fact.id, "")
+        )
+        for h in out.knowledge
+    ]
+    in_block_d = {d.segment.id for d in block.details} if block else set()
+    cut_d = {d.segment.id: why for d, why in block.cut_details} if block else {}
+    d_rows: list[DetailRow] = []
+    search = out.search
+    if search is not None:
+        hit_slots = {h.slot for h in search.hits}
+        for h in search.candidates if show_rejected else search.hits:
+            sid = h.segment.id
+            if h.slot in hit_slots:
+                status = IN_BLOCK if sid in in_block_d else CUT_BY_CAP
+                d_rows.append(DetailRow(h, status, cut_d.get(sid, "")))
+            else:
+                d_rows.append(
+                    DetailRow(h, "below minScore" if not h.passed_min_score else "over limit")
+                )
+    cuts = [
+        CutRow("knowledge", one_line(f.content, 90), why, getattr(f, "id", ""))
+        for f, why in (block.cut_knowledge if block else [])
+    ] + [
+        CutRow("detail", f"{d.segment.id[:8]} {one_line(d.segment.content, 80)}", why, d.segment.id)
+        for d, why in (block.cut_details if block else [])
+    ]
+    return k_rows, d_rows, cuts
 
 
 # -- explanation ---------------------------------------------------------------------------
