@@ -257,8 +257,16 @@ class DecisionFilterProxy(QSortFilterProxyModel):
 
     def set_decisions(self, decisions: Iterable[str]) -> None:
         """Show only rows with one of *decisions*."""
-        self._shown = frozenset(decisions)
-        self.invalidateRowsFilter()
+        shown = frozenset(decisions)
+        if shown == self._shown:
+            return
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10; invalidateRowsFilter is deprecated
+            self.beginFilterChange()
+            self._shown = shown
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:  # pragma: no cover - older Qt
+            self._shown = shown
+            self.invalidateRowsFilter()
 
     def decisions(self) -> frozenset[str]:
         """The decisions shown."""
