@@ -1,4 +1,4 @@
-"""The six redaction patterns of memory-context, in order."""
+"""The six redaction patterns of memory-context, in order, then memlens's extras."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ CASES = [
     ),
     ("authorization = bearer abcdefghijklmnopqrstuvwxyz", "authorization = bearer [REDACTED]"),
     ("curl -H 'X: Bearer abcdefghijklmnopqrstu_-.' x", "curl -H 'X: Bearer [REDACTED]' x"),
-    ("bearer abcdefghijklmnopqrstuvwxyz", "bearer abcdefghijklmnopqrstuvwxyz"),  # case-sensitive
+    # the agent's standalone pattern is case-sensitive; memlens masks any case
+    ("bearer abcdefghijklmnopqrstuvwxyz", "bearer [REDACTED]"),
+    ("Bearer " + "x" * 19, "Bearer " + "x" * 19),  # under 20 chars
     ('apiKey: "sk-proj-abc123def456ghi789jkl012"', 'apiKey: "[REDACTED]'),
     ("API_KEY=abcdefghijklmnop", "API_KEY=[REDACTED]"),
     ("api-key = 'abcdefghijklmnopqr'", "api-key = '[REDACTED]"),
@@ -45,6 +47,68 @@ def test_patterns(text, want):
     assert redact(text) == want
 
 
+BROADER = [
+    ("export OPENAI_API_KEY=sk-abcdefghijklmnopqrst", "export OPENAI_API_KEY=[REDACTED]"),
+    ("OPENAI_API_KEY=abc12345", "OPENAI_API_KEY=[REDACTED]"),
+    (
+        "export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "export GITHUB_TOKEN=[REDACTED]",
+    ),
+    ('{"apiKey": "sk-abcdefghijklmnopqrst"}', '{"apiKey": "[REDACTED]"}'),
+    ('{"token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}', '{"token": "[REDACTED]"}'),
+    (
+        'process.env.SLACK_BOT_TOKEN = "xoxb-1234-5678-abcdef"',
+        'process.env.SLACK_BOT_TOKEN = "[REDACTED]"',
+    ),
+    (
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AWS_SECRET_ACCESS_KEY=[REDACTED]",
+    ),
+    ("DB_PASSWORD: correcthorse", "DB_PASSWORD: [REDACTED]"),
+    (
+        "curl -H 'authorization: bearer abcdefghijklmnopqrstuvwxyz123'",
+        "curl -H 'authorization: bearer [REDACTED]",  # the agent's pattern eats the quote
+    ),
+    ("postgres://bob:hunter2secret@db:5432/app", "postgres://bob:[REDACTED]@db:5432/app"),
+    ("key sk-ant-api03-abcdefghijklmnopqrstuvwxyz in a sentence", "key [REDACTED] in a sentence"),
+    ("AKIAIOSFODNN7EXAMPLE", "[REDACTED]"),
+    # ordinary code and prose keep their words
+    ("max_tokens=4096, tokensBefore: 175004", "max_tokens=4096, tokensBefore: 175004"),
+    (
+        "interface C { apiKey: string; token: undefined }",
+        "interface C { apiKey: string; token: undefined }",
+    ),
+    (
+        "the tokenizer splits words; secrets live in the vault",
+        "the tokenizer splits words; secrets live in the vault",
+    ),
+    ("https://example.com:8080/a@b", "https://example.com:8080/a@b"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), BROADER)
+def test_masks_more_than_the_agent(text, want):
+    assert redact(text) == want
+
+
+def test_every_agent_pattern_still_applies_first():
+    from core.redact import EXTRA_PATTERNS, PATTERNS
+
+    assert len(PATTERNS) == 6 and EXTRA_PATTERNS
+    # what the agent masks, memlens masks identically (its label and marker)
+    assert redact("token: abcdefghijklmnopqrstuvwxyz") == "token: [REDACTED]"
+    assert redact("x " + "0f" * 20) == "x [REDACTED_HEX]"
+
+
+def test_linear_time_on_adversarial_text():
+    import time
+
+    started = time.perf_counter()
+    for text in ("a-" * 20000, "_." * 20000, "token:" + " " * 40000, "://a:" * 8000):
+        redact(text)
+    assert time.perf_counter() - started < 2.0
+
+
 def test_maybe_redact_switch():
     secret = "token=abcdefghijklmnopqrstuvwxyz"
     assert maybe_redact(secret, False) == secret
@@ -52,6 +116,6 @@ def test_maybe_redact_switch():
 
 
 def test_idempotent():
-    text = " ".join(t for t, _ in CASES)
+    text = " ".join(t for t, _ in [*CASES, *BROADER])
     once = redact(text)
     assert redact(once) == once
