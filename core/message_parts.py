@@ -234,7 +234,7 @@ def preview(message: Message, limit: int = 160) -> str:
     pieces: list[str] = []
     for b in message.blocks:
         if b.kind in ("text", "tool_result") and b.text.strip():
-            pieces.append(b.text)
+            pieces.append(b.text[: limit * 4])  # collapse whitespace of the head only
         elif b.kind == "tool_call":
             args = b.arguments
             if isinstance(args, dict):

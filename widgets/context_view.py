@@ -9,15 +9,19 @@ inject it. A footer sums the tokens by origin.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QEvent,
     QItemSelection,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
+    QRunnable,
     QSortFilterProxyModel,
     Qt,
+    QThreadPool,
     Signal,
     Slot,
 )
@@ -59,6 +63,16 @@ COLUMNS: tuple[Column[ContextRow], ...] = (
     Column("Preview", lambda r: r.preview),
 )
 ROLE_COLUMN = 1
+SYNC_LIMIT = 2000
+"""Sessions with more entries are replayed in a worker thread (about 50 ms at 2,000)."""
+_STYLE_ROLES = frozenset(
+    {
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.BackgroundRole,
+        Qt.ItemDataRole.FontRole,
+        Qt.ItemDataRole.ToolTipRole,
+    }
+)
 ORIGIN_ORDER = (ORIGIN_SUMMARY, ORIGIN_KEPT, ORIGIN_AFTER, ORIGIN_HISTORY, ORIGIN_RECALLED)
 
 
@@ -82,6 +96,8 @@ class ContextTableModel(RecordTableModel[ContextRow]):
 
     @override
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role not in _STYLE_ROLES:
+            return super().data(index, role)
         if not index.isValid() or not (0 <= index.row() < self.rowCount()):
             return None
         rec = self.record(index.row())
@@ -104,20 +120,96 @@ class ContextTableModel(RecordTableModel[ContextRow]):
         return super().data(index, role)
 
 
+@dataclass(frozen=True, slots=True)
+class ReplayedContext:
+    """The rows of a replayed context and the entry it was replayed at."""
+
+    rows: list[ContextRow]
+    measured: int | None
+    target_id: str
+    target_index: int
+
+
+def replay_rows(
+    session: Session,
+    entry_id: str,
+    recalled_block: str | None = None,
+    injection_index: int | None = None,
+) -> ReplayedContext:
+    """Replay the context at *entry_id* and turn it into table rows.
+
+    Raises
+    ------
+    KeyError
+        When *entry_id* is not in *session*.
+    """
+    target = session.entry(entry_id)
+    items = context_at(session, target.id)
+    rows = context_rows(items, recalled_block, injection_index)
+    return ReplayedContext(rows, context_size(items).measured, target.id, target.index)
+
+
+class ContextRowsSignals(QObject):
+    """Signals of :class:`ContextRowsWorker` (a QRunnable is not a QObject)."""
+
+    finished = Signal(int, object)
+    failed = Signal(int, str)
+
+
+class ContextRowsWorker(QRunnable):
+    """Run :func:`replay_rows` in a thread; results carry the request's number."""
+
+    def __init__(
+        self,
+        generation: int,
+        session: Session,
+        entry_id: str,
+        recalled_block: str | None,
+        injection_index: int | None,
+    ) -> None:
+        super().__init__()
+        self.signals = ContextRowsSignals()
+        self.generation = generation
+        self._session = session
+        self._args = (entry_id, recalled_block, injection_index)
+
+    @override
+    def run(self) -> None:
+        generation = self.generation
+        try:
+            result = replay_rows(self._session, *self._args)
+        except KeyError as exc:
+            self.signals.failed.emit(generation, str(exc.args[0]) if exc.args else str(exc))
+        except Exception as exc:  # a worker turns every failure into a signal
+            self.signals.failed.emit(generation, f"context replay failed: {exc}")
+        else:
+            self.signals.finished.emit(generation, result)
+
+
 class ContextView(QWidget):
     """The messages the model saw at an entry, in order, with origin and tokens.
 
     Selecting a row (or double-clicking it) emits :attr:`entry_activated` with the
-    entry id; the injected recalled block has no entry and emits nothing.
+    entry id; the injected recalled block has no entry and emits nothing. Sessions
+    over :attr:`sync_limit` entries are replayed in a worker thread: the rows arrive
+    later, and :attr:`context_shown` says when (it is emitted on both paths).
     """
 
     entry_activated = Signal(str)
     """A message of the context was picked: its entry id."""
+    context_shown = Signal()
+    """The rows of the last :meth:`show_context` are in the table (or it failed)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._rows: list[ContextRow] = []
         self._measured: int | None = None
+        self._generation = 0
+        self._workers: dict[int, ContextRowsWorker] = {}  # alive until they report
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self.sync_limit = SYNC_LIMIT
+        """Sessions with at most this many entries are replayed on the GUI thread."""
         self.title = QLabel()
         bold = self.title.font()
         bold.setBold(True)
@@ -137,7 +229,8 @@ class ContextView(QWidget):
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        # Context order until the user sorts: no sorting pass on every new context.
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -190,26 +283,32 @@ class ContextView(QWidget):
             Where the block goes (:func:`core.recall.block.injection_index`); by
             default after the system prompt and compaction summary.
         """
-        try:
-            target = session.entry(entry_id)
-            items = context_at(session, target.id)
-        except KeyError as exc:
-            self.clear()
-            self.footer.setText(str(exc.args[0]) if exc.args else str(exc))
+        self._generation += 1
+        self.title.setText(f"Context at {entry_id} …")
+        if len(session.entries) <= self.sync_limit:
+            try:
+                result = replay_rows(session, entry_id, recalled_block, injection_index)
+            except KeyError as exc:
+                self._on_failed(self._generation, str(exc.args[0]) if exc.args else str(exc))
+            else:
+                self._on_finished(self._generation, result)
             return
-        self._rows = context_rows(items, recalled_block, injection_index)
-        self._measured = context_size(items).measured
-        self.model.target_entry = target.id
-        self.model.set_records(self._rows)
-        self.title.setText(f"Context at #{target.index} · {target.id}")
-        self._update_footer()
-        for row, rec in enumerate(self._rows):
-            if rec.entry_id == target.id:
-                proxy_index = self.proxy.mapFromSource(self.model.index(row, 0))
-                self.table.scrollTo(proxy_index, QAbstractItemView.ScrollHint.PositionAtBottom)
+        worker = ContextRowsWorker(
+            self._generation, session, entry_id, recalled_block, injection_index
+        )
+        worker.signals.finished.connect(self._on_finished)
+        worker.signals.failed.connect(self._on_failed)
+        self._workers[self._generation] = worker
+        self.footer.setText("Replaying the context…")
+        self._pool.start(worker)
+
+    def is_busy(self) -> bool:
+        """True while a context is being replayed in the background."""
+        return bool(self._workers)
 
     def clear(self) -> None:
-        """Show no context."""
+        """Show no context (a replay still running is ignored when it ends)."""
+        self._generation += 1
         self._rows = []
         self._measured = None
         self.model.target_entry = ""
@@ -251,6 +350,32 @@ class ContextView(QWidget):
             f"<b>{html.escape(total)}</b><br>"
             f'<span style="color:{muted}">{html.escape(split)}</span>'
         )
+
+    @Slot(int, object)
+    def _on_finished(self, generation: int, result: object) -> None:
+        self._workers.pop(generation, None)
+        if generation != self._generation or not isinstance(result, ReplayedContext):
+            return  # a newer request superseded this one
+        self._rows = result.rows
+        self._measured = result.measured
+        self.model.target_entry = result.target_id
+        self.model.set_records(self._rows)
+        self.title.setText(f"Context at #{result.target_index} · {result.target_id}")
+        self._update_footer()
+        for row, rec in enumerate(self._rows):
+            if rec.entry_id == result.target_id:
+                proxy_index = self.proxy.mapFromSource(self.model.index(row, 0))
+                self.table.scrollTo(proxy_index, QAbstractItemView.ScrollHint.PositionAtBottom)
+        self.context_shown.emit()
+
+    @Slot(int, str)
+    def _on_failed(self, generation: int, message: str) -> None:
+        self._workers.pop(generation, None)
+        if generation != self._generation:
+            return
+        self.clear()
+        self.footer.setText(html.escape(message, quote=False))
+        self.context_shown.emit()
 
     def _apply_palette(self) -> None:
         palette = self.palette()

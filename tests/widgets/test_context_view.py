@@ -121,6 +121,26 @@ def test_filter_and_sort(view, qtbot, before):
     view.table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
     tokens = [r.tokens for r in _records(view)]
     assert tokens == sorted(tokens, reverse=True)
+    view.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+    assert _shown(view, 0)[:12] == [str(n) for n in range(1, 13)]  # numeric, not "1", "10", ...
+
+
+def test_large_sessions_replay_in_a_worker(view, qtbot, before):
+    view.show_context(before, "#700", BLOCK)
+    expected = view.rows()
+    view.clear()
+    view.sync_limit = 0  # every session counts as large
+    with qtbot.waitSignal(view.context_shown, timeout=10_000):
+        view.show_context(before, "#100")
+        view.show_context(before, "#700", BLOCK)  # supersedes the first request
+        assert view.is_busy() and view.proxy.rowCount() == 0
+    assert view.rows() == expected and view.proxy.rowCount() == len(expected)
+    assert "#700" in view.title.text() and not view.is_busy()
+    qtbot.wait(50)  # the superseded result, if it comes late, changes nothing
+    assert view.rows() == expected
+    with qtbot.waitSignal(view.context_shown, timeout=10_000):
+        view.show_context(before, "nope")
+    assert view.proxy.rowCount() == 0 and "no entry with id 'nope'" in view.footer.text()
 
 
 def test_stored_recalled_blocks_and_errors(view):
