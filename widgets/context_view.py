@@ -108,7 +108,9 @@ class ContextTableModel(RecordTableModel[ContextRow]):
             ORIGIN_SUMMARY,
         ):
             key = "recalled" if rec.origin == ORIGIN_RECALLED else "compactionSummary"
-            return QBrush(mix(self._base, role_colour(key, self._dark), 0.14))
+            return QBrush(
+                mix(self._base, role_colour(key, self._dark), 0.25 if self._dark else 0.14)
+            )
         if role == Qt.ItemDataRole.FontRole and rec.entry_id and rec.entry_id == self.target_entry:
             font = QFont()
             font.setBold(True)
@@ -241,7 +243,7 @@ class ContextView(QWidget):
         header = self.table.horizontalHeader()
         header.setStretchLastSection(True)
         char = self.fontMetrics().horizontalAdvance("0")
-        for col, chars in enumerate((6, 18, 17, 9)):
+        for col, chars in enumerate((6, 17, 16, 9)):
             header.resizeSection(col, char * chars)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.selectionModel().selectionChanged.connect(self._on_selection_changed)
