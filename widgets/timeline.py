@@ -1,0 +1,577 @@
+"""The session timeline: message bars by role, the context curve, thresholds, compactions.
+
+Two plots share the message axis (x = message position in file order): above,
+the context the model had at each message along the current leaf path (with the
+abandoned branches dashed, compaction drops marked ``tokensBefore -> tokensAfter``
+and the budget thresholds as labelled lines); below, one bar per message,
+coloured by role, the thinking share of assistant messages stacked at the
+bottom of their bars. Every data item is created once and fed with ``setData``;
+bars are drawn as one filled outline per role so that pyqtgraph can clip them to
+the view and peak-downsample them (smooth at 5,000 messages and beyond).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QPointF, QRunnable, Qt, Signal, Slot
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from typing_extensions import override
+
+from core.timeline import Category, Timeline, bar_outline, build_timeline, threshold_lines
+from widgets.timeline_style import (
+    BAR_WIDTH,
+    CATEGORY_COLORS,
+    THINKING_COLOR,
+    THRESHOLD_STYLES,
+    IndexAxis,
+    TokenAxis,
+    legend_html,
+    palette_colors,
+)
+
+if TYPE_CHECKING:
+    from core.budget import Budget
+    from core.timeline import ThresholdLine
+    from core.transcript.model import Session
+
+HEADROOM_PX = 84
+"""Room above the highest line of the context plot for the compaction labels."""
+LEGEND_CATEGORIES = (
+    Category.USER,
+    Category.ASSISTANT,
+    Category.TOOL_RESULT,
+    Category.BASH,
+    Category.CUSTOM,
+    Category.SUMMARY,
+)
+
+
+def _empty() -> np.ndarray[Any, np.dtype[np.float64]]:
+    return np.zeros(0)
+
+
+class TimelineView(QWidget):
+    """One session on a message axis; hover shows a message, click activates it."""
+
+    entry_hovered = Signal(str)
+    """Entry id of the message under the mouse."""
+    entry_activated = Signal(str)
+    """Entry id of a clicked message."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._timeline: Timeline | None = None
+        self._thresholds: tuple[ThresholdLine, ...] = ()
+        self._hover: int | None = None
+        self._selected: int | None = None
+        self._ctx_max = 1.0
+
+        self._legend = QLabel()
+        self._legend.setTextFormat(Qt.TextFormat.RichText)
+        self._graphics = pg.GraphicsLayoutWidget()
+        self._graphics.setMinimumHeight(260)
+        self._info = QLabel()
+        self._info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self._legend)
+        layout.addWidget(self._graphics, 1)
+        layout.addWidget(self._info)
+
+        self._ctx_plot = self._make_plot(0, "context (tokens)")
+        self._bar_plot = self._make_plot(1, "message (tokens)")
+        self._bar_plot.setXLink(self._ctx_plot)
+        self._bar_plot.setLabel("bottom", "message (file order)")
+        self._ctx_plot.getAxis("bottom").setStyle(showValues=False)
+        self._graphics.ci.layout.setRowStretchFactor(0, 3)
+        self._graphics.ci.layout.setRowStretchFactor(1, 2)
+        self._create_items()
+
+        self._ctx_plot.vb.sigXRangeChanged.connect(self._on_x_range_changed)
+        self._ctx_plot.vb.sigResized.connect(self._on_view_resized)
+        self._graphics.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        self._mouse_proxy = pg.SignalProxy(
+            self._graphics.scene().sigMouseMoved, rateLimit=60, slot=self._on_mouse_moved
+        )
+        self._apply_palette()
+        self.clear()
+
+    # -- construction -------------------------------------------------------
+    def _make_plot(self, row: int, label: str) -> pg.PlotItem:
+        plot = self._graphics.addPlot(
+            row=row,
+            col=0,
+            axisItems={"left": TokenAxis("left"), "bottom": IndexAxis("bottom")},
+        )
+        plot.setMouseEnabled(x=True, y=False)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.showGrid(x=True, y=True, alpha=0.12)
+        plot.setLabel("left", label)
+        plot.getAxis("left").setWidth(70)
+        plot.disableAutoRange()
+        plot.setClipToView(True)
+        plot.setDownsampling(auto=True, mode="peak")
+        return plot
+
+    def _data_item(self, plot: pg.PlotItem, z: float, **opts: Any) -> pg.PlotDataItem:
+        # Peak-downsample once two points share a pixel (pyqtgraph waits for five): a
+        # bar is four points, so a zoomed-out session would otherwise be drawn in full.
+        item = pg.PlotDataItem(autoDownsampleFactor=2.0, **opts)
+        item.setSkipFiniteCheck(True)
+        item.setZValue(z)
+        plot.addItem(item)  # applies the plot's clip-to-view and downsampling
+        if opts.get("connect") == "pairs":  # clipping or downsampling would split the pairs
+            item.setClipToView(False)
+            item.setDownsampling(ds=1, auto=False)
+        return item
+
+    def _bar_item(self, color: str, z: float) -> pg.PlotDataItem:
+        return self._data_item(
+            self._bar_plot, z, pen=pg.mkPen(color, width=1), brush=color, fillLevel=0
+        )
+
+    def _create_items(self) -> None:
+        self._bars = {cat: self._bar_item(CATEGORY_COLORS[cat], 1) for cat in Category}
+        self._thinking = self._bar_item(THINKING_COLOR, 2)
+        self._off_path_fade = self._data_item(self._bar_plot, 3, pen=None, fillLevel=0)
+        self._off_path = self._data_item(self._bar_plot, 4, pen=None, fillLevel=0)
+        self._bar_compactions = self._data_item(self._bar_plot, 0, connect="pairs")
+        self._ctx_compactions = self._data_item(self._ctx_plot, 0, connect="pairs")
+        self._ctx_off_path = self._data_item(self._ctx_plot, 1, connect="pairs")
+        self._ctx_estimate = self._data_item(self._ctx_plot, 2)
+        self._ctx_curve = self._data_item(self._ctx_plot, 3)
+        self._ctx_curve.setCurveClickable(False)
+        self._compaction_points = pg.ScatterPlotItem(symbol="t", size=10)
+        self._branch_points = pg.ScatterPlotItem(symbol="d", size=11)
+        for item in (self._compaction_points, self._branch_points):
+            item.setZValue(5)
+            self._ctx_plot.addItem(item)
+        self._threshold_items: dict[str, pg.InfiniteLine] = {}
+        self._compaction_labels: list[pg.TextItem] = []
+        self._branch_labels: list[pg.TextItem] = []
+        self._hover_lines = [self._vline(plot, 6) for plot in (self._ctx_plot, self._bar_plot)]
+        self._select_lines = [self._vline(plot, 7) for plot in (self._ctx_plot, self._bar_plot)]
+
+    def _vline(self, plot: pg.PlotItem, z: float) -> pg.InfiniteLine:
+        line = pg.InfiniteLine(angle=90, movable=False)
+        line.setZValue(z)
+        line.hide()
+        plot.addItem(line, ignoreBounds=True)
+        return line
+
+    def _threshold_item(self, key: str) -> pg.InfiniteLine:
+        line = self._threshold_items.get(key)
+        if line is None:
+            line = pg.InfiniteLine(
+                angle=0,
+                movable=False,
+                label=" ",
+                labelOpts={"anchors": [(1, 1), (1, 1)], "position": 0.98},
+            )
+            line.setZValue(4)
+            self._ctx_plot.addItem(line, ignoreBounds=True)
+            self._threshold_items[key] = line
+            self._style_threshold(key, line)
+        return line
+
+    def _text_item(self, pool: list[pg.TextItem], index: int) -> pg.TextItem:
+        while len(pool) <= index:
+            item = pg.TextItem(anchor=(0, 0))
+            item.setZValue(8)
+            self._ctx_plot.addItem(item, ignoreBounds=True)
+            pool.append(item)
+            self._style_text(item)
+        return pool[index]
+
+    # -- palette ------------------------------------------------------------
+    @override
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()
+        super().changeEvent(event)
+
+    def _apply_palette(self) -> None:
+        c = palette_colors(self.palette())
+        self._colors = c
+        self._graphics.setBackground(c["base"])
+        for plot in (self._ctx_plot, self._bar_plot):
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                axis.setPen(pg.mkPen(c["grid"]))
+                axis.setTextPen(pg.mkPen(c["text"]))
+                axis.label.setDefaultTextColor(c["text"])
+        self._ctx_curve.setPen(pg.mkPen(c["text"], width=2))
+        self._ctx_estimate.setPen(pg.mkPen(c["mid"], width=1, style=Qt.PenStyle.DashLine))
+        self._ctx_off_path.setPen(pg.mkPen(c["highlight"], width=1.5, style=Qt.PenStyle.DashLine))
+        comp_pen = pg.mkPen(c["mid"], width=1, style=Qt.PenStyle.DashLine)
+        self._ctx_compactions.setPen(comp_pen)
+        self._bar_compactions.setPen(comp_pen)
+        self._compaction_points.setPen(pg.mkPen(c["text"]))
+        self._compaction_points.setBrush(pg.mkBrush(c["base"]))
+        self._branch_points.setPen(pg.mkPen(c["text"]))
+        self._branch_points.setBrush(pg.mkBrush(c["highlight"]))
+        fade = QColor(c["base"])
+        fade.setAlphaF(0.45)
+        self._off_path_fade.setBrush(pg.mkBrush(fade))
+        self._off_path.setBrush(QBrush(c["highlight"], Qt.BrushStyle.BDiagPattern))
+        for line in self._hover_lines:
+            line.setPen(pg.mkPen(c["mid"], width=1))
+        for line in self._select_lines:
+            line.setPen(pg.mkPen(c["highlight"], width=2))
+        for key, item in self._threshold_items.items():
+            self._style_threshold(key, item)
+        for item in (*self._compaction_labels, *self._branch_labels):
+            self._style_text(item)
+        self._legend.setText(self._legend_text())
+
+    def _style_threshold(self, key: str, line: pg.InfiniteLine) -> None:
+        color, style = THRESHOLD_STYLES.get(key, ("#7f7f7f", Qt.PenStyle.DashLine))
+        line.setPen(pg.mkPen(color, width=1.5, style=style))
+        line.label.setColor(QColor(color))
+        line.label.fill = pg.mkBrush(self._colors["label_fill"])
+
+    def _style_text(self, item: pg.TextItem) -> None:
+        item.setColor(self._colors["text"])
+        item.fill = pg.mkBrush(self._colors["label_fill"])
+
+    def _legend_text(self) -> str:
+        entries = [("\u25a0", CATEGORY_COLORS[c], c.label) for c in LEGEND_CATEGORIES]
+        entries.insert(2, ("\u25a0", THINKING_COLOR, "thinking"))
+        text = self._colors["text"].name()
+        mid = self._colors["mid"].name(QColor.NameFormat.HexRgb)
+        entries += [
+            ("\u2501", text, "context (measured, else estimated)"),
+            ("\u2504", mid, "estimate"),
+            ("\u2571", self._colors["highlight"].name(), "off the current path"),
+        ]
+        return legend_html(entries, self._colors["text"])
+
+    # -- public API ---------------------------------------------------------
+    def timeline(self) -> Timeline | None:
+        """The timeline shown, if any."""
+        return self._timeline
+
+    def thresholds(self) -> tuple[ThresholdLine, ...]:
+        """The threshold lines drawn."""
+        return self._thresholds
+
+    def set_timeline(self, timeline: Timeline, budget: Budget | None = None) -> None:
+        """Show *timeline*; *budget* (else the timeline's own) gives the threshold lines."""
+        tl = timeline
+        self._timeline = tl
+        self._thresholds = threshold_lines(budget) if budget is not None else tl.thresholds
+        self._hover = self._selected = None
+        x = tl.x
+        tokens = tl.tokens.astype(np.float64)
+        for cat, item in self._bars.items():
+            mask = tl.category == cat
+            item.setData(*bar_outline(x[mask], tokens[mask], BAR_WIDTH))
+        thinking = tl.thinking_tokens
+        mask = thinking > 0
+        self._thinking.setData(*bar_outline(x[mask], thinking[mask], BAR_WIDTH))
+        off = ~tl.on_path
+        outline = bar_outline(x[off], tokens[off], BAR_WIDTH)
+        self._off_path_fade.setData(*outline)
+        self._off_path.setData(*outline)
+
+        self._ctx_curve.setData(tl.path_x, tl.path_context)
+        self._ctx_estimate.setData(tl.path_x, tl.path_estimated)
+        linked = off & (tl.parent_pos >= 0)
+        parents = tl.parent_pos[linked]
+        self._ctx_off_path.setData(
+            np.column_stack([x[parents], x[linked]]).ravel(),
+            np.column_stack([tl.context[parents], tl.context[linked]]).ravel(),
+        )
+        peaks = [1.0, *(t.tokens for t in self._thresholds)]
+        for arr in (tl.path_context, tl.context, tl.path_estimated):
+            if len(arr):
+                peaks.append(float(np.nanmax(arr)))
+        self._ctx_max = max(peaks)
+
+        self._show_thresholds()
+        self._show_markers()
+        n = len(tl)
+        pad = max(1.0, n * 0.01)
+        for plot in (self._ctx_plot, self._bar_plot):
+            plot.vb.setLimits(xMin=-0.5 - pad, xMax=n - 0.5 + pad, minXRange=4)
+        self._ctx_plot.setXRange(-0.5 - pad, n - 0.5 + pad, padding=0)
+        self._update_y_ranges()
+        self._layout_labels()
+        self._hide_lines(self._hover_lines)
+        self._hide_lines(self._select_lines)
+        self._info.setText(self._overview())
+
+    def clear(self) -> None:
+        """Show nothing."""
+        self._timeline = None
+        self._thresholds = ()
+        self._hover = self._selected = None
+        for item in (
+            *self._bars.values(),
+            self._thinking,
+            self._off_path_fade,
+            self._off_path,
+            self._ctx_curve,
+            self._ctx_estimate,
+            self._ctx_off_path,
+            self._ctx_compactions,
+            self._bar_compactions,
+        ):
+            item.setData(_empty(), _empty())
+        self._compaction_points.setData([], [])
+        self._branch_points.setData([], [])
+        for line in self._threshold_items.values():
+            line.hide()
+        for label in (*self._compaction_labels, *self._branch_labels):
+            label.hide()
+        self._hide_lines(self._hover_lines)
+        self._hide_lines(self._select_lines)
+        self._info.setText("No session")
+
+    def select_entry(self, entry_id: str) -> bool:
+        """Highlight *entry_id* and scroll it into view; False when it has no bar."""
+        tl = self._timeline
+        pos = tl.position(entry_id) if tl is not None else None
+        self._selected = pos
+        if pos is None:
+            self._hide_lines(self._select_lines)
+            return False
+        for line in self._select_lines:
+            line.setValue(pos)
+            line.show()
+        (x0, x1) = self._ctx_plot.vb.viewRange()[0]
+        if not x0 <= pos <= x1:
+            half = (x1 - x0) / 2
+            self._ctx_plot.setXRange(pos - half, pos + half, padding=0)
+        if self._hover is None:
+            self._info.setText(self._describe(pos))
+        return True
+
+    def selected_entry(self) -> str | None:
+        """The id of the highlighted message."""
+        if self._timeline is None or self._selected is None:
+            return None
+        return self._timeline.entry_ids[self._selected]
+
+    def info_text(self) -> str:
+        """The line under the plot: the hovered or selected message, else an overview."""
+        return self._info.text()
+
+    def map_to_widget(self, x: float, y: float = 0.0) -> QPointF:
+        """Where message position *x* (and *y* tokens) sits in the bar plot, in view pixels."""
+        scene = self._bar_plot.vb.mapViewToScene(QPointF(x, y))
+        return QPointF(self._graphics.mapFromScene(scene))
+
+    def graphics_view(self) -> pg.GraphicsLayoutWidget:
+        """The graphics view (for events, tests and screenshots)."""
+        return self._graphics
+
+    # -- drawing ------------------------------------------------------------
+    def _show_thresholds(self) -> None:
+        keys = {t.key for t in self._thresholds}
+        for key, line in self._threshold_items.items():
+            line.setVisible(key in keys)
+        ordered = sorted(self._thresholds, key=lambda t: -t.tokens)
+        for rank, t in enumerate(ordered):
+            line = self._threshold_item(t.key)
+            line.setValue(t.tokens)
+            line.label.setFormat(f"{t.label} {t.tokens:,}")
+            # Lines a few thousand tokens apart sit pixels apart: stagger the labels.
+            line.label.setPosition(0.985 - 0.2 * (rank % 4))
+            line.show()
+
+    def _show_markers(self) -> None:
+        tl = self._timeline
+        assert tl is not None
+        comps = tl.compactions
+        cx = np.array([m.x for m in comps])
+        self._compaction_points.setData(cx, [m.context_before for m in comps])
+        ctx_top, bar_top = self._ctx_max * 10, float(max(tl.tokens.max(initial=1), 1)) * 10
+        pairs_x = np.repeat(cx, 2)
+        self._ctx_compactions.setData(pairs_x, np.tile([0.0, ctx_top], len(comps)))
+        self._bar_compactions.setData(pairs_x, np.tile([0.0, bar_top], len(comps)))
+        for i, m in enumerate(comps):
+            label = self._text_item(self._compaction_labels, i)
+            label.setText(f" {m.label} ")
+            label.setToolTip(self._compaction_tip(m.tokens_before, m.tokens_after, m))
+        for label in self._compaction_labels[len(comps) :]:
+            label.hide()
+        branches = tl.branches
+        self._branch_points.setData([b.x for b in branches], [b.context for b in branches])
+        for i, b in enumerate(branches):
+            label = self._text_item(self._branch_labels, i)
+            label.setText(f" fork: {b.children} branches ")
+            label.setAnchor((0.5, 1.3))
+            label.setPos(b.x, b.context)
+            label.show()
+        for label in self._branch_labels[len(branches) :]:
+            label.hide()
+
+    @staticmethod
+    def _compaction_tip(before: int, after: int, m: Any) -> str:
+        b = "recorded" if m.before_recorded else "measured/estimated"
+        a = "recorded" if m.after_recorded else "estimated"
+        return f"compaction {m.entry_id}: {before:,} tokens before ({b}), {after:,} after ({a})"
+
+    def _update_y_ranges(self) -> None:
+        h = self._ctx_plot.vb.height()
+        room = HEADROOM_PX / h if h > 3 * HEADROOM_PX else 0.22
+        top = self._ctx_max / (1 - room)
+        self._ctx_plot.setYRange(-0.01 * top, top, padding=0)  # -1%: the 0 tick shows
+        tl = self._timeline
+        peak = 1.0
+        if tl is not None and len(tl):
+            x0, x1 = self._ctx_plot.vb.viewRange()[0]
+            lo = max(0, math.floor(x0))
+            hi = min(len(tl), math.ceil(x1) + 1)
+            if hi > lo:
+                peak = max(peak, float(tl.tokens[lo:hi].max()))
+        self._bar_plot.setYRange(-0.015 * peak, peak * 1.08, padding=0)
+
+    def _layout_labels(self) -> None:
+        """Place compaction labels in two rows at the top; hide those that would overlap."""
+        tl = self._timeline
+        if tl is None:
+            return
+        vb = self._ctx_plot.vb
+        (x0, x1), (_, y1) = vb.viewRange()
+        width = vb.width()
+        scale = width / (x1 - x0) if x1 > x0 else 0.0
+        ends = [-math.inf, -math.inf]
+        for m, label in zip(tl.compactions, self._compaction_labels, strict=False):
+            px = (m.x - x0) * scale
+            size = label.boundingRect().width()
+            row = next((r for r in (0, 1) if px >= ends[r] + 4), None)
+            if px < 0 or px + size > width or row is None:
+                label.hide()
+                continue
+            ends[row] = px + size
+            label.setAnchor((0, -0.1 - 1.05 * row))
+            label.setPos(m.x, y1)
+            label.show()
+
+    @staticmethod
+    def _hide_lines(lines: list[pg.InfiniteLine]) -> None:
+        for line in lines:
+            line.hide()
+
+    def _overview(self) -> str:
+        tl = self._timeline
+        assert tl is not None
+        n = len(tl)
+        if not n:
+            return "No messages in this session"
+        last = int(tl.path_context[-1]) if len(tl.path_context) else 0
+        kind = "measured" if bool(tl.measured[tl.on_path][-1:].all()) else "estimated"
+        off = int((~tl.on_path).sum())
+        parts = [
+            f"{n:,} messages",
+            f"{int(tl.tokens.sum()):,} tokens in messages",
+            f"{len(tl.compactions)} compactions",
+            f"{len(tl.branches)} forks ({off:,} messages off the current path)",
+            f"context at the leaf {last:,} ({kind})",
+        ]
+        return " \u00b7 ".join(parts)
+
+    def _describe(self, pos: int) -> str:
+        tl = self._timeline
+        assert tl is not None
+        kind = "measured" if tl.measured[pos] else "estimated"
+        text = (
+            f"#{int(tl.entry_index[pos])}  {tl.summary(pos)}  \u2502  "
+            f"context {int(tl.context[pos]):,} ({kind})"
+        )
+        if not tl.on_path[pos]:
+            text += "  \u2502  off the current path"
+        return text
+
+    # -- events -------------------------------------------------------------
+    def _position_at(self, scene_pos: QPointF) -> int | None:
+        tl = self._timeline
+        if tl is None or not len(tl):
+            return None
+        for plot in (self._ctx_plot, self._bar_plot):
+            if plot.vb.sceneBoundingRect().contains(scene_pos):
+                x = plot.vb.mapSceneToView(scene_pos).x()
+                if -0.5 <= x <= len(tl) - 0.5:
+                    return tl.nearest(x)
+                return None
+        return None
+
+    @Slot(object)
+    def _on_mouse_moved(self, args: tuple[QPointF]) -> None:
+        pos = self._position_at(args[0])
+        if pos == self._hover:
+            return
+        self._hover = pos
+        tl = self._timeline
+        if pos is None or tl is None:
+            self._hide_lines(self._hover_lines)
+            if tl is not None:
+                sel = self._selected
+                self._info.setText(self._describe(sel) if sel is not None else self._overview())
+            return
+        for line in self._hover_lines:
+            line.setValue(pos)
+            line.show()
+        self._info.setText(self._describe(pos))
+        self.entry_hovered.emit(tl.entry_ids[pos])
+
+    @Slot(object)
+    def _on_mouse_clicked(self, event: Any) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        pos = self._position_at(event.scenePos())
+        if pos is None or self._timeline is None:
+            return
+        entry_id = self._timeline.entry_ids[pos]
+        self.select_entry(entry_id)
+        self.entry_activated.emit(entry_id)
+
+    @Slot()
+    def _on_x_range_changed(self) -> None:
+        self._update_y_ranges()
+        self._layout_labels()
+
+    @Slot()
+    def _on_view_resized(self) -> None:
+        self._update_y_ranges()
+        self._layout_labels()
+
+
+class TimelineWorkerSignals(QObject):
+    """Signals of :class:`TimelineWorker` (a runnable is not a QObject)."""
+
+    finished = Signal(object)
+    failed = Signal(str)
+
+
+class TimelineWorker(QRunnable):
+    """Build a :class:`~core.timeline.Timeline` in a ``QThreadPool`` thread.
+
+    ``signals.finished`` carries the timeline; a session of thousands of messages
+    takes longer than a GUI-thread budget to measure.
+    """
+
+    def __init__(self, session: Session, budget: Budget | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.budget = budget
+        self.signals = TimelineWorkerSignals()
+
+    @override
+    def run(self) -> None:
+        try:
+            timeline = build_timeline(self.session, self.budget)
+        except Exception as exc:  # a worker turns every failure into a signal
+            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
+        else:
+            self.signals.finished.emit(timeline)
