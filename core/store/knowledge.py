@@ -172,6 +172,24 @@ class KnowledgeLog:
             raise KeyError(f"no fact with id {fact_id!r} in {self.path}")
         return fact
 
+    def _live(self, fact_id: str, action: str) -> Fact:
+        fact = self._get(fact_id)
+        if fact.status == "deleted":
+            raise FactDeletedError(
+                f"fact {fact_id!r} is deleted: restore it before you {action} it ({self.path})"
+            )
+        return fact
+
+    def last_record(self, fact_id: str) -> dict[str, Any]:
+        """A copy of the fact's last log line, every field the writer put there.
+
+        Edits start from it, so fields memlens does not know (the agent's
+        ``sessionKey``, ``source``, ``confidence``...) survive them.
+        """
+        fact = self._get(fact_id)
+        lines = self.history.get(fact_id)
+        return dict(lines[-1].record) if lines else fact.to_json()
+
     def _append(self, records: list[dict[str, Any]]) -> AppendResult:
         payload = b"".join(jsonio.dumps_line(r) for r in records)
         result = append_lines(self.path, payload)
@@ -209,11 +227,19 @@ class KnowledgeLog:
         context: str | None = None,
         type: str | None = None,
     ) -> Fact:
-        """Append a new version of a fact (same id)."""
-        old = self._get(fact_id)
+        """Append a new version of a fact (same id), keeping its other fields.
+
+        Raises
+        ------
+        KeyError
+            When there is no such fact.
+        FactDeletedError
+            When the fact is deleted (an edit must not undelete it: see :meth:`restore`).
+        """
+        self._live(fact_id, "update")
         if type is not None:
             _check_type(type)
-        record = old.to_json()
+        record = self.last_record(fact_id)
         if content is not None:
             record["content"] = self._clean(content)
         if context is not None:
@@ -227,8 +253,16 @@ class KnowledgeLog:
     def supersede(
         self, old_id: str, content: str, *, type: str | None = None, context: str | None = None
     ) -> Fact:
-        """Append a new fact and mark *old_id* as superseded by it (one write)."""
-        old = self._get(old_id)
+        """Append a new fact and mark *old_id* as superseded by it (one write).
+
+        Raises
+        ------
+        KeyError
+            When there is no such fact.
+        FactDeletedError
+            When *old_id* is deleted.
+        """
+        old = self._live(old_id, "supersede")
         new_type = type or old.type
         _check_type(new_type)
         new = Fact(
@@ -240,24 +274,29 @@ class KnowledgeLog:
             line=0,
             context=self._clean(context) if context is not None else old.context,
         ).to_json()
-        marked = old.to_json()
+        marked = self.last_record(old_id)
         marked["supersededBy"] = new["id"]
         self._append([new, marked])
         return self.facts[new["id"]]
 
     def delete(self, fact_id: str) -> Fact:
-        """Append a ``_deleted`` line for a fact."""
-        record = self._get(fact_id).to_json()
+        """Append a ``_deleted`` line for a fact (its last line, marked)."""
+        record = self.last_record(fact_id)
         record["_deleted"] = True
         self._append([record])
         return self.facts[fact_id]
 
     def restore(self, fact_id: str) -> Fact:
-        """Append the fact again without ``_deleted`` (and without supersession)."""
-        record = self._get(fact_id).to_json()
+        """Make a fact active again: its last line without ``_deleted`` and ``supersededBy``."""
+        record = self.last_record(fact_id)
+        record.pop("_deleted", None)
         record.pop("supersededBy", None)
         self._append([record])
         return self.facts[fact_id]
+
+
+class FactDeletedError(ValueError):
+    """An edit of a deleted fact (restore it first)."""
 
 
 def _check_type(fact_type: str) -> None:

@@ -8,7 +8,7 @@ import itertools
 import orjson
 import pytest
 
-from core.store.knowledge import content_hash, load_knowledge
+from core.store.knowledge import FactDeletedError, content_hash, load_knowledge
 
 
 def write(path, *objs):
@@ -122,3 +122,40 @@ def test_append_after_partial_line_keeps_both(tmp_path):
     assert raw[1] == b'{"id":"f2","ty'
     assert orjson.loads(raw[2])["id"] == f.id
     assert load_knowledge(p).facts[f.id].line == 3 == lg.facts[f.id].line
+
+
+def test_edits_start_from_the_last_line_and_keep_unknown_fields(log):
+    extra = {"sessionKey": "agent:main:x", "source": "extraction", "confidence": 0.9}
+    with open(log.path, "ab") as fh:
+        fh.write(orjson.dumps(fact(7, content="Use Postgres 16", **extra)) + b"\n")
+    lg = load_knowledge(log.path)
+    lg.clock = lambda: 9000
+    lg.update("f7", context="chosen for JSONB")
+    new = lg.supersede("f7", "Use Postgres 17")
+    lg.delete(new.id)
+    lg.restore(new.id)
+    lines = _lines(lg)
+    updated, created, marked = lines[-5], lines[-4], lines[-3]
+    assert updated == {
+        **fact(7, content="Use Postgres 16", **extra),
+        "context": "chosen for JSONB",
+        "timestamp": 9000,
+    }
+    assert marked == {**updated, "supersededBy": new.id}
+    assert "sessionKey" not in created  # a new fact is memlens's own
+    assert lines[-2]["_deleted"] is True and "_deleted" not in lines[-1]
+
+
+def test_an_edit_never_undeletes(log):
+    log.delete("f1")
+    before = open(log.path, "rb").read()
+    with pytest.raises(FactDeletedError, match="is deleted: restore it"):
+        log.update("f1", content="fact 1 edited")
+    with pytest.raises(FactDeletedError, match="is deleted"):
+        log.supersede("f1", "fact 1 replaced")
+    assert open(log.path, "rb").read() == before
+    assert log.facts["f1"].status == "deleted"
+    restored = log.restore("f1")
+    assert restored.status == "active" and restored.content == "fact 1"
+    assert log.update("f1", content="fact 1 edited").status == "active"
+    assert load_knowledge(log.path).facts == log.facts
