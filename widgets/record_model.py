@@ -63,11 +63,9 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
         col = self._columns[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             value = col.value(rec)
-            return (
-                f"{value:,}"
-                if isinstance(value, int) and not isinstance(value, bool)
-                else ("" if value is None else str(value))
-            )
+            if isinstance(value, int) and not isinstance(value, bool):
+                return f"{value:,}" if col.thousands else str(value)
+            return "" if value is None else str(value)
         if role == SortRole:
             return (col.sort or col.value)(rec)
         if role == RecordRole:
