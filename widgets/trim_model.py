@@ -20,7 +20,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
 from typing_extensions import override
 
 from core import jsonio
@@ -279,10 +279,19 @@ class DecisionFilterProxy(QSortFilterProxyModel):
 
 
 def swatch(color: str, size: int = 12) -> QIcon:
-    """A square icon of *color* (legend chips)."""
-    pix = QPixmap(size, size)
-    pix.fill(QColor(color))
-    return QIcon(pix)
+    """A square of *color*: filled when the icon is "on" (checked), outlined when "off"."""
+    on = QPixmap(size, size)
+    on.fill(QColor(color))
+    off = QPixmap(size, size)
+    off.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(off)
+    painter.setPen(QPen(QColor(color), 2))
+    painter.drawRect(1, 1, size - 2, size - 2)
+    painter.end()
+    icon = QIcon()
+    icon.addPixmap(on, QIcon.Mode.Normal, QIcon.State.On)
+    icon.addPixmap(off, QIcon.Mode.Normal, QIcon.State.Off)
+    return icon
 
 
 MINUS = "\u2212"

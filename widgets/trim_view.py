@@ -67,6 +67,12 @@ if TYPE_CHECKING:
 
 DEBOUNCE_MS = 200
 COLUMN_WIDTHS = (52, 150, 70, 150, 52, 64, 440)
+CHIP_STYLE = """
+QToolButton { border: 1px solid palette(mid); border-radius: 10px; padding: 2px 9px 2px 6px;
+              background: palette(base); color: palette(text); }
+QToolButton:!checked { color: palette(mid); background: transparent; border-style: dashed; }
+QToolButton:hover { border-color: palette(highlight); }
+"""
 
 
 class _TokenAxis(pg.AxisItem):
@@ -178,6 +184,7 @@ class TrimView(QWidget):
             chip = QToolButton(checkable=True, checked=True, toolTip=tip)
             chip.setIcon(swatch(DECISION_COLORS[d], 14))
             chip.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            chip.setStyleSheet(CHIP_STYLE)
             chip.toggled.connect(self._on_chip_toggled)
             self.chips[d] = chip
 
