@@ -5,7 +5,8 @@ Loading follows the agent's rules: a line is used only when ``id`` and
 string and ``timestamp`` a number; the first segment of each dedup key
 (``sessionId:role:`` + 16 hex of sha256(content)) wins; segments older than
 ``evictionDays`` stay in the file but not in the warm set; beyond
-``maxSegments`` the oldest (in file order) are evicted.
+``maxSegments`` the oldest are evicted, by timestamp, equal timestamps in file
+order (see :func:`oldest_first`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from core.store.tagging import extract_entities, extract_topics
 from core.tokens import estimate_text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 DAY_MS = 24 * 60 * 60 * 1000
 
@@ -80,6 +81,15 @@ class SegmentLoad:
     evicted_count: int = 0
     problems: list[Problem] = field(default_factory=list)
     size: int = 0
+
+
+def oldest_first(timestamps: Sequence[int]) -> list[int]:
+    """Positions ordered for ``maxSegments`` eviction: by timestamp, then position.
+
+    File order is not age: the agent and memlens both append, and archived
+    messages carry their own time, not the time of the append.
+    """
+    return sorted(range(len(timestamps)), key=lambda i: (timestamps[i], i))
 
 
 def _segment_from(obj: Any, line: int) -> Segment | str:
@@ -160,7 +170,8 @@ def _parse(
         warm.append(seg)
     if max_segments >= 0 and len(warm) > max_segments:
         result.evicted_count = len(warm) - max_segments
-        warm = warm[result.evicted_count :]
+        gone = set(oldest_first([s.timestamp for s in warm])[: result.evicted_count])
+        warm = [s for i, s in enumerate(warm) if i not in gone]
     result.segments = warm
     return result
 

@@ -11,12 +11,16 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from core.fsutil import atomic_write, read_file
 from core.problems import FormatError, Problem
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAGIC = 0x4D454D56
 VERSION = 1
@@ -45,7 +49,7 @@ def parse_vectors(data: bytes, name: str) -> VectorFile:
     Raises
     ------
     FormatError
-        On a short header, bad magic or an unknown version.
+        On a short header, bad magic, an unknown version or 0 dimensions.
     """
     if len(data) < _HEADER.size:
         raise FormatError(name, f"too short for a VMEM header ({len(data)} of 16 bytes)")
@@ -56,6 +60,8 @@ def parse_vectors(data: bytes, name: str) -> VectorFile:
         )
     if version != VERSION:
         raise FormatError(name, f"vectors.bin version {version} is not supported (only 1)")
+    if dim == 0:
+        raise FormatError(name, f"vectors.bin declares 0 dimensions (and {count} vectors)")
     problems: list[Problem] = []
     ids, matrix = _read_entries(data, dim, count)
     if len(ids) < count:
@@ -138,6 +144,6 @@ def encode_vectors(ids: list[str], matrix: npt.NDArray[np.floating], dim: int) -
 
 def write_vectors(
     path: str | os.PathLike[str], ids: list[str], matrix: npt.NDArray[np.floating], dim: int
-) -> None:
-    """Write a vectors.bin atomically, keeping a backup of the old file."""
-    atomic_write(path, encode_vectors(ids, matrix, dim))
+) -> Path | None:
+    """Write a vectors.bin atomically, keeping a backup of the old file (returned)."""
+    return atomic_write(path, encode_vectors(ids, matrix, dim))

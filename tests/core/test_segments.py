@@ -12,6 +12,7 @@ from core.store.segments import (
     dedup_key,
     load_segments,
     make_segment,
+    oldest_first,
     parse_segments,
 )
 
@@ -120,3 +121,17 @@ def test_make_and_append_segment(tmp_path):
 
 def test_missing_file_is_empty(tmp_path):
     assert load_segments(tmp_path / "none.jsonl").segments == []
+
+
+def test_max_segments_evicts_by_timestamp_then_file_order():
+    # file order is not age: a late archive of an old message, and equal timestamps
+    objs = [
+        seg(1, timestamp=NOW - 1000, content="a"),
+        seg(2, timestamp=NOW - 10, content="b"),  # newest
+        seg(3, timestamp=NOW - 5000, content="c"),  # oldest, archived late
+        seg(4, timestamp=NOW - 1000, content="d"),  # ties with id-1, later in the file
+    ]
+    load = parse_segments(data(*objs), "s", now_ms=NOW, max_segments=2)
+    assert [s.id for s in load.segments] == ["id-2", "id-4"]  # in file order
+    assert load.evicted_count == 2
+    assert oldest_first([5, 1, 5, 0]) == [3, 1, 0, 2]

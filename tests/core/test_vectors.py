@@ -74,3 +74,10 @@ def test_write_is_atomic_with_backup(tmp_path):
     assert len(backups) == 1 and backups[0].read_bytes() == first
     assert load_vectors(path).ids == ids[:1]
     assert not list(tmp_path.glob(".vectors.bin.*.tmp"))
+
+
+def test_zero_dimensions_is_a_format_error_naming_the_file(tmp_path):
+    p = tmp_path / "vectors.bin"
+    p.write_bytes(struct.pack("<IIII", 0x4D454D56, 1, 0, 3) + b"\x24\x00" + b"x" * 36)
+    with pytest.raises(FormatError, match=r"vectors\.bin.*0 dimensions"):
+        load_vectors(p)
