@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING
 from core import __version__
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
-
-if TYPE_CHECKING:
     from collections.abc import Sequence
-from typing import TYPE_CHECKING
+
+    from app.main_window import MainWindow
+    from app.settings import AppSettings
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -29,27 +28,45 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-def build_window(argv: Sequence[str]) -> MainWindow:
-    """Create the main window and start loading what the arguments name."""
+def build_window(argv: Sequence[str], settings: AppSettings | None = None) -> MainWindow:
+    """Create the main window and start loading what the arguments name.
+
+    Without a path, the place opened last is opened again (if it still exists).
+    """
+    import os
+
     from app.demo_data import demo_dir
     from app.main_window import MainWindow
 
     args = parse_args(argv)
-    window = MainWindow()
+    window = MainWindow(settings)
     window.show()
     if args.demo:
         window.open_path(str(demo_dir()))
     elif args.path:
         window.open_path(args.path)
+    elif window.settings.last_place and os.path.exists(window.settings.last_place):
+        window.open_path(window.settings.last_place)
     return window
 
 
 def run_gui(argv: Sequence[str]) -> int:
     """Open the main window; returns Qt's exit status."""
+    from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication
 
+    from app.settings import AppSettings
+    from app.theme import apply_theme
+
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
     app.setApplicationName("memlens")
     app.setOrganizationName("memlens")
-    window = build_window(argv)  # noqa: F841 - kept alive while Qt runs
+    settings = AppSettings()
+    apply_theme(app, settings.theme)
+    app.styleHints().colorSchemeChanged.connect(
+        lambda _scheme: apply_theme(app, settings.theme) if settings.theme == "system" else None
+    )
+    app.aboutToQuit.connect(lambda: QThreadPool.globalInstance().waitForDone(3000))
+    window = build_window(argv, settings)  # noqa: F841 - kept alive while Qt runs
     return int(app.exec())

@@ -1,141 +1,187 @@
-"""The main window: sessions of the open data directory, problems, load state.
+"""The main window: navigator, timeline, gauges and the inspector tabs.
 
-The full inspector (timeline, gauges, recall, trim) arrives with its own views;
-this window already loads any data directory in a worker, with progress and
-cancel, and lists what it found.
+The window only lays views out and owns the load state; what the views show is
+decided by :class:`app.inspector.Inspector`, and the menus live in
+:mod:`app.actions`.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, QThreadPool, Slot
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import Qt, QThreadPool, Slot
 from PySide6.QtWidgets import (
-    QFileDialog,
+    QDockWidget,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QProgressBar,
     QPushButton,
     QSplitter,
     QTableView,
-    QVBoxLayout,
+    QTabWidget,
     QWidget,
 )
+from typing_extensions import override
 
-from app.workers import LoadWorker
-from widgets.record_model import Column, RecordTableModel, SortRole
+from app.actions import build_actions
+from app.inspector import Inspector
+from app.paths import cache_dir
+from app.settings import AppSettings
+from app.workers import LoadWorker, TaskWorker
+from core.recall.opening import open_recall
+from widgets.budget_gauge import BudgetGauge
+from widgets.context_view import ContextView
+from widgets.message_view import MessageView
+from widgets.navigator import Navigator
+from widgets.recall_preview import RecallPreview
+from widgets.record_model import Column, RecordTableModel
+from widgets.timeline import TimelineView
+from widgets.trim_view import TrimView
 
 if TYPE_CHECKING:
-    from core.dataset import DataSet, SessionSummary
-    from core.problems import Problem
+    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 
-SESSION_COLUMNS: list[Column[SessionSummary]] = [
-    Column("Agent", lambda s: s.agent),
-    Column("Session", lambda s: s.name or s.id),
-    Column("Messages", lambda s: s.messages, align_right=True),
-    Column("Tokens (est.)", lambda s: s.tokens_estimated, align_right=True),
-    Column(
-        "Tokens (measured)",
-        lambda s: s.tokens_measured,
-        lambda s: s.tokens_measured or -1,
-        align_right=True,
-    ),
-    Column("Compactions", lambda s: s.compactions, align_right=True),
-    Column(
-        "Modified",
-        lambda s: datetime.fromtimestamp(s.modified, UTC).strftime("%Y-%m-%d %H:%M"),
-        lambda s: s.modified,
-    ),
-    Column("Size", lambda s: s.size, align_right=True),
-]
+    from core.dataset import DataSet
+    from core.problems import Problem
+    from core.recall.opening import RecallData
+
 PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Severity", lambda p: p.severity),
     Column("File", lambda p: Path(p.file).name, lambda p: p.file),
     Column("Line", lambda p: p.line, align_right=True, thousands=False),
     Column("Message", lambda p: p.message),
 ]
-
-
-def _table(model: RecordTableModel[object]) -> tuple[QTableView, QSortFilterProxyModel]:
-    proxy = QSortFilterProxyModel()
-    proxy.setSourceModel(model)
-    proxy.setSortRole(SortRole)
-    proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-    proxy.setFilterKeyColumn(-1)
-    view = QTableView()
-    view.setModel(proxy)
-    view.setSortingEnabled(True)
-    view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-    view.horizontalHeader().setStretchLastSection(True)
-    view.verticalHeader().hide()
-    return view, proxy
+TABS = ("Message", "Context", "Recall", "Trim")
 
 
 class MainWindow(QMainWindow):
     """Top-level window of memlens."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: AppSettings | None = None) -> None:
         super().__init__()
+        self.settings = settings or AppSettings()
         self.setWindowTitle("memlens")
-        self.resize(1200, 760)
+        self.setObjectName("memlens-main")
+        self.resize(1400, 900)
+        self.setAcceptDrops(True)
         self.data: DataSet | None = None
+        self.recall_data: RecallData | None = None
+        self.place = ""
         self._worker: LoadWorker | None = None
-        self.sessions = RecordTableModel(SESSION_COLUMNS, self)
+        self._recall_worker: TaskWorker | None = None
+        self._build_views()
+        self._build_status()
+        self.inspector = Inspector(self)
+        self.actions = build_actions(self)
+        self._restore_layout()
+
+    # -- layout ------------------------------------------------------------------------
+    def _build_views(self) -> None:
+        self.navigator = Navigator()
         self.problems = RecordTableModel(PROBLEM_COLUMNS, self)
-        self.session_view, self.session_proxy = _table(self.sessions)  # type: ignore[arg-type]
-        self.problem_view, _ = _table(self.problems)  # type: ignore[arg-type]
-        self.filter_box = QLineEdit(placeholderText="Filter sessions (Ctrl+F)")
-        self.filter_box.textChanged.connect(self.session_proxy.setFilterFixedString)
-        top = QWidget()
-        layout = QVBoxLayout(top)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.filter_box)
-        layout.addWidget(self.session_view)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(top)
-        split.addWidget(self.problem_view)
-        split.setSizes([560, 160])
-        self.setCentralWidget(split)
+        self.problem_view = QTableView()
+        self.problem_view.setModel(self.problems)
+        self.problem_view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.problem_view.horizontalHeader().setStretchLastSection(True)
+        self.problem_view.verticalHeader().hide()
+        self.problem_view.setAccessibleName("Problems")
+        self.timeline = TimelineView()
+        self.gauge = BudgetGauge()
+        self.message_view = MessageView()
+        self.context_view = ContextView()
+        self.recall_view = RecallPreview()
+        self.trim_view = TrimView()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for view, name in zip(
+            (self.message_view, self.context_view, self.recall_view, self.trim_view),
+            TABS,
+            strict=True,
+        ):
+            self.tabs.addTab(view, name)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("central-splitter")
+        self.splitter.addWidget(self.timeline)
+        self.splitter.addWidget(self.gauge)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 0)
+        self.splitter.setStretchFactor(2, 4)
+        self.gauge.setMinimumHeight(175)
+        self.splitter.setSizes([340, 175, 420])
+        self.setCentralWidget(self.splitter)
+        self.nav_dock = self._dock("Sessions", "sessions-dock", self.navigator)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.nav_dock)
+        self.problem_dock = self._dock("Problems", "problems-dock", self.problem_view)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problem_dock)
+        self.resizeDocks([self.nav_dock], [460], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.problem_dock], [120], Qt.Orientation.Vertical)
+
+    def _dock(self, title: str, name: str, widget: QWidget) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        return dock
+
+    def _build_status(self) -> None:
+        self.place_label = QLabel("No data directory open")
+        self.place_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.counts_label = QLabel("")
+        self.state = QLabel("Idle")
         self.progress = QProgressBar(maximumWidth=220, visible=False)
         self.cancel_button = QPushButton("Cancel", visible=False)
+        self.cancel_button.setToolTip("Stop loading (Esc)")
         self.cancel_button.clicked.connect(self.cancel_load)
-        self.state = QLabel("No data directory open")
-        self.statusBar().addWidget(self.state, 1)
-        self.statusBar().addPermanentWidget(self.progress)
-        self.statusBar().addPermanentWidget(self.cancel_button)
-        self._build_menu()
+        bar = self.statusBar()
+        bar.addWidget(self.place_label, 1)
+        bar.addWidget(self.counts_label)
+        bar.addPermanentWidget(self.state)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.cancel_button)
 
-    def _build_menu(self) -> None:
-        menu = self.menuBar().addMenu("&File")
-        for text, keys, slot in (
-            ("Open &Folder…", QKeySequence.StandardKey.Open, self._choose_folder),
-            ("Open &Transcript…", QKeySequence("Ctrl+Shift+O"), self._choose_file),
-            ("&Quit", QKeySequence.StandardKey.Quit, self.close),
-        ):
-            action = QAction(text, self)
-            action.setShortcut(keys)
-            action.triggered.connect(slot)
-            menu.addAction(action)
-        find = QAction("Find", self, shortcut=QKeySequence.StandardKey.Find)
-        find.triggered.connect(self.filter_box.setFocus)
-        self.addAction(find)
+    def _restore_layout(self) -> None:
+        geometry = self.settings.blob("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.blob("state")
+        if state is not None:
+            self.restoreState(state)
+        split = self.settings.blob("splitter")
+        if split is not None:
+            self.splitter.restoreState(split)
+        tab = self.settings.value("layout/tab", 0)
+        self.tabs.setCurrentIndex(int(tab) if str(tab).isdigit() else 0)
 
-    @Slot()
-    def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open data directory")
-        if folder:
-            self.open_path(folder)
+    def save_layout(self) -> None:
+        """Persist geometry, docks, splitter and the current tab."""
+        self.settings.set_blob("geometry", self.saveGeometry())
+        self.settings.set_blob("state", self.saveState())
+        self.settings.set_blob("splitter", self.splitter.saveState())
+        self.settings.set_values([("layout/tab", self.tabs.currentIndex())])
+        self.inspector.save_settings()
+        self.settings.sync()
 
-    @Slot()
-    def _choose_file(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Open transcript", "", "Transcripts (*.jsonl)")
-        if name:
-            self.open_path(name)
+    def show_view(self, name: str) -> None:
+        """Bring a view forward and give it the keyboard focus."""
+        if name == "sessions":
+            self.nav_dock.show()
+            self.nav_dock.raise_()
+            self.navigator.tree.setFocus()
+        elif name == "problems":
+            self.problem_dock.show()
+            self.problem_dock.raise_()
+            self.problem_view.setFocus()
+        elif name == "timeline":
+            self.timeline.setFocus()
+        elif name == "budget":
+            self.gauge.setFocus()
+        else:
+            index = [t.lower() for t in TABS].index(name)
+            self.tabs.setCurrentIndex(index)
+            self.tabs.currentWidget().setFocus()
 
+    # -- opening -----------------------------------------------------------------------
     def open_path(self, path: str) -> None:
         """Load *path* in a worker; the window stays responsive."""
         self.cancel_load()
@@ -145,16 +191,19 @@ class MainWindow(QMainWindow):
         worker.signals.failed.connect(self._on_failed)
         worker.signals.cancelled.connect(self._on_cancelled)
         self._worker = worker
+        self.place = path
         self.progress.setVisible(True)
         self.cancel_button.setVisible(True)
-        self.state.setText(f"Loading {path}…")
+        self.state.setText("Loading…")
+        self.place_label.setText(path)
         QThreadPool.globalInstance().start(worker)
 
     @Slot()
     def cancel_load(self) -> None:
-        """Stop the load in progress, if any."""
-        if self._worker is not None:
-            self._worker.cancel()
+        """Stop the load (or the recall indexing) in progress, if any."""
+        for worker in (self._worker, self._recall_worker):
+            if worker is not None:
+                worker.cancel()
 
     def _done(self) -> None:
         self._worker = None
@@ -171,24 +220,101 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, data: DataSet) -> None:
         self._done()
         self.data = data
-        self.sessions.set_records(data.summaries)
+        self.recall_data = None
+        self.settings.add_recent(self.place)
+        self.actions.refresh_recent()
         self.problems.set_records(data.problems)
-        self.session_view.resizeColumnsToContents()
         self.problem_view.resizeColumnsToContents()
+        self.navigator.set_sessions(data.summaries)
+        self.inspector.set_data(data)
+        self.state.setText("Loaded")
+        self._update_counts()
+        self.place_label.setText(str(data.discovery.path))
+        self.setWindowTitle(f"memlens — {data.discovery.path}")
+        if data.problems:
+            self.problem_dock.show()
+        self.navigator.select_first()
+        self._open_recall(data)
+
+    def _update_counts(self) -> None:
+        data = self.data
+        if data is None:
+            self.counts_label.setText("")
+            return
         facts = data.knowledge.counts()["active"] if data.knowledge else 0
         segs = len(data.segments.segments) if data.segments else 0
-        self.state.setText(
-            f"{data.discovery.path} — {len(data.summaries)} sessions, {segs:,} segments, "
-            f"{facts} active facts, {len(data.problems)} problems"
+        self.counts_label.setText(
+            f"{len(data.summaries)} sessions · {segs:,} segments · {facts:,} active facts · "
+            f"{len(data.problems)} problems"
         )
-        self.setWindowTitle(f"memlens — {data.discovery.path}")
+
+    def _open_recall(self, data: DataSet) -> None:
+        cache = cache_dir()
+
+        def task(*, progress: object, cancelled: object) -> RecallData:
+            return open_recall(data, cache_dir=cache, progress=progress, cancelled=cancelled)  # type: ignore[arg-type]
+
+        worker = TaskWorker(task, "indexing memory")
+        worker.signals.progressed.connect(self._on_progressed)
+        worker.signals.finished.connect(self._on_recall_opened)
+        worker.signals.failed.connect(self._on_recall_failed)
+        worker.signals.cancelled.connect(self._on_recall_cancelled)
+        self._recall_worker = worker
+        self.progress.setVisible(True)
+        self.cancel_button.setVisible(True)
+        self.state.setText("Indexing memory…")
+        QThreadPool.globalInstance().start(worker)
+
+    def _recall_done(self) -> None:
+        self._recall_worker = None
+        self.progress.setVisible(False)
+        self.cancel_button.setVisible(False)
+
+    @Slot(object)
+    def _on_recall_opened(self, recall: RecallData) -> None:
+        self._recall_done()
+        self.recall_data = recall
+        self.inspector.set_recall(recall)
+        note = f" ({'; '.join(recall.notes)})" if recall.notes else ""
+        self.state.setText(f"Ready{note}")
+
+    @Slot(str)
+    def _on_recall_failed(self, message: str) -> None:
+        self._recall_done()
+        self.state.setText(f"Recall unavailable: {message}")
+
+    @Slot()
+    def _on_recall_cancelled(self) -> None:
+        self._recall_done()
+        self.state.setText("Indexing cancelled: recall preview unavailable")
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
         self._done()
-        self.state.setText(f"Could not open: {message}")
+        self.state.setText("Failed")
+        self.place_label.setText(f"Could not open: {message}")
 
     @Slot()
     def _on_cancelled(self) -> None:
         self._done()
         self.state.setText("Loading cancelled")
+
+    # -- Qt events ------------------------------------------------------------------------
+    @override
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            event.acceptProposedAction()
+
+    @override
+    def dropEvent(self, event: QDropEvent) -> None:
+        urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
+        if urls:
+            event.acceptProposedAction()
+            self.open_path(urls[0].toLocalFile())
+
+    @override
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.cancel_load()
+        self.save_layout()
+        super().closeEvent(event)

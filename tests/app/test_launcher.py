@@ -26,7 +26,7 @@ def test_memlens_demo_opens_the_demo_data(qtbot, cache):
     window = build_window(["--demo"])
     qtbot.addWidget(window)
     qtbot.waitUntil(lambda: window.data is not None, timeout=30000)
-    assert window.sessions.rowCount() == 12
+    assert len(window.navigator.model.sessions()) == 12
     assert window.data.knowledge is not None and window.data.segments is not None
 
 
@@ -34,7 +34,7 @@ def test_memlens_path_opens_it(qtbot, fixtures_dir):
     window = build_window([str(fixtures_dir / "large-session.jsonl")])
     qtbot.addWidget(window)
     qtbot.waitUntil(lambda: window.data is not None, timeout=20000)
-    assert window.sessions.rowCount() == 1
+    assert len(window.navigator.model.sessions()) == 1
 
 
 def test_cli_commands_do_not_start_the_gui(capsys):

@@ -2,28 +2,76 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
 from app.main_window import MainWindow
+from app.settings import AppSettings
 from app.workers import LoadWorker
+from core.budget import budget_for
+from core.transcript.replay import context_at
+from widgets.record_model import RecordRole
 
 
-def test_opens_a_folder_in_a_worker(qtbot, fixtures_dir):
-    window = MainWindow()
+def _open(qtbot, path, settings=None):
+    window = MainWindow(settings)
     qtbot.addWidget(window)
-    window.open_path(str(fixtures_dir))
-    qtbot.waitUntil(lambda: window.data is not None, timeout=20000)
-    assert window.sessions.rowCount() == 2
-    assert "2 sessions" in window.state.text()
-    assert not window.progress.isVisible()
-    window.filter_box.setText("before")  # filter on any column
-    assert window.session_proxy.rowCount() == 0 or window.session_proxy.rowCount() == 1
+    window.open_path(str(path))
+    qtbot.waitUntil(lambda: window.data is not None, timeout=30000)
+    return window
+
+
+def _sessions(window):
+    model = window.navigator.model
+    return model.sessions()
+
+
+def test_opens_a_folder_and_selects_the_newest_session(qtbot, fixtures_dir):
+    window = _open(qtbot, fixtures_dir)
+    assert len(_sessions(window)) == 2
+    assert "2 sessions" in window.counts_label.text()
+    assert not window.progress.isVisible() or window.state.text().startswith("Indexing")
+    qtbot.waitUntil(lambda: window.inspector.session is not None, timeout=5000)
+    session = window.inspector.session
+    assert window.inspector.entry_id == session.leaf.id
+    assert (
+        window.timeline.timeline() is not None
+        and window.timeline.timeline().session_id == session.id
+    )
+    assert window.message_view.entry_id == session.leaf.id
+    budget = budget_for(session, model_id=window.inspector._model_id())
+    assert window.gauge.headline_text().replace(",", "").find(str(budget.context_tokens)) >= 0
+
+
+def test_clicking_an_entry_drives_every_view(qtbot, fixtures_dir):
+    window = _open(qtbot, fixtures_dir / "before-compaction.jsonl")
+    qtbot.waitUntil(lambda: window.inspector.session is not None, timeout=5000)
+    session = window.inspector.session
+    target = session.messages()[len(session.messages()) // 2]
+    window.timeline.entry_activated.emit(target.id)
+    assert window.message_view.entry_id == target.id
+    assert window.timeline.selected_entry() == target.id
+    qtbot.waitUntil(lambda: not window.context_view.is_busy(), timeout=10000)
+    assert len(window.context_view.rows()) == len(context_at(session, target.id))
+    assert window.trim_view.parameters() is not None
+
+
+def test_window_selector_recomputes_the_budget(qtbot, fixtures_dir):
+    window = _open(qtbot, fixtures_dir / "before-compaction.jsonl")
+    qtbot.waitUntil(lambda: window.inspector.budget is not None, timeout=5000)
+    window.gauge.set_selected_window(128_000)
+    window.gauge.window_changed.emit(128_000)
+    assert window.inspector.budget.window == 128_000
+    assert "128,000" in window.gauge.headline_text() or "128k" in window.gauge.headline_text()
 
 
 def test_bad_path_is_reported_not_raised(qtbot, tmp_path):
     window = MainWindow()
     qtbot.addWidget(window)
     window.open_path(str(tmp_path / "missing"))
-    qtbot.waitUntil(lambda: "Could not open" in window.state.text(), timeout=10000)
-    assert "no such file or folder" in window.state.text()
+    qtbot.waitUntil(lambda: "Could not open" in window.place_label.text(), timeout=10000)
+    assert "no such file or folder" in window.place_label.text()
     assert window.data is None
 
 
@@ -31,12 +79,10 @@ def test_problems_are_listed_with_file_and_line(qtbot, fixtures_dir, tmp_path):
     lines = (fixtures_dir / "large-session.jsonl").read_bytes().split(b"\n")
     (tmp_path / "s.jsonl").write_bytes(b"\n".join([*lines[:4], b"{broken", *lines[4:8]]) + b"\n")
     shutil.copy(fixtures_dir / "large-session.jsonl", tmp_path / "ok.jsonl")
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.open_path(str(tmp_path))
-    qtbot.waitUntil(lambda: window.data is not None, timeout=20000)
+    window = _open(qtbot, tmp_path)
     rows = [window.problems.record(r) for r in range(window.problems.rowCount())]
     assert any(p.line == 5 and p.file.endswith("s.jsonl") for p in rows)
+    assert window.problem_view.model().index(0, 2).data() == str(rows[0].line)
 
 
 def test_load_can_be_cancelled(qtbot, fixtures_dir):
@@ -44,3 +90,107 @@ def test_load_can_be_cancelled(qtbot, fixtures_dir):
     worker.cancel()
     with qtbot.waitSignal(worker.signals.cancelled, timeout=5000):
         worker.run()
+
+
+def test_recent_places_and_layout_persist(qtbot, fixtures_dir):
+    settings = AppSettings()
+    window = _open(qtbot, fixtures_dir, settings)
+    window.tabs.setCurrentIndex(2)
+    window.splitter.setSizes([200, 150, 500])
+    sizes = window.splitter.sizes()
+    window.close()
+    assert settings.recent[0] == str(fixtures_dir)
+    assert settings.last_place == str(fixtures_dir)
+    again = MainWindow(AppSettings())
+    qtbot.addWidget(again)
+    assert again.tabs.currentIndex() == 2
+    assert again.splitter.sizes() == sizes
+    labels = [a.text() for a in again.actions.recent_menu.actions() if a.data()]
+    assert labels and str(fixtures_dir) in labels[0]
+
+
+def test_a_vanished_recent_place_is_dropped(qtbot, tmp_path):
+    settings = AppSettings()
+    gone = tmp_path / "gone"
+    settings.add_recent(str(gone))
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    window.actions.open_recent(str(gone))
+    assert str(gone) not in settings.recent
+    assert "no longer exists" in window.place_label.text()
+
+
+def test_dropping_a_file_opens_it(qtbot, fixtures_dir):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(fixtures_dir / "large-session.jsonl"))])
+    event = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    window.dropEvent(event)
+    qtbot.waitUntil(lambda: window.data is not None, timeout=20000)
+    assert len(_sessions(window)) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "tab"), [("message", 0), ("context", 1), ("recall", 2), ("trim", 3)]
+)
+def test_every_view_has_a_shortcut(qtbot, name, tab):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    action = window.actions.by_name[f"view_{name}"]
+    assert not action.shortcut().isEmpty()
+    action.trigger()
+    assert window.tabs.currentIndex() == tab
+    keys = {k for _, k in window.actions.shortcut_table()}
+    assert len(keys) == len(window.actions.shortcut_table())  # no shortcut used twice
+
+
+def test_find_focuses_the_session_filter(qtbot):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    qtbot.waitActive(window)
+    window.actions.by_name["find"].trigger()
+    qtbot.waitUntil(window.navigator.filter_box.hasFocus, timeout=2000)
+
+
+def test_theme_switch_applies_a_dark_palette(qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    from app.theme import is_dark
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    app = QApplication.instance()
+    old = app.palette()
+    try:
+        window.actions.by_name["theme_dark"].trigger()
+        assert is_dark(app) and window.settings.theme == "dark"
+        window.actions.by_name["theme_light"].trigger()
+        assert not is_dark(app)
+    finally:
+        app.setPalette(old)
+
+
+def test_about_lists_versions(qtbot):
+    from app.about import about_text, versions
+
+    assert {"memlens", "Qt", "PySide6", "numpy", "pyqtgraph"} <= set(versions())
+    assert "memlens" in about_text()
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.actions.by_name["about"].trigger()
+
+
+def test_navigator_records_are_session_summaries(qtbot, fixtures_dir):
+    window = _open(qtbot, fixtures_dir)
+    agent = window.navigator.model.index(0, 0)
+    rec = window.navigator.model.index(0, 0, agent).data(RecordRole)
+    assert rec in window.data.summaries

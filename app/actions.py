@@ -1,0 +1,197 @@
+"""The window's menus, actions and keyboard shortcuts."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Slot
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox
+
+from app.about import show_about
+from app.theme import apply_theme
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+
+VIEWS = (
+    ("sessions", "&Sessions", "Ctrl+1"),
+    ("timeline", "&Timeline", "Ctrl+2"),
+    ("budget", "&Budget", "Ctrl+3"),
+    ("message", "&Message", "Ctrl+4"),
+    ("context", "&Context", "Ctrl+5"),
+    ("recall", "&Recall", "Ctrl+6"),
+    ("trim", "T&rim", "Ctrl+7"),
+    ("problems", "&Problems", "Ctrl+8"),
+)
+
+
+class Actions(QObject):
+    """Every action of the main window, by name, so tests and menus share them."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.by_name: dict[str, QAction] = {}
+        self.recent_menu = QMenu("Open &Recent", window)
+        self._file_menu()
+        self._view_menu()
+        self._help_menu()
+        self.refresh_recent()
+
+    def add(self, name: str, text: str, keys: QKeySequence | str | None, slot: object) -> QAction:
+        """Create an action, give it a shortcut, register it on the window."""
+        action = QAction(text, self.window)
+        if keys is not None:
+            action.setShortcut(QKeySequence(keys))
+        action.triggered.connect(slot)
+        self.window.addAction(action)
+        self.by_name[name] = action
+        return action
+
+    def _file_menu(self) -> None:
+        menu = self.window.menuBar().addMenu("&File")
+        menu.addAction(
+            self.add(
+                "open_folder", "Open &Folder…", QKeySequence.StandardKey.Open, self._choose_folder
+            )
+        )
+        menu.addAction(
+            self.add("open_file", "Open &Transcript…", "Ctrl+Shift+O", self._choose_file)
+        )
+        menu.addAction(self.add("open_demo", "Open &Demo Data", "Ctrl+Shift+D", self._open_demo))
+        menu.addMenu(self.recent_menu)
+        menu.addAction(
+            self.add("reload", "Re&load", QKeySequence.StandardKey.Refresh, self._reload)
+        )
+        menu.addSeparator()
+        menu.addAction(self.add("cancel", "&Cancel Loading", "Esc", self.window.cancel_load))
+        menu.addSeparator()
+        menu.addAction(self.add("quit", "&Quit", QKeySequence.StandardKey.Quit, self.window.close))
+        self.add("find", "Find", QKeySequence.StandardKey.Find, self._find)
+
+    def _view_menu(self) -> None:
+        menu = self.window.menuBar().addMenu("&View")
+        for name, text, keys in VIEWS:
+            menu.addAction(
+                self.add(
+                    f"view_{name}", text, keys, lambda _=False, n=name: self.window.show_view(n)
+                )
+            )
+        menu.addSeparator()
+        menu.addAction(self.window.nav_dock.toggleViewAction())
+        menu.addAction(self.window.problem_dock.toggleViewAction())
+        theme = menu.addMenu("T&heme")
+        group = QActionGroup(self)
+        for value in ("system", "light", "dark"):
+            action = QAction(value.title(), self.window, checkable=True)
+            action.setChecked(self.window.settings.theme == value)
+            action.triggered.connect(lambda _=False, v=value: self.set_theme(v))
+            group.addAction(action)
+            theme.addAction(action)
+            self.by_name[f"theme_{value}"] = action
+
+    def _help_menu(self) -> None:
+        menu = self.window.menuBar().addMenu("&Help")
+        menu.addAction(self.add("shortcuts", "&Keyboard Shortcuts", "F1", self._show_shortcuts))
+        menu.addAction(self.add("about", "&About memlens", None, lambda: show_about(self.window)))
+
+    def refresh_recent(self) -> None:
+        """Rebuild the recent-places menu from the settings."""
+        self.recent_menu.clear()
+        places = self.window.settings.recent
+        for i, place in enumerate(places):
+            label = f"&{i + 1} {place}" if i < 9 else place
+            action = self.recent_menu.addAction(label)
+            action.setData(place)
+            action.triggered.connect(lambda _=False, p=place: self.open_recent(p))
+        if places:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear List", self._clear_recent)
+        self.recent_menu.setEnabled(bool(places))
+
+    def open_recent(self, place: str) -> None:
+        """Open a recent place; one that has gone is dropped from the list, with a message."""
+        if not os.path.exists(place):
+            self.window.settings.remove_recent(place)
+            self.refresh_recent()
+            self.window.place_label.setText(f"{place} no longer exists; removed from recent places")
+            return
+        self.window.open_path(place)
+
+    def set_theme(self, theme: str) -> None:
+        """Switch to ``system``, ``light`` or ``dark`` and remember it."""
+        self.window.settings.theme = theme
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, theme)
+        self.window.inspector.refresh()
+
+    @Slot()
+    def _clear_recent(self) -> None:
+        self.window.settings.clear_recent()
+        self.refresh_recent()
+
+    @Slot()
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self.window, "Open data directory")
+        if folder:
+            self.window.open_path(folder)
+
+    @Slot()
+    def _choose_file(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(
+            self.window, "Open transcript", "", "Transcripts (*.jsonl);;All files (*)"
+        )
+        if name:
+            self.window.open_path(name)
+
+    @Slot()
+    def _open_demo(self) -> None:
+        from app.demo_data import demo_dir
+
+        self.window.open_path(str(demo_dir()))
+
+    @Slot()
+    def _reload(self) -> None:
+        if self.window.place:
+            self.window.open_path(self.window.place)
+
+    @Slot()
+    def _find(self) -> None:
+        """Find in the view that has focus; the session filter otherwise."""
+        focus = QApplication.focusWidget()
+        recall = self.window.recall_view
+        if focus is not None and recall.isAncestorOf(focus):
+            recall.query_box.setFocus()
+            recall.query_box.selectAll()
+            return
+        self.window.show_view("sessions")
+        self.window.navigator.filter_box.setFocus()
+        self.window.navigator.filter_box.selectAll()
+
+    def shortcut_table(self) -> list[tuple[str, str]]:
+        """(action, keys) for every action that has a shortcut."""
+        rows = []
+        for action in self.by_name.values():
+            keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+            if keys:
+                rows.append((action.text().replace("&", "").rstrip("…"), keys))
+        return rows
+
+    @Slot()
+    def _show_shortcuts(self) -> None:
+        rows = "".join(
+            f"<tr><td>{a}</td><td>&nbsp;&nbsp;<b>{k}</b></td></tr>"
+            for a, k in self.shortcut_table()
+        )
+        box = QMessageBox(self.window)
+        box.setWindowTitle("Keyboard shortcuts")
+        box.setText(f"<table>{rows}</table>")
+        box.open()
+
+
+def build_actions(window: MainWindow) -> Actions:
+    """Create the menus and shortcuts of *window*."""
+    return Actions(window)

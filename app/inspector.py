@@ -1,0 +1,208 @@
+"""The selection that drives every view: a session, a point in it, a window.
+
+The navigator picks the session, the timeline or the context view pick the
+point; the inspector computes what each view needs from core and hands it over.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Slot
+
+from core.budget import RECALL_RESERVE, budget_for
+from core.context_breakdown import breakdown_at
+from core.openclaw.config import context_window_for
+from core.recall.block import injection_index
+from core.recall.engine import query_from_context
+from core.timeline import build_timeline
+from core.transcript.replay import context_at
+from core.trim import default_query
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+    from core.budget import Budget
+    from core.dataset import DataSet, SessionSummary
+    from core.openclaw.sessions_store import SessionEntry
+    from core.recall.opening import RecallData
+    from core.timeline import Timeline
+    from core.transcript.model import Session
+
+
+class Inspector(QObject):
+    """Holds the current session and point, and feeds the views."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.w = window
+        self.data: DataSet | None = None
+        self.session: Session | None = None
+        self.entry_id: str | None = None
+        self.window_override: int | None = None
+        self.recalled_block: str | None = None
+        self.recalled_tokens = 0
+        self.budget: Budget | None = None
+        self.timeline: Timeline | None = None
+        window.navigator.session_selected.connect(self._on_session_selected)
+        window.timeline.entry_activated.connect(self.show_entry)
+        window.context_view.entry_activated.connect(self._on_context_entry)
+        window.gauge.window_changed.connect(self._on_window_changed)
+        window.recall_view.block_changed.connect(self._on_block_changed)
+        window.trim_view.result_ready.connect(self._on_trim_result)
+        window.trim_view.export_requested.connect(self._on_export_requested)
+
+    # -- data ----------------------------------------------------------------------------
+    def set_data(self, data: DataSet) -> None:
+        """A new data directory: forget the old selection."""
+        self.data = data
+        self.session = None
+        self.entry_id = None
+        self.w.recall_view.detach()
+
+    def set_recall(self, recall: RecallData) -> None:
+        """The warm store and knowledge index are ready."""
+        self.w.recall_view.attach(recall.store, recall.knowledge, recall.settings)
+        self._feed_recall()
+
+    def save_settings(self) -> None:
+        """Nothing of the selection is persisted beyond the place (the window saves it)."""
+
+    def refresh(self) -> None:
+        """Redraw the current point (after a theme change)."""
+        if self.session is not None and self.entry_id is not None:
+            self.show_entry(self.entry_id)
+
+    def _store_entry(self, session: Session) -> SessionEntry | None:
+        if self.data is None:
+            return None
+        for store in self.data.stores.values():
+            for entry in store.entries.values():
+                if entry.session_id == session.id:
+                    return entry
+        return None
+
+    # -- selection ---------------------------------------------------------------------------
+    @Slot(object)
+    def _on_session_selected(self, summary: SessionSummary | None) -> None:
+        if summary is None or self.data is None:
+            return
+        try:
+            session = self.data.session(summary.path)
+        except KeyError:
+            return
+        self.session = session
+        self.recalled_block = None
+        self.recalled_tokens = 0
+        budget = self._budget(None)
+        self.timeline = build_timeline(session, budget)
+        self.w.timeline.set_timeline(self.timeline, budget)
+        leaf = session.leaf
+        if leaf is not None:
+            self.show_entry(leaf.id)
+
+    @Slot(str)
+    def _on_context_entry(self, entry_id: str) -> None:
+        if self.session is not None and entry_id in self.session.by_id:
+            self.show_entry(entry_id)
+
+    def _budget(self, at: str | None) -> Budget:
+        assert self.session is not None
+        return budget_for(
+            self.session,
+            at=at,
+            config=self.data.config if self.data else None,
+            model_id=self._model_id(),
+            window=self.window_override,
+            store_entry=self._store_entry(self.session),
+            extra_tokens=self.recalled_tokens,
+        )
+
+    @Slot(str)
+    def show_entry(self, entry_id: str) -> None:
+        """Make *entry_id* of the current session the selected point of every view."""
+        session = self.session
+        if session is None:
+            return
+        self.entry_id = entry_id
+        self.w.timeline.select_entry(entry_id)
+        self.w.message_view.show_entry(session, entry_id)
+        items = context_at(session, entry_id)
+        self.w.recall_view.set_default_query(query_from_context(items), session.id)
+        self._feed_context(items)
+        messages = [i.message for i in items]
+        budget = self.budget or self._budget(entry_id)
+        self.w.trim_view.set_context(
+            messages,
+            default_query(messages),
+            budget.window,
+            RECALL_RESERVE,
+            budget.hard_cap,
+        )
+
+    def _feed_recall(self) -> None:
+        if self.session is None or self.entry_id is None:
+            return
+        items = context_at(self.session, self.entry_id)
+        self.w.recall_view.set_default_query(query_from_context(items), self.session.id)
+
+    def _feed_context(self, items: list[Any] | None = None) -> None:
+        """Context view and gauge of the current point (after recall or window changes)."""
+        session, entry_id = self.session, self.entry_id
+        if session is None or entry_id is None:
+            return
+        if items is None:
+            items = context_at(session, entry_id)
+        roles = [i.message.role for i in items]
+        self.w.context_view.show_context(
+            session,
+            entry_id,
+            self.recalled_block,
+            injection_index(roles) if self.recalled_block else None,
+        )
+        self.budget = self._budget(entry_id)
+        self.w.gauge.set_breakdown(
+            breakdown_at(session, entry_id, recalled_tokens=self.recalled_tokens),
+            self.budget,
+            model_window=self._model_window(),
+        )
+
+    def _model_id(self) -> str | None:
+        if self.data is None or self.session is None:
+            return None
+        summary = next((s for s in self.data.summaries if s.path == self.session.path), None)
+        return summary.model if summary and summary.model else None
+
+    def _model_window(self) -> int:
+        config = self.data.config if self.data else None
+        return context_window_for(config, self._model_id())[0]
+
+    @Slot(int)
+    def _on_window_changed(self, _window: int) -> None:
+        self.window_override = self.w.gauge.selected_window()
+        self._feed_context()
+        if self.session is not None and self.timeline is not None:
+            budget = self._budget(None)
+            self.timeline = build_timeline(self.session, budget)
+            self.w.timeline.set_timeline(self.timeline, budget)
+            if self.entry_id is not None:
+                self.w.timeline.select_entry(self.entry_id)
+
+    @Slot(int)
+    def _on_block_changed(self, tokens: int) -> None:
+        self.recalled_tokens = tokens
+        self.recalled_block = self.w.recall_view.block_text() or None
+        self._feed_context()
+
+    @Slot(object)
+    def _on_trim_result(self, result: Any) -> None:
+        # The gauge shows the measured context where there is one; trim works on
+        # estimates, so apply its saving to the figure the gauge shows.
+        shown = self.budget.context_tokens if self.budget is not None else result.tokens_before
+        saved = result.tokens_before - result.tokens_after
+        self.w.gauge.set_comparison(max(shown - saved, 0), "after trim")
+
+    @Slot(bytes)
+    def _on_export_requested(self, payload: bytes) -> None:
+        from app.export import save_export
+
+        save_export(self.w, payload)
