@@ -14,7 +14,6 @@ and zoomed in to 200 messages (clipped to the view). Prints one JSON object.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import random
 import statistics
@@ -171,33 +170,6 @@ def synthetic_session(messages: int = 5000, seed: int = 11) -> Session:
     return parse_transcript(data, f"<synthetic {messages}>")
 
 
-def guard_pyside_refcounts() -> bool:
-    """Work around PySide6 6.12.0 on CPython 3.11: make None, True and False immortal.
-
-    That release drops a reference to ``None`` on every call of a void Qt method
-    and to ``True`` on every ``Signal.emit``; on 3.11, where those objects are not
-    immortal, the interpreter aborts (``none_dealloc``) after some tens of
-    thousands of calls: a few dozen repaints of a filled plot. Raising their
-    reference counts by 2**40 is what CPython 3.12 does by design. Returns True
-    when the leak was detected (nothing is changed on a fixed PySide6 or 3.12+).
-    """
-    from PySide6.QtCore import QObject, Signal
-
-    class _Probe(QObject):
-        ping = Signal()
-
-    probe = _Probe()
-    none0, true0 = sys.getrefcount(None), sys.getrefcount(True)
-    for _ in range(4):
-        probe.setObjectName("probe")
-        probe.ping.emit()
-    leaks = sys.getrefcount(None) < none0 or sys.getrefcount(True) < true0
-    if leaks and sys.version_info < (3, 12) and sys.getrefcount(None) < 1 << 40:
-        for singleton in (None, True, False):
-            ctypes.c_ssize_t.from_address(id(singleton)).value += 1 << 40
-    return leaks
-
-
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
 
@@ -209,7 +181,6 @@ def run(messages: int, runs: int) -> dict[str, object]:
     from widgets.timeline import TimelineView
 
     app = QApplication.instance() or QApplication([])
-    leak_guard = guard_pyside_refcounts()
     session = synthetic_session(messages)
     builds = []
     for _ in range(runs):
@@ -256,7 +227,6 @@ def run(messages: int, runs: int) -> dict[str, object]:
         },
         "size_px": [1600, 800],
         "paint_means": "QWidget.grab() of the whole view, offscreen platform",
-        "pyside_refcount_guard": leak_guard,
     }
 
 

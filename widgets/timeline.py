@@ -17,17 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, QRunnable, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QPointF, Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 from typing_extensions import override
 
-from core.timeline import Category, Timeline, bar_outline, build_timeline, threshold_lines
+from core.timeline import Category, Timeline, bar_outline, threshold_lines
+from widgets.timeline_markers import TimelineMarkers
 from widgets.timeline_style import (
     BAR_WIDTH,
     CATEGORY_COLORS,
     THINKING_COLOR,
-    THRESHOLD_STYLES,
     IndexAxis,
     TokenAxis,
     legend_html,
@@ -37,7 +37,6 @@ from widgets.timeline_style import (
 if TYPE_CHECKING:
     from core.budget import Budget
     from core.timeline import ThresholdLine
-    from core.transcript.model import Session
 
 HEADROOM_PX = 84
 """Room above the highest line of the context plot for the compaction labels."""
@@ -143,20 +142,11 @@ class TimelineView(QWidget):
         self._thinking = self._bar_item(THINKING_COLOR, 2)
         self._off_path_fade = self._data_item(self._bar_plot, 3, pen=None, fillLevel=0)
         self._off_path = self._data_item(self._bar_plot, 4, pen=None, fillLevel=0)
-        self._bar_compactions = self._data_item(self._bar_plot, 0, connect="pairs")
-        self._ctx_compactions = self._data_item(self._ctx_plot, 0, connect="pairs")
         self._ctx_off_path = self._data_item(self._ctx_plot, 1, connect="pairs")
+        self._markers = TimelineMarkers(self._ctx_plot, self._bar_plot)
         self._ctx_estimate = self._data_item(self._ctx_plot, 2)
         self._ctx_curve = self._data_item(self._ctx_plot, 3)
         self._ctx_curve.setCurveClickable(False)
-        self._compaction_points = pg.ScatterPlotItem(symbol="t", size=10)
-        self._branch_points = pg.ScatterPlotItem(symbol="d", size=11)
-        for item in (self._compaction_points, self._branch_points):
-            item.setZValue(5)
-            self._ctx_plot.addItem(item)
-        self._threshold_items: dict[str, pg.InfiniteLine] = {}
-        self._compaction_labels: list[pg.TextItem] = []
-        self._branch_labels: list[pg.TextItem] = []
         self._hover_lines = [self._vline(plot, 6) for plot in (self._ctx_plot, self._bar_plot)]
         self._select_lines = [self._vline(plot, 7) for plot in (self._ctx_plot, self._bar_plot)]
 
@@ -166,30 +156,6 @@ class TimelineView(QWidget):
         line.hide()
         plot.addItem(line, ignoreBounds=True)
         return line
-
-    def _threshold_item(self, key: str) -> pg.InfiniteLine:
-        line = self._threshold_items.get(key)
-        if line is None:
-            line = pg.InfiniteLine(
-                angle=0,
-                movable=False,
-                label=" ",
-                labelOpts={"anchors": [(1, 1), (1, 1)], "position": 0.98},
-            )
-            line.setZValue(4)
-            self._ctx_plot.addItem(line, ignoreBounds=True)
-            self._threshold_items[key] = line
-            self._style_threshold(key, line)
-        return line
-
-    def _text_item(self, pool: list[pg.TextItem], index: int) -> pg.TextItem:
-        while len(pool) <= index:
-            item = pg.TextItem(anchor=(0, 0))
-            item.setZValue(8)
-            self._ctx_plot.addItem(item, ignoreBounds=True)
-            pool.append(item)
-            self._style_text(item)
-        return pool[index]
 
     # -- palette ------------------------------------------------------------
     @override
@@ -211,13 +177,6 @@ class TimelineView(QWidget):
         self._ctx_curve.setPen(pg.mkPen(c["text"], width=2))
         self._ctx_estimate.setPen(pg.mkPen(c["mid"], width=1, style=Qt.PenStyle.DashLine))
         self._ctx_off_path.setPen(pg.mkPen(c["highlight"], width=1.5, style=Qt.PenStyle.DashLine))
-        comp_pen = pg.mkPen(c["mid"], width=1, style=Qt.PenStyle.DashLine)
-        self._ctx_compactions.setPen(comp_pen)
-        self._bar_compactions.setPen(comp_pen)
-        self._compaction_points.setPen(pg.mkPen(c["text"]))
-        self._compaction_points.setBrush(pg.mkBrush(c["base"]))
-        self._branch_points.setPen(pg.mkPen(c["text"]))
-        self._branch_points.setBrush(pg.mkBrush(c["highlight"]))
         fade = QColor(c["base"])
         fade.setAlphaF(0.45)
         self._off_path_fade.setBrush(pg.mkBrush(fade))
@@ -226,21 +185,8 @@ class TimelineView(QWidget):
             line.setPen(pg.mkPen(c["mid"], width=1))
         for line in self._select_lines:
             line.setPen(pg.mkPen(c["highlight"], width=2))
-        for key, item in self._threshold_items.items():
-            self._style_threshold(key, item)
-        for item in (*self._compaction_labels, *self._branch_labels):
-            self._style_text(item)
+        self._markers.apply_colors(c)
         self._legend.setText(self._legend_text())
-
-    def _style_threshold(self, key: str, line: pg.InfiniteLine) -> None:
-        color, style = THRESHOLD_STYLES.get(key, ("#7f7f7f", Qt.PenStyle.DashLine))
-        line.setPen(pg.mkPen(color, width=1.5, style=style))
-        line.label.setColor(QColor(color))
-        line.label.fill = pg.mkBrush(self._colors["label_fill"])
-
-    def _style_text(self, item: pg.TextItem) -> None:
-        item.setColor(self._colors["text"])
-        item.fill = pg.mkBrush(self._colors["label_fill"])
 
     def _legend_text(self) -> str:
         entries = [("\u25a0", CATEGORY_COLORS[c], c.label) for c in LEGEND_CATEGORIES]
@@ -296,15 +242,13 @@ class TimelineView(QWidget):
                 peaks.append(float(np.nanmax(arr)))
         self._ctx_max = max(peaks)
 
-        self._show_thresholds()
-        self._show_markers()
         n = len(tl)
         pad = max(1.0, n * 0.01)
         for plot in (self._ctx_plot, self._bar_plot):
             plot.vb.setLimits(xMin=-0.5 - pad, xMax=n - 0.5 + pad, minXRange=4)
         self._ctx_plot.setXRange(-0.5 - pad, n - 0.5 + pad, padding=0)
         self._update_y_ranges()
-        self._layout_labels()
+        self._markers.show(tl, self._thresholds, self._ctx_max)
         self._hide_lines(self._hover_lines)
         self._hide_lines(self._select_lines)
         self._info.setText(self._overview())
@@ -322,16 +266,9 @@ class TimelineView(QWidget):
             self._ctx_curve,
             self._ctx_estimate,
             self._ctx_off_path,
-            self._ctx_compactions,
-            self._bar_compactions,
         ):
             item.setData(_empty(), _empty())
-        self._compaction_points.setData([], [])
-        self._branch_points.setData([], [])
-        for line in self._threshold_items.values():
-            line.hide()
-        for label in (*self._compaction_labels, *self._branch_labels):
-            label.hide()
+        self._markers.clear()
         self._hide_lines(self._hover_lines)
         self._hide_lines(self._select_lines)
         self._info.setText("No session")
@@ -361,6 +298,10 @@ class TimelineView(QWidget):
             return None
         return self._timeline.entry_ids[self._selected]
 
+    def legend_text(self) -> str:
+        """The legend above the plots (rich text)."""
+        return self._legend.text()
+
     def info_text(self) -> str:
         """The line under the plot: the hovered or selected message, else an overview."""
         return self._info.text()
@@ -370,62 +311,39 @@ class TimelineView(QWidget):
         scene = self._bar_plot.vb.mapViewToScene(QPointF(x, y))
         return QPointF(self._graphics.mapFromScene(scene))
 
+    def plot_items(self) -> dict[str, Any]:
+        """The plot items by name, to read (tests, screenshots), not to change.
+
+        ``bars:<category>`` (e.g. ``bars:tool_result``), ``thinking``, ``off_path``,
+        ``context``, ``estimate``, ``off_path_context``, ``compaction_points``,
+        ``branch_points``, ``threshold:<key>``, ``compaction_labels``, ``branch_labels``,
+        ``select_lines``, ``hover_lines``, ``context_plot``, ``bar_plot``.
+        """
+        items: dict[str, Any] = {f"bars:{c.name.lower()}": i for c, i in self._bars.items()}
+        items.update(
+            thinking=self._thinking,
+            off_path=self._off_path,
+            context=self._ctx_curve,
+            estimate=self._ctx_estimate,
+            off_path_context=self._ctx_off_path,
+            select_lines=list(self._select_lines),
+            hover_lines=list(self._hover_lines),
+            context_plot=self._ctx_plot,
+            bar_plot=self._bar_plot,
+        )
+        items.update(self._markers.items())
+        return items
+
     def graphics_view(self) -> pg.GraphicsLayoutWidget:
         """The graphics view (for events, tests and screenshots)."""
         return self._graphics
 
     # -- drawing ------------------------------------------------------------
-    def _show_thresholds(self) -> None:
-        keys = {t.key for t in self._thresholds}
-        for key, line in self._threshold_items.items():
-            line.setVisible(key in keys)
-        ordered = sorted(self._thresholds, key=lambda t: -t.tokens)
-        for rank, t in enumerate(ordered):
-            line = self._threshold_item(t.key)
-            line.setValue(t.tokens)
-            line.label.setFormat(f"{t.label} {t.tokens:,}")
-            # Lines a few thousand tokens apart sit pixels apart: stagger the labels.
-            line.label.setPosition(0.985 - 0.2 * (rank % 4))
-            line.show()
-
-    def _show_markers(self) -> None:
-        tl = self._timeline
-        assert tl is not None
-        comps = tl.compactions
-        cx = np.array([m.x for m in comps])
-        self._compaction_points.setData(cx, [m.context_before for m in comps])
-        ctx_top, bar_top = self._ctx_max * 10, float(max(tl.tokens.max(initial=1), 1)) * 10
-        pairs_x = np.repeat(cx, 2)
-        self._ctx_compactions.setData(pairs_x, np.tile([0.0, ctx_top], len(comps)))
-        self._bar_compactions.setData(pairs_x, np.tile([0.0, bar_top], len(comps)))
-        for i, m in enumerate(comps):
-            label = self._text_item(self._compaction_labels, i)
-            label.setText(f" {m.label} ")
-            label.setToolTip(self._compaction_tip(m.tokens_before, m.tokens_after, m))
-        for label in self._compaction_labels[len(comps) :]:
-            label.hide()
-        branches = tl.branches
-        self._branch_points.setData([b.x for b in branches], [b.context for b in branches])
-        for i, b in enumerate(branches):
-            label = self._text_item(self._branch_labels, i)
-            label.setText(f" fork: {b.children} branches ")
-            label.setAnchor((0.5, 1.3))
-            label.setPos(b.x, b.context)
-            label.show()
-        for label in self._branch_labels[len(branches) :]:
-            label.hide()
-
-    @staticmethod
-    def _compaction_tip(before: int, after: int, m: Any) -> str:
-        b = "recorded" if m.before_recorded else "measured/estimated"
-        a = "recorded" if m.after_recorded else "estimated"
-        return f"compaction {m.entry_id}: {before:,} tokens before ({b}), {after:,} after ({a})"
-
     def _update_y_ranges(self) -> None:
         h = self._ctx_plot.vb.height()
         room = HEADROOM_PX / h if h > 3 * HEADROOM_PX else 0.22
         top = self._ctx_max / (1 - room)
-        self._ctx_plot.setYRange(-0.01 * top, top, padding=0)  # -1%: the 0 tick shows
+        self._ctx_plot.setYRange(-0.03 * top, top, padding=0)  # below 0: the 0 tick shows
         tl = self._timeline
         peak = 1.0
         if tl is not None and len(tl):
@@ -434,29 +352,7 @@ class TimelineView(QWidget):
             hi = min(len(tl), math.ceil(x1) + 1)
             if hi > lo:
                 peak = max(peak, float(tl.tokens[lo:hi].max()))
-        self._bar_plot.setYRange(-0.015 * peak, peak * 1.08, padding=0)
-
-    def _layout_labels(self) -> None:
-        """Place compaction labels in two rows at the top; hide those that would overlap."""
-        tl = self._timeline
-        if tl is None:
-            return
-        vb = self._ctx_plot.vb
-        (x0, x1), (_, y1) = vb.viewRange()
-        width = vb.width()
-        scale = width / (x1 - x0) if x1 > x0 else 0.0
-        ends = [-math.inf, -math.inf]
-        for m, label in zip(tl.compactions, self._compaction_labels, strict=False):
-            px = (m.x - x0) * scale
-            size = label.boundingRect().width()
-            row = next((r for r in (0, 1) if px >= ends[r] + 4), None)
-            if px < 0 or px + size > width or row is None:
-                label.hide()
-                continue
-            ends[row] = px + size
-            label.setAnchor((0, -0.1 - 1.05 * row))
-            label.setPos(m.x, y1)
-            label.show()
+        self._bar_plot.setYRange(-0.05 * peak, peak * 1.08, padding=0)
 
     @staticmethod
     def _hide_lines(lines: list[pg.InfiniteLine]) -> None:
@@ -536,42 +432,10 @@ class TimelineView(QWidget):
         self.select_entry(entry_id)
         self.entry_activated.emit(entry_id)
 
-    @Slot()
-    def _on_x_range_changed(self) -> None:
+    def _on_x_range_changed(self, *_: object) -> None:
         self._update_y_ranges()
-        self._layout_labels()
+        self._markers.layout()
 
-    @Slot()
-    def _on_view_resized(self) -> None:
+    def _on_view_resized(self, *_: object) -> None:
         self._update_y_ranges()
-        self._layout_labels()
-
-
-class TimelineWorkerSignals(QObject):
-    """Signals of :class:`TimelineWorker` (a runnable is not a QObject)."""
-
-    finished = Signal(object)
-    failed = Signal(str)
-
-
-class TimelineWorker(QRunnable):
-    """Build a :class:`~core.timeline.Timeline` in a ``QThreadPool`` thread.
-
-    ``signals.finished`` carries the timeline; a session of thousands of messages
-    takes longer than a GUI-thread budget to measure.
-    """
-
-    def __init__(self, session: Session, budget: Budget | None = None) -> None:
-        super().__init__()
-        self.session = session
-        self.budget = budget
-        self.signals = TimelineWorkerSignals()
-
-    @override
-    def run(self) -> None:
-        try:
-            timeline = build_timeline(self.session, self.budget)
-        except Exception as exc:  # a worker turns every failure into a signal
-            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
-        else:
-            self.signals.finished.emit(timeline)
+        self._markers.layout()

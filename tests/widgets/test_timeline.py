@@ -1,0 +1,263 @@
+"""TimelineView: feed it timelines of real transcripts and read what the plots show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt, QThreadPool
+from PySide6.QtGui import QColor, QPalette
+
+from bench.bench_timeline import synthetic_session
+from core.budget import budget_for
+from core.demo import write_demo
+from core.timeline import Category, build_timeline
+from core.transcript import load_transcript
+from widgets.timeline import TimelineView
+from widgets.timeline_worker import TimelineWorker
+
+NOW = 1_760_000_000_000
+
+
+@pytest.fixture(scope="module")
+def before(fixtures_dir):
+    session = load_transcript(fixtures_dir / "before-compaction.jsonl")
+    return session, build_timeline(session), budget_for(session)
+
+
+@pytest.fixture(scope="module")
+def branched(tmp_path_factory):
+    home = tmp_path_factory.mktemp("demo") / "home"
+    write_demo(home, now_ms=NOW, segments=300)
+    for path in sorted(Path(home).glob("agents/*/sessions/*.jsonl")):
+        session = load_transcript(path)
+        if session.branch_points():
+            return session, build_timeline(session)
+    raise AssertionError("the demo data has no branched session")
+
+
+@pytest.fixture(scope="module")
+def big():
+    return build_timeline(synthetic_session(5000))
+
+
+@pytest.fixture
+def view(qtbot):
+    w = TimelineView()
+    qtbot.addWidget(w)
+    w.resize(1400, 700)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def _xy(item):
+    x, y = item.getOriginalDataset()
+    return (np.zeros(0), np.zeros(0)) if x is None else (x, y)
+
+
+def _drawn(item):
+    ds = item._getDisplayDataset()  # what the next paint draws (clipped, downsampled)
+    return 0 if ds is None else len(ds.x)
+
+
+def _viewport_point(view, pos):
+    tl = view.timeline()
+    point = view.map_to_widget(float(pos), float(tl.tokens.max()) / 3)
+    return view.graphics_view().viewport().mapFrom(view.graphics_view(), point.toPoint())
+
+
+def test_bars_curve_and_markers(view, before):
+    _, tl, budget = before
+    view.set_timeline(tl, budget)
+    items = view.plot_items()
+    for cat in Category:
+        x, y = _xy(items[f"bars:{cat.name.lower()}"])
+        mask = tl.category == cat
+        assert len(x) == 4 * mask.sum()
+        assert np.array_equal(y[1::4], tl.tokens[mask])  # bar tops
+        assert np.allclose(x[1::4] + 0.4, tl.x[mask])  # bar centres
+    assert len(_xy(items["bars:tool_result"])[0]) == 4 * 448
+    cx, cy = _xy(items["context"])
+    assert np.array_equal(cx, tl.path_x) and np.array_equal(cy, tl.path_context)
+    assert np.array_equal(_xy(items["estimate"])[1], tl.path_estimated)
+    # Two compactions: the curve drops at both, markers labelled before -> after.
+    labels = [lab for lab in items["compaction_labels"] if lab.isVisible()]
+    assert [lab.toPlainText().strip() for lab in labels] == [
+        "175,004 -> 16,652",
+        "185,014 -> 17,555",
+    ]
+    px, py = items["compaction_points"].getData()
+    assert list(py) == [175_004, 185_014] and list(px) == [m.x for m in tl.compactions]
+    # Threshold lines at the budget's values, labelled.
+    expected = {
+        "window": ("context window", budget.window),
+        "compaction": ("compaction trigger", budget.compaction_trigger),
+        "flush": ("memory flush", budget.flush_threshold),
+        "safe_limit": ("safeLimit", budget.safe_limit),
+    }
+    for key, (label, tokens) in expected.items():
+        line = items[f"threshold:{key}"]
+        assert line.isVisible() and line.value() == tokens
+        assert line.label.toPlainText() == f"{label} {tokens:,}"
+    assert "990 messages" in view.info_text() and "2 compactions" in view.info_text()
+
+
+def test_legend_names_every_role(view):
+    text = view.legend_text()
+    for name in ("user", "assistant", "thinking", "tool result", "bash", "custom", "context"):
+        assert name in text
+
+
+def test_thinking_stacked_in_assistant_bars(view, branched):
+    _, tl = branched
+    view.set_timeline(tl)
+    x, y = _xy(view.plot_items()["thinking"])
+    mask = tl.thinking_share > 0
+    assert mask.sum() > 0 and len(x) == 4 * mask.sum()
+    assert np.allclose(y[1::4], tl.thinking_tokens[mask])
+    assert np.all(y[1::4] <= tl.tokens[mask])  # inside its assistant bar
+    assert set(tl.category[mask]) == {Category.ASSISTANT}
+
+
+def test_branch_shown(view, branched):
+    _, tl = branched
+    view.set_timeline(tl)
+    items = view.plot_items()
+    off = ~tl.on_path
+    assert off.sum() > 0
+    x, _ = _xy(items["off_path"])
+    assert len(x) == 4 * off.sum()
+    sx, sy = _xy(items["off_path_context"])
+    assert len(sx) == 2 * off.sum()  # one segment per abandoned message, from its parent
+    assert sx[0] == tl.branches[0].x and sy[0] == tl.branches[0].context
+    labels = [lab.toPlainText().strip() for lab in items["branch_labels"] if lab.isVisible()]
+    assert labels == ["fork: 2 branches"]
+    assert "forks" in view.info_text() and f"{int(off.sum())} messages off" in view.info_text()
+
+
+def test_hover_emits_entry_and_shows_summary(qtbot, view, before):
+    _, tl, _ = before
+    view.set_timeline(tl)
+    target = _viewport_point(view, 120)
+    with qtbot.waitSignal(view.entry_hovered, timeout=2000) as blocker:
+        qtbot.mouseMove(view.graphics_view().viewport(), target)
+    assert blocker.args == [tl.entry_ids[120]]
+    assert tl.summary(120) in view.info_text()
+    assert f"#{tl.entry_index[120]}" in view.info_text()
+    assert all(
+        line.isVisible() and line.value() == 120 for line in view.plot_items()["hover_lines"]
+    )
+
+
+def test_click_activates_and_selects(qtbot, view, before):
+    _, tl, _ = before
+    view.set_timeline(tl)
+    target = _viewport_point(view, 400)
+    with qtbot.waitSignal(view.entry_activated, timeout=2000) as blocker:
+        qtbot.mouseClick(view.graphics_view().viewport(), Qt.MouseButton.LeftButton, pos=target)
+    assert blocker.args == [tl.entry_ids[400]]
+    assert view.selected_entry() == tl.entry_ids[400]
+    assert all(line.value() == 400 for line in view.plot_items()["select_lines"])
+
+
+def test_select_entry_scrolls_into_view(view, big):
+    view.set_timeline(big)
+    plot = view.plot_items()["context_plot"]
+    plot.setXRange(0, 100, padding=0)
+    assert view.select_entry(big.entry_ids[4000])
+    x0, x1 = plot.vb.viewRange()[0]
+    assert x0 <= 4000 <= x1 and x1 - x0 == pytest.approx(100, rel=0.05)
+    assert view.selected_entry() == big.entry_ids[4000]
+    assert big.summary(4000) in view.info_text()
+    assert not view.select_entry("no-such-entry")
+    assert view.selected_entry() is None
+    assert not any(line.isVisible() for line in view.plot_items()["select_lines"])
+
+
+def test_5000_messages_downsampled_and_clipped(qtbot, view, big):
+    view.set_timeline(big)
+    view.grab()
+    items = view.plot_items()
+    bars = items["bars:tool_result"]
+    original = len(_xy(bars)[0])
+    assert original > 8000
+    assert _drawn(bars) < original  # peak-downsampled when zoomed out
+    items["context_plot"].setXRange(2000, 2200, padding=0)
+    view.grab()
+    assert _drawn(bars) < 4 * 260  # clipped to the 200 messages in view
+    assert _drawn(items["context"]) < 300
+    # The bar axis follows the tallest bar in view, not the whole session.
+    top = items["bar_plot"].vb.viewRange()[1][1]
+    assert top == pytest.approx(big.tokens[2000:2202].max() * 1.08, rel=0.02)
+
+
+def test_compaction_labels_never_overlap(view, big):
+    view.resize(700, 500)
+    view.set_timeline(big)
+    view.grab()
+    shown = [lab for lab in view.plot_items()["compaction_labels"] if lab.isVisible()]
+    assert 0 < len(shown) < len(big.compactions)  # some hidden at this width
+    rects = [lab.sceneBoundingRect() for lab in shown]
+    for i, a in enumerate(rects):
+        assert all(not a.intersects(b) for b in rects[i + 1 :])
+    view.plot_items()["context_plot"].setXRange(0, 800, padding=0)
+    view.grab()
+    in_view = [m for m in big.compactions if 0 <= m.x <= 700]
+    visible = [lab for lab in view.plot_items()["compaction_labels"] if lab.isVisible()]
+    assert len(visible) >= len(in_view) >= 1
+
+
+def test_palette_followed(view, before):
+    _, tl, _ = before
+    view.set_timeline(tl)
+    palette = QPalette()
+    palette.setColor(QPalette.ColorRole.Base, QColor("#16171a"))
+    palette.setColor(QPalette.ColorRole.Text, QColor("#e6e6e6"))
+    view.setPalette(palette)
+    assert view.graphics_view().backgroundBrush().color() == QColor("#16171a")
+    assert view.plot_items()["context"].opts["pen"].color() == QColor("#e6e6e6")
+    axis = view.plot_items()["bar_plot"].getAxis("left")
+    assert axis.textPen().color() == QColor("#e6e6e6")
+
+
+def test_clear(view, before):
+    _, tl, budget = before
+    view.set_timeline(tl, budget)
+    view.select_entry(tl.entry_ids[5])
+    view.clear()
+    items = view.plot_items()
+    assert view.timeline() is None and view.selected_entry() is None
+    assert len(_xy(items["bars:assistant"])[0]) == 0 and len(_xy(items["context"])[0]) == 0
+    assert not any(lab.isVisible() for lab in items["compaction_labels"])
+    assert not items["threshold:window"].isVisible()
+    assert view.info_text() == "No session"
+    assert not view.select_entry(tl.entry_ids[5])
+
+
+def test_thresholds_from_timeline_without_budget(view, before):
+    session, _, budget = before
+    view.set_timeline(build_timeline(session, budget))
+    assert {t.key for t in view.thresholds()} == {"window", "compaction", "flush", "safe_limit"}
+    view.set_timeline(build_timeline(session))
+    assert view.thresholds() == ()
+    assert not view.plot_items()["threshold:window"].isVisible()
+
+
+def test_worker_builds_off_the_gui_thread(qtbot, before):
+    session, tl, budget = before
+    worker = TimelineWorker(session, budget)
+    with qtbot.waitSignal(worker.signals.finished, timeout=10_000) as blocker:
+        QThreadPool.globalInstance().start(worker)
+    built = blocker.args[0]
+    assert built.entry_ids == tl.entry_ids and len(built.thresholds) == 4
+
+
+def test_map_to_widget_round_trip(view, before):
+    _, tl, _ = before
+    view.set_timeline(tl)
+    point = view.map_to_widget(300.0, 0.0)
+    scene = view.graphics_view().mapToScene(point.toPoint())
+    back = view.plot_items()["bar_plot"].vb.mapSceneToView(QPointF(scene))
+    assert back.x() == pytest.approx(300, abs=0.5)
