@@ -18,7 +18,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from core.tokens import estimate_message, usage_total
+from core.tokens import estimate_message
+from core.transcript.replay import context_at, context_size
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -190,18 +191,6 @@ def _file_ops(items: Sequence[PlanItem], read: set[str], modified: set[str]) -> 
                 modified.add(path)
 
 
-def _last_usage(path: Sequence[Entry]) -> int | None:
-    for e in reversed(path):
-        m = e.message
-        if e.type == "message" and m is not None and m.role == "assistant":
-            if m.stop_reason in ("aborted", "error"):
-                continue
-            total = usage_total(m.usage)
-            if total:
-                return total
-    return None
-
-
 def _turn_start(path: Sequence[Entry], index: int, start: int) -> int:
     for i in range(index, start - 1, -1):
         e = path[i]
@@ -280,7 +269,6 @@ def plan_compaction(
         if isinstance(details, dict) and not prev_entry.raw.get("fromHook"):
             read.update(f for f in details.get("readFiles") or [] if isinstance(f, str))
             modified.update(f for f in details.get("modifiedFiles") or [] if isinstance(f, str))
-    usage = _last_usage(path)
     cut, turn_start = find_cut(path, start, len(path), keep_recent_tokens)
     first_kept = path[cut]
     plan.first_kept_entry_id, plan.first_kept_index = first_kept.id, first_kept.index
@@ -291,12 +279,11 @@ def plan_compaction(
         plan.turn_prefix = [x for e in path[turn_start:cut] if (x := _item(e))]
     summarize = [x for e in path[start:history_end] if (x := _item(e))]
     plan.kept = [x for e in path[cut:] if (x := _item(e))]
-    all_items = [x for e in path[start:] if (x := _item(e))]
-    estimated = sum(i.tokens for i in all_items) + (
-        math.ceil(len(plan.previous_summary) / 4) if plan.previous_summary else 0
-    )
-    plan.tokens_before = usage if usage is not None else estimated
-    plan.tokens_before_measured = usage is not None
+    # As the agent: the last usage since the latest compaction plus pi's estimate
+    # of what follows it; pi's estimate of the whole context without such usage.
+    size = context_size(context_at(session, leaf.id))
+    plan.tokens_before = size.measured if size.measured is not None else size.estimated
+    plan.tokens_before_measured = size.measured is not None
     if not summarize and not plan.turn_prefix:
         plan.ok = False
         plan.reason = (

@@ -37,8 +37,9 @@ NOW = 1_795_305_600_000
 def demo(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo") / "home"
     write_demo(root, now_ms=NOW, segments=200)
-    sessions = sorted((root / "agents" / "main" / "sessions").glob("*.jsonl"),
-                      key=lambda p: p.stat().st_size)
+    sessions = sorted(
+        (root / "agents" / "main" / "sessions").glob("*.jsonl"), key=lambda p: p.stat().st_size
+    )
     return root, sessions[-1]  # the longest session
 
 
@@ -63,7 +64,9 @@ def test_plan_on_the_real_fixture(fixtures_dir):
     assert s.entry(f"#{plan.first_kept_index}").message.role != "toolResult"
     # nothing summarised is also kept
     assert not {i.entry.id for i in plan.summarize} & {i.entry.id for i in plan.kept}
-    assert plan.calls == len(plan.chunks) + len(plan.history_chunks) + (1 if plan.turn_prefix else 0)
+    assert plan.calls == len(plan.chunks) + len(plan.history_chunks) + (
+        1 if plan.turn_prefix else 0
+    )
     assert "/Users/badlogic/workspaces/pi-mono/packages/coding-agent/src/main.ts" in plan.read_files
     after_first = plan_compaction(s, at="#627")
     # the range starts at the previous compaction's first kept entry (#293)
@@ -118,7 +121,9 @@ def test_safeguard_caps_at_16000_and_keeps_headings(fixtures_dir):
     s = load_transcript(fixtures_dir / "large-session.jsonl")
     plan = plan_compaction(s)
     body = "\n\n".join(f"{h}\n" + "item one. " * 900 for h in REQUIRED_HEADINGS)
-    text, truncated = safeguard(body, plan, "turn start", [{"toolName": "bash", "error": "E" * 900}])
+    text, truncated = safeguard(
+        body, plan, "turn start", [{"toolName": "bash", "error": "E" * 900}]
+    )
     assert truncated and len(text) <= MAX_SUMMARY_CHARS and TRUNCATED_MARKER in text
     positions = [text.index(h) for h in REQUIRED_HEADINGS]
     assert positions == sorted(positions)
@@ -131,7 +136,9 @@ def test_safeguard_caps_at_16000_and_keeps_headings(fixtures_dir):
 def test_dry_run_writes_nothing_and_write_appends_a_leaf(demo):
     root, path = demo
     store = root / "memory" / "context"
-    before = {p: p.read_bytes() for p in [path, store / "segments.jsonl", store / "knowledge.jsonl"]}
+    before = {
+        p: p.read_bytes() for p in [path, store / "segments.jsonl", store / "knowledge.jsonl"]
+    }
     session = load_transcript(path)
     run = compact(session, store_dir=store)
     assert {p: p.read_bytes() for p in before} == before
@@ -149,7 +156,7 @@ def test_dry_run_writes_nothing_and_write_appends_a_leaf(demo):
     write_compaction(run, session, store_dir=store)
     data = path.read_bytes()
     assert data.startswith(before[path])
-    assert orjson.loads(data[len(before[path]):]) == entry
+    assert orjson.loads(data[len(before[path]) :]) == entry
     assert run.backup.read_bytes() == before[path]
     again = load_transcript(path)
     assert again.leaf.id == entry["id"]
@@ -182,8 +189,46 @@ def test_overflow_steps(fixtures_dir):
     s = load_transcript(fixtures_dir / "before-compaction.jsonl")
     assert [x.kind for x in simulate_overflow(s, 200_000, at="#358")] == ["fits"]
     assert [x.kind for x in simulate_overflow(s, 128_000, at="#358")] == [
-        "overflow", "compact", "recovered"]
+        "overflow",
+        "compact",
+        "recovered",
+    ]
     steps = simulate_overflow(s, 20_000, at="#358")
     assert [x.kind for x in steps][:1] == ["overflow"] and steps[-1].kind == "give_up"
     assert [x.kind for x in steps].count("compact") == 3 and "truncate" in [x.kind for x in steps]
     assert max_tool_result_chars(200_000) == 240_000 and max_tool_result_chars(1000) == 2000
+
+
+def test_tokens_before_is_the_context_size_as_the_agent_measures_it(tmp_path):
+    from core.transcript import context_size
+
+    from .build import chain, entry, lines, user, write_file
+
+    # the last usage (8,000 at #8) plus pi's estimate of the paste after it
+    objs = [*chain(8), entry(9, "00000008", user("x" * 40_000))]
+    p = tmp_path / "a.jsonl"
+    write_file(p, lines(objs))
+    s = load_transcript(p)
+    plan = plan_compaction(s, keep_recent_tokens=2000)
+    assert plan.tokens_before == 8000 + 10_000 and plan.tokens_before_measured
+    # after a compaction the kept turns' usage predates it: pi's estimate instead
+    comp = {
+        "type": "compaction",
+        "id": "0000000c",
+        "parentId": "00000008",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "summary": "S" * 400,
+        "firstKeptEntryId": "00000007",
+        "tokensBefore": 8000,
+    }
+    after = [
+        entry(i, f"{i - 1:08x}" if i > 13 else "0000000c", user("y" * 8000)) for i in range(13, 17)
+    ]
+    p = tmp_path / "b.jsonl"
+    write_file(p, lines([*chain(8), comp, *after]))
+    s = load_transcript(p)
+    plan = plan_compaction(s, keep_recent_tokens=2000)
+    size = context_size(context_at(s))
+    assert size.measured is None
+    assert plan.tokens_before == size.estimated == 100 + 2 * 1005 + 4 * 2000  # not 8,000
+    assert not plan.tokens_before_measured

@@ -12,57 +12,7 @@ from core.problems import FormatError
 from core.store.segments import load_segments
 from core.transcript import load_transcript
 
-STAMP = "2026-01-01T00:00:00.000Z"
-
-
-def entry(i, parent, msg):
-    return {
-        "type": "message",
-        "id": f"{i:08x}",
-        "parentId": parent,
-        "timestamp": STAMP,
-        "message": msg,
-    }
-
-
-def user(text):
-    return {"role": "user", "content": text, "timestamp": 1767225600000}
-
-
-def assistant(text, total):
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}],
-        "stopReason": "stop",
-        "timestamp": 1767225600000,
-        "usage": {
-            "input": total,
-            "output": 0,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": total,
-        },
-    }
-
-
-def chain(n):
-    out, parent = [], None
-    for i in range(1, n + 1):
-        text = f"step {i}: " + "check the build and run the tests " * 118  # ~4,000 chars
-        m = user(text) if i % 2 else assistant(text, 1000 * i)
-        out.append(entry(i, parent, m))
-        parent = f"{i:08x}"
-    return out
-
-
-def lines(objs):
-    head = {"type": "session", "version": 3, "id": "sess-1", "timestamp": STAMP, "cwd": "/w"}
-    return [json.dumps(o) for o in [head, *objs]]
-
-
-def write_file(path, raw_lines):
-    path.write_text("\n".join(raw_lines) + "\n")
-    return path.read_bytes()
+from .build import STAMP, chain, entry, lines, user, write_file
 
 
 def backups(folder):

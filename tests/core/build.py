@@ -1,0 +1,61 @@
+"""Small pi v3 transcripts built in tests (entries, messages, file lines)."""
+
+from __future__ import annotations
+
+import json
+
+STAMP = "2026-01-01T00:00:00.000Z"
+MSG_TIME = 1767225600000
+
+
+def entry(i, parent, msg):
+    return {
+        "type": "message",
+        "id": f"{i:08x}",
+        "parentId": parent,
+        "timestamp": STAMP,
+        "message": msg,
+    }
+
+
+def user(text):
+    return {"role": "user", "content": text, "timestamp": MSG_TIME}
+
+
+def assistant(text, total=None):
+    m = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "stopReason": "stop",
+        "timestamp": MSG_TIME,
+    }
+    if total:
+        m["usage"] = {
+            "input": total,
+            "output": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": total,
+        }
+    return m
+
+
+def chain(n, *, start=1, parent=None, usage_step=1000):
+    """*n* alternating user/assistant entries of ~4,000 chars (~1,000 pi tokens)."""
+    out = []
+    for i in range(start, start + n):
+        text = f"step {i}: " + "check the build and run the tests " * 118
+        m = user(text) if i % 2 else assistant(text, usage_step * i)
+        out.append(entry(i, parent, m))
+        parent = f"{i:08x}"
+    return out
+
+
+def lines(objs):
+    head = {"type": "session", "version": 3, "id": "sess-1", "timestamp": STAMP, "cwd": "/w"}
+    return [json.dumps(o) for o in [head, *objs]]
+
+
+def write_file(path, raw_lines):
+    path.write_text("\n".join(raw_lines) + "\n")
+    return path.read_bytes()
