@@ -80,6 +80,15 @@ class Actions(QObject):
                 )
             )
         menu.addSeparator()
+        menu.addAction(
+            self.add(
+                "why_not",
+                "&Why Not Recalled? (selected message)",
+                "Ctrl+Shift+W",
+                self._why_not,
+            )
+        )
+        menu.addSeparator()
         menu.addAction(self.window.nav_dock.toggleViewAction())
         menu.addAction(self.window.problem_dock.toggleViewAction())
         theme = menu.addMenu("T&heme")
@@ -127,6 +136,12 @@ class Actions(QObject):
         if isinstance(app, QApplication):
             apply_theme(app, theme)
         self.window.inspector.refresh()
+
+    @Slot()
+    def _why_not(self) -> None:
+        result = self.window.inspector.explain_current_message()
+        if result != "explained":
+            self.window.place_label.setText(result)
 
     @Slot()
     def _clear_recent(self) -> None:

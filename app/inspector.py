@@ -64,8 +64,27 @@ class Inspector(QObject):
         self.w.recall_view.attach(recall.store, recall.knowledge, recall.settings)
         self._feed_recall()
 
+    def restore_settings(self) -> None:
+        """The "what if" window the user picked last time."""
+        value = self.w.settings.value("budget/window", 0)
+        window = int(value) if str(value).isdigit() else 0
+        self.window_override = window or None
+        self.w.gauge.set_selected_window(self.window_override)
+
     def save_settings(self) -> None:
-        """Nothing of the selection is persisted beyond the place (the window saves it)."""
+        """Persist the "what if" window (0: the model's own)."""
+        self.w.settings.set_values([("budget/window", self.w.gauge.selected_window() or 0)])
+
+    def explain_current_message(self) -> str:
+        """Run "why not?" for the selected message and show the Recall tab; returns its text."""
+        if self.session is None or self.entry_id is None:
+            return "Select a message first."
+        message = self.session.entry(self.entry_id).message
+        if message is None:
+            return "The selected entry is not a message."
+        self.w.show_view("recall")
+        self.w.recall_view.explain_message(self.session.id, message.role, message.text())
+        return "explained"
 
     def refresh(self) -> None:
         """Redraw the current point (after a theme change)."""

@@ -65,7 +65,9 @@ def run_gui(argv: Sequence[str]) -> int:
     settings = AppSettings()
     apply_theme(app, settings.theme)
     app.styleHints().colorSchemeChanged.connect(
-        lambda _scheme: apply_theme(app, settings.theme) if settings.theme == "system" else None
+        lambda scheme: (
+            apply_theme(app, settings.theme, scheme) if settings.theme == "system" else None
+        )
     )
     app.aboutToQuit.connect(lambda: QThreadPool.globalInstance().waitForDone(3000))
     window = build_window(argv, settings)  # noqa: F841 - kept alive while Qt runs

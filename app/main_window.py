@@ -73,6 +73,7 @@ class MainWindow(QMainWindow):
         self._build_views()
         self._build_status()
         self.inspector = Inspector(self)
+        self.inspector.restore_settings()
         self.actions = build_actions(self)
         self._restore_layout()
 

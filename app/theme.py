@@ -41,16 +41,38 @@ def dark_palette() -> QPalette:
     return palette
 
 
-def system_is_dark() -> bool:
-    """Whether the platform reports a dark colour scheme."""
-    hints = QGuiApplication.styleHints()
-    return hints.colorScheme() == Qt.ColorScheme.Dark
+_platform_lightness: list[int] = []
 
 
-def apply_theme(app: QApplication, theme: str) -> bool:
-    """Apply ``system``, ``light`` or ``dark``; returns True when the result is dark."""
+def _platform_window_lightness() -> int:
+    """Lightness of the platform's own window colour, read before memlens sets a palette."""
+    if not _platform_lightness:
+        _platform_lightness.append(
+            QGuiApplication.palette().color(QPalette.ColorRole.Window).lightness()
+        )
+    return _platform_lightness[0]
+
+
+def system_is_dark(scheme: Qt.ColorScheme | None = None) -> bool:
+    """Whether the platform reports a dark colour scheme.
+
+    Where the platform does not say (``Unknown``), its own palette decides.
+    """
+    if scheme is None:
+        scheme = QGuiApplication.styleHints().colorScheme()
+    if scheme == Qt.ColorScheme.Unknown:
+        return _platform_window_lightness() < 128
+    return scheme == Qt.ColorScheme.Dark
+
+
+def apply_theme(app: QApplication, theme: str, scheme: Qt.ColorScheme | None = None) -> bool:
+    """Apply ``system``, ``light`` or ``dark``; returns True when the result is dark.
+
+    *scheme* is the system's colour scheme when known (from ``colorSchemeChanged``).
+    """
+    _platform_window_lightness()
     app.setStyle("Fusion")
-    dark = theme == "dark" or (theme == "system" and system_is_dark())
+    dark = theme == "dark" or (theme == "system" and system_is_dark(scheme))
     palette = dark_palette() if dark else app.style().standardPalette()
     app.setPalette(palette)
     app.setProperty("memlens_dark", dark)

@@ -194,3 +194,62 @@ def test_navigator_records_are_session_summaries(qtbot, fixtures_dir):
     agent = window.navigator.model.index(0, 0)
     rec = window.navigator.model.index(0, 0, agent).data(RecordRole)
     assert rec in window.data.summaries
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory):
+    from core.demo import write_demo
+
+    return write_demo(tmp_path_factory.mktemp("win") / "home", segments=200).root
+
+
+def test_recall_block_feeds_the_gauge_and_context(qtbot, demo_home):
+    window = _open(qtbot, demo_home)
+    qtbot.waitUntil(lambda: window.recall_data is not None, timeout=30000)
+    assert window.recall_data.store is not None
+    session = window.inspector.session
+    user = next(e for e in reversed(session.messages()) if e.message.role == "user")
+    window.inspector.show_entry(user.id)
+    seg = next(s for s in window.recall_data.store.live() if s.session_id == session.id)
+    window.recall_view.query_box.setText(seg.content)
+    window.recall_view.refresh()
+    qtbot.waitUntil(
+        lambda: window.inspector.recalled_tokens == window.recall_view.block_tokens(), timeout=5000
+    )
+    assert window.recall_view.block_tokens() > 0
+    assert window.inspector.recalled_block == window.recall_view.block_text()
+    qtbot.waitUntil(lambda: not window.context_view.is_busy(), timeout=10000)
+    assert any(r.origin == "recalled" for r in window.context_view.rows())
+    assert "recalled memory" in window.gauge.legend_text("recalled")
+
+
+def test_why_not_explains_the_selected_message(qtbot, demo_home):
+    window = _open(qtbot, demo_home)
+    qtbot.waitUntil(lambda: window.recall_data is not None, timeout=30000)
+    session = window.inspector.session
+    user = next(e for e in reversed(session.messages()) if e.message.role == "user")
+    window.inspector.show_entry(user.id)
+    window.actions.by_name["why_not"].trigger()
+    assert window.tabs.currentWidget() is window.recall_view
+    text = window.recall_view.why_box.label.text()
+    assert "segment" in text and ("score" in text or "not in the warm store" in text), text
+
+
+def test_trim_result_is_shown_against_the_gauges_figure(qtbot, fixtures_dir):
+    window = _open(qtbot, fixtures_dir / "before-compaction.jsonl")
+    qtbot.waitUntil(lambda: window.trim_view.result() is not None, timeout=10000)
+    result = window.trim_view.result()
+    expected = window.inspector.budget.context_tokens - (result.tokens_before - result.tokens_after)
+    assert str(f"{expected:,}") in window.gauge.comparison_text()
+
+
+def test_the_what_if_window_persists(qtbot, fixtures_dir):
+    settings = AppSettings()
+    window = _open(qtbot, fixtures_dir / "before-compaction.jsonl", settings)
+    window.gauge.set_selected_window(128_000)
+    window.gauge.window_changed.emit(128_000)
+    window.close()
+    again = MainWindow(AppSettings())
+    qtbot.addWidget(again)
+    assert again.gauge.selected_window() == 128_000
+    assert again.inspector.window_override == 128_000
