@@ -1,7 +1,9 @@
-"""JavaScript string semantics: lengths in UTF-16 code units, JSON.stringify.
+r"""JavaScript string and number semantics the agent's numbers depend on.
 
-Every count that must match the agent's (token estimates, caps) is measured the
-way Node measures it.
+Lengths in UTF-16 code units, ``JSON.stringify`` lengths, ``Number#toString``,
+``Math.round``, ``\s`` and ``String#trim`` whitespace, and Node's UTF-8 encoding
+of strings. Every count that must match the agent's (token estimates, caps,
+hashes) is measured the way Node measures it.
 """
 
 from __future__ import annotations
@@ -13,12 +15,74 @@ from typing import Any
 _SPECIAL = re.compile(r'["\\\x00-\x1f]')
 _SHORT_ESCAPES = frozenset('"\\\b\f\n\r\t')
 
+JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+r"""The contents of a character class equal to JavaScript's ``\s`` (WhiteSpace and
+LineTerminator: Unicode Zs, TAB, VT, FF, ZWNBSP U+FEFF, LF, CR, U+2028, U+2029).
+
+Python's ``\s`` differs: it adds U+001C-U+001F and U+0085 and lacks U+FEFF (and,
+with ``re.ASCII``, lacks everything beyond ASCII). ``String#trim`` strips the same set.
+"""
+_TRIM_CHARS = "".join(
+    chr(c)
+    for c in (
+        *b"\t\n\x0b\x0c\r ",
+        0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF,
+    )
+)  # fmt: skip
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def js_len(text: str) -> int:
     """Length of *text* as JavaScript's ``String.prototype.length``."""
     if text.isascii():
         return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_slice(text: str, limit: int) -> str:
+    """The longest prefix of *text* of at most *limit* UTF-16 code units.
+
+    Like JavaScript's ``text.slice(0, limit)``, except that a surrogate pair is
+    never cut in half (the result is one unit shorter instead), so the prefix
+    stays valid Unicode and still fits *limit* as the agent measures it.
+    """
+    if limit <= 0:
+        return ""
+    if text.isascii() or len(text) * 2 <= limit:
+        return text[:limit]
+    units = 0
+    for i, ch in enumerate(text):
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > limit:
+            return text[:i]
+    return text
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim()``: strip JavaScript whitespace (see :data:`JS_SPACE`)."""
+    return text.strip(_TRIM_CHARS)
+
+
+def js_round(value: float) -> int:
+    """``Math.round``: halves round up, towards +infinity (2.5 -> 3, -2.5 -> -2).
+
+    Python's ``round`` rounds halves to even. Computed without ``floor(x + 0.5)``,
+    which is off by one for 0.49999999999999994 where JavaScript is not.
+    """
+    floor = math.floor(value)
+    return floor + 1 if value - floor >= 0.5 else floor
+
+
+def js_utf8(text: str) -> bytes:
+    """The bytes Node hashes for *text* (``hash.update(text)``: UTF-8).
+
+    A surrogate pair (even one held as two code points) becomes its 4-byte
+    character; a lone surrogate becomes U+FFFD, as Node's encoder does.
+    """
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text.encode("utf-8")
+    units = text.encode("utf-16-le", "surrogatepass")
+    return units.decode("utf-16-le", "replace").encode("utf-8")
 
 
 def _escaped_len(text: str) -> int:
@@ -38,14 +102,18 @@ def js_number(value: float) -> str:
         return "null"  # JSON.stringify turns NaN and Infinity into null
     if value == int(value) and abs(value) < 1e21:
         return str(int(value))
+    # repr gives the shortest digits that round-trip, as JavaScript does; only the
+    # choice between plain and exponent notation differs.
     text = repr(value)
     if "e" not in text:
         return text
     mantissa, exp = text.split("e")
     e = int(exp)
     if -7 < e < 21:
-        # JS prints plain decimals in this range; Python's repr switched early.
-        return format(value, "f").rstrip("0").rstrip(".") if e < 0 else str(int(value))
+        # JS prints plain decimals down to 1e-6; Python's repr switches at 1e-4.
+        sign = "-" if mantissa.startswith("-") else ""
+        digits = mantissa.lstrip("-").replace(".", "")
+        return f"{sign}0.{'0' * (-e - 1)}{digits}"
     return f"{mantissa}e{'+' if e > 0 else '-'}{abs(e)}"
 
 

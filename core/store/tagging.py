@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import regex
 
-from core.jsstr import js_len
+from core.jsstr import JS_SPACE, js_len
 
 TOPIC_KEYWORDS: dict[str, tuple[str, ...]] = {
     "programming": (
@@ -62,7 +62,8 @@ TOPIC_KEYWORDS: dict[str, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 
-_JS_S = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+# JavaScript's \s, which is neither Python's \s nor, with re.A, ASCII whitespace.
+_JS_S = JS_SPACE
 
 
 def _topic_pattern(keywords: tuple[str, ...]) -> regex.Pattern[str]:
@@ -102,20 +103,21 @@ class Entity:
 
 
 _A = re.A
-URL_RE = re.compile(r"https?://[^\s<>\"')\]]+", re.I | _A)
+URL_RE = re.compile(rf"https?://[^{_JS_S}<>\"')\]]+", re.I | _A)
 EMAIL_RE = re.compile(r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}", _A)
 _RULES: tuple[tuple[str, re.Pattern[str], int], ...] = (
     ("stock", re.compile(r"(?:SH|SZ|sh|sz)?[0-9]{6}(?=\b|[^\d])", _A), 0),
     ("stock", re.compile(r"\$[A-Z]{1,5}\b", _A), 0),
     ("amount", re.compile(r"¥[\d,]+(?:\.\d+)?(?:万|亿)?|[\d,]+(?:\.\d+)?(?:万|亿)?[元块]", _A), 0),
-    ("amount", re.compile(r"\$[\d,]+(?:\.\d+)?(?:\s?[KkMmBb])?", _A), 0),
+    ("amount", re.compile(rf"\$[\d,]+(?:\.\d+)?(?:[{_JS_S}]?[KkMmBb])?", _A), 0),
     ("date", re.compile(r"\d{4}[-/]\d{1,2}[-/]\d{1,2}", _A), 0),
     ("date", re.compile(r"\d{1,4}年\d{1,2}月\d{1,2}[日号]", _A), 0),
     ("date", re.compile(r"(?:今天|昨天|明天|前天|后天|上周|下周|上个月|下个月)"), 0),
     (
         "person",
         re.compile(
-            r"(?:@|找|问|跟|给|叫|是|让|请|联系|通知|告诉|转告|抄送|cc)\s*([一-龥]{2,4})", _A
+            rf"(?:@|找|问|跟|给|叫|是|让|请|联系|通知|告诉|转告|抄送|cc)[{_JS_S}]*([一-龥]{{2,4}})",
+            _A,
         ),
         1,
     ),

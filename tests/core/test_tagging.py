@@ -49,3 +49,26 @@ def test_entity_offsets_are_utf16():
 def test_entities_deduplicated_by_type_and_value():
     ents = extract_entities("2025-01-02 and again 2025-01-02")
     assert [(e.type, e.value) for e in ents] == [("date", "2025-01-02")]
+
+
+def test_whitespace_is_javascripts_s():
+    # JS \s holds U+00A0, U+3000, U+FEFF, U+2028...; not U+0085 or U+001C (Python's \s does)
+    def urls(text):
+        return [e.value for e in extract_entities(text) if e.type == "url"]
+
+    assert urls("see https://x.io/a\u00a0next") == ["https://x.io/a"]
+    assert urls("see https://x.io/a\u3000b") == ["https://x.io/a"]
+    assert urls("https://x.io/a\ufeffb") == ["https://x.io/a"]
+    assert urls("https://x.io/a\u2028b") == ["https://x.io/a"]
+    assert urls("https://x.io/a\x85b") == ["https://x.io/a\x85b"]
+    assert urls("https://x.io/a\x1cb") == ["https://x.io/a\x1cb"]
+
+    def people(text):
+        return [e.value for e in extract_entities(text) if e.type == "person"]
+
+    assert people("联系\u3000张三") == ["张三"]
+    assert people("联系\u00a0张三") == ["张三"]
+    assert people("告诉\ufeff李四") == ["李四"]
+    assert people("联系\x85张三") == []
+    amounts = [e.value for e in extract_entities("$5\u00a0M and $3\x85K") if e.type == "amount"]
+    assert amounts == ["$5\u00a0M", "$3"]
