@@ -112,7 +112,7 @@ class TimelineView(QWidget):
         plot.setMouseEnabled(x=True, y=False)
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        plot.showGrid(x=True, y=True, alpha=0.12)
+        plot.showGrid(x=False, y=True, alpha=0.12)
         plot.setLabel("left", label)
         plot.getAxis("left").setWidth(70)
         plot.disableAutoRange()
@@ -243,7 +243,7 @@ class TimelineView(QWidget):
         self._ctx_max = max(peaks)
 
         n = len(tl)
-        pad = max(1.0, n * 0.01)
+        pad = max(3.0, n * 0.01)  # the limits must stay wider than minXRange
         for plot in (self._ctx_plot, self._bar_plot):
             plot.vb.setLimits(xMin=-0.5 - pad, xMax=n - 0.5 + pad, minXRange=4)
         self._ctx_plot.setXRange(-0.5 - pad, n - 0.5 + pad, padding=0)

@@ -13,7 +13,7 @@ from bench.bench_timeline import synthetic_session
 from core.budget import budget_for
 from core.demo import write_demo
 from core.timeline import Category, build_timeline
-from core.transcript import load_transcript
+from core.transcript import load_transcript, parse_transcript
 from widgets.timeline import TimelineView
 from widgets.timeline_worker import TimelineWorker
 
@@ -261,3 +261,11 @@ def test_map_to_widget_round_trip(view, before):
     scene = view.graphics_view().mapToScene(point.toPoint())
     back = view.plot_items()["bar_plot"].vb.mapSceneToView(QPointF(scene))
     assert back.x() == pytest.approx(300, abs=0.5)
+
+
+def test_empty_session(view):
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z"}\n'
+    view.set_timeline(build_timeline(parse_transcript(header, "empty.jsonl")))
+    view.grab()
+    assert view.info_text() == "No messages in this session"
+    assert len(_xy(view.plot_items()["context"])[0]) == 0
