@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from core import jsonio
 from core.compaction.offline import extract_facts_offline
 from core.jobs import check
+from core.jsstr import js_len, js_slice
 from core.recall.updater import Candidate, propose
 from core.redact import redact
 from core.store.knowledge import FACT_TYPES
@@ -124,7 +125,7 @@ def conversation_text(messages: Sequence[Message]) -> str:
         if text:
             lines.append(f"{'Assistant' if m.role == 'assistant' else 'User'}: {redact(text)}")
     out = "\n\n".join(lines)
-    return out[:MAX_CHARS] + TRUNCATED if len(out) > MAX_CHARS else out
+    return js_slice(out, MAX_CHARS) + TRUNCATED if js_len(out) > MAX_CHARS else out
 
 
 def extraction_prompt(conversation: str) -> tuple[str, str]:

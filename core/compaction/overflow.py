@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.compaction.plan import plan_compaction
+from core.jsstr import js_len
 from core.transcript.replay import context_at, context_size
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def simulate_overflow(
     for item in plan.kept if plan.ok else []:
         m = item.message
         if m.role == "toolResult":
-            chars = len(m.text())
+            chars = js_len(m.text())
             if chars > limit:
                 saved += math.ceil((chars - limit) / 4)
                 count += 1

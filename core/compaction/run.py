@@ -28,6 +28,7 @@ from core import jsonio
 from core.compaction.plan import CompactionPlan, plan_compaction
 from core.compaction.summarize import OfflineSummarizer, SummaryRun, summarize_plan
 from core.fsutil import AppendResult, append_lines, make_backup
+from core.jsstr import js_len
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
 
 if TYPE_CHECKING:
@@ -134,7 +135,8 @@ def compaction_entry(
     while entry_id in taken:
         entry_id = secrets.token_hex(4)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    tokens_after = math.ceil(len(run.summary) / 4) + plan.tokens_kept
+    # pi's estimate of the summary message (JavaScript length) plus the kept messages
+    tokens_after = math.ceil(js_len(run.summary) / 4) + plan.tokens_kept
     return {
         "type": "compaction",
         "id": entry_id,

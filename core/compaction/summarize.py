@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from core import jsonio
 from core.compaction.plan import SAFETY_MARGIN, PlanItem
 from core.jobs import Cancelled, check
+from core.jsstr import js_len, js_round, js_slice
 from core.redact import redact
 
 if TYPE_CHECKING:
@@ -124,9 +125,11 @@ class Summarizer(Protocol):
 
 # -- serialising messages for a model -------------------------------------------
 def _truncate(text: str, limit: int) -> str:
-    if len(text) <= limit:
+    total = js_len(text)
+    if total <= limit:
         return text
-    return f"{text[:limit]}\n\n[... {len(text) - limit} more characters truncated]"
+    head = js_slice(text, limit)
+    return f"{head}\n\n[... {total - js_len(head)} more characters truncated]"
 
 
 def serialize(messages: Sequence[Message]) -> str:
@@ -338,7 +341,7 @@ class _Runner:
         limit = self.plan.window * 0.5
         small = [i for i in items if i.tokens * SAFETY_MARGIN <= limit]
         notes = [
-            f"[Large {i.message.role} (~{round(i.tokens / 1000)}K tokens) omitted]"
+            f"[Large {i.message.role} (~{js_round(i.tokens / 1000)}K tokens) omitted]"
             for i in items
             if i.tokens * SAFETY_MARGIN > limit
         ]
@@ -459,8 +462,8 @@ def _recent_turns(items: Sequence[PlanItem]) -> str:
     shown = []
     for turn in turns[-RECENT_TURNS:]:
         text = "\n".join(turn)
-        if len(text) > RECENT_TURN_CHARS:
-            text = text[: RECENT_TURN_CHARS - 1] + "…"
+        if js_len(text) > RECENT_TURN_CHARS:
+            text = js_slice(text, RECENT_TURN_CHARS - 1) + "…"
         shown.append(text)
     return "## Recent turns preserved verbatim\n\n" + redact("\n\n".join(shown))
 
@@ -471,8 +474,8 @@ def _failures_section(failures: Sequence[dict[str, str]]) -> str:
     lines = []
     for f in failures[:MAX_TOOL_FAILURES]:
         text = " ".join(f["error"].split())
-        if len(text) > TOOL_FAILURE_CHARS:
-            text = text[: TOOL_FAILURE_CHARS - 1] + "…"
+        if js_len(text) > TOOL_FAILURE_CHARS:
+            text = js_slice(text, TOOL_FAILURE_CHARS - 1) + "…"
         lines.append(f"- {f['toolName']}: {text}")
     if len(failures) > MAX_TOOL_FAILURES:
         lines.append(f"...and {len(failures) - MAX_TOOL_FAILURES} more")
@@ -485,26 +488,27 @@ def _file_section(tag: str, files: Sequence[str], budget: int) -> str:
     shown: list[str] = []
     used = len(f"<{tag}>\n\n</{tag}>")
     for f in files:
-        if used + len(f) + 1 > budget:
+        if used + js_len(f) + 1 > budget:
             shown.append(f"...and {len(files) - len(shown)} more")
             break
         shown.append(f)
-        used += len(f) + 1
+        used += js_len(f) + 1
     return f"<{tag}>\n" + "\n".join(shown) + f"\n</{tag}>"
 
 
 def _shrink(body: str, limit: int) -> str:
     """Cut the longest sections of *body* until it fits, keeping every heading."""
     sections = re.split(r"(?m)^(?=## )", body)
-    while sum(len(s) for s in sections) > limit:
-        longest = max(range(len(sections)), key=lambda k: len(sections[k]))
-        excess = sum(len(s) for s in sections) - limit
-        sec = sections[longest]
-        head, _, rest = sec.partition("\n")
-        keep = max(0, len(rest) - excess - 2)
-        if keep == 0 and len(rest) <= 1:
-            break
-        sections[longest] = f"{head}\n{rest[:keep].rstrip()}…\n"
+    sizes = [js_len(s) for s in sections]
+    while sum(sizes) > limit:
+        longest = max(range(len(sections)), key=lambda k: sizes[k])
+        excess = sum(sizes) - limit
+        head, _, rest = sections[longest].partition("\n")
+        keep = max(0, js_len(rest) - excess - 2)
+        cut = f"{head}\n{js_slice(rest, keep).rstrip()}…\n"
+        if js_len(cut) >= sizes[longest]:
+            break  # nothing left to cut here; the final cap does the rest
+        sections[longest], sizes[longest] = cut, js_len(cut)
     return "".join(sections)
 
 
@@ -527,19 +531,27 @@ def safeguard(
         suffix_parts.append(failures_text)
     read = _file_section("read-files", plan.read_files, FILE_SECTION_CHARS)
     modified = _file_section(
-        "modified-files", plan.modified_files, min(FILE_SECTION_CHARS, FILE_TOTAL_CHARS - len(read))
+        "modified-files",
+        plan.modified_files,
+        min(FILE_SECTION_CHARS, FILE_TOTAL_CHARS - js_len(read)),
     )
     files = "\n\n".join(p for p in (read, modified) if p)
     if files:
         suffix_parts.append(files)
     suffix = "\n\n".join(suffix_parts)
-    total = len(body) + (len(suffix) + 2 if suffix else 0)
-    if total <= MAX_SUMMARY_CHARS:
+    # Every size in JavaScript string units: the cap is the agent's.
+    marker = len(TRUNCATED_MARKER)  # ASCII
+
+    def tail(text: str) -> int:
+        return js_len(text) + 2 if text else 0
+
+    body_len = js_len(body)
+    if body_len + tail(suffix) <= MAX_SUMMARY_CHARS:
         return (body + ("\n\n" + suffix if suffix else "")), False
-    room = MAX_SUMMARY_CHARS - len(TRUNCATED_MARKER) - 4 - (len(suffix) + 2 if suffix else 0)
+    room = MAX_SUMMARY_CHARS - marker - 4 - tail(suffix)
     if room < 2000:  # the suffix itself is too long: keep the body, shorten the suffix
-        suffix = suffix[: max(0, MAX_SUMMARY_CHARS - len(body) - len(TRUNCATED_MARKER) - 8)]
-        room = MAX_SUMMARY_CHARS - len(TRUNCATED_MARKER) - 4 - (len(suffix) + 2 if suffix else 0)
+        suffix = js_slice(suffix, max(0, MAX_SUMMARY_CHARS - body_len - marker - 8))
+        room = MAX_SUMMARY_CHARS - marker - 4 - tail(suffix)
     body = _shrink(body, room)
     text = body.rstrip() + ("\n\n" + suffix if suffix else "") + "\n\n" + TRUNCATED_MARKER
-    return text[:MAX_SUMMARY_CHARS], True
+    return js_slice(text, MAX_SUMMARY_CHARS), True

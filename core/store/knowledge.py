@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from core import jsonio
 from core.fsutil import AppendResult, append_lines
+from core.jsstr import js_trim, js_utf8
 from core.problems import FormatError, Problem
 from core.redact import maybe_redact
 
@@ -28,8 +29,12 @@ Status = Literal["active", "superseded", "deleted"]
 
 
 def content_hash(content: str) -> str:
-    """The agent's content dedup hash: 16 hex of sha256(trim(lower(content)))."""
-    return hashlib.sha256(content.strip().lower().encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    """The agent's content dedup hash: 16 hex of sha256(trim(lower(content))).
+
+    ``trim`` is JavaScript's (it strips U+FEFF, not U+0085 or U+001C-U+001F as
+    Python's ``strip`` does) and the bytes hashed are Node's UTF-8.
+    """
+    return hashlib.sha256(js_utf8(js_trim(content).lower())).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import jsonio
 from core.fsutil import AppendResult, append_lines
+from core.jsstr import js_utf8
 from core.problems import FormatError, Problem
 from core.redact import maybe_redact
 from core.store.tagging import extract_entities, extract_topics
@@ -33,7 +34,7 @@ DAY_MS = 24 * 60 * 60 * 1000
 
 def dedup_key(session_id: str, role: str, content: str) -> str:
     """The agent's dedup key: ``sessionId:role:`` + 16 hex of sha256(content)."""
-    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    digest = hashlib.sha256(js_utf8(content)).hexdigest()[:16]  # Node's UTF-8
     return f"{session_id}:{role}:{digest}"
 
 
