@@ -7,9 +7,10 @@ non-zero exit and a one-line error naming the file (and line) on stderr.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from core.dataset import DataSet, load_dataset
 from core.openclaw.memindex import open_memory_index
 from core.problems import FormatError
 from core.recall_cli import RecallCliError
+from core.timefmt import utc_minute, utc_minute_ms
 from core.transcript import compactions, context_at, context_size, load_transcript
 
 if TYPE_CHECKING:
@@ -163,7 +165,7 @@ def _index_summary(path: Path) -> dict[str, Any]:
 
 
 def _fmt_time(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+    return utc_minute(ts)
 
 
 def _cmd_sessions(args: argparse.Namespace) -> int:
@@ -356,7 +358,7 @@ def _cmd_segments(args: argparse.Namespace) -> int:
             f"a vector), {seg.duplicates} duplicates, {seg.evicted_age + seg.evicted_count} evicted"
         ]
         for s in shown:
-            when = datetime.fromtimestamp(s.timestamp / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+            when = utc_minute_ms(s.timestamp)
             lines.append(f"{s.id[:8]} {when} {s.role:<9} {_preview(s.content, 80)}")
         return "\n".join(lines)
 
@@ -598,15 +600,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args))
-    except (FormatError, CliError, FileExistsError, RecallCliError, CompactionCliError) as exc:
-        print(f"memlens: error: {exc}", file=sys.stderr)
-    except KeyError as exc:
-        print(f"memlens: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-    except (OSError, ValueError) as exc:
-        print(f"memlens: error: {exc}", file=sys.stderr)
     except BrokenPipeError:
+        # The reader went away (``memlens sessions | head``): not an error. Point
+        # stdout at /dev/null so the flush at exit does not raise again.
+        _drop_stdout()
         return 0
+    except (FormatError, CliError, FileExistsError, RecallCliError, CompactionCliError) as exc:
+        _error(str(exc))
+    except KeyError as exc:
+        _error(str(exc.args[0] if exc.args else exc))
+    except (OSError, ValueError) as exc:
+        _error(str(exc))
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except Exception as exc:  # a bug: one line naming it, not a traceback
+        _error(f"unexpected {type(exc).__name__}: {exc} (a bug in memlens; please report it)")
     return 1
+
+
+def _error(message: str) -> None:
+    flat = " ".join(message.split())
+    try:
+        print(f"memlens: error: {flat}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass  # stderr is gone too: the exit status still says it
+
+
+def _drop_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # stdout is not a real file (tests, embedding): nothing to flush at exit
 
 
 if __name__ == "__main__":

@@ -41,10 +41,18 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _double_int(text: str) -> int:
+    if len(text) > 308 and not math.isfinite(float(text)):
+        raise _NotJson(f"number {text[:24]}... is out of range")
+    return int(text)
+
+
 # The fallback decoder (for lines orjson refuses) must not accept more than
 # orjson: NaN, Infinity and numbers that overflow a double are errors, else they
-# reach int() and datetime as inf/nan.
-_decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+# reach int(), float arithmetic and datetime as inf, nan or a 400-digit int.
+_decoder = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_double_int
+)
 _WS = " \t\r\n"
 _SURROGATES = re.compile("([\ud800-\udbff][\udc00-\udfff])|[\ud800-\udfff]")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from core.recall.hybrid import SearchConfig
 from core.recall.knowledge_search import KnowledgeIndex
 from core.recall.warm_store import StoreSettings, WarmStore
 from core.store.knowledge import load_knowledge
+from core.timefmt import utc_minute_ms
 
 if TYPE_CHECKING:
     import argparse
@@ -104,7 +104,7 @@ def search_config(args: argparse.Namespace, mc: MemoryContextConfig) -> SearchCo
 
 
 def _when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+    return utc_minute_ms(ms)
 
 
 def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
+from core.timefmt import utc_minute_ms
 from core.tokens import estimate_text
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def _knowledge_text(facts: Sequence[FactLike]) -> str:
 
 
 def _when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
+    return utc_minute_ms(ms)
 
 
 def _detail_text(details: Sequence[Detail]) -> str:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from core import jsonio
+from core.timefmt import MAX_DATE_MS
 from core.transcript.message import Block, Message
 
 ROLE_ALIASES = {
@@ -119,11 +120,12 @@ def _blocks(content: Any) -> tuple[Block, ...]:
 
 
 def _int_or_none(value: Any) -> int | None:
+    """Epoch ms of a JSON number; None outside JavaScript's Date range (+-8.64e15)."""
     kind = type(value)
     if kind is int:
-        return value  # type: ignore[no-any-return]
+        return value if -MAX_DATE_MS <= value <= MAX_DATE_MS else None
     if kind is float:
-        return int(value)
+        return int(value) if -MAX_DATE_MS <= value <= MAX_DATE_MS else None
     return None
 
 
