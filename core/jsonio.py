@@ -95,7 +95,8 @@ def dumps(obj: Any, *, pretty: bool = False, sort_keys: bool = False) -> bytes:
 
     Strings holding lone surrogates (JavaScript strings may: the agent's files
     can, and the fallback reader keeps them) are written as ``JSON.stringify``
-    writes them, a ``\udXXX`` escape, so nothing is lost.
+    writes them, a ``\udXXX`` escape, so nothing is lost; so are integers
+    beyond 64 bits, which orjson refuses.
     """
     opts = orjson.OPT_NON_STR_KEYS
     if pretty:
@@ -105,9 +106,9 @@ def dumps(obj: Any, *, pretty: bool = False, sort_keys: bool = False) -> bytes:
     try:
         return orjson.dumps(obj, option=opts)
     except orjson.JSONEncodeError as exc:
-        if "surrogates" not in str(exc):
+        if not _json_can(exc):
             raise
-        return _dumps_surrogates(obj, pretty=pretty, sort_keys=sort_keys)
+        return _dumps_with_json(obj, pretty=pretty, sort_keys=sort_keys)
 
 
 def dumps_line(obj: Any) -> bytes:
@@ -115,9 +116,16 @@ def dumps_line(obj: Any) -> bytes:
     try:
         return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
     except orjson.JSONEncodeError as exc:
-        if "surrogates" not in str(exc):
+        if not _json_can(exc):
             raise
-        return _dumps_surrogates(obj, pretty=False, sort_keys=False) + b"\n"
+        return _dumps_with_json(obj, pretty=False, sort_keys=False) + b"\n"
+
+
+def _json_can(exc: orjson.JSONEncodeError) -> bool:
+    # Lone surrogates, and integers past 64 bits (the fallback reader keeps
+    # both as JSON holds them): json writes them, orjson refuses.
+    text = str(exc)
+    return "surrogates" in text or "64-bit" in text
 
 
 def _plain(obj: Any) -> Any:
@@ -147,7 +155,7 @@ def _escape_surrogate(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group(0)):04x}"
 
 
-def _dumps_surrogates(obj: Any, *, pretty: bool, sort_keys: bool) -> bytes:
+def _dumps_with_json(obj: Any, *, pretty: bool, sort_keys: bool) -> bytes:
     # json.dumps keeps surrogates as they are; outside strings JSON text holds
     # none, so escaping every lone one in the output only touches string values.
     text = json.dumps(

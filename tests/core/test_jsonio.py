@@ -62,3 +62,15 @@ def test_lone_surrogates_are_written_as_json_stringify_escapes(tmp_path):
     assert b'"content":"use \\ud83d only"' in last
     assert orjson.loads(last.replace(b"\\ud83d", b"?"))["context"] == "ctx"
     assert load_knowledge(p).facts["f1"].content == "use \ud83d only"
+
+
+def test_integers_beyond_64_bits_are_written_not_refused(tmp_path):
+    # the fallback reader keeps them (a line orjson refused for another reason)
+    p = tmp_path / "knowledge.jsonl"
+    p.write_bytes(
+        b'{"id":"f1","type":"decision","content":"x \\ud83d","timestamp":1,"n":1000000000000000000000000}\n'
+    )
+    log = load_knowledge(p)
+    log.delete("f1")
+    assert b'"n":1000000000000000000000000' in p.read_bytes().splitlines()[-1]
+    assert jsonio.dumps({"t": 10**30}) == b'{"t":1000000000000000000000000000000}'
