@@ -35,10 +35,8 @@ def test_opens_a_folder_and_selects_the_newest_session(qtbot, fixtures_dir):
     qtbot.waitUntil(lambda: window.inspector.session is not None, timeout=5000)
     session = window.inspector.session
     assert window.inspector.entry_id == session.leaf.id
-    assert (
-        window.timeline.timeline() is not None
-        and window.timeline.timeline().session_id == session.id
-    )
+    qtbot.waitUntil(lambda: window.timeline.timeline() is not None, timeout=10000)
+    assert window.timeline.timeline().session_id == session.id
     assert window.message_view.entry_id == session.leaf.id
     budget = budget_for(session, model_id=window.inspector._model_id())
     assert window.gauge.headline_text().replace(",", "").find(str(budget.context_tokens)) >= 0
@@ -49,6 +47,7 @@ def test_clicking_an_entry_drives_every_view(qtbot, fixtures_dir):
     qtbot.waitUntil(lambda: window.inspector.session is not None, timeout=5000)
     session = window.inspector.session
     target = session.messages()[len(session.messages()) // 2]
+    qtbot.waitUntil(lambda: window.timeline.timeline() is not None, timeout=10000)
     window.timeline.entry_activated.emit(target.id)
     assert window.message_view.entry_id == target.id
     assert window.timeline.selected_entry() == target.id
