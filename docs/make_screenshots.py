@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -74,6 +75,11 @@ def main() -> int:
              ("recall.png", "recall"), ("trim.png", "trim")]  # fmt: skip
     for name, view in shots:
         window.show_view(view)
+        if view == "trim":  # a small window so the simulation has something to trim
+            params = window.trim_view.parameters()
+            window.trim_view.set_parameters(replace(params, window=48_000))
+            window.trim_view.run()
+            _settle(app, 1500)
         _settle(app)
         window.grab().save(str(OUT / name))
         print(OUT / name)
