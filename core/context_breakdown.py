@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from core.jsstr import js_json_len, js_len
 from core.recall.block import MARKER
@@ -42,17 +42,7 @@ SectionKey = Literal[
     "unattributed",
 ]
 
-SECTION_KEYS: tuple[SectionKey, ...] = (
-    "system",
-    "summary",
-    "user",
-    "assistant_text",
-    "thinking",
-    "tool_calls",
-    "tool_results",
-    "recalled",
-    "unattributed",
-)
+SECTION_KEYS: tuple[SectionKey, ...] = get_args(SectionKey)
 """Every section, in the order the gauge stacks them."""
 
 SECTION_LABELS: dict[SectionKey, str] = {
