@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import pytest
@@ -26,6 +26,11 @@ from core.review import (
 from core.store.knowledge import load_knowledge
 from core.transcript.loader import load_transcript
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from core.store.knowledge import KnowledgeLog
+
 NOW = 1_760_000_000_000
 AT = 1_760_000_123_456
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
@@ -35,7 +40,7 @@ SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
 class Queue:
     path: Path
     original: bytes
-    log: object
+    log: KnowledgeLog
     items: list[ReviewItem]
 
     def by_op(self, op):
