@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 from core import jsonio
 from core.compaction.plan import CompactionPlan, plan_compaction
 from core.compaction.summarize import OfflineSummarizer, SummaryRun, summarize_plan
-from core.fsutil import AppendResult, append_lines, make_backup
+from core.fsutil import AppendResult, append_lines, backup_path, make_backup
 from core.jsstr import js_len
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
+from core.writes import PlannedWrite
 
 if TYPE_CHECKING:
     from core.compaction.summarize import Summarizer
@@ -42,6 +43,13 @@ RECENT_WRITE_SECONDS = 5.0
 
 class CompactionRefused(Exception):
     """A write that memlens will not do, with the reason."""
+
+
+class RecentlyModified(CompactionRefused):
+    """The transcript was modified in the last few seconds: the agent may be mid-turn.
+
+    The one refusal a user may override (``allow_recent`` / ``force``).
+    """
 
 
 @dataclass(slots=True)
@@ -205,6 +213,8 @@ def compact(
     entry = compaction_entry(plan, run, taken=set(session.by_id))
     result = CompactionRun(plan, run, entry, archive_segments(plan, session))
     if store_dir is not None:
+        if progress is not None:
+            progress(run.calls, run.calls + 1, "extracting knowledge")
         from core.compaction.extract import extract_knowledge
         from core.store.knowledge import load_knowledge
 
@@ -219,7 +229,11 @@ def compact(
 
 
 def check_writable(session: Session, *, force: bool = False) -> None:
-    """Raise :class:`CompactionRefused` when appending to *session* is unsafe."""
+    """Raise :class:`CompactionRefused` when appending to *session* is unsafe.
+
+    *force* overrides only the recent-modification refusal
+    (:class:`RecentlyModified`).
+    """
     if session.version < 2:
         raise CompactionRefused(
             f"{session.path} is a v1 transcript: pi gives every entry a new id when it opens "
@@ -228,7 +242,7 @@ def check_writable(session: Session, *, force: bool = False) -> None:
         )
     age = time.time() - os.stat(session.path).st_mtime
     if age < RECENT_WRITE_SECONDS and not force:
-        raise CompactionRefused(
+        raise RecentlyModified(
             f"{session.path} was modified {age:.1f} s ago: the agent may be mid-turn. "
             "Try again in a few seconds, or force it."
         )
@@ -270,6 +284,90 @@ def _check_unchanged(src: Path, session: Session, force: bool) -> None:
         )
 
 
+def check_before_write(
+    result: CompactionRun, session: Session, *, force: bool = False, allow_recent: bool = False
+) -> None:
+    """Every refusal :func:`write_compaction` makes before it writes anything.
+
+    Parameters
+    ----------
+    force
+        Skip the recent-modification and changed-since-read checks (the CLI's ``--force``).
+    allow_recent
+        Skip only the recent-modification check (:class:`RecentlyModified`).
+
+    Raises
+    ------
+    CompactionRefused
+        With the reason; :class:`RecentlyModified` for the one a user may override.
+    """
+    if result.entry is None:
+        raise CompactionRefused(f"nothing to write: {result.plan.reason}")
+    if result.written:
+        raise CompactionRefused(f"{session.path}: this compaction was already written")
+    check_writable(session, force=force or allow_recent)
+    check_ids(result.plan, session)
+    _check_unchanged(Path(session.path), session, force)
+
+
+def fresh_segments(result: CompactionRun, stored: list[Segment]) -> list[Segment]:
+    """The segments of *result* not yet in *stored* (the agent's dedup key; first wins)."""
+    known = {dedup_key(s.session_id, s.role, s.content) for s in stored}
+    fresh = []
+    for seg in result.segments:
+        key = dedup_key(seg.session_id, seg.role, seg.content)
+        if key not in known:  # first of each key wins, within the batch too
+            known.add(key)
+            fresh.append(seg)
+    return fresh
+
+
+def planned_writes(
+    result: CompactionRun, session: Session, *, store_dir: Path | None = None
+) -> list[PlannedWrite]:
+    """What :func:`write_compaction` (with ``accept_facts=False``) will write, and where.
+
+    Reads segments.jsonl to leave out the segments already archived; fact
+    operations are not listed (they go to the review queue, not to the log).
+    """
+    if result.entry is None:
+        return []
+    src = Path(session.path)
+    writes = [
+        PlannedWrite(
+            str(backup_path(src)),
+            "backup",
+            f"copy {src.name} ({session.size:,} bytes) before appending to it",
+        ),
+        PlannedWrite(
+            str(src),
+            "append",
+            f"append 1 compaction entry {result.entry['id']} as the new leaf "
+            f"(parent {result.entry['parentId']}, first kept entry "
+            f"{result.entry['firstKeptEntryId']})",
+            (jsonio.dumps_line(result.entry).decode("utf-8").rstrip("\n"),),
+        ),
+    ]
+    if store_dir is not None and result.segments:
+        seg_path = store_dir / "segments.jsonl"
+        stored = load_segments(seg_path, max_segments=-1, eviction_days=0).segments
+        fresh = fresh_segments(result, stored)
+        if fresh:
+            skipped = len(result.segments) - len(fresh)
+            writes.append(
+                PlannedWrite(
+                    str(seg_path),
+                    "append" if seg_path.exists() else "create",
+                    f"archive {len(fresh)} summarised message(s) as segments"
+                    + (f" ({skipped} already archived)" if skipped else ""),
+                    tuple(
+                        jsonio.dumps_line(s.to_json()).decode("utf-8").rstrip("\n") for s in fresh
+                    ),
+                )
+            )
+    return writes
+
+
 def write_compaction(
     result: CompactionRun,
     session: Session,
@@ -277,8 +375,17 @@ def write_compaction(
     store_dir: Path | None = None,
     accept_facts: bool = True,
     force: bool = False,
+    allow_recent: bool = False,
 ) -> CompactionRun:
     """Apply a dry run: backup, archive segments, write facts, then append the entry.
+
+    Parameters
+    ----------
+    accept_facts
+        Apply the proposed fact operations to knowledge.jsonl; False leaves them
+        to the caller (the app's review queue).
+    force, allow_recent
+        See :func:`check_before_write`.
 
     Raises
     ------
@@ -286,12 +393,8 @@ def write_compaction(
         Before anything is written when the write is unsafe (see the module
         docstring); after the archive when the transcript changed meanwhile.
     """
-    if result.entry is None:
-        raise CompactionRefused(f"nothing to write: {result.plan.reason}")
-    check_writable(session, force=force)
-    check_ids(result.plan, session)
+    check_before_write(result, session, force=force, allow_recent=allow_recent)
     src = Path(session.path)
-    _check_unchanged(src, session, force)
     backup = make_backup(src)
     try:
         if store_dir is not None:
@@ -315,13 +418,7 @@ def _archive(result: CompactionRun, store_dir: Path, *, accept_facts: bool) -> N
     """Append the new segments and apply the accepted fact operations."""
     seg_path = store_dir / "segments.jsonl"
     stored = load_segments(seg_path, max_segments=-1, eviction_days=0).segments
-    known = {dedup_key(s.session_id, s.role, s.content) for s in stored}
-    fresh = []
-    for seg in result.segments:
-        key = dedup_key(seg.session_id, seg.role, seg.content)
-        if key not in known:  # first of each key wins, within the batch too
-            known.add(key)
-            fresh.append(seg)
+    fresh = fresh_segments(result, stored)
     if fresh:
         append_segments(seg_path, fresh)
     result.segments_appended = len(fresh)
