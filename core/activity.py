@@ -1,0 +1,271 @@
+"""The activity log: one JSON line per write memlens made to an agent's files.
+
+It keeps where each write went (file, byte offset, length, line, number of lines,
+backup) and a short redacted summary, never the content written. The app points
+it at ``activity.jsonl`` in the user's data directory and registers
+:meth:`ActivityLog.record` as a write observer of :mod:`core.fsutil`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core import jsonio
+from core.fsutil import WriteRecord
+from core.problems import Problem
+from core.redact import redact
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from core.writes import PlannedWrite
+
+log = logging.getLogger(__name__)
+
+SUMMARY_CHARS = 160
+"""Longest summary kept (longer ones end with an ellipsis)."""
+EXPECT_SECONDS = 120.0
+"""How long a confirmed write's summary waits for its write."""
+MAX_BYTES = 8 << 20
+"""Size at which the log is moved to ``<name>.1`` and a new one is started."""
+ACTIONS = ("append", "rewrite", "create", "backup")
+
+
+def short_summary(text: str, limit: int = SUMMARY_CHARS) -> str:
+    """*text* redacted, on one line, at most *limit* characters."""
+    one = " ".join(redact(text).split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def default_summary(record: WriteRecord) -> str:
+    """What a write says about itself when no confirmed plan described it."""
+    noun = "line" if record.lines == 1 else "lines"
+    if record.action == "append":
+        return f"appended {record.lines} {noun}"
+    if record.action == "backup":
+        name = Path(record.backup).name if record.backup else "a backup"
+        return f"backup copy to {name}"
+    verb = "rewrote" if record.action == "rewrite" else "created"
+    return f"{verb} the file ({record.lines} {noun})"
+
+
+def to_json(record: WriteRecord) -> dict[str, Any]:
+    """The JSON object of one activity line (no content, only where and how much)."""
+    return {
+        "time": round(record.time, 3),
+        "file": record.path,
+        "action": record.action,
+        "offset": record.offset,
+        "length": record.length,
+        "line": record.first_line,
+        "lines": record.lines,
+        "backup": record.backup,
+        "summary": short_summary(record.summary),
+    }
+
+
+def _int(obj: dict[str, Any], key: str) -> int:
+    value = obj.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key!r} must be a non-negative integer")
+    return value
+
+
+def from_json(obj: Any) -> WriteRecord:
+    """The record of one activity line.
+
+    Raises
+    ------
+    ValueError
+        When a field is missing or has the wrong type.
+    """
+    if not isinstance(obj, dict):
+        raise ValueError("not a JSON object")
+    stamp = obj.get("time")
+    if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+        raise ValueError("'time' must be a number")
+    path, action = obj.get("file"), obj.get("action")
+    if not isinstance(path, str) or not path:
+        raise ValueError("'file' must be a file name")
+    if action not in ACTIONS:
+        raise ValueError(f"'action' must be one of {', '.join(ACTIONS)}")
+    backup, summary = obj.get("backup"), obj.get("summary", "")
+    return WriteRecord(
+        time=float(stamp),
+        path=path,
+        action=action,
+        offset=_int(obj, "offset"),
+        length=_int(obj, "length"),
+        first_line=_int(obj, "line"),
+        lines=_int(obj, "lines"),
+        backup=backup if isinstance(backup, str) else None,
+        summary=summary if isinstance(summary, str) else "",
+    )
+
+
+@dataclass(slots=True)
+class ActivityRead:
+    """What :func:`load_activity` found."""
+
+    records: list[WriteRecord] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def load_activity(path: str | os.PathLike[str]) -> ActivityRead:
+    """Read an activity file; bad lines become problems (file and line), never errors.
+
+    A missing file is an empty log.
+    """
+    name = os.fspath(path)
+    out = ActivityRead()
+    try:
+        data = Path(name).read_bytes()
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        out.problems.append(Problem(name, 0, f"cannot read: {exc.strerror or exc}"))
+        return out
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            out.records.append(from_json(jsonio.loads(raw)))
+        except ValueError as exc:  # orjson's JSONDecodeError is a ValueError too
+            out.problems.append(Problem(name, number, f"bad activity line skipped: {exc}"))
+    return out
+
+
+def _same_file(a: str) -> str:
+    return os.path.normcase(os.path.abspath(a))
+
+
+@dataclass(frozen=True, slots=True)
+class _Expected:
+    path: str
+    action: str
+    summary: str
+    until: float
+
+
+class ActivityLog:
+    """Appends a line per write to *path* and tells its subscribers.
+
+    Parameters
+    ----------
+    path
+        The activity file (its folder is created on the first write).
+    max_bytes
+        Size at which the file is moved to ``<name>.1`` (the previous ``.1`` is
+        replaced) before the next line.
+    clock
+        Epoch seconds (tests).
+
+    Notes
+    -----
+    :meth:`record` is safe to call from any thread (writes happen in workers);
+    subscribers are called in the writing thread.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = MAX_BYTES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self.last_error: str | None = None
+        """Why the last line could not be written (None after a good write)."""
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._expected: deque[_Expected] = deque()
+        self._subscribers: list[Callable[[WriteRecord], object]] = []
+
+    def subscribe(self, fn: Callable[[WriteRecord], object]) -> None:
+        """Call *fn* with each record once it is in the file (with its summary)."""
+        with self._lock:
+            if fn not in self._subscribers:
+                self._subscribers.append(fn)
+
+    def unsubscribe(self, fn: Callable[[WriteRecord], object]) -> None:
+        """Stop calling *fn*."""
+        with self._lock:
+            if fn in self._subscribers:
+                self._subscribers.remove(fn)
+
+    def expect(self, writes: Sequence[PlannedWrite]) -> None:
+        """Remember the summaries of confirmed writes for the records they will make.
+
+        The next record for the same file (and a matching action) takes the
+        summary; an expectation not met within :data:`EXPECT_SECONDS` is dropped.
+        """
+        until = self._clock() + EXPECT_SECONDS
+        with self._lock:
+            for w in writes:
+                self._expected.append(_Expected(_same_file(w.path), w.action, w.summary, until))
+
+    def _take_summary(self, record: WriteRecord) -> str:
+        now = self._clock()
+        while self._expected and self._expected[0].until < now:
+            self._expected.popleft()
+        path = _same_file(record.path)
+        for item in self._expected:
+            same_action = item.action == record.action or (
+                item.action == "rewrite" and record.action == "create"
+            )
+            if item.path == path and same_action:
+                self._expected.remove(item)
+                return item.summary
+        return ""
+
+    def record(self, record: WriteRecord) -> WriteRecord:
+        """Log *record* (a :func:`core.fsutil.add_write_observer` callback).
+
+        The summary is the confirmed plan's, else the record's own, else
+        :func:`default_summary`; it is redacted and shortened. Never raises: a
+        failure to write the log is kept in :attr:`last_error` and logged.
+        """
+        with self._lock:
+            summary = self._take_summary(record) or record.summary or default_summary(record)
+            final = replace(record, time=round(record.time, 3), summary=short_summary(summary))
+            try:
+                self._append(jsonio.dumps_line(to_json(final)))
+                self.last_error = None
+            except OSError as exc:
+                self.last_error = f"{self.path}: {exc.strerror or exc}"
+                log.warning("activity log not written: %s", self.last_error)
+            subscribers = list(self._subscribers)
+        for fn in subscribers:
+            try:
+                fn(final)
+            except Exception:
+                log.exception("activity subscriber %r failed", fn)
+        return final
+
+    def _append(self, line: bytes) -> None:
+        # Plain append, not core.fsutil: the log's own writes are not activity.
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if self.path.stat().st_size + len(line) > self.max_bytes:
+                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+        except FileNotFoundError:
+            pass
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+
+    def load(self) -> ActivityRead:
+        """The records in the file, oldest first (see :func:`load_activity`)."""
+        return load_activity(self.path)
