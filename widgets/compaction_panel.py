@@ -447,7 +447,8 @@ class CompactionPanel(CompactionDisplay):
             + (f" at byte {where.offset:,} of {where.path}" if where else "")
             + (f"; backup {run.backup}" if run.backup else "")
             + f"; {run.segments_appended} segment(s) archived; "
-            f"{len(run.facts)} fact operation(s) sent for review.",
+            f"{len(run.facts)} fact operation(s) sent for review. Reload the session to "
+            "compact it again.",
             ok=True,
         )
         self._update_actions()
@@ -489,7 +490,10 @@ class CompactionPanel(CompactionDisplay):
         result = self._result
         pending = result is not None and result.entry is not None and not result.written
         valid = self.picker.error() is None
-        self.run_action.setEnabled(bool(plan_ok and not busy and not planning and valid))
+        stale = result is not None and result.written  # the session changed: reload first
+        self.run_action.setEnabled(
+            bool(plan_ok and not busy and not planning and valid and not stale)
+        )
         self.cancel_action.setEnabled(
             busy
             and self._active is not None

@@ -246,7 +246,12 @@ def test_write_appends_one_compaction_as_new_leaf(qtbot, demo):
     assert not any(Path(w.path).name == "knowledge.jsonl" for w in writes)
     # after the write: nothing more to write or discard
     assert not panel.write_button.isEnabled() and not panel.discard_button.isEnabled()
+    assert not panel.run_button.isEnabled()  # the session changed: reload before another run
     assert entry["id"] in panel.message_label.text()
+    # the app reloads the session: its leaf is now the compaction, nothing more to do
+    assert _planned(qtbot, panel, target_from_dataset(data, reloaded)) == ""
+    assert "already a compaction" in panel.plan_title.text()
+    assert not panel.run_button.isEnabled()
 
 
 def test_confirm_false_writes_nothing(qtbot, demo):
