@@ -115,6 +115,11 @@ class ReviewItem:
         return f"{self.batch}:{self.operation.index}"
 
     @property
+    def label(self) -> str:
+        """How the user sees the key: ``"<batch>.<position from 1>"``."""
+        return key_label(self.key)
+
+    @property
     def op(self) -> OpKind:
         """The operation kind."""
         return self.operation.op
@@ -172,6 +177,10 @@ class ReviewItem:
         """A copy pending again, without its edit."""
         return replace(self, state="pending", edit=None, note="")
 
+    def reopened(self, note: str) -> ReviewItem:
+        """A copy pending again with *note* saying why it was not written (edit kept)."""
+        return replace(self, state="pending", note=note)
+
     def edited(
         self, content: str, type: str | None = None, *, redaction: bool = True
     ) -> ReviewItem:
@@ -208,6 +217,12 @@ class ReviewResult:
     """The lines appended, without newlines."""
     positions: tuple[tuple[int, int], ...] = ()
     """``(line number, byte offset)`` of each line appended."""
+
+
+def key_label(key: str) -> str:
+    """``"3:0"`` -> ``"3.1"``: a queue key as shown to the user."""
+    batch, _, index = key.partition(":")
+    return f"{batch}.{int(index) + 1}" if index.isdigit() else key
 
 
 def review_items(
@@ -273,16 +288,31 @@ def _compared(
     if k <= 0 or cand.type not in FACT_TYPES:
         return tuple(found)
     mine = words(cand.content)
-    taken = {c.fact.id for c in found if c.fact is not None}
-    near = sorted(
+    taken_facts = {c.fact.id for c in found if c.fact is not None}
+    taken_ops = {c.proposal for c in found if c.proposal is not None}
+    # The updater compared with the log's active facts and the batch's earlier proposals.
+    pool: list[tuple[float, int, Compared]] = [
+        (sim, -f.timestamp, Compared(f.content, f.type, sim, f))
+        for f in active
+        if f.type == cand.type
+        and f.id not in taken_facts
+        and (sim := jaccard(mine, words(f.content))) > 0
+    ]
+    pool += [
         (
-            (jaccard(mine, words(f.content)), -f.timestamp, f.id, f)
-            for f in active
-            if f.type == cand.type and f.id not in taken
-        ),
-        key=lambda t: (-t[0], t[1], t[2]),
-    )
-    found.extend(Compared(f.content, f.type, sim, f) for sim, _, _, f in near[:k] if sim > 0)
+            sim,
+            -(10**18) - e.index,
+            Compared(e.candidate.content, e.candidate.type, sim, None, e.index),
+        )
+        for e in by_index.values()
+        if e.index < op.index
+        and e.op in ("ADD", "UPDATE", "SUPERSEDE")
+        and e.index not in taken_ops
+        and e.candidate.type == cand.type
+        and (sim := jaccard(mine, words(e.candidate.content))) > 0
+    ]
+    pool.sort(key=lambda t: (-t[0], t[1]))
+    found.extend(c for _, _, c in pool[:k])
     return tuple(found)
 
 
@@ -302,7 +332,7 @@ def _staleness(
         now = log.facts.get(target_id)
         short = target_id[:8]
         if target_id in touched:
-            return f"fact {short}… was already changed by proposal {touched[target_id]} here"
+            return f"fact {short}… was already changed by proposal {key_label(touched[target_id])}"
         if now is None:
             return f"fact {short}… is no longer in the log"
         if now.status == "deleted":
@@ -350,7 +380,9 @@ def _run(items: Sequence[ReviewItem], log: KnowledgeLog, at: int) -> list[Review
             if parent is not None and parent.is_accepted:
                 why = "was not written"
             results.append(
-                ReviewResult(item, "blocked", f"acts on the fact of proposal {dep}, which {why}")
+                ReviewResult(
+                    item, "blocked", f"acts on the fact of proposal {key_label(dep)}, which {why}"
+                )
             )
             continue
         if dep is not None:

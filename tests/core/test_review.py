@@ -127,6 +127,14 @@ def test_proposals_show_every_kind_with_compared_facts(queue):
     rest = [c.similarity for c in sup.compared[1:]]
     assert rest == sorted(rest, reverse=True)
     assert all(c.type == sup.candidate.type for c in sup.compared)
+    # An ADD lists what it was compared with: its best similarity is the first one's.
+    for add in queue.by_op("ADD"):
+        if add.similarity:
+            assert add.compared[0].similarity == pytest.approx(add.similarity)
+            assert not add.compared[0].is_target
+        else:
+            assert add.compared == ()
+    assert any(c.proposal is not None for a in queue.by_op("ADD") for c in a.compared)
     # A proposal acting on an earlier proposal's pending fact names it.
     dep = next(i for i in queue.items if i.depends_on)
     assert dep.compared[0].proposal is not None and dep.compared[0].fact is None
@@ -325,5 +333,5 @@ def test_two_batches_acting_on_one_fact_write_once(queue):
     items = decide([*queue.items, *again], accept={upd.key, again[0].key})
     results = apply(items, queue.log, at=AT)
     assert [r.outcome for r in results] == ["written", "stale"]
-    assert "already changed by proposal " + upd.key in results[1].message
+    assert "already changed by proposal " + upd.label in results[1].message
     assert len(appended(queue)) == 1
