@@ -154,6 +154,22 @@ class _Expected:
     until: float
 
 
+def _matches(item: _Expected, record: WriteRecord, path: str) -> bool:
+    """Whether a confirmed write describes *record* (whose file is *path*, normalised).
+
+    A planned backup may name the file copied or the backup itself, whose name
+    carries a time stamp and maybe a ``.N`` suffix decided only when it is made.
+    """
+    if record.action == "backup":
+        return item.action == "backup" and (
+            item.path == path or item.path.startswith(path + ".memlens-backup-")
+        )
+    same_action = item.action == record.action or (
+        item.action == "rewrite" and record.action == "create"
+    )
+    return same_action and item.path == path
+
+
 class ActivityLog:
     """Appends a line per write to *path* and tells its subscribers.
 
@@ -218,10 +234,7 @@ class ActivityLog:
             self._expected.popleft()
         path = _same_file(record.path)
         for item in self._expected:
-            same_action = item.action == record.action or (
-                item.action == "rewrite" and record.action == "create"
-            )
-            if item.path == path and same_action:
+            if _matches(item, record, path):
                 self._expected.remove(item)
                 return item.summary
         return ""

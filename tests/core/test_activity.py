@@ -212,6 +212,28 @@ def test_expectations_expire_and_match_path_and_action(tmp_path):
     assert log.record(append).summary == "appended 1 line"
 
 
+def test_a_planned_backup_matches_the_backup_made(tmp_path):
+    log = ActivityLog(tmp_path / "a.jsonl")
+    src = tmp_path / "session.jsonl"
+    src.write_bytes(b"{}\n")
+    planned = fsutil.backup_path(src)
+    log.expect([PlannedWrite(str(planned), "backup", "copy session.jsonl before appending")])
+    log.expect([PlannedWrite(str(src), "append", "append 1 compaction entry")])
+    add_write_observer(log.record)
+    try:
+        make_backup(src)
+        made = make_backup(src)  # a second one in the same second: a ".1" name
+        append_lines(src, b"{}\n")
+    finally:
+        remove_write_observer(log.record)
+    summaries = [r.summary for r in log.load().records]
+    assert summaries == [
+        "copy session.jsonl before appending",
+        f"backup copy to {made.name}",
+        "append 1 compaction entry",
+    ]
+
+
 def test_bad_lines_are_tolerated(tmp_path):
     path = tmp_path / "activity.jsonl"
     good = ActivityLog(path)
