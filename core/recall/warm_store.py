@@ -42,6 +42,7 @@ from core.store.vectors import VectorFile, encode_vectors, load_vectors, write_v
 
 if TYPE_CHECKING:
     import os
+    from collections.abc import Sequence
 
     from core.embed.base import Embedder
 
@@ -375,6 +376,35 @@ class WarmStore:
             self.vectors.set(slot, vec)
             self.evict()
         return seg
+
+    def index_appended(
+        self, segments: Sequence[Segment], now_ms: int | None = None
+    ) -> list[Segment]:
+        """Index segments already in segments.jsonl (appended by the agent, seen live).
+
+        Nothing is written. A segment is skipped when its id or its dedup key is
+        already stored (the first of a key wins, as when loading) or when it is
+        older than ``evictionDays``; ``maxSegments`` is then applied once. The new
+        slots have no vector yet: :meth:`embed_missing` gives them one.
+        Returns the segments indexed.
+        """
+        s = self.settings
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        cutoff = now - s.eviction_days * DAY_MS if s.eviction_days > 0 else None
+        added: list[Segment] = []
+        with self.lock:
+            for seg in segments:
+                key = dedup_key(seg.session_id, seg.role, seg.content)
+                if seg.id in self.slot_of or key in self._keys:
+                    continue
+                if cutoff is not None and seg.timestamp < cutoff:
+                    continue
+                self.vectors.reserve(self._index_one(seg))
+                added.append(seg)
+            if added:
+                self.evict(now_ms)
+                self.stats.missing_vectors += len(added)
+        return added
 
     def evict(self, now_ms: int | None = None) -> list[Segment]:
         """Apply maxSegments (oldest first) and evictionDays to the warm set."""

@@ -1,0 +1,562 @@
+"""Live mode without Qt: follow a data directory's files and apply what changes.
+
+:class:`LiveFollower` keeps a :class:`core.tail.Tail` on every transcript, on
+``segments.jsonl`` and ``knowledge.jsonl``, and watches each ``sessions.json``.
+:meth:`LiveFollower.poll` reads only the new bytes of the files named dirty (or
+of all), applies them to the loaded objects *in place* (sessions grow, the
+knowledge log replays, the warm set and the warm store index new segments), and
+returns one :class:`LiveChanges` for the whole batch. A truncated or replaced
+file is reloaded whole. New transcripts in the agents' session folders join the
+data set. Compactions and memory flushes are announced.
+
+The app's :class:`app.live.LiveController` calls :meth:`poll` from a timer;
+tests call it directly.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.dataset import summarize
+from core.discovery import AgentDir
+from core.live_session import (
+    Announcement,
+    SessionCursor,
+    cursor_from_bytes,
+    cursor_from_file,
+    extend_session,
+    replace_session,
+)
+from core.live_store import SegmentFollower, apply_knowledge, reload_knowledge
+from core.openclaw.config import MemoryContextConfig
+from core.openclaw.sessions_store import SessionStore, load_sessions_store
+from core.problems import FormatError, Problem
+from core.store.knowledge import KnowledgeLog
+from core.store.segments import SegmentLoad
+from core.tail import Tail, TailEvent
+from core.timefmt import utc_minute_ms
+from core.transcript.loader import parse_transcript
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from core.dataset import DataSet
+    from core.recall.opening import RecallData
+    from core.transcript.model import Entry, Session
+
+FLUSH_DEDUP_SECONDS = 600.0
+"""A flush seen in a transcript and in sessions.json within this time is announced once."""
+
+
+@dataclass(slots=True)
+class LiveChanges:
+    """Everything one :meth:`LiveFollower.poll` applied."""
+
+    sessions_changed: list[str] = field(default_factory=list)
+    """Ids of sessions that got new entries or were reloaded."""
+    sessions_added: list[str] = field(default_factory=list)
+    """Ids of sessions whose transcript appeared."""
+    entries: dict[str, list[Entry]] = field(default_factory=dict)
+    """New entries by session id (not for reloaded or added sessions)."""
+    segments_added: int = 0
+    """Segments that joined the warm set."""
+    segments_indexed: int = 0
+    """Segments the warm store indexed (they have no vector yet)."""
+    facts_changed: list[str] = field(default_factory=list)
+    stores_changed: list[str] = field(default_factory=list)
+    """Agents whose ``sessions.json`` changed."""
+    resets: list[str] = field(default_factory=list)
+    """Files reloaded whole (truncated, replaced, rewritten)."""
+    missing: list[str] = field(default_factory=list)
+    """Files that disappeared (what was loaded from them is kept)."""
+    store_reopen_needed: bool = False
+    """segments.jsonl was reloaded: the warm store must be opened again
+    (then :meth:`LiveFollower.set_recall`)."""
+    announcements: list[Announcement] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    lines: int = 0
+    """Complete lines read in all."""
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.sessions_changed
+            or self.sessions_added
+            or self.segments_added
+            or self.segments_indexed
+            or self.facts_changed
+            or self.stores_changed
+            or self.resets
+            or self.missing
+            or self.announcements
+            or self.problems
+            or self.lines
+        )
+
+    def _changed(self, session_id: str) -> None:
+        if session_id not in self.sessions_changed:
+            self.sessions_changed.append(session_id)
+
+
+@dataclass(slots=True)
+class _Transcript:
+    agent: str
+    session: Session
+    tail: Tail
+    cursor: SessionCursor
+    reload: bool = False
+    """The last reset could not be parsed: parse the whole file again next time."""
+
+
+@dataclass(slots=True)
+class _Candidate:
+    agent: str
+    tail: Tail
+    data: list[bytes] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _StoreFile:
+    agent: str
+    path: Path
+    signature: tuple[int, int, int, int] | None
+    failed: tuple[int, int, int, int] | None = None
+
+
+def _signature(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class LiveFollower:
+    """Follow the files of a loaded data set (see the module docstring).
+
+    Parameters
+    ----------
+    data
+        The loaded data set; its sessions, summaries, segments, knowledge log,
+        stores and problems are updated in place.
+    recall
+        The recall side, when open: its warm store indexes new segments and its
+        knowledge index is kept in step with the log. See :meth:`set_recall`.
+    clock
+        Epoch milliseconds now (segment eviction by age).
+    """
+
+    def __init__(
+        self,
+        data: DataSet,
+        recall: RecallData | None = None,
+        *,
+        clock: Callable[[], int] = lambda: int(time.time() * 1000),
+    ) -> None:
+        self.data = data
+        self.recall = recall
+        self.clock = clock
+        config = data.config
+        self.flush_prompt = config.compaction.memory_flush.prompt if config else None
+        mc = config.memory_context if config else MemoryContextConfig()
+        self._transcripts: dict[str, _Transcript] = {}
+        self._candidates: dict[str, _Candidate] = {}
+        self._ignored: set[str] = set()
+        self._stores: dict[str, _StoreFile] = {}
+        self._flushes: dict[str, tuple[float, str]] = {}  # session id -> (time, source)
+        self._dirty: set[str] = set()
+        self._knowledge: Tail | None = None
+        self._segments: Tail | None = None
+        self.segments: SegmentFollower | None = None
+        summaries = {s.path: s.agent for s in data.summaries}
+        for agent in data.discovery.agents:
+            if agent.sessions_json is not None:
+                self._watch_store(agent.name, agent.sessions_json)
+        # Transcripts that failed to load become candidates: perhaps only their
+        # header was being written.
+        for session in data.sessions:
+            self._track(summaries.get(session.path, ""), session)
+        folder = data.discovery.memory_context
+        if folder is not None:
+            seg_path = folder / "segments.jsonl"
+            if data.segments is None:
+                data.segments = SegmentLoad(str(seg_path), [])
+            self._segments = Tail(seg_path, data.segments.size)
+            self.segments = SegmentFollower(
+                data.segments,
+                recall.store if recall else None,
+                max_segments=mc.max_segments,
+                eviction_days=float(mc.eviction_days),
+                clock=clock,
+            )
+            if data.knowledge is None:
+                data.knowledge = KnowledgeLog(str(folder / "knowledge.jsonl"))
+            log = data.knowledge
+            self._knowledge = Tail(log.path, log.size, line=log.lines + 1)
+
+    # -- what to watch ------------------------------------------------------------------
+    def files(self) -> list[str]:
+        """Every file followed (for a file-system watcher)."""
+        out = list(self._transcripts)
+        out += [str(s.path) for s in self._stores.values()]
+        if self._segments is not None:
+            out.append(self._segments.path)
+        if self._knowledge is not None:
+            out.append(self._knowledge.path)
+        return out
+
+    def directories(self) -> list[str]:
+        """Folders where new transcripts, a new sessions.json or a new store file may appear."""
+        found = self.data.discovery
+        dirs = [str(a.sessions_dir) for a in found.agents]
+        if found.kind == "openclaw-home" and (found.path / "agents").is_dir():
+            dirs.append(str(found.path / "agents"))
+        elif found.kind == "pi-sessions":
+            dirs.append(str(found.path))
+        if found.memory_context is not None:
+            dirs.append(str(found.memory_context))
+        return list(dict.fromkeys(dirs))
+
+    def mark_dirty(self, path: str) -> None:
+        """Note that *path* (a file or a folder) changed; the next :meth:`poll` reads it."""
+        self._dirty.add(os.fspath(path))
+
+    def set_recall(self, recall: RecallData | None) -> int:
+        """Follow into a newly opened recall side; returns segments indexed from the backlog."""
+        self.recall = recall
+        if recall is not None and recall.knowledge is not None:
+            recall.knowledge.sync()
+        if self.segments is None:
+            return 0
+        return self.segments.set_store(recall.store if recall else None)
+
+    # -- polling ----------------------------------------------------------------------
+    def poll(self, *, everything: bool = False) -> LiveChanges:
+        """Apply what changed in the dirty files (every file when *everything*).
+
+        Folders marked dirty, and *everything*, also look for new transcripts.
+        """
+        changes = LiveChanges()
+        dirty, self._dirty = self._dirty, set()
+        self._follow_replaced_sessions()
+        for path, state in list(self._transcripts.items()):
+            if everything or path in dirty:
+                self._poll_transcript(state, changes)
+        if everything or dirty & set(self.directories()) or self._candidates:
+            self._scan(changes)
+        for store in self._stores.values():
+            if everything or str(store.path) in dirty or store.signature is None:
+                self._poll_store(store, changes)
+        if self._segments is not None and (everything or self._segments.path in dirty):
+            self._poll_segments(self._segments, changes)
+        if self._knowledge is not None and (everything or self._knowledge.path in dirty):
+            self._poll_knowledge(self._knowledge, changes)
+        self.data.problems.extend(changes.problems)
+        return changes
+
+    # -- transcripts --------------------------------------------------------------------
+    def _track(self, agent: str, session: Session) -> None:
+        last = session.leaf
+        anchor = (last.line, last.offset) if last is not None else None
+        tail = Tail(session.path, session.size, anchor=anchor)
+        cursor = cursor_from_file(session, tail.offset)
+        self._transcripts[session.path] = _Transcript(agent, session, tail, cursor)
+
+    def _follow_replaced_sessions(self) -> None:
+        """The app may reload a session (a new object): follow the new one from its size."""
+        current = {s.path: s for s in self.data.sessions}
+        for path, state in list(self._transcripts.items()):
+            session = current.get(path)
+            if session is None:
+                del self._transcripts[path]
+                self._ignored.add(path)
+            elif session is not state.session:
+                self._track(state.agent, session)
+        for path, session in current.items():
+            if path not in self._transcripts:
+                self._ignored.discard(path)
+                self._candidates.pop(path, None)
+                self._track(self._agent_of(path), session)
+
+    def _agent_of(self, path: str) -> str:
+        for s in self.data.summaries:
+            if s.path == path:
+                return s.agent
+        parent = Path(path).parent
+        for a in self.data.discovery.agents:
+            if a.sessions_dir == parent:
+                return a.name
+        return parent.name
+
+    def _poll_transcript(self, state: _Transcript, changes: LiveChanges) -> None:
+        if state.reload:
+            state.tail = Tail(state.session.path)  # read it all again
+        event = state.tail.poll()
+        if event.kind == "none":
+            return
+        session = state.session
+        if event.kind == "missing":
+            changes.missing.append(session.path)
+            changes.problems.append(
+                Problem(session.path, 0, "transcript removed; what was loaded is kept", "warning")
+            )
+            return
+        changes.lines += event.lines
+        if event.kind == "reset" or state.reload:
+            self._reload_transcript(state, event, changes)
+            return
+        added = extend_session(
+            state.cursor,
+            event.data,
+            first_line=event.first_line,
+            base_offset=event.offset,
+            flush_prompt=self.flush_prompt,
+        )
+        changes.problems.extend(added.problems)
+        if added.entries:
+            changes._changed(session.id)
+            changes.entries.setdefault(session.id, []).extend(added.entries)
+            self._announce(added.announcements, changes, source="transcript")
+            self._summarize(state)
+
+    def _reload_transcript(
+        self, state: _Transcript, event: TailEvent, changes: LiveChanges
+    ) -> None:
+        path = state.session.path
+        try:
+            fresh = parse_transcript(event.data, path)
+        except FormatError as exc:
+            state.reload = True
+            changes.problems.append(
+                Problem(
+                    path,
+                    exc.line,
+                    f"the transcript was {event.reason or 'replaced'} and cannot be read now "
+                    f"({exc.detail}); what was loaded is kept",
+                    "warning",
+                )
+            )
+            return
+        state.reload = False
+        self._forget_problems(path)
+        fresh.size = event.end
+        replace_session(state.session, fresh)
+        state.cursor = cursor_from_bytes(state.session, event.data)
+        changes.resets.append(path)
+        changes.problems.extend(fresh.problems)
+        changes._changed(state.session.id)
+        self._summarize(state)
+
+    def _forget_problems(self, path: str) -> None:
+        """Drop a reloaded file's old problems (the reload reports them again)."""
+        self.data.problems[:] = [p for p in self.data.problems if p.file != path]
+
+    def _summarize(self, state: _Transcript) -> None:
+        session = state.session
+        try:
+            modified = os.stat(session.path).st_mtime
+        except OSError:
+            modified = 0.0
+        summary = summarize(session, state.agent, modified)
+        summaries = self.data.summaries
+        for i, old in enumerate(summaries):
+            if old.path == session.path:
+                summaries[i] = summary
+                return
+        summaries.append(summary)
+
+    def _scan(self, changes: LiveChanges) -> None:
+        """Look for transcripts that appeared in the agents' folders."""
+        for agent in self._agent_dirs():
+            try:
+                names = sorted(os.listdir(agent.sessions_dir))
+            except OSError:
+                continue
+            for name in names:
+                path = str(agent.sessions_dir / name)
+                if not name.endswith(".jsonl") or path in self._ignored:
+                    continue
+                if path in self._transcripts:
+                    continue
+                if path not in self._candidates:
+                    self._candidates[path] = _Candidate(agent.name, Tail(path))
+            store = agent.sessions_dir / "sessions.json"
+            if str(store) not in {str(s.path) for s in self._stores.values()} and store.is_file():
+                self._watch_store(agent.name, store)
+        for path, cand in list(self._candidates.items()):
+            self._poll_candidate(path, cand, changes)
+
+    def _agent_dirs(self) -> list[AgentDir]:
+        found = self.data.discovery
+        known = {a.sessions_dir for a in found.agents}
+        fresh: list[AgentDir] = []
+        if found.kind == "openclaw-home":
+            root = found.path / "agents"
+            subs = sorted(p / "sessions" for p in _subdirs(root))
+            fresh = [AgentDir(p.parent.name, p, ()) for p in subs if p.is_dir() and p not in known]
+        elif found.kind == "pi-sessions":
+            for sub in _subdirs(found.path):
+                if sub in known:
+                    continue
+                name = (
+                    sub.name.strip("-").replace("-", "/") if sub.name.startswith("--") else sub.name
+                )
+                fresh.append(AgentDir(name or sub.name, sub, ()))
+        found.agents.extend(fresh)
+        return list(found.agents)
+
+    def _poll_candidate(self, path: str, cand: _Candidate, changes: LiveChanges) -> None:
+        event = cand.tail.poll()
+        if event.kind == "missing":
+            del self._candidates[path]
+            return
+        if event.kind == "reset":
+            cand.data = []
+        if event.data:
+            cand.data.append(event.data)
+        if not cand.data:
+            return  # no complete line yet
+        data = b"".join(cand.data)
+        try:
+            session = parse_transcript(data, path)
+        except FormatError:
+            del self._candidates[path]
+            self._ignored.add(path)  # a .jsonl that is not a transcript
+            return
+        session.size = len(data)
+        del self._candidates[path]
+        self.data.sessions.append(session)
+        cursor = cursor_from_bytes(session, data)
+        state = _Transcript(cand.agent, session, cand.tail, cursor)
+        self._transcripts[path] = state
+        self._summarize(state)
+        self._add_to_discovery(cand.agent, Path(path))
+        changes.sessions_added.append(session.id)
+        changes.problems.extend(session.problems)
+
+    def _add_to_discovery(self, agent: str, path: Path) -> None:
+        agents = self.data.discovery.agents
+        for i, a in enumerate(agents):
+            if a.sessions_dir == path.parent:
+                agents[i] = replace(a, transcripts=(*a.transcripts, path))
+                return
+        agents.append(AgentDir(agent, path.parent, (path,)))
+
+    # -- sessions.json ----------------------------------------------------------------------
+    def _watch_store(self, agent: str, path: Path) -> None:
+        signature = _signature(path) if agent in self.data.stores else None
+        self._stores[str(path)] = _StoreFile(agent, path, signature)
+
+    def _poll_store(self, watch: _StoreFile, changes: LiveChanges) -> None:
+        signature = _signature(watch.path)
+        if signature is None or signature == watch.signature or signature == watch.failed:
+            return
+        try:
+            store = load_sessions_store(watch.path)
+        except FormatError as exc:
+            # Perhaps written in place and not finished: try again when it changes.
+            watch.failed = signature
+            changes.problems.append(Problem(exc.file, exc.line, exc.detail, "warning"))
+            return
+        watch.signature = signature
+        watch.failed = None
+        old = self.data.stores.get(watch.agent)
+        self.data.stores[watch.agent] = store
+        changes.stores_changed.append(watch.agent)
+        self._store_flushes(old, store, changes)
+
+    def _store_flushes(
+        self, old: SessionStore | None, new: SessionStore, changes: LiveChanges
+    ) -> None:
+        if old is None:
+            return  # a store seen for the first time: its flushes are history
+        before = old.entries
+        for key, entry in new.entries.items():
+            at = entry.memory_flush_at
+            prev = before.get(key)
+            if at is None or (prev is not None and prev.memory_flush_at == at):
+                continue
+            sid = entry.session_id or key
+            when = utc_minute_ms(at) + " UTC"
+            count = entry.memory_flush_compaction_count
+            cycle = f" (compaction cycle {count})" if count is not None else ""
+            message = (
+                f"Memory flush recorded in sessions.json for session {sid[:8]} at {when}{cycle}"
+            )
+            self._announce(
+                [Announcement("memory_flush", sid, message, new.path, "", entry.line)],
+                changes,
+                source="store",
+            )
+
+    def _announce(
+        self, found: Iterable[Announcement], changes: LiveChanges, *, source: str
+    ) -> None:
+        now = time.monotonic()
+        for a in found:
+            if a.kind == "memory_flush":
+                last = self._flushes.get(a.session_id)
+                self._flushes[a.session_id] = (now, source)
+                # The agent's flush turn and its sessions.json record are one flush.
+                if last is not None and last[1] != source and now - last[0] < FLUSH_DEDUP_SECONDS:
+                    continue
+            changes.announcements.append(a)
+
+    # -- memory-context store -------------------------------------------------------------
+    def _poll_segments(self, tail: Tail, changes: LiveChanges) -> None:
+        follower = self.segments
+        assert follower is not None
+        event = tail.poll()
+        if event.kind == "none":
+            return
+        if event.kind == "missing":
+            changes.missing.append(tail.path)
+            return
+        changes.lines += event.lines
+        if event.kind == "reset":
+            self._forget_problems(tail.path)
+            out = follower.reload(event.data)
+            changes.resets.append(tail.path)
+            changes.store_reopen_needed = True
+            changes.segments_added += len(out.added)
+        else:
+            out = follower.apply(event.data, first_line=event.first_line, offset=event.offset)
+            changes.segments_added += len(out.added)
+            changes.segments_indexed += out.indexed
+        changes.problems.extend(out.problems)
+
+    def _poll_knowledge(self, tail: Tail, changes: LiveChanges) -> None:
+        log = self.data.knowledge
+        assert log is not None
+        event = tail.poll()
+        if event.kind == "none":
+            return
+        if event.kind == "missing":
+            changes.missing.append(tail.path)
+            return
+        changes.lines += event.lines
+        index = self.recall.knowledge if self.recall is not None else None
+        if index is not None and index.log is not log:
+            index = None  # an index over another log: not ours to update
+        if event.kind == "reset":
+            self._forget_problems(tail.path)
+            out = reload_knowledge(log, event.data)
+            changes.resets.append(tail.path)
+            if index is not None:
+                index.rebuild()
+        else:
+            out = apply_knowledge(log, event.data, first_line=event.first_line, offset=event.offset)
+            if index is not None:
+                index.sync()
+        changes.facts_changed.extend(out.fact_ids)
+        changes.problems.extend(out.problems)
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    try:
+        return [p for p in folder.iterdir() if p.is_dir()]
+    except OSError:
+        return []
