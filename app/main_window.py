@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self.inspector = Inspector(self)
         self.inspector.restore_settings()
         self.actions = build_actions(self)
+        self.actions.by_name["cancel"].setEnabled(False)
         self._restore_layout()
 
     # -- layout ------------------------------------------------------------------------
@@ -193,8 +194,7 @@ class MainWindow(QMainWindow):
         worker.signals.cancelled.connect(self._on_cancelled)
         self._worker = worker
         self.place = path
-        self.progress.setVisible(True)
-        self.cancel_button.setVisible(True)
+        self._busy(True)
         self.state.setText("Loading…")
         self.place_label.setText(path)
         QThreadPool.globalInstance().start(worker)
@@ -206,10 +206,16 @@ class MainWindow(QMainWindow):
             if worker is not None:
                 worker.cancel()
 
+    def _busy(self, busy: bool) -> None:
+        """Show or hide progress and Cancel (Esc only cancels while something runs)."""
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        if hasattr(self, "actions"):
+            self.actions.by_name["cancel"].setEnabled(busy)
+
     def _done(self) -> None:
         self._worker = None
-        self.progress.setVisible(False)
-        self.cancel_button.setVisible(False)
+        self._busy(False)
 
     @Slot(int, int, str)
     def _on_progressed(self, done: int, total: int, label: str) -> None:
@@ -261,15 +267,13 @@ class MainWindow(QMainWindow):
         worker.signals.failed.connect(self._on_recall_failed)
         worker.signals.cancelled.connect(self._on_recall_cancelled)
         self._recall_worker = worker
-        self.progress.setVisible(True)
-        self.cancel_button.setVisible(True)
+        self._busy(True)
         self.state.setText("Indexing memory…")
         QThreadPool.globalInstance().start(worker)
 
     def _recall_done(self) -> None:
         self._recall_worker = None
-        self.progress.setVisible(False)
-        self.cancel_button.setVisible(False)
+        self._busy(False)
 
     @Slot(object)
     def _on_recall_opened(self, recall: RecallData) -> None:

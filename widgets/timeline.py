@@ -27,6 +27,7 @@ from widgets.timeline_markers import TimelineMarkers
 from widgets.timeline_style import (
     BAR_WIDTH,
     CATEGORY_COLORS,
+    CUT_COLOR,
     THINKING_COLOR,
     IndexAxis,
     TokenAxis,
@@ -149,6 +150,11 @@ class TimelineView(QWidget):
         self._ctx_curve.setCurveClickable(False)
         self._hover_lines = [self._vline(plot, 6) for plot in (self._ctx_plot, self._bar_plot)]
         self._select_lines = [self._vline(plot, 7) for plot in (self._ctx_plot, self._bar_plot)]
+        self._cut_lines = [self._vline(plot, 5) for plot in (self._ctx_plot, self._bar_plot)]
+        self._cut_lines[0].label = pg.InfLineLabel(
+            self._cut_lines[0], text="cut point", position=0.08, anchors=[(0, 0), (0, 0)]
+        )
+        self._cut_id: str | None = None
 
     def _vline(self, plot: pg.PlotItem, z: float) -> pg.InfiniteLine:
         line = pg.InfiniteLine(angle=90, movable=False)
@@ -185,6 +191,9 @@ class TimelineView(QWidget):
             line.setPen(pg.mkPen(c["mid"], width=1))
         for line in self._select_lines:
             line.setPen(pg.mkPen(c["highlight"], width=2))
+        for line in self._cut_lines:
+            line.setPen(pg.mkPen(CUT_COLOR, width=2, style=Qt.PenStyle.DashDotLine))
+        self._cut_lines[0].label.setColor(CUT_COLOR)
         self._markers.apply_colors(c)
         self._legend.setText(self._legend_text())
 
@@ -251,6 +260,7 @@ class TimelineView(QWidget):
         self._markers.show(tl, self._thresholds, self._ctx_max)
         self._hide_lines(self._hover_lines)
         self._hide_lines(self._select_lines)
+        self.set_cut_point(self._cut_id)  # kept across rebuilds of the same session
         self._info.setText(self._overview())
 
     def clear(self) -> None:
@@ -271,6 +281,8 @@ class TimelineView(QWidget):
         self._markers.clear()
         self._hide_lines(self._hover_lines)
         self._hide_lines(self._select_lines)
+        self._hide_lines(self._cut_lines)
+        self._cut_id = None
         self._info.setText("No session")
 
     def select_entry(self, entry_id: str) -> bool:
@@ -291,6 +303,23 @@ class TimelineView(QWidget):
         if self._hover is None:
             self._info.setText(self._describe(pos))
         return True
+
+    def set_cut_point(self, entry_id: str | None) -> bool:
+        """Mark a planned compaction's first kept entry (None or "" removes the mark)."""
+        tl = self._timeline
+        pos = tl.position(entry_id) if tl is not None and entry_id else None
+        self._cut_id = entry_id if pos is not None else None
+        if pos is None:
+            self._hide_lines(self._cut_lines)
+            return False
+        for line in self._cut_lines:
+            line.setValue(pos)
+            line.show()
+        return True
+
+    def cut_point(self) -> str | None:
+        """The entry marked as the planned cut point, if any."""
+        return self._cut_id
 
     def selected_entry(self) -> str | None:
         """The id of the highlighted message."""

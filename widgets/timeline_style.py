@@ -26,6 +26,8 @@ CATEGORY_COLORS: dict[Category, str] = {
     Category.OTHER: "#9d755d",
 }
 THINKING_COLOR = "#b279a2"
+CUT_COLOR = "#d62728"
+"""The planned compaction cut point (first kept entry)."""
 THRESHOLD_STYLES: dict[str, tuple[str, Qt.PenStyle]] = {
     "window": ("#d62728", Qt.PenStyle.SolidLine),
     "compaction": ("#ff7f0e", Qt.PenStyle.DashLine),

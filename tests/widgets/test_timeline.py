@@ -269,3 +269,24 @@ def test_empty_session(view):
     view.grab()
     assert view.info_text() == "No messages in this session"
     assert len(_xy(view.plot_items()["context"])[0]) == 0
+
+
+def test_cut_point_is_marked_and_removed(qtbot, fixtures_dir):
+    from core.timeline import build_timeline
+    from core.transcript import load_transcript
+    from widgets.timeline import TimelineView
+
+    session = load_transcript(fixtures_dir / "before-compaction.jsonl")
+    view = TimelineView()
+    qtbot.addWidget(view)
+    tl = build_timeline(session)
+    view.set_timeline(tl)
+    target = tl.entry_ids[len(tl) // 2]
+    assert view.set_cut_point(target)
+    assert view.cut_point() == target
+    lines = view._cut_lines
+    assert all(line.isVisible() and line.value() == tl.position(target) for line in lines)
+    view.set_timeline(build_timeline(session))  # a rebuild keeps the mark
+    assert view.cut_point() == target
+    assert not view.set_cut_point("")
+    assert view.cut_point() is None and not any(line.isVisible() for line in lines)
