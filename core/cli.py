@@ -407,7 +407,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 # -- parser ------------------------------------------------------------------------
 COMMANDS = (
     "info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo",
-    "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim",
+    "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
 )  # fmt: skip
 
 
@@ -582,6 +582,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reserve", type=int, default=4000, metavar="N")
     p.add_argument("--hard-cap", type=int, metavar="N", help="default: min(4000, window/10)")
     p.add_argument("--protected-recent", type=int, default=6, metavar="N")
+    from core.fact_cli import register as register_fact
+
+    register_fact(sub)
     p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", _cmd_demo)
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--seed", type=int, default=7)

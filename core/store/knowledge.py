@@ -170,6 +170,36 @@ class KnowledgeLog:
                 return chain
             chain.append(nxt.superseded_by)
 
+    def chain_around(self, fact_id: str) -> tuple[list[str], list[str]]:
+        """The supersession chain split at *fact_id*: (older, newer), each oldest first.
+
+        ``older`` are the facts *fact_id* (directly or not) superseded; ``newer``
+        the ones that superseded it. Both are empty for a fact outside any chain.
+        """
+        chain = self.chain(fact_id)
+        if fact_id not in chain:
+            return [], []
+        at = chain.index(fact_id)
+        return chain[:at], chain[at + 1 :]
+
+    def resolve(self, ref: str) -> str:
+        """The id of the fact *ref* names: a whole id or a unique prefix of one.
+
+        Raises
+        ------
+        KeyError
+            When no fact id starts with *ref*, or several do.
+        """
+        if ref in self.facts:
+            return ref
+        found = [fid for fid in self.facts if ref and fid.startswith(ref)]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise KeyError(f"{self.path}: no fact with id {ref!r}")
+        shown = ", ".join(sorted(found)[:3]) + (", ..." if len(found) > 3 else "")
+        raise KeyError(f"{self.path}: {len(found)} facts have ids starting with {ref!r} ({shown})")
+
     # -- writing (append only) --------------------------------------------
     def _get(self, fact_id: str) -> Fact:
         fact = self.facts.get(fact_id)
@@ -198,14 +228,94 @@ class KnowledgeLog:
     def _append(self, records: list[dict[str, Any]]) -> AppendResult:
         payload = b"".join(jsonio.dumps_line(r) for r in records)
         result = append_lines(self.path, payload)
+        # Lines the agent appended since the log was read come first, so the log
+        # stays whole (every byte before ``size`` replayed) and in file order.
+        self._catch_up_to(result.offset)
         # The payload may have been preceded by a newline that ends a partial line.
         start = result.offset + (result.length - len(payload))
         first_line = self.lines + 1 + (1 if result.length != len(payload) else 0)
         self.replay(payload, first_line=first_line, base_offset=start)
         return result
 
+    def _catch_up_to(self, end: int) -> None:
+        """Replay the lines between what was read (``size``) and byte *end*."""
+        start = self.size
+        if end <= start:
+            return
+        try:
+            with open(self.path, "rb") as fh:
+                if start > 0:
+                    fh.seek(start - 1)
+                    if fh.read(1) != b"\n":  # the last read ended inside a line
+                        back = max(0, start - 65536)
+                        fh.seek(back)
+                        start = back + fh.read(start - back).rfind(b"\n") + 1
+                fh.seek(start)
+                data = fh.read(end - start)
+        except OSError:
+            return
+        first_line = self.lines + 1
+        if start < self.size and any(
+            ln.offset == start for lines in self.history.values() for ln in lines
+        ):
+            # That line was whole JSON when read, and replayed then.
+            nl = data.find(b"\n")
+            if nl < 0:
+                return
+            data, start, first_line = data[nl + 1 :], start + nl + 1, first_line + 1
+        if data:
+            self.replay(data, first_line=first_line, base_offset=start)
+
     def _clean(self, text: str | None) -> str | None:
         return None if text is None else maybe_redact(text, self.redaction)
+
+    def seal(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A copy of *record* as memlens writes it: ``content`` and ``context`` redacted.
+
+        Every line memlens appends goes through here, including fields copied
+        from the agent's own last line (an edit of the type alone must not write
+        a secret the agent left in the content). Redaction is idempotent, so
+        sealing a sealed record changes nothing.
+        """
+        out = dict(record)
+        for key in ("content", "context"):
+            value = out.get(key)
+            if isinstance(value, str):
+                out[key] = maybe_redact(value, self.redaction)
+        return out
+
+    def append_records(self, records: list[dict[str, Any]]) -> tuple[AppendResult, list[LogLine]]:
+        """Append whole records (sealed, see :meth:`seal`) in one write.
+
+        The lower-level door for writers that planned their exact lines
+        (:mod:`core.fact_ops`); the records need ``id``, ``type`` and ``content``.
+
+        Returns
+        -------
+        tuple of AppendResult and list of LogLine
+            Where the write landed, and the lines written as replayed (line
+            number, byte offset, record), in file order.
+
+        Raises
+        ------
+        ValueError
+            When a record lacks ``id``, ``type`` or ``content``.
+        OSError
+            When the file cannot be written (nothing was appended then).
+        """
+        if not records:
+            raise ValueError("nothing to append")
+        for rec in records:
+            if not rec.get("id") or not rec.get("type") or not rec.get("content"):
+                raise ValueError(f"a fact line needs id, type and content ({self.path})")
+        sealed = [self.seal(r) for r in records]
+        result = self._append(sealed)
+        ids = {str(r["id"]) for r in sealed}
+        lines = sorted(
+            (ln for fid in ids for ln in self.history.get(fid, ()) if ln.offset >= result.offset),
+            key=lambda ln: ln.offset,
+        )
+        return result, lines
 
     def add(self, type: str, content: str, context: str | None = None) -> Fact:
         """Append a new fact (redacted) and return it."""
@@ -252,7 +362,7 @@ class KnowledgeLog:
         if type is not None:
             record["type"] = type
         record["timestamp"] = self.clock()
-        self._append([record])
+        self._append([self.seal(record)])
         return self.facts[fact_id]
 
     def supersede(
@@ -281,14 +391,14 @@ class KnowledgeLog:
         ).to_json()
         marked = self.last_record(old_id)
         marked["supersededBy"] = new["id"]
-        self._append([new, marked])
+        self._append([new, self.seal(marked)])
         return self.facts[new["id"]]
 
     def delete(self, fact_id: str) -> Fact:
         """Append a ``_deleted`` line for a fact (its last line, marked)."""
         record = self.last_record(fact_id)
         record["_deleted"] = True
-        self._append([record])
+        self._append([self.seal(record)])
         return self.facts[fact_id]
 
     def restore(self, fact_id: str) -> Fact:
@@ -296,7 +406,7 @@ class KnowledgeLog:
         record = self.last_record(fact_id)
         record.pop("_deleted", None)
         record.pop("supersededBy", None)
-        self._append([record])
+        self._append([self.seal(record)])
         return self.facts[fact_id]
 
 
