@@ -1,0 +1,384 @@
+"""memlens's own settings, typed: LLM providers, embedder, recall and trim defaults.
+
+Stored through :class:`app.settings.AppSettings` (QSettings) under the keys below;
+anything unset or unreadable gives the default. An API key is never stored: a
+provider keeps the *name* of the environment variable that holds it, and the key
+is read from the environment only when a request is sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from core import jsonio
+from core.embed import EMBEDDERS
+from core.llm.providers import ANTHROPIC_URL
+from core.recall.hybrid import SearchConfig
+from core.redact import redact
+from core.trim import PROTECTED_RECENT, RESERVE_TOKENS
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from app.settings import AppSettings
+    from core.llm.base import LLMClient
+
+log = logging.getLogger(__name__)
+
+ProviderKind = Literal["openai", "anthropic"]
+KeyStatus = Literal["set", "not set", "not needed"]
+KINDS: tuple[ProviderKind, ...] = ("openai", "anthropic")
+KIND_LABELS = {"openai": "OpenAI-compatible", "anthropic": "Anthropic"}
+OPENAI_URL = "https://api.openai.com/v1"
+
+# QSettings keys
+LLM_PROVIDERS = "llm/providers"
+EMBEDDER = "embed/embedder"
+RECALL_MIN_SCORE = "recall/minScore"
+RECALL_VECTOR_WEIGHT = "recall/vectorWeight"
+RECALL_BM25_WEIGHT = "recall/bm25Weight"
+RECALL_DECAY = "recall/decay"
+RECALL_HARD_CAP = "recall/hardCapTokens"
+TRIM_PROTECTED_RECENT = "trim/protectedRecent"
+TRIM_RESERVE = "trim/reserveTokens"
+KEYS = (
+    LLM_PROVIDERS,
+    EMBEDDER,
+    RECALL_MIN_SCORE,
+    RECALL_VECTOR_WEIGHT,
+    RECALL_BM25_WEIGHT,
+    RECALL_DECAY,
+    RECALL_HARD_CAP,
+    TRIM_PROTECTED_RECENT,
+    TRIM_RESERVE,
+)
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def key_name_problem(name: str) -> str | None:
+    """Why *name* cannot be a key variable's name (None when it can; "" means no key).
+
+    Catches a key pasted where its variable's name belongs, so it is never stored.
+    """
+    if not name:
+        return None
+    looks_secret = (
+        redact(name) != name
+        or name.startswith(("sk-", "sk_", "xai-", "gsk_", "ghp_", "AKIA"))
+        or (
+            len(name) >= 20
+            and any(c.islower() for c in name)
+            and any(c.isupper() for c in name)
+            and any(c.isdigit() for c in name)
+        )
+    )
+    if looks_secret:
+        return (
+            "this looks like a key itself: enter the NAME of the environment variable "
+            "that holds it (e.g. OPENAI_API_KEY)"
+        )
+    if not _NAME.match(name):
+        return "a variable name has letters, digits and _ only, and does not start with a digit"
+    return None
+
+
+def key_status(name: str, environ: Mapping[str, str] | None = None) -> KeyStatus:
+    """Whether the variable *name* is set (non-blank); the value is never returned."""
+    if not name:
+        return "not needed"
+    env = os.environ if environ is None else environ
+    return "set" if env.get(name, "").strip() else "not set"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    """An LLM endpoint memlens can call.
+
+    Parameters
+    ----------
+    label
+        What pickers show.
+    kind
+        ``openai`` (any OpenAI-compatible server) or ``anthropic``.
+    base_url
+        The API root (``http://127.0.0.1:11434/v1``); "" for Anthropic's default.
+    model
+        The preferred model.
+    fallback_models
+        Tried in order when the model cannot answer (unknown model, bad answer).
+    key_env
+        Name of the environment variable holding the key ("" sends no key).
+    """
+
+    label: str
+    kind: ProviderKind = "openai"
+    base_url: str = ""
+    model: str = ""
+    fallback_models: tuple[str, ...] = ()
+    key_env: str = ""
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The model, then the fallbacks."""
+        return (self.model, *self.fallback_models)
+
+    @property
+    def url(self) -> str:
+        """The base URL the client uses."""
+        if self.kind == "anthropic":
+            return self.base_url or ANTHROPIC_URL
+        return self.base_url
+
+    def spec(self, model: str | None = None) -> str:
+        """The ``--llm`` spec of *model* (default: :attr:`model`).
+
+        ``anthropic:MODEL`` cannot carry a base URL: use :meth:`make_client` for
+        an Anthropic endpoint other than the default.
+        """
+        name = model if model is not None else self.model
+        return f"anthropic:{name}" if self.kind == "anthropic" else f"openai:{self.url}:{name}"
+
+    def specs(self) -> list[str]:
+        """The specs of the model and of each fallback, in order."""
+        return [self.spec(m) for m in self.models]
+
+    def problems(self) -> list[str]:
+        """What is wrong with this provider (empty when it is usable)."""
+        out: list[str] = []
+        if not self.label.strip():
+            out.append("the label is empty")
+        if self.kind not in KINDS:
+            out.append(f"unknown kind {self.kind!r}")
+        if self.kind == "openai" and not self.base_url:
+            out.append("an OpenAI-compatible provider needs a base URL")
+        if self.base_url and not re.match(r"^https?://[^\s/:]+", self.base_url):
+            out.append("the base URL must start with http:// or https://")
+        if not self.model.strip():
+            out.append("the model is empty")
+        if any(not m.strip() or any(c.isspace() for c in m) for m in self.models if m):
+            out.append("a model name cannot contain spaces")
+        problem = key_name_problem(self.key_env)
+        if problem:
+            out.append(f"key variable: {problem}")
+        return out
+
+    def key_status(self, environ: Mapping[str, str] | None = None) -> KeyStatus:
+        """Whether the key variable is set (see :func:`key_status`)."""
+        return key_status(self.key_env, environ)
+
+    def make_client(self, **options: Any) -> LLMClient:
+        """A client for the model, chained to the fallbacks (:class:`core.llm.FallbackChain`).
+
+        *options* go to each client (``timeout``, ``retries``, ``transport``...).
+        """
+        from core.llm import AnthropicClient, FallbackChain, OpenAICompatibleClient
+
+        key = self.key_env or None
+        clients: list[LLMClient] = []
+        for model in self.models:
+            if self.kind == "anthropic":
+                clients.append(
+                    AnthropicClient(model, base_url=self.url, api_key_env=key, **options)
+                )
+            else:
+                clients.append(OpenAICompatibleClient(self.url, model, api_key_env=key, **options))
+        return clients[0] if len(clients) == 1 else FallbackChain(clients)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (names only, never a key)."""
+        key_env = self.key_env if key_name_problem(self.key_env) is None else ""
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "baseUrl": self.base_url,
+            "model": self.model,
+            "fallbackModels": list(self.fallback_models),
+            "keyEnv": key_env,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> ProviderSpec:
+        """Read the stored form.
+
+        Raises
+        ------
+        ValueError
+            When *obj* is not a provider.
+        """
+        if not isinstance(obj, dict):
+            raise ValueError("a provider must be an object")
+        kind = obj.get("kind", "openai")
+        if kind not in KINDS:
+            raise ValueError(f"unknown provider kind {kind!r}")
+        text = {k: obj.get(k, "") for k in ("label", "baseUrl", "model", "keyEnv")}
+        if not all(isinstance(v, str) for v in text.values()):
+            raise ValueError("label, baseUrl, model and keyEnv must be strings")
+        fallbacks = obj.get("fallbackModels", [])
+        if not isinstance(fallbacks, list) or not all(isinstance(m, str) for m in fallbacks):
+            raise ValueError("fallbackModels must be a list of strings")
+        key_env = text["keyEnv"] if key_name_problem(text["keyEnv"]) is None else ""
+        return cls(
+            label=text["label"],
+            kind=kind,
+            base_url=text["baseUrl"],
+            model=text["model"],
+            fallback_models=tuple(m for m in fallbacks if m.strip()),
+            key_env=key_env,
+        )
+
+
+DEFAULT_PROVIDERS: tuple[ProviderSpec, ...] = (
+    ProviderSpec(
+        "Anthropic",
+        "anthropic",
+        "",
+        "claude-sonnet-4-5",
+        ("claude-haiku-4-5",),
+        "ANTHROPIC_API_KEY",
+    ),
+    ProviderSpec("OpenAI", "openai", OPENAI_URL, "gpt-4o-mini", (), "OPENAI_API_KEY"),
+    ProviderSpec("Local (Ollama)", "openai", "http://127.0.0.1:11434/v1", "llama3.1:8b"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallDefaults:
+    """The recall knobs memlens starts with (the agent's defaults unless changed)."""
+
+    min_score: float = 0.7
+    vector_weight: float = 0.7
+    bm25_weight: float = 0.3
+    decay: float = 0.995
+    hard_cap_tokens: int = 4000
+
+    def search_config(self, base: SearchConfig | None = None) -> SearchConfig:
+        """*base* (default: the agent's) with these knobs."""
+        return (base or SearchConfig()).with_(
+            min_score=self.min_score,
+            vector_weight=self.vector_weight,
+            bm25_weight=self.bm25_weight,
+            decay=self.decay,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TrimDefaults:
+    """The smart-trim knobs memlens starts with."""
+
+    protected_recent: int = PROTECTED_RECENT
+    reserve_tokens: int = RESERVE_TOKENS
+
+
+@dataclass(frozen=True, slots=True)
+class AppConfig:
+    """Everything the settings dialog edits."""
+
+    providers: tuple[ProviderSpec, ...] = DEFAULT_PROVIDERS
+    embedder: str = "hash"
+    recall: RecallDefaults = field(default_factory=RecallDefaults)
+    trim: TrimDefaults = field(default_factory=TrimDefaults)
+
+
+# --- reading and writing ------------------------------------------------------------
+
+
+def _float(settings: AppSettings, key: str, default: float, lo: float, hi: float) -> float:
+    try:
+        value = float(settings.value(key, default))
+    except (TypeError, ValueError):
+        return default
+    return min(hi, max(lo, value)) if math.isfinite(value) else default
+
+
+def _int(settings: AppSettings, key: str, default: int, lo: int, hi: int) -> int:
+    try:
+        value = int(float(settings.value(key, default)))
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return min(hi, max(lo, value))
+
+
+def llm_providers(settings: AppSettings) -> list[ProviderSpec]:
+    """The configured providers (the defaults when none were ever saved).
+
+    A saved empty list stays empty; entries that cannot be read are skipped.
+    """
+    raw = settings.value(LLM_PROVIDERS, None)
+    if raw is None or raw == "":
+        return list(DEFAULT_PROVIDERS)
+    try:
+        items = jsonio.loads(str(raw))
+    except ValueError:
+        log.warning("settings %s is not JSON; using the default providers", LLM_PROVIDERS)
+        return list(DEFAULT_PROVIDERS)
+    if not isinstance(items, list):
+        return list(DEFAULT_PROVIDERS)
+    out: list[ProviderSpec] = []
+    for item in items:
+        try:
+            out.append(ProviderSpec.from_json(item))
+        except ValueError as exc:
+            log.warning("a saved LLM provider was skipped: %s", exc)
+    return out
+
+
+def embedder_name(settings: AppSettings) -> str:
+    """``hash`` or ``transformer``."""
+    name = str(settings.value(EMBEDDER, "hash") or "hash")
+    return name if name in EMBEDDERS else "hash"
+
+
+def recall_defaults(settings: AppSettings) -> RecallDefaults:
+    """The saved recall knobs, each within its range."""
+    d = RecallDefaults()
+    return RecallDefaults(
+        min_score=_float(settings, RECALL_MIN_SCORE, d.min_score, 0.0, 1.0),
+        vector_weight=_float(settings, RECALL_VECTOR_WEIGHT, d.vector_weight, 0.0, 1.0),
+        bm25_weight=_float(settings, RECALL_BM25_WEIGHT, d.bm25_weight, 0.0, 1.0),
+        decay=_float(settings, RECALL_DECAY, d.decay, 0.0, 1.0),
+        hard_cap_tokens=_int(settings, RECALL_HARD_CAP, d.hard_cap_tokens, 1, 10_000_000),
+    )
+
+
+def trim_defaults(settings: AppSettings) -> TrimDefaults:
+    """The saved trim knobs, each within its range."""
+    d = TrimDefaults()
+    return TrimDefaults(
+        protected_recent=_int(settings, TRIM_PROTECTED_RECENT, d.protected_recent, 0, 1000),
+        reserve_tokens=_int(settings, TRIM_RESERVE, d.reserve_tokens, 0, 10_000_000),
+    )
+
+
+def load_app_config(settings: AppSettings) -> AppConfig:
+    """All of memlens's settings (defaults for anything unset)."""
+    return AppConfig(
+        providers=tuple(llm_providers(settings)),
+        embedder=embedder_name(settings),
+        recall=recall_defaults(settings),
+        trim=trim_defaults(settings),
+    )
+
+
+def save_app_config(settings: AppSettings, config: AppConfig) -> None:
+    """Store *config* (a key variable that looks like a key itself is dropped)."""
+    providers = jsonio.dumps([p.to_json() for p in config.providers]).decode("utf-8")
+    settings.set_values(
+        [
+            (LLM_PROVIDERS, providers),
+            (EMBEDDER, config.embedder if config.embedder in EMBEDDERS else "hash"),
+            (RECALL_MIN_SCORE, config.recall.min_score),
+            (RECALL_VECTOR_WEIGHT, config.recall.vector_weight),
+            (RECALL_BM25_WEIGHT, config.recall.bm25_weight),
+            (RECALL_DECAY, config.recall.decay),
+            (RECALL_HARD_CAP, config.recall.hard_cap_tokens),
+            (TRIM_PROTECTED_RECENT, config.trim.protected_recent),
+            (TRIM_RESERVE, config.trim.reserve_tokens),
+        ]
+    )
+    settings.sync()
