@@ -64,6 +64,8 @@ class LiveChanges:
     """New entries by session id (not for reloaded or added sessions)."""
     segments_added: int = 0
     """Segments that joined the warm set."""
+    segment_ids: list[str] = field(default_factory=list)
+    """Their ids (appends only; a reload lists none)."""
     segments_indexed: int = 0
     """Segments the warm store indexed (they have no vector yet)."""
     facts_changed: list[str] = field(default_factory=list)
@@ -525,6 +527,7 @@ class LiveFollower:
         else:
             out = follower.apply(event.data, first_line=event.first_line, offset=event.offset)
             changes.segments_added += len(out.added)
+            changes.segment_ids.extend(s.id for s in out.added)
             changes.segments_indexed += out.indexed
         changes.problems.extend(out.problems)
 

@@ -70,7 +70,16 @@ def apply_knowledge(
     log.size = max(old_size, end)
     log.lines = max(old_lines, log.lines)
     changed = [fid for fid, fact in log.facts.items() if before.get(fid) is not fact]
-    return KnowledgeAppend(changed, log.problems[seen_problems:], data.count(b"\n"))
+    # A writer may have replayed some of these lines already (KnowledgeLog catches
+    # up with the agent's lines before its own append): keep each problem once,
+    # and report every problem of the batch's lines.
+    count = data.count(b"\n")
+    known = set(log.problems[:seen_problems])
+    fresh = [p for p in dict.fromkeys(log.problems[seen_problems:]) if p not in known]
+    log.problems[seen_problems:] = fresh
+    span = range(first_line, first_line + count)
+    problems = [p for p in log.problems if p.line in span and p.file == log.path]
+    return KnowledgeAppend(changed, problems, count)
 
 
 def reload_knowledge(log: KnowledgeLog, data: bytes) -> KnowledgeAppend:
