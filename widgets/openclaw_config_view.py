@@ -92,6 +92,8 @@ def effective_settings(config: OpenClawConfig) -> list[Setting]:
                     add(f"{key}.{camel}.{sub_key}", getattr(value, g.name), sub_key in sub)
             else:
                 add(f"{key}.{camel}", value, camel in section)
+    reserve = config.compaction.effective_reserve_tokens
+    out.append(Setting("compaction (effective reserve)", reserve, "max(reserve, floor)"))
     return out
 
 

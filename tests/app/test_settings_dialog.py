@@ -257,6 +257,7 @@ def test_openclaw_tab_lists_the_problems_with_path_and_line(qtbot, settings, ope
     assert effective["compaction.maxHistoryShare"] == (0.5, "invalid: default")
     assert effective["compaction.memoryFlush.softThresholdTokens"] == (5000, "file")
     assert view.settings_model.index(1, 1).data() == "6,000"
+    assert effective["compaction (effective reserve)"] == (30000, "max(reserve, floor)")
     assert str(openclaw.path) in view.file_label.text()
 
 
