@@ -229,7 +229,9 @@ class _Helper:
                     self._close(proc)
                     self.proc = None
                     if attempt == 2:
-                        raise
+                        log.warning("the append helper keeps exiting; appending in-process")
+                        self.disabled = True
+                        return None
                     continue
                 return self._reply(proc.stdout, name)
         return None  # pragma: no cover (the loop returns or raises)
@@ -237,12 +239,16 @@ class _Helper:
     def _reply(self, out: IO[bytes], name: str) -> tuple[int, int]:
         kind = out.read(1)
         if kind == b"K":
-            offset, length = worker.OK.unpack(out.read(worker.OK.size))
-            return offset, length
-        if kind == b"E":
-            code, size = worker.ERR.unpack(out.read(worker.ERR.size))
-            message = out.read(size).decode("utf-8", "replace")
-            raise OSError(code, message, name) if code else OSError(message)
+            data = out.read(worker.OK.size)
+            if len(data) == worker.OK.size:
+                offset, length = worker.OK.unpack(data)
+                return offset, length
+        elif kind == b"E":
+            data = out.read(worker.ERR.size)
+            if len(data) == worker.ERR.size:
+                code, size = worker.ERR.unpack(data)
+                message = out.read(size).decode("utf-8", "replace")
+                raise OSError(code, message, name) if code else OSError(message)
         self.proc = None
         raise OSError(
             errno.EIO,

@@ -155,3 +155,49 @@ def test_inline_append_can_be_cut_by_a_kill(fast_dir):
             return  # reproduced: a SIGKILL cut a write, which the helper prevents
         _check_appended(path, before)
     pytest.skip("no write was cut in 40 kills on this kernel and filesystem")
+
+
+def test_a_dead_helper_is_replaced(tmp_path):
+    from core import fsutil
+
+    path = tmp_path / "k.jsonl"
+    fsutil.append_lines(path, b'{"a":1}\n')
+    proc = fsutil._helper.proc
+    if proc is None:
+        pytest.skip("no helper process on this platform")
+    proc.kill()
+    proc.wait()
+    result = fsutil.append_lines(path, b'{"b":2}\n')
+    assert fsutil._helper.proc is not proc and fsutil._helper.proc.poll() is None
+    assert path.read_bytes() == b'{"a":1}\n{"b":2}\n' and result.offset == 8
+
+
+def test_helper_errors_keep_their_type_and_file(tmp_path):
+    from core import fsutil
+
+    target = tmp_path / "no-such-dir" / "k.jsonl"
+    with pytest.raises(FileNotFoundError) as err:
+        fsutil.append_lines(target, b"{}\n")
+    assert err.value.filename == str(target)
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro" / "k.jsonl").write_bytes(b"{}\n")
+    (tmp_path / "ro" / "k.jsonl").chmod(0o444)
+    if os.geteuid() != 0:  # root may write anyway
+        with pytest.raises(PermissionError):
+            fsutil.append_lines(tmp_path / "ro" / "k.jsonl", b"{}\n")
+
+
+def test_inline_mode_appends_the_same_way(tmp_path):
+    from core import fsutil
+
+    path = tmp_path / "k.jsonl"
+    path.write_bytes(b'{"partial')
+    fsutil.use_append_helper(False)
+    try:
+        assert fsutil._helper.proc is None
+        result = fsutil.append_lines(path, b'{"a":1}\n')
+    finally:
+        fsutil.use_append_helper(True)
+    assert path.read_bytes() == b'{"partial\n{"a":1}\n'
+    assert (result.offset, result.length) == (9, 9)
+    assert fsutil.append_lines(path, b'{"b":2}\n').offset == 18
