@@ -14,11 +14,18 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPainter, QPalette, QPixmap
-from PySide6.QtWidgets import QPushButton, QSizePolicy, QWidget
+from PySide6.QtWidgets import (
+    QPushButton,
+    QSizePolicy,
+    QStyle,
+    QStyleOptionButton,
+    QStylePainter,
+    QWidget,
+)
 from typing_extensions import override
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtGui import QMouseEvent, QPaintEvent
 
 __all__ = ["LiveIndicator"]
 
@@ -57,6 +64,7 @@ class LiveIndicator(QPushButton):
         self.clicked.connect(self._on_toggle_triggered)
         self.setAccessibleName("Live mode")
         self._refresh()
+        self._fit_width()
 
     # -- state ------------------------------------------------------------------------------
     def state(self) -> str:
@@ -143,19 +151,44 @@ class LiveIndicator(QPushButton):
         if self._state != "off":
             self.toggle_requested.emit()
 
+    def _fit_width(self) -> None:
+        """As wide as the widest state, so the status bar does not shift on a toggle."""
+        shown = self.text()
+        widths = []
+        for text in TEXT.values():
+            self.setText(text)
+            widths.append(self.sizeHint().width())
+        self.setText(shown)
+        self.setMinimumWidth(max(widths))
+
     @override
-    def sizeHint(self) -> QSize:
-        # As wide as the widest state, so the status bar does not shift on a toggle.
-        hint = super().sizeHint()
-        widest = max(self.fontMetrics().horizontalAdvance(t) for t in TEXT.values())
-        extra = widest - self.fontMetrics().horizontalAdvance(self.text())
-        return QSize(hint.width() + max(extra, 0), hint.height())
+    def paintEvent(self, event: QPaintEvent) -> None:
+        # The style draws the flat button (hover, press, focus); the dot and the
+        # text are drawn left-aligned, so the dot stays put when the text changes.
+        painter = QStylePainter(self)
+        opt = QStyleOptionButton()
+        self.initStyleOption(opt)
+        opt.text = ""
+        opt.icon = QIcon()
+        painter.drawControl(QStyle.ControlElement.CE_PushButton, opt)
+        margin = self.style().pixelMetric(QStyle.PixelMetric.PM_ButtonMargin, opt, self) // 2 + 2
+        icon = self.iconSize()
+        top = (self.height() - icon.height()) // 2
+        painter.drawPixmap(margin, top, self.icon().pixmap(icon))
+        left = margin + icon.width() + 4
+        text_rect = self.rect().adjusted(left, 0, -margin, 0)
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        painter.setPen(self.palette().color(QPalette.ColorRole.ButtonText))
+        painter.drawText(text_rect, int(align), self.text())
+        painter.end()
 
     @override
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
             self.setIcon(self._dot())
+        elif event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._fit_width()
 
     @override
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:

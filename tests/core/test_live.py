@@ -446,3 +446,58 @@ def test_session_reloaded_by_the_app_is_followed(live):
     assert [entry_fields(e) for e in fresh.entries] == [
         entry_fields(e) for e in load_transcript(session.path).entries
     ]
+
+
+def test_agent_and_memlens_append_facts_at_once_every_line_once(tmp_path):
+    """A writer process appends facts while memlens edits the same log and follows it."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = tmp_path / "home"
+    write_demo(root, now_ms=NOW, segments=20)
+    data = load_dataset(root, now_ms=NOW)
+    follower = LiveFollower(data, None, clock=lambda: NOW)
+    log = data.knowledge
+    writer = Path(__file__).resolve().parent.parent / "live_writer.py"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(writer),
+            str(root),
+            "--kinds",
+            "fact",
+            "--count",
+            "150",
+            "--rate",
+            "150",
+            "--seed",
+            "4",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    rng = random.Random(3)
+    ours = []
+    while proc.poll() is None:
+        action = rng.random()
+        live_ids = [f for f, v in log.facts.items() if v.status == "active"]
+        if action < 0.4:
+            ours.append(log.add("decision", f"memlens fact {len(ours)}").id)
+        elif action < 0.7 and live_ids:
+            log.update(rng.choice(live_ids), content=f"edited {rng.random():.6f}")
+        else:
+            follower.poll(everything=True)
+        time.sleep(rng.uniform(0, 0.004))
+    out, _ = proc.communicate()
+    follower.poll(everything=True)
+    theirs = [orjson.loads(line)["id"] for line in out.splitlines()]
+    fresh = load_knowledge(log.path)
+    assert all(i in log.facts for i in theirs + ours)
+    assert {k: (f.content, f.status, f.line) for k, f in log.facts.items()} == {
+        k: (f.content, f.status, f.line) for k, f in fresh.facts.items()
+    }
+    for fid, lines in fresh.history.items():
+        assert [(h.line, h.offset) for h in log.history[fid]] == [(h.line, h.offset) for h in lines]
+    assert log.lines == fresh.lines and not [p for p in log.problems if p.severity == "error"]
