@@ -62,7 +62,7 @@ class Fact:
     def to_json(self) -> dict[str, Any]:
         """The fact as a knowledge.jsonl object (without ``_deleted``)."""
         out: dict[str, Any] = {"id": self.id, "type": self.type, "content": self.content}
-        if self.context is not None:
+        if self.context:  # an empty context is no context
             out["context"] = self.context
         out["timestamp"] = self.timestamp
         if self.superseded_by is not None:
