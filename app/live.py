@@ -30,6 +30,7 @@ from PySide6.QtCore import (
 from typing_extensions import override
 
 from core.live import LiveChanges, LiveFollower
+from core.problems import Problem
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -86,7 +87,7 @@ class LiveController(QObject):
         Where new segments are embedded (default: the global pool).
 
     Signals are emitted once per batch (a drain), in this order: ``file_reset``,
-    ``session_added``, ``sessions_changed``, ``segments_added``,
+    ``session_added``, ``sessions_changed``, ``summaries_changed``, ``segments_added``,
     ``knowledge_changed``, ``compaction_announced``, ``memory_flush_announced``,
     ``problem``, ``recall_reopen_needed``, then ``batch_applied`` with the whole
     :class:`core.live.LiveChanges`.
@@ -96,6 +97,8 @@ class LiveController(QObject):
     """Ids of sessions with new entries (or reloaded)."""
     session_added = Signal(str)
     """Id of a session whose transcript appeared (already in ``data.sessions``)."""
+    summaries_changed = Signal(list)
+    """Ids of sessions whose row in ``data.summaries`` was replaced (refresh the navigator)."""
     segments_added = Signal(int)
     """How many segments joined the warm set (and the warm store, when open)."""
     knowledge_changed = Signal(list)
@@ -276,7 +279,12 @@ class LiveController(QObject):
             return None
         self._drain.stop()
         everything, self._everything = self._everything, False
-        changes = follower.poll(everything=everything)
+        try:
+            changes = follower.poll(everything=everything)
+        except Exception as exc:  # never let a bad file stop live mode
+            changes = LiveChanges()
+            where = str(follower.data.discovery.path)
+            changes.problems.append(Problem(where, 0, f"live update failed: {exc!r}"))
         self._rewatch()
         if changes:
             self.last_event_time = time.time()
@@ -291,6 +299,8 @@ class LiveController(QObject):
             self.session_added.emit(sid)
         if changes.sessions_changed:
             self.sessions_changed.emit(list(changes.sessions_changed))
+        if changes.summaries_changed:
+            self.summaries_changed.emit(list(changes.summaries_changed))
         if changes.segments_added:
             self.segments_added.emit(changes.segments_added)
         if changes.segments_indexed:

@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from core.recall.opening import RecallData
     from core.transcript.model import Entry, Session
 
+SUMMARY_BUDGET = 0.02
+"""Seconds a session summary may take at every batch; a slower one (a huge session)
+is refreshed at most every 20 times its cost."""
 FLUSH_DEDUP_SECONDS = 600.0
 """A flush seen in a transcript and in sessions.json within this time is announced once."""
 
@@ -60,6 +63,9 @@ class LiveChanges:
     """Ids of sessions that got new entries or were reloaded."""
     sessions_added: list[str] = field(default_factory=list)
     """Ids of sessions whose transcript appeared."""
+    summaries_changed: list[str] = field(default_factory=list)
+    """Ids of sessions whose :class:`core.dataset.SessionSummary` was replaced in
+    ``data.summaries`` (the navigator's rows)."""
     entries: dict[str, list[Entry]] = field(default_factory=dict)
     """New entries by session id (not for reloaded or added sessions)."""
     segments_added: int = 0
@@ -87,6 +93,7 @@ class LiveChanges:
         return bool(
             self.sessions_changed
             or self.sessions_added
+            or self.summaries_changed
             or self.segments_added
             or self.segments_indexed
             or self.facts_changed
@@ -111,6 +118,9 @@ class _Transcript:
     cursor: SessionCursor
     reload: bool = False
     """The last reset could not be parsed: parse the whole file again next time."""
+    summary_stale: bool = False
+    summary_at: float = 0.0
+    summary_cost: float = 0.0
 
 
 @dataclass(slots=True)
@@ -247,6 +257,7 @@ class LiveFollower:
         for path, state in list(self._transcripts.items()):
             if everything or path in dirty:
                 self._poll_transcript(state, changes)
+        self._refresh_summaries(changes)
         if everything or dirty & set(self.directories()) or self._candidates:
             self._scan(changes)
         for store in self._stores.values():
@@ -322,7 +333,7 @@ class LiveFollower:
             changes._changed(session.id)
             changes.entries.setdefault(session.id, []).extend(added.entries)
             self._announce(added.announcements, changes, source="transcript")
-            self._summarize(state)
+            state.summary_stale = True
 
     def _reload_transcript(
         self, state: _Transcript, event: TailEvent, changes: LiveChanges
@@ -350,19 +361,33 @@ class LiveFollower:
         changes.resets.append(path)
         changes.problems.extend(fresh.problems)
         changes._changed(state.session.id)
-        self._summarize(state)
+        self._summarize(state, changes)
 
     def _forget_problems(self, path: str) -> None:
         """Drop a reloaded file's old problems (the reload reports them again)."""
         self.data.problems[:] = [p for p in self.data.problems if p.file != path]
 
-    def _summarize(self, state: _Transcript) -> None:
+    def _refresh_summaries(self, changes: LiveChanges) -> None:
+        now = time.monotonic()
+        for state in self._transcripts.values():
+            if not state.summary_stale:
+                continue
+            wait = 0.0 if state.summary_cost < SUMMARY_BUDGET else state.summary_cost * 20
+            if now - state.summary_at >= wait:
+                self._summarize(state, changes)
+
+    def _summarize(self, state: _Transcript, changes: LiveChanges) -> None:
         session = state.session
+        started = time.monotonic()
         try:
             modified = os.stat(session.path).st_mtime
         except OSError:
             modified = 0.0
         summary = summarize(session, state.agent, modified)
+        state.summary_stale = False
+        state.summary_at = time.monotonic()
+        state.summary_cost = state.summary_at - started
+        changes.summaries_changed.append(session.id)
         summaries = self.data.summaries
         for i, old in enumerate(summaries):
             if old.path == session.path:
@@ -434,7 +459,7 @@ class LiveFollower:
         cursor = cursor_from_bytes(session, data)
         state = _Transcript(cand.agent, session, cand.tail, cursor)
         self._transcripts[path] = state
-        self._summarize(state)
+        self._summarize(state, changes)
         self._add_to_discovery(cand.agent, Path(path))
         changes.sessions_added.append(session.id)
         changes.problems.extend(session.problems)

@@ -331,3 +331,18 @@ def test_kept_view_keeps_the_navigator_selection_and_scroll(qtbot, demo):
     assert nav.current().path == target.path and nav.current().name == "renamed live"
     assert bar.value() == scrolled and selected == []  # nothing reloaded
     nav.tree.viewport().grab().save("/tmp/live_nav_kept.png")
+
+
+def test_a_failing_batch_is_a_problem_not_a_crash(qtbot, demo, monkeypatch):
+    _root, data, recall = demo
+    controller = LiveController()
+    controller.attach(data, recall)
+    problems = []
+    controller.problem.connect(problems.append)
+
+    def broken(**_kw):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(controller.follower, "poll", broken)
+    controller.drain_now()
+    assert "disk on fire" in problems[0].message and controller.is_live

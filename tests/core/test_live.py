@@ -501,3 +501,31 @@ def test_agent_and_memlens_append_facts_at_once_every_line_once(tmp_path):
     for fid, lines in fresh.history.items():
         assert [(h.line, h.offset) for h in log.history[fid]] == [(h.line, h.offset) for h in lines]
     assert log.lines == fresh.lines and not [p for p in log.problems if p.severity == "error"]
+
+
+def test_slow_summaries_are_refreshed_less_often(live, monkeypatch):
+    import time
+
+    import core.live as live_mod
+
+    data, _recall, follower = live
+    real = live_mod.summarize
+
+    def slow(*args):
+        time.sleep(0.01)
+        return real(*args)
+
+    monkeypatch.setattr(live_mod, "summarize", slow)  # 10 ms: over the budget below
+    monkeypatch.setattr(live_mod, "SUMMARY_BUDGET", 0.005)
+    session = data.sessions[3]
+    append(session.path, message(session.leaf.id, "user", "one"))
+    assert follower.poll(everything=True).summaries_changed == [session.id]
+    append(session.path, message(session.leaf.id, "user", "two"))
+    changes = follower.poll(everything=True)
+    assert changes.sessions_changed == [session.id] and changes.summaries_changed == []
+    summary = next(s for s in data.summaries if s.path == session.path)
+    assert summary.entries == len(session.entries) - 1  # stale for now
+    time.sleep(0.25)  # 20 times the cost
+    assert follower.poll(everything=True).summaries_changed == [session.id]
+    summary = next(s for s in data.summaries if s.path == session.path)
+    assert summary.entries == len(session.entries)
