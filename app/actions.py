@@ -24,6 +24,9 @@ VIEWS = (
     ("recall", "&Recall", "Ctrl+6"),
     ("trim", "T&rim", "Ctrl+7"),
     ("problems", "&Problems", "Ctrl+8"),
+    ("review", "Re&view Queue", "Ctrl+9"),
+    ("compaction", "C&ompaction", "Ctrl+0"),
+    ("activity", "&Activity Log", "Ctrl+Shift+Y"),
 )
 
 
@@ -67,6 +70,8 @@ class Actions(QObject):
         )
         menu.addSeparator()
         menu.addAction(self.add("cancel", "&Cancel Loading", "Esc", self.window.cancel_load))
+        menu.addSeparator()
+        menu.addAction(self.add("settings", "&Settings…", "Ctrl+,", self._settings))
         menu.addSeparator()
         menu.addAction(self.add("quit", "&Quit", QKeySequence.StandardKey.Quit, self.window.close))
         self.add("find", "Find", QKeySequence.StandardKey.Find, self._find)
@@ -136,6 +141,18 @@ class Actions(QObject):
         if isinstance(app, QApplication):
             apply_theme(app, theme)
         self.window.inspector.refresh()
+
+    @Slot()
+    def _settings(self) -> None:
+        from app.settings_dialog import SettingsDialog
+
+        data = self.window.data
+        dialog = SettingsDialog(
+            self.window.settings, data.config if data else None, parent=self.window
+        )
+        dialog.saved.connect(lambda _config: self.window.manager.apply_settings())
+        dialog.open()
+        self.window.settings_dialog = dialog
 
     @Slot()
     def _why_not(self) -> None:

@@ -59,6 +59,11 @@ class Inspector(QObject):
         self.session = None
         self.entry_id = None
         self.w.recall_view.detach()
+        self.w.timeline.clear()
+        self.w.message_view.clear()
+        self.w.context_view.clear()
+        self.w.gauge.clear()
+        self.w.trim_view.clear()
 
     def set_recall(self, recall: RecallData) -> None:
         """The warm store and knowledge index are ready."""
@@ -113,6 +118,9 @@ class Inspector(QObject):
         self.session = session
         self.recalled_block = None
         self.recalled_tokens = 0
+        self.w.timeline.clear()  # also forgets the previous session's cut point
+        self.w.timeline.set_cut_point(None)
+        self.w.manager.set_session(self.data, session, self.window_override)
         self._build_timeline()
         leaf = session.leaf
         if leaf is not None:

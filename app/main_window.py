@@ -25,17 +25,22 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from app.actions import build_actions
+from app.app_config import embedder_name
 from app.inspector import Inspector
+from app.manager import Manager
 from app.paths import cache_dir
 from app.settings import AppSettings
 from app.workers import LoadWorker, TaskWorker
 from core.recall.opening import open_recall
+from widgets.activity_view import ActivityView
 from widgets.budget_gauge import BudgetGauge
+from widgets.compaction_panel import CompactionPanel
 from widgets.context_view import ContextView
 from widgets.message_view import MessageView
 from widgets.navigator import Navigator
 from widgets.recall_preview import RecallPreview
 from widgets.record_model import Column, RecordTableModel
+from widgets.review_queue import ReviewQueue
 from widgets.timeline import TimelineView
 from widgets.trim_view import TrimView
 
@@ -45,6 +50,7 @@ if TYPE_CHECKING:
     from core.dataset import DataSet
     from core.problems import Problem
     from core.recall.opening import RecallData
+    from core.writes import Confirm
 
 PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Severity", lambda p: p.severity),
@@ -52,13 +58,13 @@ PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Line", lambda p: p.line, align_right=True, thousands=False),
     Column("Message", lambda p: p.message),
 ]
-TABS = ("Message", "Context", "Recall", "Trim")
+TABS = ("Message", "Context", "Recall", "Trim", "Review", "Compaction")
 
 
 class MainWindow(QMainWindow):
     """Top-level window of memlens."""
 
-    def __init__(self, settings: AppSettings | None = None) -> None:
+    def __init__(self, settings: AppSettings | None = None, confirm: Confirm | None = None) -> None:
         super().__init__()
         self.settings = settings or AppSettings()
         self.setWindowTitle("memlens")
@@ -72,6 +78,7 @@ class MainWindow(QMainWindow):
         self._recall_worker: TaskWorker | None = None
         self._build_views()
         self._build_status()
+        self.manager = Manager(self, confirm)
         self.inspector = Inspector(self)
         self.inspector.restore_settings()
         self.actions = build_actions(self)
@@ -94,13 +101,20 @@ class MainWindow(QMainWindow):
         self.context_view = ContextView()
         self.recall_view = RecallPreview()
         self.trim_view = TrimView()
+        self.review_queue = ReviewQueue()
+        self.compaction_panel = CompactionPanel()
+        self.activity_view = ActivityView()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        for view, name in zip(
-            (self.message_view, self.context_view, self.recall_view, self.trim_view),
-            TABS,
-            strict=True,
-        ):
+        views = (
+            self.message_view,
+            self.context_view,
+            self.recall_view,
+            self.trim_view,
+            self.review_queue,
+            self.compaction_panel,
+        )
+        for view, name in zip(views, TABS, strict=True):
             self.tabs.addTab(view, name)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("central-splitter")
@@ -117,6 +131,10 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.nav_dock)
         self.problem_dock = self._dock("Problems", "problems-dock", self.problem_view)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.problem_dock)
+        self.activity_dock = self._dock("Activity", "activity-dock", self.activity_view)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.activity_dock)
+        self.tabifyDockWidget(self.problem_dock, self.activity_dock)
+        self.problem_dock.raise_()
         self.resizeDocks([self.nav_dock], [460], Qt.Orientation.Horizontal)
         self.resizeDocks([self.problem_dock], [120], Qt.Orientation.Vertical)
 
@@ -178,10 +196,17 @@ class MainWindow(QMainWindow):
             self.timeline.setFocus()
         elif name == "budget":
             self.gauge.setFocus()
+        elif name == "activity":
+            self.activity_dock.show()
+            self.activity_dock.raise_()
+            self.activity_view.setFocus()
         else:
-            index = [t.lower() for t in TABS].index(name)
-            self.tabs.setCurrentIndex(index)
+            self.tabs.setCurrentIndex(self.tab_index(name))
             self.tabs.currentWidget().setFocus()
+
+    def tab_index(self, name: str) -> int:
+        """Index of the tab called *name* (lower case, as in :data:`TABS`)."""
+        return [t.lower() for t in TABS].index(name)
 
     # -- opening -----------------------------------------------------------------------
     def open_path(self, path: str) -> None:
@@ -233,6 +258,7 @@ class MainWindow(QMainWindow):
         self.problems.set_records(data.problems)
         self.problem_view.resizeColumnsToContents()
         self.navigator.set_sessions(data.summaries)
+        self.manager.set_data(data)
         self.inspector.set_data(data)
         self.state.setText("Loaded")
         self._update_counts()
@@ -258,8 +284,16 @@ class MainWindow(QMainWindow):
     def _open_recall(self, data: DataSet) -> None:
         cache = cache_dir()
 
+        embedder = embedder_name(self.settings)
+
         def task(*, progress: object, cancelled: object) -> RecallData:
-            return open_recall(data, cache_dir=cache, progress=progress, cancelled=cancelled)  # type: ignore[arg-type]
+            return open_recall(
+                data,
+                cache_dir=cache,
+                embedder=embedder,
+                progress=progress,  # type: ignore[arg-type]
+                cancelled=cancelled,  # type: ignore[arg-type]
+            )
 
         worker = TaskWorker(task, "indexing memory")
         worker.signals.progressed.connect(self._on_progressed)
@@ -322,4 +356,5 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.cancel_load()
         self.save_layout()
+        self.manager.close()
         super().closeEvent(event)

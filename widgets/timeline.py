@@ -282,7 +282,6 @@ class TimelineView(QWidget):
         self._hide_lines(self._hover_lines)
         self._hide_lines(self._select_lines)
         self._hide_lines(self._cut_lines)
-        self._cut_id = None
         self._info.setText("No session")
 
     def select_entry(self, entry_id: str) -> bool:
@@ -305,10 +304,14 @@ class TimelineView(QWidget):
         return True
 
     def set_cut_point(self, entry_id: str | None) -> bool:
-        """Mark a planned compaction's first kept entry (None or "" removes the mark)."""
+        """Mark a planned compaction's first kept entry (None or "" removes the mark).
+
+        The mark is remembered when the entry has no bar yet (the timeline is
+        still being built) and drawn once it has one; returns whether it is drawn.
+        """
         tl = self._timeline
         pos = tl.position(entry_id) if tl is not None and entry_id else None
-        self._cut_id = entry_id if pos is not None else None
+        self._cut_id = entry_id or None
         if pos is None:
             self._hide_lines(self._cut_lines)
             return False

@@ -290,3 +290,7 @@ def test_cut_point_is_marked_and_removed(qtbot, fixtures_dir):
     assert view.cut_point() == target
     assert not view.set_cut_point("")
     assert view.cut_point() is None and not any(line.isVisible() for line in lines)
+    view.clear()
+    assert not view.set_cut_point(target)  # no timeline yet: remembered, drawn later
+    view.set_timeline(tl)
+    assert all(line.isVisible() and line.value() == tl.position(target) for line in lines)

@@ -1,0 +1,126 @@
+"""The parts of the window that change an agent's memory: facts, review, compaction.
+
+Every write goes through one confirm (a preview dialog naming file and lines),
+is recorded in the activity log, and is followed by a refresh from disk.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Slot
+
+from app.app_config import llm_providers
+from app.paths import data_dir
+from core import fsutil
+from core.activity import ActivityLog
+from core.compaction.provider import ProviderChoice
+from core.compaction.target import target_from_dataset
+from core.dataset import summarize
+from core.problems import FormatError
+from core.transcript import load_transcript
+from widgets.write_preview import confirm_with_dialog
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+    from core.dataset import DataSet
+    from core.transcript.model import Session
+    from core.writes import Confirm
+
+
+class Manager(QObject):
+    """Wires the writing views to the data set, the confirm dialog and the activity log."""
+
+    def __init__(self, window: MainWindow, confirm: Confirm | None = None) -> None:
+        super().__init__(window)
+        self.w = window
+        self.activity = ActivityLog(data_dir() / "activity.jsonl")
+        fsutil.add_write_observer(self.activity.record)
+        read = self.activity.load()
+        window.activity_view.set_records(read.records)
+        self.activity.subscribe(window.activity_view.post)
+        self.confirm: Confirm = confirm or confirm_with_dialog(
+            window, on_confirmed=self.activity.expect
+        )
+        panel = window.compaction_panel
+        panel.set_confirm(self.confirm)
+        panel.cut_point_changed.connect(self._on_cut_point)
+        panel.written.connect(self._on_compaction_written)
+        panel.facts_proposed.connect(self._on_facts_proposed)
+        panel.failed.connect(window.place_label.setText)
+        window.review_queue.queue_changed.connect(self._on_queue_changed)
+        self.apply_settings()
+
+    def close(self) -> None:
+        """Stop observing writes (the window is closing)."""
+        fsutil.remove_write_observer(self.activity.record)
+        self.activity.unsubscribe(self.w.activity_view.post)
+        self.w.compaction_panel.cancel_all()
+
+    def apply_settings(self) -> None:
+        """Providers from the settings (offline always first)."""
+        choices = [
+            ProviderChoice(p.label, p.spec(), p.key_env or None)
+            for p in llm_providers(self.w.settings)
+        ]
+        self.w.compaction_panel.set_providers(choices)
+
+    # -- data ----------------------------------------------------------------------------
+    def set_data(self, data: DataSet) -> None:
+        """A new data directory: the review queue writes to its knowledge log."""
+        self.w.review_queue.set_items([], data.knowledge, self.confirm)
+        self.w.compaction_panel.set_target(None)
+
+    def set_session(self, data: DataSet, session: Session, window: int | None) -> None:
+        """The session the compaction panel plans for."""
+        self.w.compaction_panel.set_target(target_from_dataset(data, session, window=window))
+
+    def reload_session(self, path: str) -> Session | None:
+        """Re-read one transcript after memlens wrote to it; the views follow."""
+        data = self.w.data
+        if data is None:
+            return None
+        try:
+            session = load_transcript(path)
+        except FormatError as exc:
+            self.w.place_label.setText(f"Could not reload {path}: {exc}")
+            return None
+        for i, old in enumerate(data.sessions):
+            if old.path == path:
+                data.sessions[i] = session
+                agent = data.summaries[i].agent
+                data.summaries[i] = summarize(session, agent, os.path.getmtime(path))
+                break
+        self.w.navigator.set_sessions(data.summaries)
+        self.w.navigator.select_session(session.id)
+        return session
+
+    # -- signals ---------------------------------------------------------------------------
+    @Slot(str)
+    def _on_cut_point(self, entry_id: str) -> None:
+        self.w.timeline.set_cut_point(entry_id or None)
+
+    @Slot(object)
+    def _on_compaction_written(self, run: Any) -> None:
+        session = self.w.inspector.session
+        if session is None:
+            return
+        self.reload_session(session.path)
+        entry = run.entry["id"] if run.entry else "?"
+        self.w.place_label.setText(
+            f"Compaction {entry} appended to {session.path} (backup {run.backup})"
+        )
+
+    @Slot(list)
+    def _on_facts_proposed(self, operations: list[Any]) -> None:
+        self.w.review_queue.add_proposals(operations, source="compaction")
+        self.w.tabs.setTabText(self.w.tab_index("review"), self._review_title())
+
+    @Slot(int)
+    def _on_queue_changed(self, _pending: int) -> None:
+        self.w.tabs.setTabText(self.w.tab_index("review"), self._review_title())
+
+    def _review_title(self) -> str:
+        pending = self.w.review_queue.pending_count()
+        return f"Review ({pending})" if pending else "Review"

@@ -1,0 +1,89 @@
+"""The writing side of the window: compaction on demand, review queue, activity log."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from app.main_window import MainWindow
+from core.demo import write_demo
+from core.writes import always
+
+
+@pytest.fixture
+def home(tmp_path):
+    return write_demo(tmp_path / "home", segments=150).root
+
+
+def _open(qtbot, path, confirm=always):
+    window = MainWindow(confirm=confirm)
+    qtbot.addWidget(window)
+    window.open_path(str(path))
+    qtbot.waitUntil(
+        lambda: window.data is not None and window.inspector.session is not None, timeout=30000
+    )
+    return window
+
+
+def _pick_compactable(window):
+    """A session with enough messages for a plan, selected in the navigator."""
+    best = max(window.data.summaries, key=lambda s: s.messages)
+    window.navigator.select_session(best.id)
+    return window.data.session(best.path)
+
+
+def test_compaction_on_demand_writes_a_new_leaf_and_feeds_review_and_activity(qtbot, home):
+    window = _open(qtbot, home)
+    session = _pick_compactable(window)
+    panel = window.compaction_panel
+    qtbot.waitUntil(lambda: panel.plan() is not None and not panel.is_busy(), timeout=30000)
+    qtbot.waitUntil(lambda: window.timeline.cut_point() is not None, timeout=10000)
+    assert window.timeline.cut_point() == panel.plan().first_kept_entry_id
+    before = open(session.path, "rb").read()
+    os.utime(session.path, (time.time() - 60, time.time() - 60))  # not "modified just now"
+    panel.run()
+    qtbot.waitUntil(lambda: panel.result() is not None and not panel.is_busy(), timeout=60000)
+    compactions_before = len(session.compaction_entries())
+    proposed = len(panel.result().facts)
+    assert proposed > 0  # the offline extractor finds facts in the demo's work
+    panel.write()
+    qtbot.waitUntil(
+        lambda: window.inspector.session is not None and window.inspector.session is not session,
+        timeout=30000,
+    )
+    after = open(session.path, "rb").read()
+    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
+    reloaded = window.inspector.session
+    assert len(reloaded.compaction_entries()) == compactions_before + 1
+    assert reloaded.leaf.type == "compaction"
+    records = window.activity_view.visible_records()
+    assert any(
+        r.path == session.path and r.action == "append" and r.offset == len(before) for r in records
+    )
+    assert (window.manager.activity.path).exists()
+    assert window.review_queue.pending_count() > 0  # proposed facts wait for review
+    assert window.tabs.tabText(window.tab_index("review")).startswith("Review (")
+
+
+def test_a_refused_confirm_writes_nothing(qtbot, home):
+    window = _open(qtbot, home, confirm=lambda _writes: False)
+    session = _pick_compactable(window)
+    panel = window.compaction_panel
+    qtbot.waitUntil(lambda: panel.plan() is not None and not panel.is_busy(), timeout=30000)
+    os.utime(session.path, (time.time() - 60, time.time() - 60))
+    before = open(session.path, "rb").read()
+    panel.run()
+    qtbot.waitUntil(lambda: panel.result() is not None and not panel.is_busy(), timeout=60000)
+    panel.write()
+    assert open(session.path, "rb").read() == before
+    assert not [r for r in window.activity_view.visible_records() if r.path == session.path]
+
+
+def test_settings_dialog_opens_from_the_menu(qtbot, home):
+    window = _open(qtbot, home)
+    window.actions.by_name["settings"].trigger()
+    dialog = window.settings_dialog
+    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    dialog.reject()
