@@ -137,30 +137,35 @@ class FactTableModel(QAbstractTableModel):
         """Bring the rows up to date with the log; returns the ids that changed or are new.
 
         Facts never leave a log (a deleted fact keeps its row), so rows are
-        updated in place and new facts appended; a log whose facts are no longer
-        a continuation of the rows (a reload after truncation) resets the model.
+        updated in place and new facts appended, whatever order the log now
+        keeps its facts in; a log that lost facts (reloaded after a truncation)
+        resets the model.
         """
-        fresh = self._snapshot()
-        ids = [r.fact.id for r in fresh]
-        if ids[: len(self._rows)] != [r.fact.id for r in self._rows]:
-            self.set_log(self._log)
-            return ids
+        log = self._log
+        if log is None:
+            return []
+        facts, history = log.facts, log.history
+        if any(r.fact.id not in facts for r in self._rows):
+            self.set_log(log)
+            return [r.fact.id for r in self._rows]
         changed: list[str] = []
         last = self.columnCount() - 1
         for i, old in enumerate(self._rows):
-            new = fresh[i]
+            fid = old.fact.id
+            new = FactRow(facts[fid], len(history.get(fid, ())))
             if new != old:
                 self._rows[i] = new
-                changed.append(new.fact.id)
+                changed.append(fid)
                 self.dataChanged.emit(self.index(i, 0), self.index(i, last))
-        if len(fresh) > len(self._rows):
+        added = [fid for fid in facts if fid not in self._row_of]
+        if added:
             first = len(self._rows)
-            self.beginInsertRows(QModelIndex(), first, len(fresh) - 1)
-            self._rows.extend(fresh[first:])
-            for i in range(first, len(fresh)):
-                self._row_of[fresh[i].fact.id] = i
+            self.beginInsertRows(QModelIndex(), first, first + len(added) - 1)
+            for fid in added:
+                self._row_of[fid] = len(self._rows)
+                self._rows.append(FactRow(facts[fid], len(history.get(fid, ()))))
             self.endInsertRows()
-            changed.extend(ids[first:])
+            changed.extend(added)
         return changed
 
     def fact(self, row: int) -> Fact:

@@ -431,3 +431,28 @@ def test_screenshot(qtbot, view, log, tmp_path):
     view.detail.tabs.setCurrentIndex(1)
     assert not view.grab().isNull()
     view.grab().save(str(tmp_path / "facts.png"))
+
+
+def test_live_follow_of_memlens_and_agent_lines_keeps_rows(qtbot, view, log):
+    """The live tail re-reads lines memlens wrote: no duplicate row, no reset, selection kept."""
+    from core.live_store import apply_knowledge
+
+    start = log.size
+    first_line = log.lines + 1
+    with open(log.path, "ab") as fh:  # the agent's line lands first...
+        fh.write(orjson.dumps({"id": "agent-1", "type": "issue", "content": "agent fact",
+                               "timestamp": 5}) + b"\n")  # fmt: skip
+    dialog = view.editing.add_fact()  # ...then memlens adds a fact (it reads the agent's line)
+    dialog.set_values("decision", "memlens fact")
+    dialog.accept()
+    new_id = view.current_id()
+    assert {"agent-1", new_id} <= set(view.shown_ids())
+    resets: list[int] = []
+    view.model.modelReset.connect(lambda: resets.append(1))
+    data = Path(log.path).read_bytes()[start:]
+    apply_knowledge(log, data, first_line=first_line, offset=start)  # the tail's batch
+    view.refresh()
+    assert resets == []
+    assert view.model.rowCount() == len(log.facts) == 66
+    assert view.current_id() == new_id and view.selected_ids() == [new_id]
+    assert [ln.line for ln in log.history[new_id]] == [first_line + 1]
