@@ -24,8 +24,9 @@ VIEWS = (
     ("recall", "&Recall", "Ctrl+6"),
     ("trim", "T&rim", "Ctrl+7"),
     ("problems", "&Problems", "Ctrl+8"),
-    ("review", "Re&view Queue", "Ctrl+9"),
-    ("compaction", "C&ompaction", "Ctrl+0"),
+    ("facts", "&Facts", "Ctrl+9"),
+    ("review", "Re&view Queue", "Ctrl+0"),
+    ("compaction", "C&ompaction", "Ctrl+Shift+K"),
     ("activity", "&Activity Log", "Ctrl+Shift+Y"),
 )
 
@@ -39,6 +40,7 @@ class Actions(QObject):
         self.by_name: dict[str, QAction] = {}
         self.recent_menu = QMenu("Open &Recent", window)
         self._file_menu()
+        self._edit_menu()
         self._view_menu()
         self._help_menu()
         self.refresh_recent()
@@ -75,6 +77,20 @@ class Actions(QObject):
         menu.addSeparator()
         menu.addAction(self.add("quit", "&Quit", QKeySequence.StandardKey.Quit, self.window.close))
         self.add("find", "Find", QKeySequence.StandardKey.Find, self._find)
+
+    def _edit_menu(self) -> None:
+        menu = self.window.menuBar().addMenu("&Edit")
+        stack = self.window.facts_view.undo_stack
+        undo = stack.createUndoAction(self.window, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = stack.createRedoAction(self.window, "&Redo")
+        redo.setShortcut(QKeySequence("Ctrl+Shift+Z"))
+        for name, action in (("undo", undo), ("redo", redo)):
+            self.window.addAction(action)
+            self.by_name[name] = action
+            menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction(self.by_name["find"])
 
     def _view_menu(self) -> None:
         menu = self.window.menuBar().addMenu("&View")
@@ -195,6 +211,9 @@ class Actions(QObject):
         """Find in the view that has focus; the session filter otherwise."""
         focus = QApplication.focusWidget()
         recall = self.window.recall_view
+        if focus is not None and self.window.facts_view.isAncestorOf(focus):
+            self.window.facts_view.focus_filter()
+            return
         if focus is not None and recall.isAncestorOf(focus):
             recall.query_box.setFocus()
             recall.query_box.selectAll()

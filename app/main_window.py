@@ -36,6 +36,7 @@ from widgets.activity_view import ActivityView
 from widgets.budget_gauge import BudgetGauge
 from widgets.compaction_panel import CompactionPanel
 from widgets.context_view import ContextView
+from widgets.facts_view import FactsView
 from widgets.message_view import MessageView
 from widgets.navigator import Navigator
 from widgets.recall_preview import RecallPreview
@@ -58,7 +59,7 @@ PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Line", lambda p: p.line, align_right=True, thousands=False),
     Column("Message", lambda p: p.message),
 ]
-TABS = ("Message", "Context", "Recall", "Trim", "Review", "Compaction")
+TABS = ("Message", "Context", "Recall", "Trim", "Facts", "Review", "Compaction")
 
 
 class MainWindow(QMainWindow):
@@ -101,6 +102,7 @@ class MainWindow(QMainWindow):
         self.context_view = ContextView()
         self.recall_view = RecallPreview()
         self.trim_view = TrimView()
+        self.facts_view = FactsView()
         self.review_queue = ReviewQueue()
         self.compaction_panel = CompactionPanel()
         self.activity_view = ActivityView()
@@ -111,6 +113,7 @@ class MainWindow(QMainWindow):
             self.context_view,
             self.recall_view,
             self.trim_view,
+            self.facts_view,
             self.review_queue,
             self.compaction_panel,
         )

@@ -18,6 +18,7 @@ from core.activity import ActivityLog
 from core.compaction.provider import ProviderChoice
 from core.compaction.target import target_from_dataset
 from core.dataset import summarize
+from core.fact_sources import MessageIndex, SourceHit, fact_sources
 from core.problems import FormatError
 from core.transcript import load_transcript
 from widgets.write_preview import confirm_with_dialog
@@ -50,6 +51,10 @@ class Manager(QObject):
         panel.facts_proposed.connect(self._on_facts_proposed)
         panel.failed.connect(window.place_label.setText)
         window.review_queue.queue_changed.connect(self._on_queue_changed)
+        window.review_queue.written.connect(self._on_facts_written)
+        window.facts_view.written.connect(self._on_facts_written)
+        window.facts_view.failed.connect(window.place_label.setText)
+        self._messages: MessageIndex | None = None
         self.apply_settings()
 
     def close(self) -> None:
@@ -70,7 +75,20 @@ class Manager(QObject):
     def set_data(self, data: DataSet) -> None:
         """A new data directory: the review queue writes to its knowledge log."""
         self.w.review_queue.set_items([], data.knowledge, self.confirm)
+        self.w.facts_view.attach(data.knowledge, self.confirm, self._sources)
         self.w.compaction_panel.set_target(None)
+        self._messages = None
+
+    def _sources(self, content: str) -> list[SourceHit]:
+        """Segments and messages a fact most likely came from (runs in the view's worker)."""
+        data = self.w.data
+        recall = self.w.recall_data
+        if data is None:
+            return []
+        if self._messages is None:
+            self._messages = MessageIndex(data.sessions)
+        store = recall.store if recall is not None else None
+        return fact_sources(content, store=store, messages=self._messages)
 
     def set_session(self, data: DataSet, session: Session, window: int | None) -> None:
         """The session the compaction panel plans for."""
@@ -116,6 +134,16 @@ class Manager(QObject):
     def _on_facts_proposed(self, operations: list[Any]) -> None:
         self.w.review_queue.add_proposals(operations, source="compaction")
         self.w.tabs.setTabText(self.w.tab_index("review"), self._review_title())
+
+    @Slot(list)
+    def _on_facts_written(self, _written: list[Any]) -> None:
+        """A fact write: both fact views and the recall index follow the log."""
+        self.w.facts_view.refresh()
+        recall = self.w.recall_data
+        if recall is not None and recall.knowledge is not None:
+            recall.knowledge.sync()
+            self.w.recall_view.refresh()
+        self.w._update_counts()
 
     @Slot(int)
     def _on_queue_changed(self, _pending: int) -> None:
