@@ -109,6 +109,10 @@ class Actions(QObject):
                 self._why_not,
             )
         )
+        live = self.window.live.indicator.toggle_action
+        self.window.addAction(live)
+        self.by_name["live"] = live
+        menu.addAction(live)
         menu.addSeparator()
         menu.addAction(self.window.nav_dock.toggleViewAction())
         menu.addAction(self.window.problem_dock.toggleViewAction())

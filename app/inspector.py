@@ -43,7 +43,7 @@ class Inspector(QObject):
         self.recalled_tokens = 0
         self.budget: Budget | None = None
         self.timeline: Timeline | None = None
-        self._pending_timeline: tuple[QObject, Budget] | None = None
+        self._pending_timeline: tuple[QObject, Budget, bool] | None = None
         window.navigator.session_selected.connect(self._on_session_selected)
         window.timeline.entry_activated.connect(self.show_entry)
         window.context_view.entry_activated.connect(self._on_context_entry)
@@ -126,14 +126,25 @@ class Inspector(QObject):
         if leaf is not None:
             self.show_entry(leaf.id)
 
-    def _build_timeline(self) -> None:
+    def session_grew(self) -> None:
+        """Live appends reached the current session: redraw, keeping the selection and zoom."""
+        session = self.session
+        if session is None:
+            return
+        if self.entry_id is not None and self.entry_id not in session.by_id:
+            leaf = session.leaf  # the file was replaced and the entry is gone
+            if leaf is not None:
+                self.show_entry(leaf.id)
+        self._build_timeline(keep_view=True)
+
+    def _build_timeline(self, *, keep_view: bool = False) -> None:
         """Build the timeline arrays in a worker (tens of ms on 5,000 messages)."""
         assert self.session is not None
         budget = self._budget(None)
         worker = TimelineWorker(self.session, budget)
         worker.signals.finished.connect(self._on_timeline_built)
         worker.signals.failed.connect(self._on_timeline_failed)
-        self._pending_timeline = (worker.signals, budget)
+        self._pending_timeline = (worker.signals, budget, keep_view)
         QThreadPool.globalInstance().start(worker)
 
     @Slot(object)
@@ -143,7 +154,7 @@ class Inspector(QObject):
             return  # a newer selection replaced this build
         self._pending_timeline = None
         self.timeline = timeline
-        self.w.timeline.set_timeline(timeline, pending[1])
+        self.w.timeline.set_timeline(timeline, pending[1], keep_view=pending[2])
         if self.entry_id is not None:
             self.w.timeline.select_entry(self.entry_id)
 

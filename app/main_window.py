@@ -27,6 +27,7 @@ from typing_extensions import override
 from app.actions import build_actions
 from app.app_config import embedder_name
 from app.inspector import Inspector
+from app.live_glue import LiveGlue
 from app.manager import Manager
 from app.paths import cache_dir
 from app.settings import AppSettings
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
         self._recall_worker: TaskWorker | None = None
         self._build_views()
         self._build_status()
+        self.live = LiveGlue(self)
         self.manager = Manager(self, confirm)
         self.inspector = Inspector(self)
         self.inspector.restore_settings()
@@ -215,6 +217,7 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str) -> None:
         """Load *path* in a worker; the window stays responsive."""
         self.cancel_load()
+        self.live.detach()
         worker = LoadWorker(path)
         worker.signals.progressed.connect(self._on_progressed)
         worker.signals.finished.connect(self._on_loaded)
@@ -263,6 +266,7 @@ class MainWindow(QMainWindow):
         self.navigator.set_sessions(data.summaries)
         self.manager.set_data(data)
         self.inspector.set_data(data)
+        self.live.attach(data)
         self.state.setText("Loaded")
         self._update_counts()
         self.place_label.setText(str(data.discovery.path))
@@ -317,6 +321,7 @@ class MainWindow(QMainWindow):
         self._recall_done()
         self.recall_data = recall
         self.inspector.set_recall(recall)
+        self.live.set_recall(recall)
         note = f" ({'; '.join(recall.notes)})" if recall.notes else ""
         self.state.setText(f"Ready{note}")
 
@@ -359,5 +364,6 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.cancel_load()
         self.save_layout()
+        self.live.detach()
         self.manager.close()
         super().closeEvent(event)

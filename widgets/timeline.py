@@ -218,9 +218,24 @@ class TimelineView(QWidget):
         """The threshold lines drawn."""
         return self._thresholds
 
-    def set_timeline(self, timeline: Timeline, budget: Budget | None = None) -> None:
-        """Show *timeline*; *budget* (else the timeline's own) gives the threshold lines."""
+    def set_timeline(
+        self, timeline: Timeline, budget: Budget | None = None, *, keep_view: bool = False
+    ) -> None:
+        """Show *timeline*; *budget* (else the timeline's own) gives the threshold lines.
+
+        With *keep_view*, a new timeline of the same session (live appends) keeps
+        the user's zoom and scroll, unless they were looking at the end, which then
+        follows the new messages.
+        """
         tl = timeline
+        previous = self._timeline
+        kept: tuple[float, float] | None = None
+        if keep_view and previous is not None and previous.session_id == tl.session_id:
+            x0, x1 = self._ctx_plot.vb.viewRange()[0]
+            at_end = x1 >= len(previous) - 1
+            kept = (
+                (x0 + len(tl) - len(previous), x1 + len(tl) - len(previous)) if at_end else (x0, x1)
+            )
         self._timeline = tl
         self._thresholds = threshold_lines(budget) if budget is not None else tl.thresholds
         self._hover = self._selected = None
@@ -255,7 +270,10 @@ class TimelineView(QWidget):
         pad = max(3.0, n * 0.01)  # the limits must stay wider than minXRange
         for plot in (self._ctx_plot, self._bar_plot):
             plot.vb.setLimits(xMin=-0.5 - pad, xMax=n - 0.5 + pad, minXRange=4)
-        self._ctx_plot.setXRange(-0.5 - pad, n - 0.5 + pad, padding=0)
+        if kept is not None and kept[1] - kept[0] < n + 2 * pad:
+            self._ctx_plot.setXRange(kept[0], kept[1], padding=0)
+        else:
+            self._ctx_plot.setXRange(-0.5 - pad, n - 0.5 + pad, padding=0)
         self._update_y_ranges()
         self._markers.show(tl, self._thresholds, self._ctx_max)
         self._hide_lines(self._hover_lines)

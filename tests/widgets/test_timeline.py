@@ -294,3 +294,23 @@ def test_cut_point_is_marked_and_removed(qtbot, fixtures_dir):
     assert not view.set_cut_point(target)  # no timeline yet: remembered, drawn later
     view.set_timeline(tl)
     assert all(line.isVisible() and line.value() == tl.position(target) for line in lines)
+
+
+def test_a_live_rebuild_keeps_the_users_zoom(qtbot, fixtures_dir):
+    from core.timeline import build_timeline
+    from core.transcript import load_transcript
+    from widgets.timeline import TimelineView
+
+    session = load_transcript(fixtures_dir / "before-compaction.jsonl")
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(900, 400)
+    tl = build_timeline(session)
+    view.set_timeline(tl)
+    view._ctx_plot.setXRange(100, 200, padding=0)
+    view.set_timeline(build_timeline(session), keep_view=True)
+    x0, x1 = view._ctx_plot.vb.viewRange()[0]
+    assert abs(x0 - 100) < 1 and abs(x1 - 200) < 1
+    view.set_timeline(build_timeline(session))  # a fresh selection shows everything
+    x0, x1 = view._ctx_plot.vb.viewRange()[0]
+    assert x0 < 0 and x1 > len(tl) - 1
