@@ -12,15 +12,20 @@ from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Rendering never adds to the user's own activity log.
+os.environ.setdefault("MEMLENS_DATA_DIR", tempfile.mkdtemp(prefix="memlens-shots-"))
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from app.demo_data import demo_dir  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
+from app.settings_dialog import SettingsDialog  # noqa: E402
 from app.theme import apply_theme  # noqa: E402
+from core.compaction.run import planned_writes  # noqa: E402
+from widgets.write_preview import WritePreviewDialog  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 
@@ -56,6 +61,50 @@ def _busiest(window: MainWindow) -> str:
     return best.id
 
 
+def _save(widget: QWidget, name: str) -> None:
+    widget.grab().save(str(OUT / name))
+    print(OUT / name)
+
+
+def _memory_views(app: QApplication, window: MainWindow) -> None:
+    """Facts, compaction (a dry run: nothing is written), review queue, dialogs."""
+    window.show_view("facts")
+    facts = window.facts_view
+    active = [f for f in window.data.knowledge.facts.values() if f.status == "active"]  # type: ignore[union-attr]
+    facts.select_fact(max(active, key=lambda f: len(window.data.knowledge.history.get(f.id, ()))).id)  # type: ignore[union-attr]
+    facts.show_sources_tab()
+    facts.wait_for_sources(5000)
+    _settle(app, 600)
+    _save(window, "facts.png")
+    window.show_view("compaction")
+    panel = window.compaction_panel
+    _wait_for(lambda: panel.plan() is not None and not panel.is_busy())
+    panel.run()
+    _wait_for(lambda: panel.result() is not None and not panel.is_busy())
+    _settle(app, 600)
+    _save(window, "compaction.png")
+    result = panel.result()
+    session = window.inspector.session
+    if result is not None and session is not None:
+        window.review_queue.add_proposals(result.facts, source="compaction")
+        window.show_view("review")
+        _settle(app, 600)
+        _save(window, "review-queue.png")
+        writes = planned_writes(result, session, store_dir=window.data.discovery.memory_context)  # type: ignore[union-attr]
+        dialog = WritePreviewDialog(writes, window)
+        dialog.resize(1100, 640)
+        dialog.show()
+        _settle(app, 400)
+        _save(dialog, "write-preview.png")
+        dialog.reject()
+    settings = SettingsDialog(window.settings, window.data.config if window.data else None, parent=window)
+    settings.resize(900, 640)
+    settings.show()
+    _settle(app, 400)
+    _save(settings, "settings-providers.png")
+    settings.reject()
+
+
 def main() -> int:
     """Render every view and save it under docs/screenshots."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -83,6 +132,7 @@ def main() -> int:
         _settle(app)
         window.grab().save(str(OUT / name))
         print(OUT / name)
+    _memory_views(app, window)
     apply_theme(app, "dark")
     window.inspector.refresh()
     window.show_view("message")
