@@ -105,16 +105,15 @@ class HomeSummary:
         """One line of figures, e.g. ``2 agents · 12 sessions · 300 segments · 7 facts · 4.2 MB``.
 
         Segments and facts are named only where the home has a memory-context
-        store (OpenClaw); a ``+`` marks counts cut short by the time budget.
+        store (OpenClaw); a ``+`` marks figures cut short by the time budget
+        (agents and sessions are always complete).
         """
         if self.problem is not None:
             return self.problem
         more = "" if self.complete else "+"
         agent_word = "project" if self.kind == "pi-sessions" else "agent"
-        parts = [
-            _count(self.agents, agent_word, more),
-            _count(self.sessions, "session", more),
-        ]
+        # Discovery lists every agent and transcript; only reading and stat'ing is cut short.
+        parts = [_count(self.agents, agent_word, ""), _count(self.sessions, "session", "")]
         if self.kind in ("openclaw-home", "memory-context"):
             parts.append(_count(self.segments, "segment", more))
             parts.append(_count(self.facts, "fact", more))
