@@ -165,3 +165,31 @@ def test_frozen_entry_script_runs_the_cli():
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"memlens {core.__version__}"
+
+
+def test_install_desktop_adds_and_removes_the_menu_entry(tmp_path):
+    exe = tmp_path / "my apps" / "memlens"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    data = tmp_path / "share"
+    env = {**os.environ, "XDG_DATA_HOME": str(data)}
+    script = str(PACKAGING / "install-desktop.sh")
+    proc = subprocess.run(["bash", script, str(exe)], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    desktop = (data / "applications" / DESKTOP_FILE).read_text()
+    assert f'Exec="{exe}" %f' in desktop.splitlines()
+    assert f"TryExec={exe}" in desktop.splitlines()
+    for size in ICON_SIZES:
+        installed = data / "icons" / "hicolor" / f"{size}x{size}" / "apps" / "memlens.png"
+        assert installed.read_bytes() == (CHECKOUT / icon_file(size)).read_bytes()
+    assert (data / "icons" / "hicolor" / "scalable" / "apps" / "memlens.svg").is_file()
+
+    proc = subprocess.run(["bash", script, "--uninstall"], env=env, capture_output=True)
+    assert proc.returncode == 0
+    assert not list(data.rglob("memlens*"))
+
+    missing = subprocess.run(
+        ["bash", script, str(tmp_path / "nothing")], env=env, capture_output=True, text=True
+    )
+    assert missing.returncode == 1 and "no memlens executable" in missing.stderr
