@@ -344,7 +344,13 @@ class LiveFollower:
         summaries.append(summary)
 
     def _scan(self, changes: LiveChanges) -> None:
-        """Look for transcripts that appeared in the agents' folders."""
+        """Look for transcripts that appeared in the agents' folders.
+
+        A single opened transcript stays single: its folder's other files are not the
+        user's choice, so they are never added.
+        """
+        if self.data.discovery.kind == "transcript":
+            return
         for agent in self._agent_dirs():
             try:
                 names = sorted(os.listdir(agent.sessions_dir))

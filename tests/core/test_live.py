@@ -529,3 +529,18 @@ def test_slow_summaries_are_refreshed_less_often(live, monkeypatch):
     assert follower.poll(everything=True).summaries_changed == [session.id]
     summary = next(s for s in data.summaries if s.path == session.path)
     assert summary.entries == len(session.entries)
+
+
+def test_a_single_opened_transcript_never_pulls_in_its_neighbours(fixtures_dir, tmp_path):
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    chosen = folder / "chosen.jsonl"
+    chosen.write_bytes((fixtures_dir / "before-compaction.jsonl").read_bytes())
+    (folder / "neighbour.jsonl").write_bytes((fixtures_dir / "large-session.jsonl").read_bytes())
+    data = load_dataset(chosen)
+    follower = LiveFollower(data)
+    follower.mark_dirty(str(folder))
+    changes = follower.poll(everything=True)
+    assert changes.sessions_added == []
+    assert [s.path for s in data.sessions] == [str(chosen)]
+    assert len(data.summaries) == 1
