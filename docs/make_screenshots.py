@@ -71,7 +71,9 @@ def _memory_views(app: QApplication, window: MainWindow) -> None:
     window.show_view("facts")
     facts = window.facts_view
     active = [f for f in window.data.knowledge.facts.values() if f.status == "active"]  # type: ignore[union-attr]
-    facts.select_fact(max(active, key=lambda f: len(window.data.knowledge.history.get(f.id, ()))).id)  # type: ignore[union-attr]
+    facts.select_fact(
+        max(active, key=lambda f: len(window.data.knowledge.history.get(f.id, ()))).id
+    )  # type: ignore[union-attr]
     facts.show_sources_tab()
     facts.wait_for_sources(5000)
     _settle(app, 600)
@@ -97,7 +99,9 @@ def _memory_views(app: QApplication, window: MainWindow) -> None:
         _settle(app, 400)
         _save(dialog, "write-preview.png")
         dialog.reject()
-    settings = SettingsDialog(window.settings, window.data.config if window.data else None, parent=window)
+    settings = SettingsDialog(
+        window.settings, window.data.config if window.data else None, parent=window
+    )
     settings.resize(900, 640)
     settings.show()
     _settle(app, 400)

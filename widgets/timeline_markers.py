@@ -70,7 +70,10 @@ class TimelineMarkers:
                 angle=0,
                 movable=False,
                 label=" ",
-                labelOpts={"anchors": [(1, 0), (1, 0)], "position": 0.98},  # below: compaction labels sit above
+                labelOpts={
+                    "anchors": [(1, 0), (1, 0)],
+                    "position": 0.98,
+                },  # below: compaction labels sit above
             )
             line.setZValue(4)
             self._ctx_plot.addItem(line, ignoreBounds=True)

@@ -44,7 +44,9 @@ def test_display_sort_and_record_roles(qtbot):
 def test_thousands_separators_only_where_asked(qtbot):
     from widgets.record_model import Column, RecordTableModel
 
-    model = RecordTableModel([Column("Line", lambda r: r, thousands=False), Column("Tokens", lambda r: r)])
+    model = RecordTableModel(
+        [Column("Line", lambda r: r, thousands=False), Column("Tokens", lambda r: r)]
+    )
     model.set_records([12345])
     assert model.index(0, 0).data() == "12345"
     assert model.index(0, 1).data() == "12,345"
