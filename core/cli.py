@@ -405,6 +405,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 # -- parser ------------------------------------------------------------------------
+PATH_HELP = "an OpenClaw home, a pi sessions folder, a memory-context folder or a transcript"
+DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
@@ -423,16 +425,22 @@ def _recall_command(name: str, module: str = "recall_cli") -> Callable[[argparse
     return run
 
 
-def _session_args(p: argparse.ArgumentParser) -> None:
+def _session_args(
+    p: argparse.ArgumentParser, window_help: str = "context window (default: the model's)"
+) -> None:
     p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (default: the leaf)")
-    p.add_argument("--window", type=int, metavar="N", help="context window (default: the model's)")
+    p.add_argument("--window", type=int, metavar="N", help=window_help)
 
 
 def _search_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--vector-weight", type=float, metavar="W", help="default 0.7")
-    p.add_argument("--bm25-weight", type=float, metavar="W", help="default 0.3")
+    p.add_argument(
+        "--vector-weight", type=float, metavar="W", help="weight of vector similarity (default 0.7)"
+    )
+    p.add_argument(
+        "--bm25-weight", type=float, metavar="W", help="weight of the BM25 text score (default 0.3)"
+    )
     p.add_argument(
         "--min-score",
         type=float,
@@ -441,10 +449,12 @@ def _search_flags(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--decay", type=float, metavar="D", help="time decay per day (default 0.995)")
     p.add_argument(
-        "--limit", type=int, metavar="N", help="hits (default: max(8, ceil(hardCap/500)))"
+        "--limit", type=int, metavar="N", help="at most N hits (default: max(8, ceil(hardCap/500)))"
     )
     p.add_argument(
-        "--embedder", choices=("hash", "transformer"), help="default: the agent's embeddingModel"
+        "--embedder",
+        choices=("hash", "transformer"),
+        help="embedder for queries and segments (default: the agent's embeddingModel)",
     )
 
 
@@ -469,9 +479,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "info", "what a data directory or transcript holds: counts, tokens, problems", _cmd_info
     )
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p = add("sessions", "list the sessions of a data directory", _cmd_sessions)
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p = add("show", "the context the model saw at an entry of a session", _cmd_show)
     p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (N-th object, header = #0)")
@@ -485,49 +495,72 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p = add("facts", "knowledge facts (active; --all adds superseded and deleted)", _cmd_facts)
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p.add_argument("--all", action="store_true", help="include superseded and deleted facts")
     p = add("segments", "archived segments in the warm store", _cmd_segments)
-    p.add_argument("path", metavar="PATH")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p.add_argument("--session", metavar="ID", help="only segments of this session (id prefix)")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="newest N (0: all)")
     p = add("embed", "embed a text as the agent does (hash embedding, 384 dims)", _cmd_embed)
-    p.add_argument("text", metavar="TEXT")
-    p.add_argument("--model", default="hash", help="embedding model (hash)")
+    p.add_argument("text", metavar="TEXT", help="the text to embed")
+    p.add_argument(
+        "--model", default="hash", help="embedding model; only hash here (default: %(default)s)"
+    )
     p = add(
         "recall",
         "what recall would inject for a query: hits, components, the block",
         _recall_command("recall"),
     )
-    p.add_argument("data", metavar="DATA")
-    p.add_argument("query", metavar="QUERY")
+    p.add_argument("data", metavar="DATA", help=DATA_HELP)
+    p.add_argument("query", metavar="QUERY", help="the text to search for")
     p.add_argument("--session", metavar="ID", help="the session recalling (its segments only)")
     p.add_argument("--cross-session", action="store_true", help="search every session")
-    p.add_argument("--window", type=int, metavar="N", help="context window (for the hard cap)")
+    p.add_argument(
+        "--window",
+        type=int,
+        metavar="N",
+        help="context window, for the hard cap (default: from openclaw.json, else 200000)",
+    )
     _search_flags(p)
     p = add(
         "knowledge",
         "knowledge facts matching a query (the agent's IDF scorer)",
         _recall_command("knowledge"),
     )
-    p.add_argument("data", metavar="DATA")
-    p.add_argument("query", metavar="QUERY")
-    p.add_argument("--mode", choices=("idf", "adaptive"), default="idf")
-    p.add_argument("--limit", type=int, default=10, metavar="N")
-    p.add_argument("--min-score", type=float, default=0.5, metavar="S")
+    p.add_argument("data", metavar="DATA", help=DATA_HELP)
+    p.add_argument("query", metavar="QUERY", help="the text to search for")
+    p.add_argument(
+        "--mode",
+        choices=("idf", "adaptive"),
+        default="idf",
+        help="idf: the agent's rule (score >= --min-score); adaptive: keep facts matching "
+        "enough query tokens (default: %(default)s)",
+    )
+    p.add_argument(
+        "--limit", type=int, default=10, metavar="N", help="at most N facts (default: %(default)s)"
+    )
+    p.add_argument(
+        "--min-score",
+        type=float,
+        default=0.5,
+        metavar="S",
+        help="lowest idf score kept, 0-1; idf mode only (default: %(default)s)",
+    )
     p = add(
         "eval",
         "recall quality on labelled queries: recall@k, MRR, nDCG@10",
         _recall_command("eval"),
     )
-    p.add_argument("data", metavar="DATA")
+    p.add_argument("data", metavar="DATA", help=DATA_HELP)
     p.add_argument(
         "--labels",
         required=True,
         metavar="FILE",
         help='JSONL: {"query", "relevant": [segment ids], "session"?}',
     )
-    p.add_argument("--k", default="1,5,10", metavar="K,K", help="cut-offs for recall@k")
+    p.add_argument(
+        "--k", default="1,5,10", metavar="K,K", help="cut-offs for recall@k (default: %(default)s)"
+    )
     _search_flags(p)
     p = add(
         "plan",
@@ -545,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--llm",
         default="offline",
         metavar="SPEC",
-        help="offline (default), openai:URL:MODEL or anthropic:MODEL",
+        help="summariser: offline (default, no network), openai:URL:MODEL or anthropic:MODEL",
     )
     p.add_argument(
         "--key-env", metavar="VAR", help="environment variable holding the API key (never stored)"
@@ -577,19 +610,51 @@ def build_parser() -> argparse.ArgumentParser:
         "smart trim of the context at an entry: a decision for every message",
         _recall_command("trim", "compaction_cli"),
     )
-    _session_args(p)
-    p.add_argument("--query", metavar="Q", help="default: the agent's recall query there")
-    p.add_argument("--reserve", type=int, default=4000, metavar="N")
-    p.add_argument("--hard-cap", type=int, metavar="N", help="default: min(4000, window/10)")
-    p.add_argument("--protected-recent", type=int, default=6, metavar="N")
+    _session_args(p, "context window to trim for (required)")
+    p.add_argument(
+        "--query",
+        metavar="Q",
+        help="the BM25 query (default: the agent's recall query there, its last 3 user messages)",
+    )
+    p.add_argument(
+        "--reserve",
+        type=int,
+        default=4000,
+        metavar="N",
+        help="tokens kept free for the reply (default: %(default)s)",
+    )
+    p.add_argument(
+        "--hard-cap",
+        type=int,
+        metavar="N",
+        help="the recalled block's cap (default: min(4000, window/10))",
+    )
+    p.add_argument(
+        "--protected-recent",
+        type=int,
+        default=6,
+        metavar="N",
+        help="the last N user/assistant messages are never trimmed (default: %(default)s)",
+    )
     from core.fact_cli import register as register_fact
 
     register_fact(sub)
     p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", _cmd_demo)
-    p.add_argument("dir", metavar="DIR")
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("dir", metavar="DIR", help="the folder to write to (created if missing)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=7,
+        help="seed of every random choice; same seed and --now, same bytes (default: %(default)s)",
+    )
     p.add_argument("--now", metavar="ISO", help="the demo's 'now' (default: today 00:00 UTC)")
-    p.add_argument("--segments", type=int, default=3000, metavar="N")
+    p.add_argument(
+        "--segments",
+        type=int,
+        default=3000,
+        metavar="N",
+        help="segments in segments.jsonl (default: %(default)s)",
+    )
     p.add_argument("--force", action="store_true", help="write into a non-empty folder")
     return parser
 

@@ -141,7 +141,11 @@ def register(sub: Any) -> argparse.ArgumentParser:
 
     def action(name: str, text: str) -> argparse.ArgumentParser:
         q: argparse.ArgumentParser = inner.add_parser(name, help=text, description=text)
-        q.add_argument("data", metavar="DATA", help="data directory, memory-context folder or file")
+        q.add_argument(
+            "data",
+            metavar="DATA",
+            help="an OpenClaw home, a memory-context folder or its knowledge.jsonl",
+        )
         q.add_argument("--json", action="store_true", help="machine-readable JSON output")
         q.add_argument("--pretty", action="store_true", help="indent the JSON output")
         q.add_argument("--dry-run", action="store_true", help="print the lines, write nothing")
@@ -149,17 +153,17 @@ def register(sub: Any) -> argparse.ArgumentParser:
         return q
 
     q = action("add", "append a new fact")
-    q.add_argument("content", metavar="CONTENT")
+    q.add_argument("content", metavar="CONTENT", help="the fact's text")
     q.add_argument("--type", metavar="TYPE", help=f"one of {types} (required)")
     q.add_argument("--context", metavar="TEXT", help="where the fact applies")
     q = action("edit", "append a new version of a fact (UPDATE): same id")
     q.add_argument("id", metavar="ID", help="fact id or a unique prefix")
-    q.add_argument("--content", metavar="TEXT")
-    q.add_argument("--context", metavar="TEXT")
-    q.add_argument("--type", metavar="TYPE", help=types)
+    q.add_argument("--content", metavar="TEXT", help="the new text (default: unchanged)")
+    q.add_argument("--context", metavar="TEXT", help="where the fact applies (default: unchanged)")
+    q.add_argument("--type", metavar="TYPE", help=f"{types} (default: unchanged)")
     q = action("supersede", "append a new fact that replaces ID (ID gets supersededBy)")
     q.add_argument("id", metavar="ID", help="fact id or a unique prefix")
-    q.add_argument("content", metavar="CONTENT")
+    q.add_argument("content", metavar="CONTENT", help="the new fact's text")
     q.add_argument("--type", metavar="TYPE", help=f"{types} (default: the old fact's)")
     q.add_argument("--context", metavar="TEXT", help="default: the old fact's")
     q = action("delete", "append a _deleted line for each fact")

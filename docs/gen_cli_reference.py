@@ -180,8 +180,24 @@ def _default(action: argparse.Action) -> str:
     return f"`{default}`"
 
 
+DEFAULT_NOTE = " (default: %(default)s)"
+"""Left out of the table's meaning column, which has a default column of its own."""
+
+
+def _help(action: argparse.Action) -> str:
+    """The help text with ``%(default)s`` and friends filled in, as argparse shows it."""
+    text = (action.help or "").replace(DEFAULT_NOTE, "")
+    if "%" not in text:
+        return text
+    params = {k: v for k, v in vars(action).items() if v is not argparse.SUPPRESS}
+    for key in ("choices", "default"):
+        if isinstance(params.get(key), (list, tuple)):
+            params[key] = ", ".join(str(c) for c in params[key])
+    return text % params
+
+
 def _meaning(action: argparse.Action) -> str:
-    text = action.help or ""
+    text = _help(action)
     if not text and not action.option_strings:
         text = POSITIONALS.get(_metavar(action), "")
     if action.choices is not None and action.metavar is not None:
