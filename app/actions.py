@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import os
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWidget
 
 from app.about import show_about
 from app.theme import apply_theme
@@ -71,7 +72,7 @@ class Actions(QObject):
             self.add("reload", "Re&load", QKeySequence.StandardKey.Refresh, self._reload)
         )
         menu.addSeparator()
-        menu.addAction(self.add("cancel", "&Cancel Loading", "Esc", self.window.cancel_load))
+        menu.addAction(self.add("cancel", "&Cancel", "Esc", self.window.escape))
         menu.addSeparator()
         menu.addAction(self.add("settings", "&Settings…", "Ctrl+,", self._settings))
         menu.addSeparator()
@@ -116,6 +117,7 @@ class Actions(QObject):
         menu.addSeparator()
         menu.addAction(self.window.nav_dock.toggleViewAction())
         menu.addAction(self.window.problem_dock.toggleViewAction())
+        menu.addAction(self.window.activity_dock.toggleViewAction())
         theme = menu.addMenu("T&heme")
         group = QActionGroup(self)
         for value in ("system", "light", "dark"):
@@ -144,13 +146,16 @@ class Actions(QObject):
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear List", self._clear_recent)
         self.recent_menu.setEnabled(bool(places))
+        self.window.first_run.set_recent(places)
 
     def open_recent(self, place: str) -> None:
         """Open a recent place; one that has gone is dropped from the list, with a message."""
         if not os.path.exists(place):
             self.window.settings.remove_recent(place)
             self.refresh_recent()
-            self.window.place_label.setText(f"{place} no longer exists; removed from recent places")
+            message = f"{place} no longer exists; removed from recent places"
+            self.window.place_label.setText(message)
+            self.window.first_run.set_message(message, error=True)
             return
         self.window.open_path(place)
 
@@ -226,25 +231,54 @@ class Actions(QObject):
         self.window.navigator.filter_box.setFocus()
         self.window.navigator.filter_box.selectAll()
 
-    def shortcut_table(self) -> list[tuple[str, str]]:
-        """(action, keys) for every action that has a shortcut."""
-        rows = []
-        for action in self.by_name.values():
-            keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-            if keys:
-                rows.append((action.text().replace("&", "").rstrip("…"), keys))
+    def shortcut_table(self) -> list[tuple[str, str, str]]:
+        """(where, action, keys) for every shortcut: the window's, then each view's.
+
+        A view's shortcuts work while the keyboard is in that view.
+        """
+        rows = [("Window", _label(a), _keys(a)) for a in self.by_name.values() if _keys(a)]
+        seen = set(self.by_name.values())
+        w = self.window
+        views: list[tuple[str, QWidget]] = [
+            ("Sessions", w.navigator),
+            ("Timeline", w.timeline),
+            ("Budget", w.gauge),
+            ("Problems", w.problem_view),
+            ("Activity", w.activity_view),
+        ]
+        views += [(w.tabs.tabText(i), w.tabs.widget(i)) for i in range(w.tabs.count())]
+        for where, view in views:
+            for action in [*view.actions(), *view.findChildren(QAction)]:
+                if action in seen or not _keys(action):
+                    continue
+                seen.add(action)
+                rows.append((where, _label(action), _keys(action)))
         return rows
 
     @Slot()
     def _show_shortcuts(self) -> None:
-        rows = "".join(
-            f"<tr><td>{a}</td><td>&nbsp;&nbsp;<b>{k}</b></td></tr>"
-            for a, k in self.shortcut_table()
-        )
+        rows = []
+        last = ""
+        for where, action, keys in self.shortcut_table():
+            if where != last:
+                rows.append(f"<tr><td colspan=2><br><b>{html.escape(where)}</b></td></tr>")
+                last = where
+            rows.append(
+                f"<tr><td>{html.escape(action)}</td>"
+                f"<td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
+            )
         box = QMessageBox(self.window)
         box.setWindowTitle("Keyboard shortcuts")
-        box.setText(f"<table>{rows}</table>")
+        box.setText(f"<table>{''.join(rows)}</table>")
         box.open()
+
+
+def _label(action: QAction) -> str:
+    return action.text().replace("&", "").rstrip("…")
+
+
+def _keys(action: QAction) -> str:
+    return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
 
 
 def build_actions(window: MainWindow) -> Actions:

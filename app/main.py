@@ -55,6 +55,7 @@ def run_gui(argv: Sequence[str]) -> int:
     from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication
 
+    from app.resources import app_icon
     from app.settings import AppSettings
     from app.theme import apply_theme
 
@@ -62,6 +63,8 @@ def run_gui(argv: Sequence[str]) -> int:
     assert isinstance(app, QApplication)
     app.setApplicationName("memlens")
     app.setOrganizationName("memlens")
+    app.setDesktopFileName("memlens")  # Wayland: the compositor finds memlens.desktop's icon
+    app.setWindowIcon(app_icon())
     settings = AppSettings()
     apply_theme(app, settings.theme)
     app.styleHints().colorSchemeChanged.connect(

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTableView,
     QTabWidget,
     QWidget,
@@ -30,14 +31,17 @@ from app.inspector import Inspector
 from app.live_glue import LiveGlue
 from app.manager import Manager
 from app.paths import cache_dir
+from app.resources import app_icon
 from app.settings import AppSettings
-from app.workers import LoadWorker, TaskWorker
+from app.workers import LoadWorker, TaskWorker, start
+from core.home_scan import scan_homes
 from core.recall.opening import open_recall
 from widgets.activity_view import ActivityView
 from widgets.budget_gauge import BudgetGauge
 from widgets.compaction_panel import CompactionPanel
 from widgets.context_view import ContextView
 from widgets.facts_view import FactsView
+from widgets.first_run import FirstRunView
 from widgets.message_view import MessageView
 from widgets.navigator import Navigator
 from widgets.recall_preview import RecallPreview
@@ -71,13 +75,16 @@ class MainWindow(QMainWindow):
         self.settings = settings or AppSettings()
         self.setWindowTitle("memlens")
         self.setObjectName("memlens-main")
+        self.setWindowIcon(app_icon())
         self.resize(1400, 900)
         self.setAcceptDrops(True)
         self.data: DataSet | None = None
         self.recall_data: RecallData | None = None
         self.place = ""
+        self._opened_place = ""
         self._worker: LoadWorker | None = None
         self._recall_worker: TaskWorker | None = None
+        self._scan_worker: TaskWorker | None = None
         self._build_views()
         self._build_status()
         self.live = LiveGlue(self)
@@ -86,6 +93,9 @@ class MainWindow(QMainWindow):
         self.inspector.restore_settings()
         self.actions = build_actions(self)
         self.actions.by_name["cancel"].setEnabled(False)
+        self.compaction_panel.cancel_action.setShortcuts([])  # the window's Esc decides
+        self.compaction_panel.cancel_action.changed.connect(self._update_cancel)
+        self._connect_first_run()
         self._restore_layout()
 
     # -- layout ------------------------------------------------------------------------
@@ -131,7 +141,11 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(2, 4)
         self.gauge.setMinimumHeight(175)
         self.splitter.setSizes([340, 175, 420])
-        self.setCentralWidget(self.splitter)
+        self.first_run = FirstRunView()
+        self.central = QStackedWidget()
+        self.central.addWidget(self.first_run)
+        self.central.addWidget(self.splitter)
+        self.setCentralWidget(self.central)
         self.nav_dock = self._dock("Sessions", "sessions-dock", self.navigator)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.nav_dock)
         self.problem_dock = self._dock("Problems", "problems-dock", self.problem_view)
@@ -187,6 +201,47 @@ class MainWindow(QMainWindow):
         self.inspector.save_settings()
         self.settings.sync()
 
+    def _connect_first_run(self) -> None:
+        view = self.first_run
+        view.open_requested.connect(self.actions.open_recent)
+        view.demo_requested.connect(self.actions.by_name["open_demo"].trigger)
+        view.open_folder_requested.connect(self.actions.by_name["open_folder"].trigger)
+        view.open_file_requested.connect(self.actions.by_name["open_file"].trigger)
+        view.set_recent(self.settings.recent)
+        self.scan_homes()
+
+    @property
+    def showing_first_run(self) -> bool:
+        """Whether the welcome page is shown (no place has been opened yet)."""
+        return self.central.currentWidget() is self.first_run
+
+    def scan_homes(self) -> None:
+        """Look for agent homes (``~/.openclaw``, ``~/.pi/agent/sessions``) in a worker."""
+        if self._scan_worker is not None:
+            return
+
+        def task(*, progress: object, cancelled: object) -> object:
+            return scan_homes(cancelled=cancelled)  # type: ignore[arg-type]
+
+        worker = TaskWorker(task, "looking for agent homes")
+        worker.signals.finished.connect(self._on_homes_scanned)
+        worker.signals.failed.connect(self._on_homes_failed)
+        worker.signals.cancelled.connect(self._on_homes_failed)
+        self._scan_worker = worker
+        self.first_run.set_scanning(True)
+        start(worker)
+
+    @Slot(object)
+    def _on_homes_scanned(self, homes: list[object]) -> None:
+        self._scan_worker = None
+        self.first_run.set_homes(homes)  # type: ignore[arg-type]
+
+    @Slot()
+    @Slot(str)
+    def _on_homes_failed(self, *_: object) -> None:
+        self._scan_worker = None
+        self.first_run.set_homes([])
+
     def show_view(self, name: str) -> None:
         """Bring a view forward and give it the keyboard focus."""
         if name == "sessions":
@@ -224,11 +279,14 @@ class MainWindow(QMainWindow):
         worker.signals.failed.connect(self._on_failed)
         worker.signals.cancelled.connect(self._on_cancelled)
         self._worker = worker
+        self._opened_place = self.place if self.data is not None else ""
         self.place = path
         self._busy(True)
         self.state.setText("Loading…")
         self.place_label.setText(path)
-        QThreadPool.globalInstance().start(worker)
+        if self.showing_first_run:
+            self.first_run.set_message(f"Opening {path}…")
+        start(worker)
 
     @Slot()
     def cancel_load(self) -> None:
@@ -237,26 +295,58 @@ class MainWindow(QMainWindow):
             if worker is not None:
                 worker.cancel()
 
+    @Slot()
+    def escape(self) -> None:
+        """Esc: stop what is running, one thing at a time.
+
+        A running compaction is stopped first when the keyboard is in its panel (or
+        nothing else runs); otherwise the load or indexing in progress.
+        """
+        panel = self.compaction_panel
+        compacting = panel.cancel_action.isEnabled()
+        loading = self._worker is not None or self._recall_worker is not None
+        in_panel = panel.isAncestorOf(self.focusWidget()) if self.focusWidget() else False
+        if compacting and (in_panel or not loading):
+            panel.cancel()
+        elif loading:
+            self.cancel_load()
+
     def _busy(self, busy: bool) -> None:
         """Show or hide progress and Cancel (Esc only cancels while something runs)."""
         self.progress.setVisible(busy)
         self.cancel_button.setVisible(busy)
+        self._update_cancel()
+
+    @Slot()
+    def _update_cancel(self) -> None:
         if hasattr(self, "actions"):
-            self.actions.by_name["cancel"].setEnabled(busy)
+            loading = self._worker is not None or self._recall_worker is not None
+            compacting = self.compaction_panel.cancel_action.isEnabled()
+            self.actions.by_name["cancel"].setEnabled(loading or compacting)
 
     def _done(self) -> None:
         self._worker = None
         self._busy(False)
 
+    def _current(self, worker: LoadWorker | TaskWorker | None) -> bool:
+        """Whether the signal being handled comes from *worker* (not an older one)."""
+        return worker is not None and self.sender() is worker.signals
+
     @Slot(int, int, str)
     def _on_progressed(self, done: int, total: int, label: str) -> None:
+        if not (self._current(self._worker) or self._current(self._recall_worker)):
+            return
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
         self.progress.setFormat(f"{label} %p%")
 
     @Slot(object)
     def _on_loaded(self, data: DataSet) -> None:
+        if not self._current(self._worker):
+            return  # a load replaced by a newer one
         self._done()
+        self.first_run.set_message("")
+        self.central.setCurrentWidget(self.splitter)
         self.data = data
         self.recall_data = None
         self.settings.add_recent(self.place)
@@ -310,7 +400,7 @@ class MainWindow(QMainWindow):
         self._recall_worker = worker
         self._busy(True)
         self.state.setText("Indexing memory…")
-        QThreadPool.globalInstance().start(worker)
+        start(worker)
 
     def _recall_done(self) -> None:
         self._recall_worker = None
@@ -318,6 +408,8 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_recall_opened(self, recall: RecallData) -> None:
+        if not self._current(self._recall_worker):
+            return
         self._recall_done()
         self.recall_data = recall
         self.inspector.set_recall(recall)
@@ -327,24 +419,44 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_recall_failed(self, message: str) -> None:
+        if not self._current(self._recall_worker):
+            return
         self._recall_done()
         self.state.setText(f"Recall unavailable: {message}")
 
     @Slot()
     def _on_recall_cancelled(self) -> None:
+        if not self._current(self._recall_worker):
+            return
         self._recall_done()
         self.state.setText("Indexing cancelled: recall preview unavailable")
 
     @Slot(str)
     def _on_failed(self, message: str) -> None:
+        if not self._current(self._worker):
+            return
         self._done()
         self.state.setText("Failed")
-        self.place_label.setText(f"Could not open: {message}")
+        self.place_label.setText(f"Could not open {self.place}: {message}")
+        self._keep_what_was_open()
+        if self.showing_first_run:
+            self.first_run.set_message(f"Could not open {self.place}: {message}", error=True)
 
     @Slot()
     def _on_cancelled(self) -> None:
+        if not self._current(self._worker):
+            return
         self._done()
         self.state.setText("Loading cancelled")
+        self._keep_what_was_open()
+        if self.showing_first_run:
+            self.first_run.set_message("Opening cancelled.")
+
+    def _keep_what_was_open(self) -> None:
+        """After a failed or cancelled load, the place open before stays open (and followed)."""
+        if self.data is not None:
+            self.place = self._opened_place
+            self.live.attach(self.data)
 
     # -- Qt events ------------------------------------------------------------------------
     @override
@@ -363,7 +475,21 @@ class MainWindow(QMainWindow):
     @override
     def closeEvent(self, event: QCloseEvent) -> None:
         self.cancel_load()
+        if self._scan_worker is not None:
+            self._scan_worker.cancel()
+        self.compaction_panel.cancel()
         self.save_layout()
         self.live.detach()
         self.manager.close()
         super().closeEvent(event)
+        self.wait_for_workers()
+
+    def wait_for_workers(self, msecs: int = 5000) -> bool:
+        """Let the views' background jobs finish (quitting mid-job must not crash them)."""
+        pools = [QThreadPool.globalInstance()]
+        for view in (self.facts_view, self.context_view, self.trim_view, self.compaction_panel):
+            pool = getattr(view, "_pool", None)
+            if isinstance(pool, QThreadPool):
+                pool.clear()
+                pools.append(pool)
+        return all(pool.waitForDone(msecs) for pool in pools)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QRunnable, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from typing_extensions import override
 
 from core.dataset import Cancelled, load_dataset
@@ -81,3 +81,47 @@ class TaskWorker(QRunnable):
             self.signals.failed.emit(f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))
         else:
             self.signals.finished.emit(result)
+
+
+class _Keeper(QObject):
+    """Holds every started worker until it has reported its end.
+
+    A worker dropped by its owner (a second load replacing the first) must not
+    take its signals object with it while its thread still emits.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running: dict[QObject, LoadWorker | TaskWorker] = {}
+
+    def keep(self, worker: LoadWorker | TaskWorker) -> None:
+        self.running[worker.signals] = worker
+        for signal in (worker.signals.finished, worker.signals.failed, worker.signals.cancelled):
+            signal.connect(self.release)
+
+    @Slot()
+    @Slot(object)
+    @Slot(str)
+    def release(self, *_: object) -> None:
+        self.running.pop(self.sender(), None)
+
+
+_keeper: _Keeper | None = None
+
+
+def start(worker: LoadWorker | TaskWorker, pool: QThreadPool | None = None) -> None:
+    """Run *worker* in *pool* (the global one by default), kept alive until it ends.
+
+    Connect the caller's slots before calling this: they then run before the
+    worker is released.
+    """
+    global _keeper
+    if _keeper is None:
+        _keeper = _Keeper()
+    _keeper.keep(worker)
+    (pool or QThreadPool.globalInstance()).start(worker)
+
+
+def running() -> int:
+    """How many started workers have not reported their end yet."""
+    return len(_keeper.running) if _keeper is not None else 0

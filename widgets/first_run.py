@@ -98,6 +98,12 @@ class FirstRunView(QWidget):
         )
         intro.setWordWrap(True)
         intro.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.message = QLabel()
+        self.message.setObjectName("first-run-message")
+        self.message.setWordWrap(True)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setVisible(False)
 
         style = self.style()
         self.folder_button = self._button(
@@ -149,6 +155,7 @@ class FirstRunView(QWidget):
         column.setSpacing(10)
         column.addWidget(title)
         column.addWidget(intro)
+        column.addWidget(self.message)
         column.addSpacing(18)
         column.addLayout(buttons)
         column.addSpacing(22)
@@ -252,6 +259,15 @@ class FirstRunView(QWidget):
         if shown and not self.homes_model.openable_rows():
             self.recent_view.select_first([0])
         self._update_focus()
+
+    def set_message(self, text: str, *, error: bool = False) -> None:
+        """Say what is happening (loading a place, why it could not open); empty hides it."""
+        self.message.setText(text)
+        self.message.setVisible(bool(text))
+        self.message.setForegroundRole(
+            QPalette.ColorRole.BrightText if error else QPalette.ColorRole.WindowText
+        )
+        self.message.setStyleSheet("color: #d64545; font-weight: bold;" if error else "")
 
     @property
     def homes(self) -> list[HomeSummary]:

@@ -205,7 +205,7 @@ def test_interruptible_client_answers_fails_and_cancels(server):
     start = time.monotonic()
     with pytest.raises(Cancelled):
         client.complete(msgs, cancelled=lambda: time.monotonic() > stop_at)
-    assert time.monotonic() - start < 1.0 and client.abandoned == 1
+    assert time.monotonic() - start < 5.0 and client.abandoned == 1  # not the server's 6 s
     assert len(server.seen) == 3
     client.close()
 
