@@ -19,8 +19,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """GUI arguments: ``[PATH] [--demo]``."""
     parser = argparse.ArgumentParser(
         prog="memlens",
-        description="Open the memlens inspector. Commands: memlens --help-commands.",
-        epilog="Command-line tools: memlens info|sessions|show|facts|segments|embed|demo ...",
+        description=(
+            "Open the memlens inspector on PATH, else on the place opened last, "
+            "else on the first-run page."
+        ),
+        epilog="Command-line tools: memlens --help lists them.",
     )
     parser.add_argument("path", nargs="?", help="data directory or transcript to open")
     parser.add_argument("--demo", action="store_true", help="open the built-in demo data")

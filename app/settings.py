@@ -1,8 +1,8 @@
 """What memlens remembers between runs, kept in QSettings.
 
 Only the app reads settings; widgets are handed values. Keys are grouped so a
-user can find them in the settings file (``memlens.conf`` under the user's
-configuration directory).
+user can find them in the settings file (``memlens/memlens.ini`` under the
+user's configuration directory).
 """
 
 from __future__ import annotations
