@@ -246,7 +246,7 @@ class Actions(QObject):
             ("Problems", w.problem_view),
             ("Activity", w.activity_view),
         ]
-        views += [(w.tabs.tabText(i), w.tabs.widget(i)) for i in range(w.tabs.count())]
+        views += [(w.tabs.tabText(i), w.tab_views[i]) for i in range(w.tabs.count())]
         for where, view in views:
             for action in [*view.actions(), *view.findChildren(QAction)]:
                 if action in seen or not _keys(action):

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QThreadPool, Slot
 from PySide6.QtWidgets import (
     QDockWidget,
+    QFrame,
     QLabel,
     QMainWindow,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QTableView,
@@ -97,6 +99,9 @@ class MainWindow(QMainWindow):
         self.compaction_panel.cancel_action.changed.connect(self._update_cancel)
         self._connect_first_run()
         self._restore_layout()
+        self._docks_to_show = [d for d in self._docks() if not d.isHidden()]
+        for dock in self._docks_to_show:  # the welcome page stands alone
+            dock.hide()
 
     # -- layout ------------------------------------------------------------------------
     def _build_views(self) -> None:
@@ -129,8 +134,15 @@ class MainWindow(QMainWindow):
             self.review_queue,
             self.compaction_panel,
         )
+        self.tab_views: tuple[QWidget, ...] = views
         for view, name in zip(views, TABS, strict=True):
-            self.tabs.addTab(view, name)
+            # A small window scrolls a view instead of being held taller than the screen.
+            scroll = QScrollArea()
+            scroll.setWidget(view)
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setFocusProxy(view)
+            self.tabs.addTab(scroll, name)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("central-splitter")
         self.splitter.addWidget(self.timeline)
@@ -195,7 +207,8 @@ class MainWindow(QMainWindow):
     def save_layout(self) -> None:
         """Persist geometry, docks, splitter and the current tab."""
         self.settings.set_blob("geometry", self.saveGeometry())
-        self.settings.set_blob("state", self.saveState())
+        if not self.showing_first_run:  # its hidden docks are not the user's layout
+            self.settings.set_blob("state", self.saveState())
         self.settings.set_blob("splitter", self.splitter.saveState())
         self.settings.set_values([("layout/tab", self.tabs.currentIndex())])
         self.inspector.save_settings()
@@ -209,6 +222,18 @@ class MainWindow(QMainWindow):
         view.open_file_requested.connect(self.actions.by_name["open_file"].trigger)
         view.set_recent(self.settings.recent)
         self.scan_homes()
+
+    def _docks(self) -> tuple[QDockWidget, ...]:
+        return (self.nav_dock, self.problem_dock, self.activity_dock)
+
+    def _leave_first_run(self) -> None:
+        if not self.showing_first_run:
+            return
+        self.first_run.set_message("")
+        self.central.setCurrentWidget(self.splitter)
+        for dock in self._docks_to_show:
+            dock.show()
+        self.problem_dock.raise_()
 
     @property
     def showing_first_run(self) -> bool:
@@ -262,7 +287,11 @@ class MainWindow(QMainWindow):
             self.activity_view.setFocus()
         else:
             self.tabs.setCurrentIndex(self.tab_index(name))
-            self.tabs.currentWidget().setFocus()
+            self.current_view().setFocus()
+
+    def current_view(self) -> QWidget:
+        """The view of the current tab."""
+        return self.tab_views[self.tabs.currentIndex()]
 
     def tab_index(self, name: str) -> int:
         """Index of the tab called *name* (lower case, as in :data:`TABS`)."""
@@ -345,8 +374,7 @@ class MainWindow(QMainWindow):
         if not self._current(self._worker):
             return  # a load replaced by a newer one
         self._done()
-        self.first_run.set_message("")
-        self.central.setCurrentWidget(self.splitter)
+        self._leave_first_run()
         self.data = data
         self.recall_data = None
         self.settings.add_recent(self.place)

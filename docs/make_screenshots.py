@@ -109,6 +109,34 @@ def _memory_views(app: QApplication, window: MainWindow) -> None:
     settings.reject()
 
 
+def _first_run(app: QApplication) -> None:
+    """The welcome page, over a made-up home holding an OpenClaw home and pi sessions."""
+    import shutil
+
+    from app.settings import AppSettings
+    from core.demo import write_demo
+
+    home = Path(tempfile.mkdtemp(prefix="memlens-shots-home-"))
+    os.environ["HOME"] = str(home)  # the scan looks here, never in the real home
+    write_demo(home / ".openclaw", segments=400)
+    pi = home / ".pi" / "agent" / "sessions" / "--home-dev-shop-api--"
+    pi.mkdir(parents=True)
+    for transcript in sorted((home / ".openclaw" / "agents").glob("*/sessions/*.jsonl"))[:5]:
+        shutil.copyfile(transcript, pi / transcript.name)
+    settings = AppSettings()
+    for place in (str(home / ".pi" / "agent" / "sessions"), str(home / ".openclaw")):
+        settings.add_recent(place)
+    settings.store.remove("places/last")
+    window = MainWindow(settings)
+    window.resize(1300, 860)
+    window.show()
+    _wait_for(lambda: window._scan_worker is None)
+    _settle(app, 400)
+    _save(window, "first-run.png")
+    window.close()
+    settings.clear_recent()
+
+
 def main() -> int:
     """Render every view and save it under docs/screenshots."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -117,6 +145,7 @@ def main() -> int:
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
     apply_theme(app, "light")
     OUT.mkdir(parents=True, exist_ok=True)
+    _first_run(app)
     window = MainWindow()
     window.resize(1700, 1100)
     window.show()

@@ -73,8 +73,9 @@ class TimelineView(QWidget):
 
         self._legend = QLabel()
         self._legend.setTextFormat(Qt.TextFormat.RichText)
+        self._legend.setWordWrap(True)  # a narrow window wraps the legend, never widens
         self._graphics = pg.GraphicsLayoutWidget()
-        self._graphics.setMinimumHeight(260)
+        self._graphics.setMinimumHeight(170)
         self._info = QLabel()
         self._info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

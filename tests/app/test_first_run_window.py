@@ -258,3 +258,19 @@ def test_closing_while_jobs_run_waits_for_them_without_errors(qtbot, demo_home):
         assert window.wait_for_workers(10_000)
         qtbot.wait(100)
     assert exceptions == []
+
+
+def test_docks_wait_behind_the_first_run_page_and_come_back(qtbot, fixtures_dir):
+    window = _window(qtbot)
+    assert window.nav_dock.isHidden() and window.problem_dock.isHidden()
+    window.close()  # the hidden docks are not saved as the user's layout
+    again = _window(qtbot, [str(fixtures_dir / "before-compaction.jsonl")])
+    _loaded(qtbot, again)
+    assert again.nav_dock.isVisible() and again.problem_dock.isVisible()
+
+
+def test_main_window_fits_a_small_screen(qtbot):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    hint = window.minimumSizeHint()
+    assert hint.width() <= 1024 and hint.height() <= 720  # 1366x768 laptops, with panels

@@ -229,7 +229,7 @@ def test_why_not_explains_the_selected_message(qtbot, demo_home):
     user = next(e for e in reversed(session.messages()) if e.message.role == "user")
     window.inspector.show_entry(user.id)
     window.actions.by_name["why_not"].trigger()
-    assert window.tabs.currentWidget() is window.recall_view
+    assert window.current_view() is window.recall_view
     text = window.recall_view.why_box.label.text()
     assert "segment" in text and ("score" in text or "not in the warm store" in text), text
 

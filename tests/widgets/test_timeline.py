@@ -194,7 +194,7 @@ def test_5000_messages_downsampled_and_clipped(qtbot, view, big):
 
 
 def test_compaction_labels_never_overlap(view, big):
-    view.resize(700, 500)
+    view.resize(960, 500)
     view.set_timeline(big)
     view.grab()
     shown = [lab for lab in view.plot_items()["compaction_labels"] if lab.isVisible()]
