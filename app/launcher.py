@@ -2,6 +2,8 @@
 
 ``memlens info PATH`` (and every other command of :mod:`core.cli`) runs without
 importing Qt; ``memlens``, ``memlens --demo`` and ``memlens PATH`` open the app.
+``memlens --paths`` prints where this installation keeps and finds its files
+(resources, settings, cache, activity log), for troubleshooting.
 """
 
 from __future__ import annotations
@@ -18,11 +20,50 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to the CLI or the GUI."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--paths"]:
+        return print_paths()
     if args and (args[0] in cli.COMMANDS or args[0] in ("-h", "--help", "--version")):
         return cli.main(args)
     from app.main import run_gui
 
     return run_gui(args)
+
+
+def paths() -> dict[str, object]:
+    """Where this installation finds its resources and keeps its own files (no Qt)."""
+    import os
+
+    from app.paths import cache_dir, data_dir
+    from app.resources import DESKTOP_FILE, ICON_SIZES, candidate_dirs, icon_file, resources_dir
+    from core import __version__
+
+    try:
+        found: str | None = str(resources_dir())
+    except FileNotFoundError:
+        found = None
+    names = [DESKTOP_FILE, *(icon_file(size) for size in ICON_SIZES)]
+    missing = [n for n in names if found is None or not os.path.isfile(os.path.join(found, n))]
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return {
+        "version": __version__,
+        "frozen": bool(getattr(sys, "frozen", False)),
+        "executable": sys.executable,
+        "resources": found,
+        "resources_searched": [str(p) for p in candidate_dirs()],
+        "resources_missing": missing,
+        "settings": os.path.join(config, "memlens", "memlens.ini"),
+        "cache": str(cache_dir()),
+        "activity_log": str(data_dir() / "activity.jsonl"),
+    }
+
+
+def print_paths() -> int:
+    """``memlens --paths``: the JSON of :func:`paths`; exit 1 if resources are missing."""
+    import json
+
+    found = paths()
+    print(json.dumps(found, indent=2))
+    return 1 if found["resources"] is None or found["resources_missing"] else 0
 
 
 if __name__ == "__main__":

@@ -40,3 +40,22 @@ def test_memlens_path_opens_it(qtbot, fixtures_dir):
 def test_cli_commands_do_not_start_the_gui(capsys):
     assert main(["embed", "x", "--json"]) == 0
     assert '"dim":384' in capsys.readouterr().out
+
+
+def test_paths_names_where_memlens_finds_and_keeps_its_files(capsys, tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["--paths"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["resources"].endswith("resources") and found["resources_missing"] == []
+    assert found["cache"] == str(tmp_path / "cache")
+    assert found["frozen"] is False
+
+
+def test_paths_fails_when_resources_are_missing(capsys, monkeypatch, tmp_path):
+    from app import resources
+
+    monkeypatch.setattr(resources, "candidate_dirs", lambda: [tmp_path / "nowhere"])
+    assert main(["--paths"]) == 1
+    assert '"resources": null' in capsys.readouterr().out

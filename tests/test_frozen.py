@@ -1,0 +1,77 @@
+"""The frozen one-folder app, built for real by ``packaging/build.sh`` and run from ``dist/``.
+
+The build runs PyInstaller in this interpreter (``PYTHON``) on a copy of the source tree, so the
+repo stays clean. The frozen ``memlens`` must run its CLI and find its bundled resources (icons,
+desktop entry) inside the bundle, never in the source tree it was built from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import core
+from app.resources import DESKTOP_FILE, ICON_SIZES, icon_file
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
+)
+
+
+def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> str:
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        pytest.fail(
+            f"{' '.join(cmd)} exited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+        )
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def frozen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    tmp = tmp_path_factory.mktemp("frozen")
+    src = tmp / "src"
+    shutil.copytree(ROOT, src, ignore=NOT_SOURCE)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env.update(PYTHON=sys.executable, QT_QPA_PLATFORM="offscreen")
+    run(["bash", "packaging/build.sh"], env, src, timeout=900)
+    app = src / "dist" / "memlens" / "memlens"
+    assert app.is_file() and os.access(app, os.X_OK)
+    shutil.rmtree(src / "resources")  # only the bundle's copy may be found from now on
+    home = tmp / "home"
+    home.mkdir()
+    run_env = {k: v for k, v in env.items() if k != "PYTHON"}
+    run_env.update(
+        HOME=str(home), MEMLENS_CACHE_DIR=str(tmp / "cache"), MEMLENS_DATA_DIR=str(tmp / "data")
+    )
+    return {"app": app, "env": run_env, "cwd": tmp}
+
+
+def test_frozen_app_runs_its_cli(frozen):
+    app, env, cwd = frozen["app"], frozen["env"], frozen["cwd"]
+    assert run([str(app), "--version"], env, cwd).strip() == f"memlens {core.__version__}"
+    demo = Path(cwd) / "demo"
+    run([str(app), "demo", str(demo), "--segments", "300"], env, cwd)
+    info = json.loads(run([str(app), "info", str(demo), "--json"], env, cwd))
+    assert len(info["sessions"]) == 12
+
+
+def test_frozen_app_finds_its_bundled_resources(frozen):
+    app, env, cwd = frozen["app"], frozen["env"], frozen["cwd"]
+    found = json.loads(run([str(app), "--paths"], env, cwd))
+    bundle = Path(app).parent
+    assert found["frozen"] is True
+    assert Path(found["resources"]).is_relative_to(bundle)
+    assert found["resources_missing"] == []
+    for name in (DESKTOP_FILE, *(icon_file(size) for size in ICON_SIZES)):
+        assert (Path(found["resources"]) / name).is_file()
