@@ -208,15 +208,19 @@ class FactsView(QWidget):
     ) -> None:
         """Show *log*; *confirm* is asked before every write; *sources* finds likely sources.
 
-        A new log clears the undo stack (its commands belong to the old one).
+        A new log clears the undo stack (its commands belong to the old one) and
+        the selection: fact ids of another log are never looked up in this one.
         """
         if log is not self._log:
             self.undo_stack.clear()
+        # The old selection goes first, then the rows, and only then the log the
+        # actions look the selected ids up in: no id of the old log reaches the new.
+        self.table.selectionModel().clear()
+        self.model.set_log(log)
         self._log = log
         self._sources = sources
         self.editing.set_target(log, confirm)
         self._add_unknown_types()
-        self.model.set_log(log)
         self.status_label.clear()
         if self.proxy.rowCount():
             self._select_proxy_rows([0])
@@ -281,9 +285,12 @@ class FactsView(QWidget):
         return self.model.fact(self.proxy.mapToSource(self.proxy.index(proxy_row, 0)).row())
 
     def selected_facts(self) -> list[Fact]:
-        """The selected facts, in table order."""
+        """The selected facts (as the log has them now), in table order."""
         log = self._log
-        return [log.facts[i] for i in self.selected_ids()] if log is not None else []
+        if log is None:
+            return []
+        facts = log.facts
+        return [facts[i] for i in self.selected_ids() if i in facts]
 
     def select_fact(self, fact_id: str) -> bool:
         """Make *fact_id* current and selected, clearing filters that hide it."""
