@@ -41,7 +41,7 @@ class LiveGlue(QObject):
         self.announcements: list[str] = []
         c = self.controller
         c.summaries_changed.connect(self._on_summaries)
-        c.session_added.connect(lambda _sid: self._on_summaries([]))
+        c.session_added.connect(self._on_session_added)
         c.sessions_changed.connect(self._on_sessions)
         c.knowledge_changed.connect(self._on_knowledge)
         c.segments_added.connect(self._on_segments)
@@ -73,8 +73,14 @@ class LiveGlue(QObject):
             self.w.navigator.set_sessions(data.summaries)
         self.w._update_counts()
 
+    @Slot(str)
+    def _on_session_added(self, _session_id: str) -> None:
+        self.w.manager.sync_message_index()
+        self._on_summaries([])
+
     @Slot(list)
     def _on_sessions(self, ids: list[str]) -> None:
+        self.w.manager.sync_message_index()
         session = self.w.inspector.session
         if session is not None and session.id in ids:
             self.w.inspector.session_grew()
@@ -111,6 +117,7 @@ class LiveGlue(QObject):
 
     @Slot(str)
     def _on_reset(self, path: str) -> None:
+        self.w.manager.sync_message_index()
         session = self.w.inspector.session
         if session is not None and session.path == path:
             self.w.inspector.session_grew()

@@ -5,7 +5,9 @@
 optionally, a ``sources(content)`` callable that searches the warm store and the
 transcripts (:func:`core.fact_sources.fact_sources`). It shows one row per fact
 (type, content, context, time, status) with type, status and text filters, and
-for the current fact its history, its supersession chain and its likely sources.
+for the current fact its history, its supersession chain and its likely sources
+(searched in a worker, and only while the view is shown: a hidden tab searches
+when it is shown again).
 
 Edits (:mod:`widgets.fact_editing`) plan the exact lines, ask *confirm*, append,
 and refresh the table from the log keeping the selection and scroll position.
@@ -53,6 +55,8 @@ from widgets.fact_sources_worker import FactSourcesWorker
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from PySide6.QtGui import QShowEvent
+
     from core.fact_sources import SourceHit
     from core.store.knowledge import Fact, KnowledgeLog
     from core.writes import Confirm
@@ -89,6 +93,7 @@ class FactsView(QWidget):
         self._sources: Callable[[str], list[SourceHit]] | None = None
         self._serials = itertools.count(1)
         self._sources_serial = 0
+        self._sources_pending = False  # a search waits for the view to be shown
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._sources_timer = QTimer(self, singleShot=True, interval=SOURCES_DELAY_MS)
@@ -384,6 +389,13 @@ class FactsView(QWidget):
         self.editing.edit_current()
 
     @override
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._sources_pending:
+            self._sources_pending = False
+            self._sources_timer.start()
+
+    @override
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.table and event.type() == QEvent.Type.KeyPress:
             key = event if isinstance(event, QKeyEvent) else None
@@ -428,17 +440,24 @@ class FactsView(QWidget):
     # -- sources ------------------------------------------------------------------------------
     def _request_sources(self) -> None:
         self._sources_serial = next(self._serials)  # an answer for another fact is dropped
+        self._sources_timer.stop()
+        self._sources_pending = False
         fact = self.current_fact()
         if fact is None or self._sources is None:
-            self._sources_timer.stop()
             self.detail.set_sources(None)
             return
         self.detail.set_sources([], "Searching segments and messages…")
-        self._sources_timer.start()
+        if self.isVisible():
+            self._sources_timer.start()
+        else:
+            self._sources_pending = True  # searched when the view is shown
 
     def _on_sources_timer_timeout(self) -> None:
         fact = self.current_fact()
         if fact is None or self._sources is None:
+            return
+        if not self.isVisible():  # hidden (another tab) since the request: wait for a show
+            self._sources_pending = True
             return
         worker = FactSourcesWorker(self._sources_serial, self._sources, fact.content)
         worker.signals.finished.connect(self._on_sources_finished)

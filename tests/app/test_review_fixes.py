@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 
+import orjson
 import pytest
 
 from app.main_window import MainWindow
@@ -82,4 +84,109 @@ def test_opening_a_place_with_other_facts_drops_the_selection(qtbot, home, tmp_p
     assert set(view.selected_ids()) <= known
     assert {f.id for f in view.selected_facts()} <= known
     assert view.current_id() in known | {""}
+    view.wait_for_sources()
+
+
+# -- 2. fact sources follow the transcripts -------------------------------------------------------
+def _append_message(path, text):
+    """Append one user message to a transcript, chained to its last entry (as an agent does)."""
+    lines = [ln for ln in open(path, "rb").read().splitlines() if ln.strip()]
+    leaf = orjson.loads(lines[-1])["id"]
+    entry_id = "fe11a9e0"
+    obj = {
+        "type": "message",
+        "id": entry_id,
+        "parentId": leaf,
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+        "message": {"role": "user", "content": text, "timestamp": int(time.time() * 1000)},
+    }
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, orjson.dumps(obj) + b"\n")
+    finally:
+        os.close(fd)
+    return entry_id
+
+
+def _sources_of_current(qtbot, view):
+    """Search the current fact's sources again (select another fact and come back)."""
+    fid = view.current_id()
+    other = next(i for i in view.shown_ids() if i != fid)
+    view.select_fact(other)
+    with qtbot.waitSignal(view.sources_ready, timeout=20000) as got:
+        view.select_fact(fid)
+    return got.args[0]
+
+
+def _fact_and_first_search(qtbot, window):
+    """An active fact made current, and its sources (the first search builds the index)."""
+    fact = next(f for f in window.data.knowledge.facts.values() if f.status == "active")
+    window.facts_view.select_fact(fact.id)
+    return fact, _sources_of_current(qtbot, window.facts_view)
+
+
+def test_sources_find_a_message_that_live_mode_appended(qtbot, home):
+    window = _open(qtbot, _window(qtbot), home)
+    _show_facts(qtbot, window)
+    fact, first = _fact_and_first_search(qtbot, window)
+    session = window.data.sessions[0]
+    entry = _append_message(session.path, f"{fact.content} zyxquorbl")
+    qtbot.waitUntil(lambda: entry in session.by_id, timeout=10000)  # live mode read it
+    assert entry not in {h.id for h in first}
+    hits = _sources_of_current(qtbot, window.facts_view)
+    assert entry in {h.id for h in hits if h.kind == "message"}
+    window.facts_view.wait_for_sources()
+
+
+def test_sources_find_a_message_of_a_reloaded_session(qtbot, home):
+    window = _open(qtbot, _window(qtbot), home)
+    window.live.detach()  # only the manager's reload reads the file
+    _show_facts(qtbot, window)
+    fact, _first = _fact_and_first_search(qtbot, window)
+    path = window.data.sessions[-1].path
+    entry = _append_message(path, f"{fact.content} zyxquorbl")
+    reloaded = window.manager.reload_session(path)
+    assert reloaded is not None and entry in reloaded.by_id
+    hits = _sources_of_current(qtbot, window.facts_view)
+    assert entry in {h.id for h in hits if h.kind == "message"}
+    window.facts_view.wait_for_sources()
+
+
+def test_the_index_is_built_from_copies_of_the_transcripts(qtbot, home):
+    """The worker never iterates a list that live mode appends to on the GUI thread."""
+    window = _open(qtbot, _window(qtbot), home)
+    _show_facts(qtbot, window)
+    _fact_and_first_search(qtbot, window)
+    index = window.manager._messages
+    assert index is not None
+    live_lists = {id(s.entries) for s in window.data.sessions}
+    assert not live_lists & {id(s.entries) for s in index._sessions}
+    window.facts_view.wait_for_sources()
+
+
+def test_no_sources_search_while_the_facts_tab_is_hidden(qtbot, home):
+    window = _open(qtbot, _window(qtbot), home)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_view("message")
+    view = window.facts_view
+    assert not view.isVisible()
+    calls: list[str] = []
+    search = view._sources
+    assert search is not None
+
+    def counted(content):
+        calls.append(content)
+        return search(content)
+
+    view._sources = counted
+    ids = [f.id for f in window.data.knowledge.facts.values() if f.status == "active"]
+    view.select_fact(ids[1])
+    view.select_fact(ids[0])
+    qtbot.wait(400)  # well past the debounce
+    view.wait_for_sources()
+    assert calls == []
+    with qtbot.waitSignal(view.sources_ready, timeout=20000):
+        window.show_view("facts")
+    assert calls == [window.data.knowledge.facts[ids[0]].content]
     view.wait_for_sources()

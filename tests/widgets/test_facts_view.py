@@ -198,6 +198,7 @@ def test_sources_are_searched_off_the_gui_thread(qtbot, log, confirm):
 
     v = FactsView()
     qtbot.addWidget(v)
+    v.show()  # a hidden view does not search
     with qtbot.waitSignal(v.sources_ready, timeout=5000) as got:
         v.attach(log, confirm, sources)
     fact = v.current_fact()

@@ -1,12 +1,13 @@
-"""The facts view attached to another log."""
+"""The facts view attached to another log, and sources searched only while it is shown."""
 
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QLabel, QTabWidget
 
 from core.demo import write_demo
 from core.store.knowledge import load_knowledge
-from widgets.facts_view import FactsView
+from widgets.facts_view import SOURCES_DELAY_MS, FactsView
 
 NOW = 1_760_000_000_000
 
@@ -49,3 +50,37 @@ def test_another_log_drops_the_old_selection(qtbot, knowledge_files, tmp_path):
         assert {f.id for f in view.selected_facts()} <= known
         assert view.current_id() in known | {""}
         assert view.log() is other
+
+
+def test_sources_wait_until_the_view_is_shown(qtbot, knowledge_files, tmp_path):
+    log = _copy(knowledge_files[0], tmp_path, "a.jsonl")
+    calls: list[str] = []
+
+    def sources(content):
+        calls.append(content)
+        return []
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    tabs.addTab(QLabel("another view"), "Other")
+    view = FactsView()
+    tabs.addTab(view, "Facts")
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    assert not view.isVisible()
+    view.attach(log, _always, sources)
+    qtbot.wait(SOURCES_DELAY_MS * 3)
+    assert calls == []
+    with qtbot.waitSignal(view.sources_ready, timeout=5000):
+        tabs.setCurrentWidget(view)
+    assert calls == [view.current_fact().content]
+    # Hidden while the debounce runs: the search waits for the next show.
+    view.select_fact(view.shown_ids()[1])
+    tabs.setCurrentIndex(0)
+    qtbot.wait(SOURCES_DELAY_MS * 3)
+    view.wait_for_sources()
+    assert len(calls) == 1
+    with qtbot.waitSignal(view.sources_ready, timeout=5000):
+        tabs.setCurrentWidget(view)
+    assert calls[1:] == [view.current_fact().content]
+    view.wait_for_sources()
