@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Slot
 
 from app.app_config import llm_providers
+from app.live import kept_view
 from app.paths import data_dir
 from core import fsutil
 from core.activity import ActivityLog
@@ -22,10 +23,14 @@ from core.dataset import summarize
 from core.fact_sources import MessageIndex, SourceHit, fact_sources
 from core.problems import FormatError
 from core.transcript import load_transcript
+from widgets.record_model import RecordRole
 from widgets.write_preview import confirm_with_dialog
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QModelIndex
+
     from app.main_window import MainWindow
+    from core.compaction.run import CompactionRun
     from core.dataset import DataSet
     from core.transcript.model import Session
     from core.writes import Confirm
@@ -120,7 +125,11 @@ class Manager(QObject):
         self.w.compaction_panel.set_target(target_from_dataset(data, session, window=window))
 
     def reload_session(self, path: str) -> Session | None:
-        """Re-read one transcript after memlens wrote to it; the views follow."""
+        """Re-read one transcript after memlens wrote to it; the views follow.
+
+        The navigator keeps the session the inspector shows: the reloaded one is
+        shown again (its new entries included), another one stays as it is.
+        """
         data = self.w.data
         if data is None:
             return None
@@ -136,8 +145,14 @@ class Manager(QObject):
                 data.summaries[i] = summarize(session, agent, os.path.getmtime(path))
                 break
         self.sync_message_index(data)
-        self.w.navigator.set_sessions(data.summaries)
-        self.w.navigator.select_session(session.id)
+        shown = self.w.inspector.session
+        nav = self.w.navigator
+        if shown is None or shown.path == path:
+            nav.set_sessions(data.summaries)
+            nav.select_session(session.id)
+        else:
+            with kept_view(nav.tree, _summary_path):
+                nav.set_sessions(data.summaries)
         return session
 
     # -- signals ---------------------------------------------------------------------------
@@ -146,14 +161,18 @@ class Manager(QObject):
         self.w.timeline.set_cut_point(entry_id or None)
 
     @Slot(object)
-    def _on_compaction_written(self, run: Any) -> None:
-        session = self.w.inspector.session
-        if session is None:
+    def _on_compaction_written(self, run: CompactionRun) -> None:
+        # The transcript the run appended to: the inspector may show another by now.
+        written = run.appended.path if run.appended is not None else None
+        data = self.w.data
+        if written is None or data is None:
             return
-        self.reload_session(session.path)
+        path = next((s.path for s in data.sessions if _same_file(s.path, written)), None)
+        if path is not None:
+            self.reload_session(path)
         entry = run.entry["id"] if run.entry else "?"
         self.w.place_label.setText(
-            f"Compaction {entry} appended to {session.path} (backup {run.backup})"
+            f"Compaction {entry} appended to {written} (backup {run.backup})"
         )
 
     @Slot(list)
@@ -184,3 +203,11 @@ def _same_entries(copy: Session, session: Session) -> bool:
     """True when *session* holds what *copy* was taken from (live mode only appends)."""
     a, b = copy.entries, session.entries
     return len(a) == len(b) and (not a or a[-1] is b[-1])
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
+
+
+def _summary_path(index: QModelIndex) -> str | None:
+    return getattr(index.siblingAtColumn(0).data(RecordRole), "path", None)

@@ -190,3 +190,41 @@ def test_no_sources_search_while_the_facts_tab_is_hidden(qtbot, home):
         window.show_view("facts")
     assert calls == [window.data.knowledge.facts[ids[0]].content]
     view.wait_for_sources()
+
+
+# -- 3. the compacted session is the one reloaded -------------------------------------------------
+def test_the_session_compacted_is_reloaded_not_the_one_shown(qtbot, home):
+    switch_to: list[str] = []
+
+    def confirm(_writes):
+        # The user looks at another session while the write runs.
+        window.navigator.select_session(switch_to[0])
+        return True
+
+    window = _open(qtbot, _window(qtbot, confirm), home)
+    by_size = sorted(window.data.summaries, key=lambda s: s.messages)
+    a_summary, b_summary = by_size[-1], by_size[0]
+    window.navigator.select_session(a_summary.id)
+    a = window.data.session(a_summary.path)
+    b = window.data.session(b_summary.path)
+    b_entries = list(b.entries)
+    switch_to.append(b.id)
+    panel = window.compaction_panel
+    qtbot.waitUntil(lambda: panel.plan() is not None and not panel.is_busy(), timeout=30000)
+    past = time.time() - 60
+    os.utime(a.path, (past, past))  # not "modified just now"
+    panel.run()
+    qtbot.waitUntil(lambda: panel.result() is not None and not panel.is_busy(), timeout=60000)
+    compactions = len(a.compaction_entries())
+    with qtbot.waitSignal(panel.written, timeout=60000) as got:
+        panel.write()
+    run = got.args[0]
+    assert window.inspector.session is b
+    reloaded = window.data.session(a.path)
+    assert reloaded is not a
+    assert len(reloaded.compaction_entries()) == compactions + 1
+    assert reloaded.leaf.id == run.entry["id"]
+    assert window.data.session(b.path) is b and b.entries == b_entries
+    assert window.navigator.current().path == b.path
+    assert a.path in window.place_label.text()
+    qtbot.waitUntil(lambda: not panel.is_busy(), timeout=30000)
