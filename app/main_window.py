@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QThreadPool, Slot
+from PySide6.QtCore import Qt, QThreadPool, QTimer, Slot
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
@@ -66,6 +66,7 @@ PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Line", lambda p: p.line, align_right=True, thousands=False),
     Column("Message", lambda p: p.message),
 ]
+RECALL_DELAY_MS = 250  # indexing waits for the first paint of a freshly loaded place
 TABS = ("Message", "Context", "Recall", "Trim", "Facts", "Review", "Compaction")
 
 
@@ -87,6 +88,8 @@ class MainWindow(QMainWindow):
         self._worker: LoadWorker | None = None
         self._recall_worker: TaskWorker | None = None
         self._scan_worker: TaskWorker | None = None
+        self._recall_timer = QTimer(self, singleShot=True, interval=RECALL_DELAY_MS)
+        self._recall_timer.timeout.connect(self._start_recall)
         self._build_views()
         self._build_status()
         self.live = LiveGlue(self)
@@ -235,6 +238,15 @@ class MainWindow(QMainWindow):
             dock.show()
         self.problem_dock.raise_()
 
+    def _back_to_first_run(self, message: str, *, error: bool = False) -> None:
+        """Nothing is open after all: the welcome page again, saying why."""
+        self._docks_to_show = [d for d in self._docks() if not d.isHidden()]
+        for dock in self._docks_to_show:
+            dock.hide()
+        self.central.setCurrentWidget(self.first_run)
+        self.first_run.set_message(message, error=error)
+        self.place_label.setText(message)
+
     @property
     def showing_first_run(self) -> bool:
         """Whether the welcome page is shown (no place has been opened yet)."""
@@ -301,6 +313,7 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str) -> None:
         """Load *path* in a worker; the window stays responsive."""
         self.cancel_load()
+        self._recall_timer.stop()
         self.live.detach()
         worker = LoadWorker(path)
         worker.signals.progressed.connect(self._on_progressed)
@@ -391,8 +404,22 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"memlens — {data.discovery.path}")
         if data.problems:
             self.problem_dock.show()
-        self.navigator.select_first()
-        self._open_recall(data)
+        # The first session's views and the recall indexing come in their own turns of
+        # the event loop: one long handler would freeze the window (bench_responsiveness).
+        QTimer.singleShot(10, self, lambda: self._select_first(data))
+        self._recall_timer.start()
+
+    def _select_first(self, data: DataSet) -> None:
+        if self.data is data and self.inspector.session is None:
+            self.navigator.select_first()
+
+    @Slot()
+    def _start_recall(self) -> None:
+        """Index memory for recall once the first session is on screen."""
+        if self.data is not None and self.recall_data is None:
+            if self._recall_worker is not None:
+                self._recall_worker.cancel()  # indexing the place open before
+            self._open_recall(self.data)
 
     def _update_counts(self) -> None:
         data = self.data
@@ -467,8 +494,8 @@ class MainWindow(QMainWindow):
         self.state.setText("Failed")
         self.place_label.setText(f"Could not open {self.place}: {message}")
         self._keep_what_was_open()
-        if self.showing_first_run:
-            self.first_run.set_message(f"Could not open {self.place}: {message}", error=True)
+        if self.data is None:
+            self._back_to_first_run(f"Could not open {self.place}: {message}", error=True)
 
     @Slot()
     def _on_cancelled(self) -> None:
@@ -477,8 +504,8 @@ class MainWindow(QMainWindow):
         self._done()
         self.state.setText("Loading cancelled")
         self._keep_what_was_open()
-        if self.showing_first_run:
-            self.first_run.set_message("Opening cancelled.")
+        if self.data is None:
+            self._back_to_first_run(f"Opening {self.place} was cancelled.")
 
     def _keep_what_was_open(self) -> None:
         """After a failed or cancelled load, the place open before stays open (and followed)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
@@ -20,6 +21,26 @@ class WorkerSignals(QObject):
     finished = Signal(object)
     failed = Signal(str)
     cancelled = Signal()
+
+
+PROGRESS_INTERVAL_S = 0.05
+
+
+def throttled(emit: Callable[[int, int, str], Any]) -> Callable[[int, int, str], None]:
+    """*emit* at most every 50 ms (first, last and label changes always pass).
+
+    A loader reports every file or segment; each report is a queued call on the GUI
+    thread, and thousands of them in a row would stall it.
+    """
+    last = [0.0, ""]
+
+    def progress(done: int, total: int, label: str) -> None:
+        now = time.monotonic()
+        if done >= total or label != last[1] or now - float(last[0]) >= PROGRESS_INTERVAL_S:
+            last[0], last[1] = now, label
+            emit(done, total, label)
+
+    return progress
 
 
 class LoadWorker(QRunnable):
@@ -41,7 +62,7 @@ class LoadWorker(QRunnable):
         try:
             data = self._loader(
                 self.path,
-                progress=self.signals.progressed.emit,
+                progress=throttled(self.signals.progressed.emit),
                 cancelled=lambda: self._cancel,
             )
         except Cancelled:
@@ -74,7 +95,9 @@ class TaskWorker(QRunnable):
     @override
     def run(self) -> None:
         try:
-            result = self._fn(progress=self.signals.progressed.emit, cancelled=lambda: self._cancel)
+            result = self._fn(
+                progress=throttled(self.signals.progressed.emit), cancelled=lambda: self._cancel
+            )
         except Cancelled:
             self.signals.cancelled.emit()
         except Exception as exc:  # a worker must turn every failure into a signal
