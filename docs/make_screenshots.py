@@ -17,7 +17,7 @@ os.environ.setdefault("MEMLENS_DATA_DIR", tempfile.mkdtemp(prefix="memlens-shots
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from PySide6.QtCore import QEventLoop, QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QWidget  # noqa: E402
 
 from app.demo_data import demo_dir  # noqa: E402
@@ -25,9 +25,11 @@ from app.main_window import MainWindow  # noqa: E402
 from app.settings_dialog import SettingsDialog  # noqa: E402
 from app.theme import apply_theme  # noqa: E402
 from core.compaction.run import planned_writes  # noqa: E402
+from core.writes import always  # noqa: E402
 from widgets.write_preview import WritePreviewDialog  # noqa: E402
 
-OUT = ROOT / "docs" / "screenshots"
+# MEMLENS_SCREENSHOTS_DIR: render elsewhere (tests/test_screenshots.py keeps the script working).
+OUT = Path(os.environ.get("MEMLENS_SCREENSHOTS_DIR") or ROOT / "docs" / "screenshots")
 
 
 def _wait_for(predicate, timeout_ms: int = 30000) -> None:
@@ -78,6 +80,18 @@ def _memory_views(app: QApplication, window: MainWindow) -> None:
     facts.wait_for_sources(5000)
     _settle(app, 600)
     _save(window, "facts.png")
+    # Two real writes to the demo copy (a type change and its undo) fill the activity log.
+    facts.editing.set_type_selected("decision")
+    _settle(app, 300)
+    window.actions.by_name["undo"].trigger()
+    _settle(app, 300)
+    window.show_view("activity")
+    window.activity_dock.raise_()
+    window.resizeDocks([window.activity_dock], [300], Qt.Orientation.Vertical)
+    _settle(app, 600)
+    _save(window, "activity.png")
+    window.resizeDocks([window.activity_dock], [120], Qt.Orientation.Vertical)
+    window.problem_dock.raise_()
     window.show_view("compaction")
     panel = window.compaction_panel
     _wait_for(lambda: panel.plan() is not None and not panel.is_busy())
@@ -116,8 +130,7 @@ def _first_run(app: QApplication) -> None:
     from app.settings import AppSettings
     from core.demo import write_demo
 
-    home = Path(tempfile.mkdtemp(prefix="memlens-shots-home-"))
-    os.environ["HOME"] = str(home)  # the scan looks here, never in the real home
+    home = Path(os.environ["HOME"])
     write_demo(home / ".openclaw", segments=400)
     pi = home / ".pi" / "agent" / "sessions" / "--home-dev-shop-api--"
     pi.mkdir(parents=True)
@@ -145,11 +158,14 @@ def main() -> int:
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
     apply_theme(app, "light")
     OUT.mkdir(parents=True, exist_ok=True)
+    # A made-up home: the first-run scan looks here, never in the real one.
+    os.environ["HOME"] = tempfile.mkdtemp(prefix="memlens-shots-home-")
+    demo = demo_dir()  # generated before any window records writes
     _first_run(app)
-    window = MainWindow()
+    window = MainWindow(confirm=always)  # the demo copy; the write preview is shot on its own
     window.resize(1700, 1100)
     window.show()
-    window.open_path(str(demo_dir()))
+    window.open_path(str(demo))
     _wait_for(lambda: window.data is not None and window.recall_data is not None)
     window.navigator.select_session(_busiest(window))
     _settle(app, 800)

@@ -1,0 +1,40 @@
+"""docs/make_screenshots.py renders every view (into a temporary folder here)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtGui import QImage
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+SHOTS = (
+    "first-run", "main-window", "context", "recall", "trim", "facts", "activity",
+    "compaction", "review-queue", "write-preview", "settings-providers", "main-window-dark",
+)  # fmt: skip
+
+
+def test_every_screenshot_is_rendered(tmp_path):
+    env = dict(os.environ, MEMLENS_SCREENSHOTS_DIR=str(tmp_path), QT_QPA_PLATFORM="offscreen")
+    env.pop("MEMLENS_CACHE_DIR", None)  # the script makes its own home, cache and settings
+    subprocess.run(
+        [sys.executable, "docs/make_screenshots.py"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    for name in SHOTS:
+        image = QImage(str(tmp_path / f"{name}.png"))
+        assert not image.isNull(), name
+        assert image.width() >= 800 and image.height() >= 500, name
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in SHOTS:
+        assert f"docs/screenshots/{name}.png" in readme, f"{name}.png is not shown in the README"
+        assert (ROOT / "docs" / "screenshots" / f"{name}.png").is_file()
