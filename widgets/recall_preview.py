@@ -443,16 +443,14 @@ class RecallPreview(QWidget):
         if out is None or out.search is None:
             reason = out.skipped if out and out.skipped else "no recall has run yet"
             return self._show_plain(f"Nothing is searched: {reason}.")
-        expl = explain(store, out.search, sid)
-        note = ""
         block = out.block
-        if expl.reason == "hit" and block is not None:
+        expl = explain(store, out.search, sid, block)
+        note = ""
+        if expl.reason == "cut_by_hard_cap" and block is not None:
             cut = {d.segment.id: why for d, why in block.cut_details}
-            note = (
-                f"A hit, but the hard cap left it out of the block: {cut[sid]}."
-                if sid in cut
-                else "It is in the injected block."
-            )
+            note = f"A hit, but the hard cap left it out of the block: {cut[sid]}."
+        elif expl.reason == "hit" and block is not None:
+            note = "It is in the injected block."
         self.why_box.show_html(explanation_html(expl, out.search, store.get(sid), note))
         return expl
 

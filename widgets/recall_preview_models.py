@@ -392,6 +392,7 @@ HEADLINES = {
     "no_candidate": "Not a candidate",
     "below_min_score": "Below minScore",
     "cut_by_limit": "Cut by the limit",
+    "cut_by_hard_cap": "Cut by the hard cap",
 }
 
 

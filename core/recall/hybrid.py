@@ -24,6 +24,7 @@ from core.recall.tokenize import tokenize
 from core.store.segments import DAY_MS, Segment
 
 if TYPE_CHECKING:
+    from core.recall.block import Block
     from core.recall.warm_store import WarmStore
 
 
@@ -153,7 +154,14 @@ def search(
 
 
 Reason = Literal[
-    "hit", "unknown", "evicted", "other_session", "no_candidate", "below_min_score", "cut_by_limit"
+    "hit",
+    "unknown",
+    "evicted",
+    "other_session",
+    "no_candidate",
+    "below_min_score",
+    "cut_by_limit",
+    "cut_by_hard_cap",
 ]
 
 
@@ -173,8 +181,14 @@ class Explanation:
     bm25_rank: int | None = None
 
 
-def explain(store: WarmStore, result: SearchResult, segment_id: str) -> Explanation:
-    """Tell why *segment_id* is or is not a hit of *result*."""
+def explain(
+    store: WarmStore, result: SearchResult, segment_id: str, block: Block | None = None
+) -> Explanation:
+    """Tell why *segment_id* is or is not a hit of *result*.
+
+    With the *block* built from *result*'s hits, a hit that the hard cap kept out of the
+    block is reported as ``cut_by_hard_cap``.
+    """
     cfg = result.config
     slot = store.slot_of.get(segment_id)
     if slot is None:
@@ -216,6 +230,18 @@ def explain(store: WarmStore, result: SearchResult, segment_id: str) -> Explanat
             )
         if hit in result.hits:
             pos = result.hits.index(hit) + 1
+            cut = _cut_by_cap(block, segment_id)
+            if cut is not None:
+                return Explanation(
+                    segment_id,
+                    "cut_by_hard_cap",
+                    f"hit #{pos}, score {hit.score:.4f}, but left out of the block: {cut}",
+                    hit,
+                    cos,
+                    cos_rank,
+                    bm,
+                    bm_rank,
+                )
             return Explanation(
                 segment_id,
                 "hit",
@@ -250,6 +276,15 @@ def explain(store: WarmStore, result: SearchResult, segment_id: str) -> Explanat
         bm,
         bm_rank,
     )
+
+
+def _cut_by_cap(block: Block | None, segment_id: str) -> str | None:
+    if block is None:
+        return None
+    for detail, why in block.cut_details:
+        if detail.segment.id == segment_id:
+            return why
+    return None
 
 
 def _all_loaded(store: WarmStore) -> list[Segment]:

@@ -261,3 +261,26 @@ def test_runtime_eviction_drops_the_oldest_by_timestamp(folder):
     tie = store.add("s3", "user", "a second message", timestamp=first.timestamp)
     assert tie is not None and store.get(tie.id) is not None
     assert store.get(first.id) is None and len(store) == 8
+
+
+def test_explain_names_a_hit_the_hard_cap_left_out(folder):
+    from core.recall.block import Detail, build_block
+
+    store = WarmStore.open(folder, HashEmbedder(), now_ms=NOW)
+    store.embed_missing(save=False)
+    result = search(
+        store, "dashboard staging deploy parser", SearchConfig(min_score=0, cross_session=True),
+        now_ms=NOW,
+    )  # fmt: skip
+    assert len(result.hits) >= 2
+    details = [Detail(h.segment, h.score) for h in result.hits]
+    tokens = [math.ceil(len(h.segment.content) / 4) for h in result.hits]
+    block = build_block([], details, cap=tokens[0] + 40)  # room for about one detail
+    assert block.cut_details
+    cut_id = block.cut_details[0][0].segment.id
+    why = explain(store, result, cut_id, block)
+    assert why.reason == "cut_by_hard_cap" and "left out of the block" in why.message
+    assert why.hit is not None and why.hit.segment.id == cut_id
+    kept = [d.segment.id for d in block.details]
+    assert all(explain(store, result, sid, block).reason == "hit" for sid in kept)
+    assert explain(store, result, cut_id).reason == "hit"  # without the block: a hit

@@ -245,8 +245,9 @@ def test_cut_list_shows_what_the_hard_cap_cut(qtbot, recall_data):
     # "why not?" on a cut hit says the cap left it out.
     cut_id = block.cut_details[0][0].segment.id
     expl = w.explain_segment(cut_id)
-    assert expl is not None and expl.reason == "hit"
+    assert expl is not None and expl.reason == "cut_by_hard_cap"
     assert "hard cap left it out" in w.why_label.text()
+    assert "Cut by the hard cap" in w.why_label.text()
 
 
 def test_clicking_a_detail_hit_explains_it(qtbot, view):
