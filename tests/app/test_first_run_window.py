@@ -274,3 +274,35 @@ def test_main_window_fits_a_small_screen(qtbot):
     qtbot.addWidget(window)
     hint = window.minimumSizeHint()
     assert hint.width() <= 1024 and hint.height() <= 720  # 1366x768 laptops, with panels
+
+
+def test_open_folder_and_transcript_buttons_ask_and_open(
+    qtbot, monkeypatch, demo_home, fixtures_dir
+):
+    from PySide6.QtWidgets import QFileDialog
+
+    asked = []
+    monkeypatch.setattr(
+        QFileDialog, "getExistingDirectory", lambda *a: asked.append("folder") or str(demo_home)
+    )
+    transcript = str(fixtures_dir / "before-compaction.jsonl")
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileName", lambda *a: asked.append("file") or (transcript, "")
+    )
+    window = _window(qtbot)
+    window.first_run.folder_button.click()
+    _loaded(qtbot, window)
+    assert len(window.navigator.model.sessions()) == 12
+    window.actions.by_name["open_file"].trigger()  # File > Open Transcript… (Ctrl+Shift+O)
+    qtbot.waitUntil(lambda: window.data is not None and window.data.discovery.kind == "transcript")
+    assert asked == ["folder", "file"]
+    assert [s.path for s in window.data.sessions] == [transcript]
+
+
+def test_a_cancelled_file_dialog_opens_nothing(qtbot, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a: "")
+    window = _window(qtbot)
+    window.first_run.folder_button.click()
+    assert window._worker is None and window.showing_first_run
