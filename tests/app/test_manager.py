@@ -58,6 +58,14 @@ def test_compaction_on_demand_writes_a_new_leaf_and_feeds_review_and_activity(qt
     reloaded = window.inspector.session
     assert len(reloaded.compaction_entries()) == compactions_before + 1
     assert reloaded.leaf.type == "compaction"
+    # The timeline is rebuilt from the reloaded session: one more compaction marker.
+    qtbot.waitUntil(
+        lambda: window.timeline.timeline() is not None
+        and len(window.timeline.timeline().compactions) == compactions_before + 1,
+        timeout=20000,
+    )
+    markers = [m.entry_id for m in window.timeline.timeline().compactions]
+    assert reloaded.leaf.id in markers
     records = window.activity_view.visible_records()
     assert any(
         r.path == session.path and r.action == "append" and r.offset == len(before) for r in records
