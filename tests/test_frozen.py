@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,23 +17,11 @@ import pytest
 
 import core
 from app.resources import DESKTOP_FILE, ICON_SIZES, icon_file
+from tests.test_packaging import NOT_SOURCE, run
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-NOT_SOURCE = shutil.ignore_patterns(
-    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
-)
-
-
-def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> str:
-    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        pytest.fail(
-            f"{' '.join(cmd)} exited {proc.returncode}\n"
-            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-        )
-    return proc.stdout
 
 
 @pytest.fixture(scope="module")
