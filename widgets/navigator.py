@@ -245,6 +245,7 @@ class Navigator(QWidget):
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SortRole)
         self.proxy.setRecursiveFilteringEnabled(True)
+        self.proxy.setAutoAcceptChildRows(True)  # an agent matched by name shows its sessions
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.filter_box = QLineEdit(placeholderText="Filter sessions (Ctrl+F)")
         self.filter_box.setClearButtonEnabled(True)
