@@ -60,8 +60,10 @@ def test_compaction_on_demand_writes_a_new_leaf_and_feeds_review_and_activity(qt
     assert reloaded.leaf.type == "compaction"
     # The timeline is rebuilt from the reloaded session: one more compaction marker.
     qtbot.waitUntil(
-        lambda: window.timeline.timeline() is not None
-        and len(window.timeline.timeline().compactions) == compactions_before + 1,
+        lambda: (
+            window.timeline.timeline() is not None
+            and len(window.timeline.timeline().compactions) == compactions_before + 1
+        ),
         timeout=20000,
     )
     markers = [m.entry_id for m in window.timeline.timeline().compactions]
