@@ -206,9 +206,7 @@ class Actions(QObject):
 
     @Slot()
     def _open_demo(self) -> None:
-        from app.demo_data import demo_dir
-
-        self.window.open_path(str(demo_dir()))
+        self.window.open_demo()
 
     @Slot()
     def _reload(self) -> None:

@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.paths import cache_dir
+from core.dataset import load_dataset
 from core.demo import write_demo
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from core.dataset import DataSet
+
 DEMO_VERSION = "1"
+
+
+def demo_path() -> Path:
+    """Where the demo data lives (whether or not it has been generated yet)."""
+    return cache_dir() / f"demo-v{DEMO_VERSION}"
 
 
 def demo_dir() -> Path:
     """Where the demo data lives (generated if missing or out of date)."""
-    root = cache_dir() / f"demo-v{DEMO_VERSION}"
+    root = demo_path()
     marker = root / ".complete"
     if not marker.exists():
         write_demo(root, force=True)
         marker.write_text(DEMO_VERSION)
     return root
+
+
+def load_demo(path: str, *, progress: Any, cancelled: Any) -> DataSet:
+    """A :class:`app.workers.LoadWorker` loader: generate the demo if needed, then load it.
+
+    Generating takes a few seconds the first time; in a worker the window stays alive.
+    """
+    if not (demo_path() / ".complete").exists():
+        progress(0, 1, "writing the demo data")
+    demo_dir()
+    return load_dataset(path, progress=progress, cancelled=cancelled)

@@ -38,14 +38,13 @@ def build_window(argv: Sequence[str], settings: AppSettings | None = None) -> Ma
     """
     import os
 
-    from app.demo_data import demo_dir
     from app.main_window import MainWindow
 
     args = parse_args(argv)
     window = MainWindow(settings)
     window.show()
     if args.demo:
-        window.open_path(str(demo_dir()))
+        window.open_demo()
     elif args.path:
         window.open_path(args.path)
     elif window.settings.last_place and os.path.exists(window.settings.last_place):

@@ -29,6 +29,7 @@ from typing_extensions import override
 
 from app.actions import build_actions
 from app.app_config import embedder_name
+from app.demo_data import demo_path, load_demo
 from app.inspector import Inspector
 from app.live_glue import LiveGlue
 from app.manager import Manager
@@ -53,6 +54,8 @@ from widgets.timeline import TimelineView
 from widgets.trim_view import TrimView
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 
     from core.dataset import DataSet
@@ -310,12 +313,16 @@ class MainWindow(QMainWindow):
         return [t.lower() for t in TABS].index(name)
 
     # -- opening -----------------------------------------------------------------------
-    def open_path(self, path: str) -> None:
-        """Load *path* in a worker; the window stays responsive."""
+    def open_demo(self) -> None:
+        """Open the built-in demo data, generating it first (in the worker) if needed."""
+        self.open_path(str(demo_path()), loader=load_demo)
+
+    def open_path(self, path: str, loader: Callable[..., DataSet] | None = None) -> None:
+        """Load *path* (with *loader*, default ``load_dataset``) in a worker."""
         self.cancel_load()
         self._recall_timer.stop()
         self.live.detach()
-        worker = LoadWorker(path)
+        worker = LoadWorker(path) if loader is None else LoadWorker(path, loader=loader)
         worker.signals.progressed.connect(self._on_progressed)
         worker.signals.finished.connect(self._on_loaded)
         worker.signals.failed.connect(self._on_failed)

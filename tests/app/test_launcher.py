@@ -59,3 +59,24 @@ def test_paths_fails_when_resources_are_missing(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(resources, "candidate_dirs", lambda: [tmp_path / "nowhere"])
     assert main(["--paths"]) == 1
     assert '"resources": null' in capsys.readouterr().out
+
+
+def test_the_demo_is_written_in_the_worker_not_the_gui_thread(qtbot, cache, monkeypatch):
+    import threading
+
+    from app import demo_data as module
+
+    threads = []
+    real = module.write_demo
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "write_demo", spy)
+    window = build_window(["--demo"])
+    qtbot.addWidget(window)
+    assert window._worker is not None  # returned at once, the load is running
+    qtbot.waitUntil(lambda: window.data is not None, timeout=60000)
+    assert len(threads) == 1 and threads[0] is not threading.main_thread()
+    assert len(window.navigator.model.sessions()) == 12
