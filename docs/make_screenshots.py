@@ -163,11 +163,12 @@ def main() -> int:
     demo = demo_dir()  # generated before any window records writes
     _first_run(app)
     window = MainWindow(confirm=always)  # the demo copy; the write preview is shot on its own
-    window.resize(1700, 1100)
+    window.resize(1700, 1250)
     window.show()
     window.open_path(str(demo))
     _wait_for(lambda: window.data is not None and window.recall_data is not None)
     window.navigator.select_session(_busiest(window))
+    window.splitter.setSizes([300, 175, 640])  # room for the tab views, nothing scrolls
     _settle(app, 800)
     shots = [("main-window.png", "message"), ("context.png", "context"),
              ("recall.png", "recall"), ("trim.png", "trim")]  # fmt: skip
