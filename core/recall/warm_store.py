@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from core.fsutil import atomic_write
 from core.hashembed import DIM as HASH_DIM
@@ -36,7 +37,6 @@ from core.store.segments import (
     dedup_key,
     load_segments,
     make_segment,
-    oldest_first,
 )
 from core.store.vectors import VectorFile, encode_vectors, load_vectors, write_vectors
 
@@ -102,7 +102,8 @@ class WarmStore:
         self.stats = StoreStats()
         self._keys: dict[str, int] = {}
         self._session_slots: dict[str, list[int]] = {}
-        self._timestamps: list[int] = []
+        self._ts = np.zeros(1024, dtype=np.int64)  # timestamp of each slot
+        self._alive = np.zeros(1024, dtype=bool)  # slot holds a live segment
         self.lock = threading.RLock()
         """Held while the indexes change; searches take it too."""
 
@@ -221,7 +222,12 @@ class WarmStore:
         self.slot_of[seg.id] = slot
         self._keys[dedup_key(seg.session_id, seg.role, seg.content)] = slot
         self._session_slots.setdefault(seg.session_id, []).append(slot)
-        self._timestamps.append(seg.timestamp)
+        if slot >= len(self._ts):
+            grow = max(len(self._ts) * 2, slot + 1)
+            self._ts = np.concatenate([self._ts, np.zeros(grow - len(self._ts), np.int64)])
+            self._alive = np.concatenate([self._alive, np.zeros(grow - len(self._alive), bool)])
+        self._ts[slot] = seg.timestamp
+        self._alive[slot] = True
 
     # -- queries --------------------------------------------------------------------
     def __len__(self) -> int:
@@ -246,7 +252,7 @@ class WarmStore:
 
     def timestamps(self) -> np.ndarray:
         """Timestamp (ms) of every slot."""
-        return np.asarray(self._timestamps, dtype=np.float64)
+        return self._ts[: len(self.segments)].astype(np.float64)
 
     def missing_vector_slots(self) -> list[int]:
         """Live slots that have no vector yet."""
@@ -411,26 +417,44 @@ class WarmStore:
         removed: list[Segment] = []
         s = self.settings
         with self.lock:
+            n = len(self.segments)
             if s.eviction_days > 0:
                 now = int(time.time() * 1000) if now_ms is None else now_ms
                 cutoff = now - s.eviction_days * DAY_MS
-                for slot, seg in enumerate(self.segments):
-                    if seg is not None and seg.timestamp < cutoff:
-                        removed.append(self._drop(slot))
+                old = np.flatnonzero(self._alive[:n] & (self._ts[:n] < cutoff))
+                removed.extend(self._drop(int(slot)) for slot in old)
             if s.max_segments >= 0 and len(self) > s.max_segments:
-                excess = len(self) - s.max_segments
-                live = [slot for slot, seg in enumerate(self.segments) if seg is not None]
-                order = oldest_first([self._timestamps[slot] for slot in live])
-                for i in order[:excess]:
-                    removed.append(self._drop(live[i]))
+                live = np.flatnonzero(self._alive[:n])
+                chosen = _oldest(live, self._ts[live], len(self) - s.max_segments)
+                removed.extend(self._drop(int(slot)) for slot in chosen)
         return removed
 
     def _drop(self, slot: int) -> Segment:
         seg = self.segments[slot]
         assert seg is not None
         self.segments[slot] = None
+        self._alive[slot] = False
         del self.slot_of[seg.id]
         self._keys.pop(dedup_key(seg.session_id, seg.role, seg.content), None)
         self.bm25.remove(slot)
         self.vectors.clear(slot)
         return seg
+
+
+def _oldest(
+    slots: npt.NDArray[np.intp], stamps: npt.NDArray[np.int64], k: int
+) -> npt.NDArray[np.intp]:
+    """The *k* oldest of *slots* (ascending), by timestamp then slot: :func:`oldest_first`.
+
+    A partition instead of a sort: adding one segment to a full 20,000-segment store
+    evicts one, and sorting them all each time cost ~13 ms.
+    """
+    if k <= 0:
+        return slots[:0]
+    if k < len(slots):
+        kth = np.partition(stamps, k - 1)[k - 1]
+        below = stamps < kth
+        tied = np.flatnonzero(stamps == kth)[: k - int(below.sum())]
+        keep = np.concatenate([np.flatnonzero(below), tied])
+        slots, stamps = slots[keep], stamps[keep]
+    return slots[np.lexsort((slots, stamps))]

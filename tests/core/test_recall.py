@@ -284,3 +284,30 @@ def test_explain_names_a_hit_the_hard_cap_left_out(folder):
     kept = [d.segment.id for d in block.details]
     assert all(explain(store, result, sid, block).reason == "hit" for sid in kept)
     assert explain(store, result, cut_id).reason == "hit"  # without the block: a hit
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_count_eviction_picks_what_oldest_first_picks(seed):
+    import random
+
+    from core.recall.warm_store import _oldest
+    from core.store.segments import oldest_first
+
+    rng = random.Random(seed)
+    n = rng.randint(1, 60)
+    stamps = [rng.randint(0, 6) for _ in range(n)]  # many ties
+    slots = np.array(sorted(rng.sample(range(200), n)), dtype=np.intp)
+    for k in (0, 1, rng.randint(1, n), n, n + 3):
+        want = [int(slots[i]) for i in oldest_first(stamps)[:k]]
+        got = _oldest(slots, np.array(stamps, dtype=np.int64), k).tolist()
+        assert got == want
+
+
+def test_adding_to_a_full_store_evicts_the_oldest_once(folder):
+    store = WarmStore.open(folder, HashEmbedder(), now_ms=NOW)
+    full = len(store)
+    store.settings = StoreSettings(max_segments=full, eviction_days=0)
+    oldest = min(store.live(), key=lambda s: s.timestamp)
+    added = store.add("s9", "user", "a brand new turn about tokenizers", timestamp=NOW + 1)
+    assert added is not None and len(store) == full
+    assert store.get(oldest.id) is None and store.get(added.id) is not None
