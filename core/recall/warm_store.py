@@ -226,7 +226,7 @@ class WarmStore:
             grow = max(len(self._ts) * 2, slot + 1)
             self._ts = np.concatenate([self._ts, np.zeros(grow - len(self._ts), np.int64)])
             self._alive = np.concatenate([self._alive, np.zeros(grow - len(self._alive), bool)])
-        self._ts[slot] = seg.timestamp
+        self._ts[slot] = min(max(seg.timestamp, _I64_MIN), _I64_MAX)  # a damaged time
         self._alive[slot] = True
 
     # -- queries --------------------------------------------------------------------
@@ -439,6 +439,9 @@ class WarmStore:
         self.bm25.remove(slot)
         self.vectors.clear(slot)
         return seg
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 def _oldest(
