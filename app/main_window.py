@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         self.recall_data: RecallData | None = None
         self.place = ""
         self._opened_place = ""
+        self._arriving: DataSet | None = None  # loaded, on its way to the views
         self._worker: LoadWorker | None = None
         self._recall_worker: TaskWorker | None = None
         self._scan_worker: TaskWorker | None = None
@@ -321,6 +322,7 @@ class MainWindow(QMainWindow):
         """Load *path* (with *loader*, default ``load_dataset``) in a worker."""
         self.cancel_load()
         self._recall_timer.stop()
+        self._arriving = None
         self.live.detach()
         worker = LoadWorker(path) if loader is None else LoadWorker(path, loader=loader)
         worker.signals.progressed.connect(self._on_progressed)
@@ -394,7 +396,19 @@ class MainWindow(QMainWindow):
         if not self._current(self._worker):
             return  # a load replaced by a newer one
         self._done()
+        self._arriving = data
+        self.state.setText("Loaded")
+        self.place_label.setText(str(data.discovery.path))
         self._leave_first_run()
+        # The data reaches the views, the first session is selected and recall indexing
+        # starts, each in its own turn of the event loop: one long handler would freeze
+        # the window (bench_responsiveness).
+        QTimer.singleShot(1, self, lambda: self._show_data(data))
+
+    def _show_data(self, data: DataSet) -> None:
+        if self._arriving is not data:
+            return  # another place is being opened
+        self._arriving = None
         self.data = data
         self.recall_data = None
         self.settings.add_recent(self.place)
@@ -405,14 +419,10 @@ class MainWindow(QMainWindow):
         self.manager.set_data(data)
         self.inspector.set_data(data)
         self.live.attach(data)
-        self.state.setText("Loaded")
         self._update_counts()
-        self.place_label.setText(str(data.discovery.path))
         self.setWindowTitle(f"memlens — {data.discovery.path}")
         if data.problems:
             self.problem_dock.show()
-        # The first session's views and the recall indexing come in their own turns of
-        # the event loop: one long handler would freeze the window (bench_responsiveness).
         QTimer.singleShot(10, self, lambda: self._select_first(data))
         self._recall_timer.start()
 
