@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from PySide6.QtCore import Qt
 
 from core.dataset import load_dataset
 from core.demo import write_demo
@@ -82,3 +83,20 @@ def test_sorting_by_messages_orders_sessions(qtbot, demo_data):
     counts = [nav.proxy.index(r, 1, agent).data(SortRole) for r in range(nav.proxy.rowCount(agent))]
     assert counts == sorted(counts)
     assert len(counts) == len(many)
+
+
+def test_every_number_fits_its_column(qtbot, demo_data):
+    nav = Navigator()
+    qtbot.addWidget(nav)
+    nav.set_sessions(demo_data.summaries)
+    fm = nav.tree.fontMetrics()
+    model = nav.model
+    rows = [model.index(r, 0) for r in range(model.rowCount())]
+    rows += [model.index(r, 0, agent) for agent in list(rows) for r in range(model.rowCount(agent))]
+    for column in range(1, model.columnCount()):
+        width = nav.tree.columnWidth(column)
+        for row in rows:
+            text = str(row.siblingAtColumn(column).data() or "")
+            assert fm.horizontalAdvance(text) + 8 <= width, (column, text, width)
+        title = str(model.headerData(column, Qt.Orientation.Horizontal))
+        assert nav.tree.header().fontMetrics().horizontalAdvance(title) < width
