@@ -426,6 +426,15 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(10, self, lambda: self._select_first(data))
         self._recall_timer.start()
 
+    def settled(self) -> bool:
+        """Nothing is loading, arriving, waiting to be indexed or being indexed."""
+        return (
+            self._worker is None
+            and self._arriving is None
+            and not self._recall_timer.isActive()
+            and self._recall_worker is None
+        )
+
     def _select_first(self, data: DataSet) -> None:
         if self.data is data and self.inspector.session is None:
             self.navigator.select_first()

@@ -186,7 +186,9 @@ def test_esc_stops_compaction_in_its_panel_and_the_load_elsewhere(
     window.show()
     qtbot.waitExposed(window)
     _loaded(qtbot, window)
-    qtbot.waitUntil(lambda: window._recall_worker is None, timeout=30_000)
+    qtbot.waitUntil(
+        lambda: window.settled() and window.inspector.session is not None, timeout=30_000
+    )
     panel = window.compaction_panel
     answer = {"choices": [{"message": {"content": "late"}, "finish_reason": "stop"}]}
     server.add(Reply(200, answer, delay=8.0))

@@ -39,7 +39,7 @@ def _open(qtbot, window, path):
         ),
         timeout=30000,
     )
-    qtbot.waitUntil(lambda: window._recall_worker is None, timeout=30000)
+    qtbot.waitUntil(window.settled, timeout=30000)
     return window
 
 
