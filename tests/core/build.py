@@ -59,3 +59,15 @@ def lines(objs):
 def write_file(path, raw_lines):
     path.write_text("\n".join(raw_lines) + "\n")
     return path.read_bytes()
+
+
+def run_json(capsys, *args):  # type: ignore[no-untyped-def]
+    """Run ``memlens ARGS --json`` in-process; exit 0 and the parsed JSON output."""
+    import orjson
+
+    from core.cli import main
+
+    code = main([*args, "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return orjson.loads(out.out)

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 import sys
 
-import orjson
 import pytest
 
 from core.cli import main
@@ -14,12 +13,7 @@ from core.store.knowledge import load_knowledge
 from core.store.segments import append_segments, make_segment
 from tests.conftest import ROOT
 
-
-def run_json(capsys, *args):
-    code = main([*args, "--json"])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return orjson.loads(out.out)
+from .build import run_json
 
 
 @pytest.fixture

@@ -12,14 +12,12 @@ import pytest
 from core.cli import main
 from core.demo import write_demo
 
+from .build import run_json
+
 NOW = 1_795_305_600_000
 
 
-def run(capsys, *args):
-    code = main([*args, "--json"])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return orjson.loads(out.out)
+run = run_json
 
 
 @pytest.fixture(scope="module")

@@ -13,23 +13,18 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.cli import main
 from core.compaction.plan import plan_compaction, repair_pairing, split_by_token_share
 from core.demo import write_demo
 from core.recall.evaluate import ndcg
 from core.transcript import context_at, load_transcript
 from core.trim import default_query
 
-from .build import entry, lines, user, write_file
+from .build import entry, lines, run_json, user, write_file
 
 NOW = 1_760_000_000_000
 
 
-def run(capsys, *args):
-    code = main([*args, "--json"])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return orjson.loads(out.out)
+run = run_json
 
 
 @pytest.fixture(scope="module")
