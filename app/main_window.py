@@ -379,7 +379,7 @@ class MainWindow(QMainWindow):
         self._worker = None
         self._busy(False)
 
-    def _current(self, worker: LoadWorker | TaskWorker | None) -> bool:
+    def _current(self, worker: TaskWorker | None) -> bool:
         """Whether the signal being handled comes from *worker* (not an older one)."""
         return worker is not None and self.sender() is worker.signals
 

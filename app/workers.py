@@ -43,36 +43,6 @@ def throttled(emit: Callable[[int, int, str], Any]) -> Callable[[int, int, str],
     return progress
 
 
-class LoadWorker(QRunnable):
-    """Load a data directory with :func:`core.dataset.load_dataset`."""
-
-    def __init__(self, path: str, loader: Callable[..., Any] = load_dataset) -> None:
-        super().__init__()
-        self.path = path
-        self.signals = WorkerSignals()
-        self._cancel = False
-        self._loader = loader
-
-    def cancel(self) -> None:
-        """Ask the load to stop at its next step."""
-        self._cancel = True
-
-    @override
-    def run(self) -> None:
-        try:
-            data = self._loader(
-                self.path,
-                progress=throttled(self.signals.progressed.emit),
-                cancelled=lambda: self._cancel,
-            )
-        except Cancelled:
-            self.signals.cancelled.emit()
-        except Exception as exc:  # a worker must turn every failure into a signal
-            self.signals.failed.emit(str(exc))
-        else:
-            self.signals.finished.emit(data)
-
-
 class TaskWorker(QRunnable):
     """Run ``fn(progress=..., cancelled=...)`` in the pool; the result arrives as a signal."""
 
@@ -106,6 +76,17 @@ class TaskWorker(QRunnable):
             self.signals.finished.emit(result)
 
 
+class LoadWorker(TaskWorker):
+    """Load a data directory with *loader* (:func:`core.dataset.load_dataset`)."""
+
+    def __init__(self, path: str, loader: Callable[..., Any] = load_dataset) -> None:
+        super().__init__(
+            lambda *, progress, cancelled: loader(path, progress=progress, cancelled=cancelled),
+            "loading",
+        )
+        self.path = path
+
+
 class _Keeper(QObject):
     """Holds every started worker until it has reported its end.
 
@@ -115,9 +96,9 @@ class _Keeper(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self.running: dict[QObject, LoadWorker | TaskWorker] = {}
+        self.running: dict[QObject, TaskWorker] = {}
 
-    def keep(self, worker: LoadWorker | TaskWorker) -> None:
+    def keep(self, worker: TaskWorker) -> None:
         self.running[worker.signals] = worker
         for signal in (worker.signals.finished, worker.signals.failed, worker.signals.cancelled):
             signal.connect(self.release)
@@ -132,7 +113,7 @@ class _Keeper(QObject):
 _keeper: _Keeper | None = None
 
 
-def start(worker: LoadWorker | TaskWorker, pool: QThreadPool | None = None) -> None:
+def start(worker: TaskWorker, pool: QThreadPool | None = None) -> None:
     """Run *worker* in *pool* (the global one by default), kept alive until it ends.
 
     Connect the caller's slots before calling this: they then run before the
