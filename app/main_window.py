@@ -92,6 +92,8 @@ class MainWindow(QMainWindow):
         self._worker: LoadWorker | None = None
         self._recall_worker: TaskWorker | None = None
         self._scan_worker: TaskWorker | None = None
+        self.homes_scanned = False
+        """Whether the first-run page has the agent homes of this computer."""
         self._recall_timer = QTimer(self, singleShot=True, interval=RECALL_DELAY_MS)
         self._recall_timer.timeout.connect(self._start_recall)
         self._build_views()
@@ -106,9 +108,7 @@ class MainWindow(QMainWindow):
         self.compaction_panel.cancel_action.changed.connect(self._update_cancel)
         self._connect_first_run()
         self._restore_layout()
-        self._docks_to_show = [d for d in self._docks() if not d.isHidden()]
-        for dock in self._docks_to_show:  # the welcome page stands alone
-            dock.hide()
+        self._hide_docks()  # the welcome page stands alone
 
     # -- layout ------------------------------------------------------------------------
     def _build_views(self) -> None:
@@ -228,10 +228,20 @@ class MainWindow(QMainWindow):
         view.open_folder_requested.connect(self.actions.by_name["open_folder"].trigger)
         view.open_file_requested.connect(self.actions.by_name["open_file"].trigger)
         view.set_recent(self.settings.recent)
-        self.scan_homes()
+        view.set_scanning(True)
+        # Only a page that stays needs the homes: a place opened at start skips the scan.
+        QTimer.singleShot(0, self, self._scan_if_shown)
 
-    def _docks(self) -> tuple[QDockWidget, ...]:
-        return (self.nav_dock, self.problem_dock, self.activity_dock)
+    def _scan_if_shown(self) -> None:
+        if self.showing_first_run and self._worker is None:
+            self.scan_homes()
+
+    def _hide_docks(self) -> None:
+        """Hide the docks, remembering which to show again when a place opens."""
+        docks = (self.nav_dock, self.problem_dock, self.activity_dock)
+        self._docks_to_show = [d for d in docks if not d.isHidden()]
+        for dock in self._docks_to_show:
+            dock.hide()
 
     def _leave_first_run(self) -> None:
         if not self.showing_first_run:
@@ -244,12 +254,12 @@ class MainWindow(QMainWindow):
 
     def _back_to_first_run(self, message: str, *, error: bool = False) -> None:
         """Nothing is open after all: the welcome page again, saying why."""
-        self._docks_to_show = [d for d in self._docks() if not d.isHidden()]
-        for dock in self._docks_to_show:
-            dock.hide()
+        self._hide_docks()
         self.central.setCurrentWidget(self.first_run)
         self.first_run.set_message(message, error=error)
         self.place_label.setText(message)
+        if not self.homes_scanned:
+            self.scan_homes()
 
     @property
     def showing_first_run(self) -> bool:
@@ -275,12 +285,14 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_homes_scanned(self, homes: list[object]) -> None:
         self._scan_worker = None
+        self.homes_scanned = True
         self.first_run.set_homes(homes)  # type: ignore[arg-type]
 
     @Slot()
     @Slot(str)
     def _on_homes_failed(self, *_: object) -> None:
         self._scan_worker = None
+        self.homes_scanned = True
         self.first_run.set_homes([])
 
     def show_view(self, name: str) -> None:
@@ -355,7 +367,7 @@ class MainWindow(QMainWindow):
         """
         panel = self.compaction_panel
         compacting = panel.cancel_action.isEnabled()
-        loading = self._worker is not None or self._recall_worker is not None
+        loading = self._loading()
         in_panel = panel.isAncestorOf(self.focusWidget()) if self.focusWidget() else False
         if compacting and (in_panel or not loading):
             panel.cancel()
@@ -371,9 +383,12 @@ class MainWindow(QMainWindow):
     @Slot()
     def _update_cancel(self) -> None:
         if hasattr(self, "actions"):
-            loading = self._worker is not None or self._recall_worker is not None
             compacting = self.compaction_panel.cancel_action.isEnabled()
-            self.actions.by_name["cancel"].setEnabled(loading or compacting)
+            self.actions.by_name["cancel"].setEnabled(self._loading() or compacting)
+
+    def _loading(self) -> bool:
+        """A load or the recall indexing is running."""
+        return self._worker is not None or self._recall_worker is not None
 
     def _done(self) -> None:
         self._worker = None

@@ -117,7 +117,7 @@ def _phase(app: Any, path: Path, *, timeline: bool) -> dict[str, Any]:
         return done
 
     window.timeline.set_timeline = stamped  # type: ignore[method-assign]
-    _wait(app, lambda: getattr(window, "_scan_worker", None) is None, "the first-run scan")
+    _wait(app, lambda: window.homes_scanned, "the first-run scan")
     t0 = ticks.start()
     window.open_path(str(path))
     _wait(app, lambda: window.data is not None, "the load")

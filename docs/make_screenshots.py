@@ -143,7 +143,7 @@ def _first_run(app: QApplication) -> None:
     window = MainWindow(settings)
     window.resize(1300, 860)
     window.show()
-    _wait_for(lambda: window._scan_worker is None)
+    _wait_for(lambda: window.homes_scanned)
     _settle(app, 400)
     _save(window, "first-run.png")
     window.close()

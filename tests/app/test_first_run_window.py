@@ -46,7 +46,7 @@ def test_first_run_lists_the_agent_home_and_opens_it(qtbot, isolated_home):
     write_demo(isolated_home / ".openclaw", now_ms=NOW, segments=50)
     window = _window(qtbot)
     assert window.showing_first_run and window.data is None
-    qtbot.waitUntil(lambda: window._scan_worker is None, timeout=20_000)
+    qtbot.waitUntil(lambda: window.homes_scanned, timeout=20_000)
     homes = window.first_run.homes
     assert [h.path for h in homes] == [isolated_home / ".openclaw"]
     assert homes[0].sessions == 12 and homes[0].problem is None
@@ -62,10 +62,27 @@ def test_first_run_lists_the_agent_home_and_opens_it(qtbot, isolated_home):
 
 def test_first_run_says_when_no_home_is_found(qtbot):
     window = _window(qtbot)
-    qtbot.waitUntil(lambda: window._scan_worker is None, timeout=20_000)
+    qtbot.waitUntil(lambda: window.homes_scanned, timeout=20_000)
     assert window.first_run.homes == []
     assert window.first_run.homes_empty.isVisibleTo(window.first_run)
     assert "No agent home found" in window.first_run.homes_empty.text()
+
+
+def test_a_place_opened_at_start_skips_the_home_scan(qtbot, isolated_home, fixtures_dir):
+    write_demo(isolated_home / ".openclaw", now_ms=NOW, segments=50)
+    window = _window(qtbot, [str(fixtures_dir / "before-compaction.jsonl")])
+    qtbot.waitUntil(window.settled, timeout=30_000)
+    qtbot.wait(50)
+    assert not window.homes_scanned and window._scan_worker is None
+    assert window.first_run.homes == []
+
+
+def test_a_failed_start_scans_the_homes_after_all(qtbot, isolated_home, tmp_path):
+    write_demo(isolated_home / ".openclaw", now_ms=NOW, segments=50)
+    window = _window(qtbot, [str(tmp_path / "missing")])
+    qtbot.waitUntil(lambda: window.homes_scanned, timeout=20_000)
+    assert window.showing_first_run
+    assert [h.path for h in window.first_run.homes] == [isolated_home / ".openclaw"]
 
 
 def test_demo_button_opens_the_demo(qtbot, cache):
