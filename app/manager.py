@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
@@ -61,8 +62,6 @@ class Manager(QObject):
         window.facts_view.written.connect(self._on_facts_written)
         window.facts_view.failed.connect(window.place_label.setText)
         self._messages: MessageIndex | None = None
-        self._copies: dict[str, tuple[Session, Session]] = {}
-        """Path: the session and the copy of it the message index was built from."""
         self.apply_settings()
 
     def close(self) -> None:
@@ -82,8 +81,6 @@ class Manager(QObject):
     # -- data ----------------------------------------------------------------------------
     def set_data(self, data: DataSet) -> None:
         """A new data directory: the review queue writes to its knowledge log."""
-        self._copies = {}
-        self._messages = None
         self.sync_message_index(data)
         self.w.review_queue.set_items([], data.knowledge, self.confirm)
         self.w.facts_view.attach(data.knowledge, self.confirm, self._sources)
@@ -93,26 +90,15 @@ class Manager(QObject):
         """Sessions grew, appeared or were reloaded: a fact's sources search sees them.
 
         Call on the GUI thread (where live mode and reloads change the sessions).
-        The message index is built, in the sources worker, from copies of the
-        entry lists taken here: the worker never iterates a list that live mode
-        appends to meanwhile. Only sessions that changed are copied again.
+        The message index is built, in the sources worker on its first search,
+        from copies of the entry lists taken here: the worker never iterates a
+        list that live mode appends to meanwhile (a list copy is cheap; the index
+        is rebuilt on the next search either way).
         """
         data = data if data is not None else self.w.data
         if data is None:
             return
-        copies: dict[str, tuple[Session, Session]] = {}
-        for s in data.sessions:
-            kept = self._copies.get(s.path)
-            if kept is not None and kept[0] is s and _same_entries(kept[1], s):
-                copies[s.path] = kept
-            else:
-                copies[s.path] = (s, replace(s, entries=list(s.entries)))
-        fresh = copies.keys() != self._copies.keys() or any(
-            copies[p][1] is not self._copies[p][1] for p in copies
-        )
-        self._copies = copies
-        if fresh or self._messages is None:
-            self._messages = MessageIndex(c for _s, c in copies.values())  # built on first search
+        self._messages = MessageIndex(replace(s, entries=list(s.entries)) for s in data.sessions)
 
     def _sources(self, content: str) -> list[SourceHit]:
         """Segments and messages a fact most likely came from (runs in the view's worker)."""
@@ -167,7 +153,7 @@ class Manager(QObject):
         data = self.w.data
         if written is None or data is None:
             return
-        path = next((s.path for s in data.sessions if _same_file(s.path, written)), None)
+        path = next((s.path for s in data.sessions if Path(s.path) == Path(written)), None)
         if path is not None:
             self.reload_session(path)
         entry = run.entry["id"] if run.entry else "?"
@@ -197,16 +183,6 @@ class Manager(QObject):
     def _review_title(self) -> str:
         pending = self.w.review_queue.pending_count()
         return f"Review ({pending})" if pending else "Review"
-
-
-def _same_entries(copy: Session, session: Session) -> bool:
-    """True when *session* holds what *copy* was taken from (live mode only appends)."""
-    a, b = copy.entries, session.entries
-    return len(a) == len(b) and (not a or a[-1] is b[-1])
-
-
-def _same_file(a: str, b: str) -> bool:
-    return a == b or os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
 def _summary_path(index: QModelIndex) -> str | None:
