@@ -4,9 +4,10 @@ A seeded pi-shaped session: user prompts, assistant turns with text and (often
 parallel) tool calls, tool results carrying code and command output. The window
 is the context's own size, so the total sits just over the safe limit
 (``window - 4,000 - 4,000``): protection, BM25 over every unprotected message and
-the pairing repair all run. Prints one JSON object. Target: p50 <= 50 ms, p50
-being a re-trim of a context seen before (message term counts memoised, as when the
-user moves the window); ``cold_p50_ms`` empties trim's caches first.
+the pairing repair all run. Prints one JSON object. Target: p50 <= 50 ms, p50 being
+what the agent pays before each model call: the context of the call before plus a
+turn (token ids of the messages seen before are memoised). ``repeat_p50_ms`` trims
+the same context again; ``cold_p50_ms`` empties trim's caches first.
 
     python -m bench.bench_trim [--messages 2000] [--tokens 200000] [--runs 20]
 """
@@ -26,7 +27,7 @@ import orjson
 from bench.corpus import ERRORS, FILES, FUNCS, NOUNS, VERBS, WORDS
 from core.tokens import estimate_text
 from core.transcript.normalize import normalize_message
-from core.trim import clear_caches, message_text, smart_trim
+from core.trim import TrimResult, clear_caches, message_text, smart_trim
 
 if TYPE_CHECKING:
     from core.transcript.message import Message
@@ -110,33 +111,48 @@ def build_context(messages: int = 2000, tokens: int = 200_000, seed: int = 7) ->
     return [normalize_message(r) for r in raws[:messages]]
 
 
+def _timed(context: list[Message]) -> tuple[float, TrimResult]:
+    window = sum(estimate_text(message_text(m)) for m in context)  # just over the limit
+    t = time.perf_counter()
+    result = smart_trim(context, window=window)
+    return time.perf_counter() - t, result
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
 def run(messages: int, tokens: int, runs: int) -> dict[str, object]:
     context = build_context(messages, tokens)
     total = sum(estimate_text(message_text(m)) for m in context)
-    window = total  # just over the safe limit: the agent's usual case
+    # The agent trims before every model call: each call's context is the last
+    # one plus a turn. Timed runs walk the last `runs` turns up to the full context.
+    step = max(1, min(4, messages // (2 * (runs + 1))))
+    sizes = [messages - (runs - r) * step for r in range(runs + 1)]
+    clear_caches()
+    _timed(context[: sizes[0]])  # the call before the first timed one
+    turns = sorted(_timed(context[:size])[0] for size in sizes[1:])
+    repeats = sorted(_timed(context)[0] for _ in range(runs))
     colds = []
     for _ in range(min(runs, 5)):
         clear_caches()
-        t = time.perf_counter()
-        result = smart_trim(context, window=window)
-        colds.append(time.perf_counter() - t)
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        smart_trim(context, window=window)
-        times.append(time.perf_counter() - t)
-    ordered = sorted(times)
+        seconds, result = _timed(context)
+        colds.append(seconds)
     return {
         "benchmark": "trim",
         "messages": len(context),
         "tokens": total,
-        "window": window,
+        "window": total,
         "tokens_after": result.tokens_after,
         "decisions": result.counts(),
-        "p50_ms": round(statistics.median(ordered) * 1000, 3),
-        "p95_ms": round(ordered[math.ceil(0.95 * len(ordered)) - 1] * 1000, 3),  # nearest rank
+        "p50_ms": _ms(statistics.median(turns)),
+        "p95_ms": _ms(turns[math.ceil(0.95 * len(turns)) - 1]),  # nearest rank
+        "p50_means": f"a trim before each model call: the context grows by {step} messages "
+        "a call, the messages seen by the call before are not tokenized again",
         "target_p50_ms": 50,
-        "cold_p50_ms": round(statistics.median(colds) * 1000, 3),
+        "repeat_p50_ms": _ms(statistics.median(repeats)),
+        "repeat_means": "the same context again (another window, as when the user moves it)",
+        "cold_p50_ms": _ms(statistics.median(colds)),
         "cold_means": "trim's caches emptied: every message text tokenized again",
     }
 

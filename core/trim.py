@@ -29,21 +29,18 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from itertools import chain
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
 from core.jsstr import js_len
+from core.recall import batch_bm25
 from core.recall import block as recall_block
-from core.recall.bm25 import EPSILON, K1, B
 from core.recall.tokenize import tokenize
 from core.redact import redact
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-
-    import numpy.typing as npt
+    from collections.abc import Sequence
 
     from core.transcript.message import Message
 
@@ -62,9 +59,12 @@ SUMMARY_MARKERS = ("<read-files>", "<modified-files>", "Summary unavailable", "T
 REMOVED: frozenset[str] = frozenset({"trimmed_bm25", "trimmed_age", "removed_pairing"})
 
 
-@dataclass(frozen=True, slots=True)
-class TrimDecision:
-    """What the trim did with one input message, which layer decided, and why."""
+class TrimDecision(NamedTuple):
+    """What the trim did with one input message, which layer decided, and why.
+
+    A named tuple rather than a frozen dataclass: a trim makes one per message,
+    and a dataclass's frozen ``__init__`` costs ~5 ms for 2,000 of them.
+    """
 
     index: int
     role: str
@@ -148,96 +148,9 @@ def default_query(messages: Sequence[Message]) -> str:
     return recall_block.extract_query([m.text() for m in messages if m.role == "user"])
 
 
-class _Parts(dict[str, tuple[str, ...]]):
-    """Tokens of one whitespace-free chunk, memoised.
-
-    No token holds whitespace, so the tokens of a text are its chunks' tokens in
-    order: splitting first lets C do the scanning and repeated chunks cost a lookup.
-    """
-
-    def __missing__(self, chunk: str) -> tuple[str, ...]:
-        if len(self) > _CACHE_MAX:
-            self.clear()
-        parts = self[chunk] = tuple(tokenize(chunk))
-        return parts
-
-
-_CACHE_MAX = 200_000
-_COUNTS_MAX_CHARS = 50_000_000
-
-
-class _Counts(dict[str, tuple["Mapping[str, int]", int]]):
-    """Term counts and token length by message text, bounded by text size.
-
-    Kept while the app re-trims the same context (another window, one more message).
-    """
-
-    chars = 0
-
-    def __missing__(self, text: str) -> tuple[Mapping[str, int], int]:
-        if self.chars > _COUNTS_MAX_CHARS:
-            self.clear()
-        counts = Counter(chain.from_iterable(map(_PARTS.__getitem__, text.split())))
-        hit = self[text] = (dict(counts), sum(counts.values()))
-        self.chars += len(text)
-        return hit
-
-    def clear(self) -> None:
-        super().clear()
-        self.chars = 0
-
-
-_PARTS = _Parts()
-_COUNTS = _Counts()
-
-
-def term_counts(text: str) -> tuple[Mapping[str, int], int]:
-    """Term frequencies and token length of *text* under the BM25 tokenizer (read only)."""
-    return _COUNTS[text]
-
-
 def clear_caches() -> None:
-    """Forget memoised chunk tokens and message term counts."""
-    _PARTS.clear()
-    _COUNTS.clear()
-
-
-def bm25_scores(
-    docs: Sequence[Mapping[str, int]], lengths: Sequence[int], query: Sequence[str]
-) -> npt.NDArray[np.float64]:
-    """BM25Okapi scores of *docs* (term counts) for the *query* tokens.
-
-    The same figures as :class:`core.recall.bm25.BM25Index` and rank-bm25, built
-    straight from counts: one trim indexes ~2,000 messages once and asks once.
-    """
-    n = len(docs)
-    out = np.zeros(n, dtype=np.float64)
-    df = Counter(chain.from_iterable(docs))
-    if not df:
-        return out
-    hist = Counter(df.values())
-    raw = {d: math.log(n - d + 0.5) - math.log(d + 0.5) for d in hist}
-    mean_idf = sum(c * raw[d] for d, c in hist.items()) / len(df)
-    size = np.asarray(lengths, dtype=np.float64)
-    avgdl = float(size.mean())
-    norm = K1 * (1 - B + B * size / avgdl) if avgdl else size * 0
-    wanted = set(query) & df.keys()
-    postings: dict[str, tuple[list[int], list[int]]] = {t: ([], []) for t in wanted}
-    for slot, doc in enumerate(docs):
-        for term in doc.keys() & wanted:
-            post = postings[term]
-            post[0].append(slot)
-            post[1].append(doc[term])
-    arrays = {t: (np.array(s, dtype=np.intp), np.array(f, dtype=np.float64))
-              for t, (s, f) in postings.items()}  # fmt: skip
-    for term in query:  # a repeated token counts again, as in rank-bm25
-        if term not in arrays:
-            continue
-        idf = raw[df[term]]
-        idf = EPSILON * mean_idf if idf < 0 else idf
-        slots, tf = arrays[term]
-        out[slots] += idf * tf * (K1 + 1) / (tf + norm[slots])
-    return out
+    """Forget memoised token ids of chunks and message texts."""
+    batch_bm25.TABLE.clear()
 
 
 def _is_result(m: Message) -> bool:
@@ -254,9 +167,11 @@ def _pairs(msgs: Sequence[Message]) -> tuple[list[list[int]], list[bool], dict[i
     orphan = [False] * len(msgs)
     owner: dict[str, int] = {}
     answered: set[tuple[int, str]] = set()
+    calls: list[tuple[int, list[str]]] = []
     run_call = -1  # the call message that a run of results right after it answers
     for i, m in enumerate(msgs):
-        if _is_result(m):
+        kinds = {b.kind for b in m.blocks}
+        if m.role == "toolResult" or "tool_result" in kinds:
             ids = m.result_ids()
             found = {owner[t] for t in ids if t in owner}
             answered.update((owner[t], t) for t in ids if t in owner)
@@ -266,15 +181,17 @@ def _pairs(msgs: Sequence[Message]) -> tuple[list[list[int]], list[bool], dict[i
                 links[i].append(j)
                 links[j].append(i)
             orphan[i] = not found
-        if _calls(m):
-            owner.update((b.tool_id, i) for b in m.tool_calls() if b.tool_id)
+        if m.role == "assistant" and "tool_call" in kinds:
+            made = [b.tool_id for b in m.blocks if b.kind == "tool_call" and b.tool_id]
+            owner.update((t, i) for t in made)
+            calls.append((i, made))
             run_call = i
         elif m.role != "toolResult":
             run_call = -1
     missing: dict[int, list[str]] = {}
-    for i, m in enumerate(msgs):
-        lost = [b.tool_id for b in m.tool_calls() if b.tool_id and (i, b.tool_id) not in answered]
-        if lost and _calls(m):
+    for i, made in calls:
+        lost = [t for t in made if (i, t) not in answered]
+        if lost:
             missing[i] = lost
     return links, orphan, missing
 
@@ -396,8 +313,7 @@ def smart_trim(
     # Layer 2: the least relevant to the query go first.
     cands = [i for i in range(n) if why[i] is None and texts[i].strip()]
     if cands:
-        counted = [term_counts(texts[i]) for i in cands]
-        scores = bm25_scores([c[0] for c in counted], [c[1] for c in counted], tokenize(q))
+        scores = batch_bm25.bm25_scores([texts[i] for i in cands], tokenize(q))
         for rank, k in enumerate(np.argsort(scores, kind="stable").tolist()):
             i = cands[k]
             score[i] = float(scores[k])

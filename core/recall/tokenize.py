@@ -22,7 +22,8 @@ _SPLIT = re.compile(r"[./\-:@_]+")
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
-def _word_tokens(word: str) -> tuple[str, ...]:
+def word_tokens(word: str) -> tuple[str, ...]:
+    """The tokens of one word: the word lower-cased, then its parts (memoised)."""
     found = _CACHE.get(word)
     if found is None:
         if len(_CACHE) >= _CACHE_MAX:
@@ -46,11 +47,11 @@ def tokenize(text: str) -> list[str]:
         get = _CACHE.get
         for word in _WORD.findall(text):
             found = get(word)
-            out += found if found is not None else _word_tokens(word)
+            out += found if found is not None else word_tokens(word)
         return out
     for cjk, word in _TOKEN.findall(text):
         if word:
-            out.extend(_word_tokens(word))
+            out.extend(word_tokens(word))
         elif len(cjk) == 1:
             out.append(cjk)
         else:

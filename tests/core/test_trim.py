@@ -11,20 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
+from core.recall.batch_bm25 import TABLE, TokenTable, bm25_scores
 from core.recall.block import MARKER
 from core.recall.bm25 import BM25Index
 from core.recall.tokenize import tokenize
 from core.transcript import context_at, load_transcript
 from core.transcript.normalize import normalize_message
-from core.trim import (
-    SUMMARY_PREFIX,
-    TrimResult,
-    bm25_scores,
-    clear_caches,
-    message_text,
-    smart_trim,
-    term_counts,
-)
+from core.trim import SUMMARY_PREFIX, TrimResult, clear_caches, message_text, smart_trim
 
 PAD = "filler " * 300  # 2,100 chars: 700 tokens
 WINDOW = 20_000  # hard cap 2,000, safe limit 20,000 - 4,000 - 2,000 = 14,000
@@ -322,8 +315,9 @@ def test_bm25_scores_equal_the_index_and_rank_bm25():
         "getUserName in src/core/agent-session.ts",
     ]
     query = tokenize("stripe webhook getUserName the")
-    counted = [term_counts(t) for t in texts]
-    ours = bm25_scores([c[0] for c in counted], [c[1] for c in counted], query)
+    clear_caches()
+    ours = bm25_scores(texts, query)
+    assert np.array_equal(bm25_scores(texts, query), ours)  # memoised, the same figures
     index = BM25Index()
     index.add_many([tokenize(t) for t in texts])
     np.testing.assert_allclose(ours, index.scores(query), rtol=1e-12)
@@ -338,12 +332,60 @@ _TEXT = st.text(
 
 
 @given(_TEXT)
-def test_term_counts_equal_the_tokenizer(text):
+def test_table_tokens_equal_the_tokenizer(text):
     clear_caches()
-    counts, length = term_counts(text)
     tokens = tokenize(text)
-    assert dict(counts) == dict(Counter(tokens)) and length == len(tokens)
-    assert term_counts(text) == (counts, length)  # memoised
+    assert TABLE.counts(text) == dict(Counter(tokens))
+    assert TABLE.terms([text])[0].length == len(tokens)
+    assert TABLE.counts(text) == dict(Counter(tokens))  # memoised
+
+
+_WORDS = st.sampled_from(
+    [
+        "stripe",
+        "webhook",
+        "the",
+        "getUserName",
+        "src/a_b.ts",
+        "x",
+        "数据库",
+        "Café",
+        "a..b",
+        "(c,d)",
+    ]
+)
+_DOC = st.lists(_WORDS, max_size=8).map(" ".join)
+
+
+@given(st.lists(st.lists(_DOC, max_size=6), min_size=1, max_size=4), st.lists(_WORDS, max_size=5))
+def test_batches_share_one_table_and_score_as_rank_bm25(batches, query_words):
+    table = TokenTable()
+    query = tokenize(" ".join(query_words))
+    for texts in batches:  # each batch meets chunks and texts of the earlier ones
+        for text, terms in zip(texts, table.terms(texts), strict=True):
+            tokens = tokenize(text)
+            assert terms.length == len(tokens) and terms.ids.tolist() == sorted(terms.ids.tolist())
+            assert dict(
+                zip([table.names[i] for i in terms.ids], terms.counts.tolist(), strict=True)
+            ) == dict(Counter(tokens))
+        ours = bm25_scores(texts, query, table)
+        if any(tokenize(t) for t in texts):
+            oracle = BM25Okapi([tokenize(t) for t in texts]).get_scores(query)
+            np.testing.assert_allclose(ours, oracle, rtol=1e-9, atol=1e-12)
+        else:
+            assert not ours.any()
+
+
+def test_the_table_starts_again_past_its_bounds(monkeypatch):
+    from core.recall import batch_bm25
+
+    table = TokenTable()
+    table.terms(["alpha beta", "gamma"])
+    assert table.names == ["alpha", "beta", "gamma"]  # in order of first appearance
+    monkeypatch.setattr(batch_bm25, "_MAX_CHUNKS", 2)
+    (terms,) = table.terms(["delta epsilon delta"])
+    assert table.names == ["delta", "epsilon"] and terms.ids.tolist() == [0, 1]
+    assert terms.counts.tolist() == [2, 1] and terms.length == 3
 
 
 # -- layer 3: age -------------------------------------------------------------------------------

@@ -1,0 +1,233 @@
+"""BM25Okapi scores of a batch of texts for one query, counted in numpy.
+
+Smart trim builds a BM25 corpus of ~2,000 messages, asks it one query and throws
+it away. Python dictionaries per message (Counter over every token) cost more
+than the rest of the trim together, so texts become arrays of token ids here and
+every count is an array operation:
+
+* A text splits on whitespace into chunks (no token holds whitespace, so a
+  text's tokens are its chunks' tokens in order). A chunk is tokenized once, and
+  the new ASCII chunks of a batch in one regex pass.
+* A text's token ids, and its distinct token ids, are memoised (bounded by text
+  size): re-trimming the same context with another window costs array work only.
+* Document frequencies come from one ``np.unique`` over (document, token) keys,
+  so the mean idf, which rank-bm25 uses for negative idfs, is exact.
+
+The figures equal :class:`core.recall.bm25.BM25Index` and rank-bm25's
+``BM25Okapi`` (the tests compare them).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from itertools import chain
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from core.recall.bm25 import EPSILON, K1, B
+from core.recall.tokenize import tokenize, word_tokens
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    Ids = npt.NDArray[np.int64]
+
+_ASCII_WORD = re.compile(r"\x00|\x01\d+|[A-Za-z0-9_]+(?:[./\-:@][A-Za-z0-9_]+)*")
+"""The tokenizer's word on ASCII text; ``\x00`` ends a chunk, ``\x01N`` stands for
+the N-th new chunk of a batch when it is not ASCII (the tokenizer reads those)."""
+_END = -1
+_MAX_CHUNKS = 400_000
+_MAX_TEXT_CHARS = 50_000_000
+
+
+class _ChunkIds(dict[str, int]):
+    """Chunk -> id; a new chunk gets the next id and waits in ``fresh``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fresh: list[str] = []
+
+    def __missing__(self, chunk: str) -> int:
+        found = self[chunk] = len(self)
+        self.fresh.append(chunk)
+        return found
+
+
+class _WordIds(dict[str, tuple[int, ...]]):
+    r"""Word -> its token ids; ``\x00`` -> the end mark; ``\x01N`` -> a fresh chunk's."""
+
+    def __init__(self, table: TokenTable) -> None:
+        super().__init__({"\x00": (_END,)})
+        self.table = table
+        self.fresh: list[str] = []
+
+    def __missing__(self, word: str) -> tuple[int, ...]:
+        token_id = self.table.token_id
+        if word[0] == "\x01":
+            return tuple(map(token_id, tokenize(self.fresh[int(word[1:])])))
+        found = self[word] = tuple(map(token_id, word_tokens(word)))
+        return found
+
+
+class TextTerms(NamedTuple):
+    """The terms of one text."""
+
+    ids: Ids
+    """Distinct token ids, ascending."""
+    counts: Ids
+    """How often each of them occurs."""
+    length: int
+    """Tokens in all."""
+
+
+class TokenTable:
+    """Token ids of chunks and texts, memoised; thread-safe.
+
+    Ids are given in order of first appearance and stay valid until the table
+    outgrows its bounds and starts again, between batches, never inside one.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every chunk, token and text."""
+        self._chunk_ids = _ChunkIds()
+        self._chunk_start: Ids = np.zeros(1, dtype=np.int64)
+        self._chunk_tokens: Ids = np.zeros(0, dtype=np.int64)
+        self._word_ids = _WordIds(self)
+        self.token_ids: dict[str, int] = {}
+        self.names: list[str] = []
+        self._texts: dict[str, TextTerms] = {}
+        self._text_chars = 0
+
+    def __len__(self) -> int:
+        """How many distinct tokens the table knows."""
+        return len(self.names)
+
+    def token_id(self, token: str) -> int:
+        """The id of *token*, a new one if the table has not met it."""
+        found = self.token_ids.get(token)
+        if found is None:
+            found = self.token_ids[token] = len(self.names)
+            self.names.append(token)
+        return found
+
+    def counts(self, text: str) -> dict[str, int]:
+        """How often each token occurs in *text*, as the table holds it."""
+        terms = self.terms([text])[0]
+        return {
+            self.names[i]: c for i, c in zip(terms.ids.tolist(), terms.counts.tolist(), strict=True)
+        }
+
+    def terms(self, texts: Sequence[str]) -> list[TextTerms]:
+        """The terms of each text (memoised)."""
+        with self._lock:
+            if len(self._chunk_ids) > _MAX_CHUNKS or self._text_chars > _MAX_TEXT_CHARS:
+                self.clear()
+            known = self._texts
+            fresh = list(dict.fromkeys(t for t in texts if t not in known))
+            if fresh:
+                self._add_texts(fresh)
+            return [known[t] for t in texts]
+
+    # -- building ----------------------------------------------------------------
+    def _add_chunks(self, chunks: list[str]) -> None:
+        """Tokenize new chunks, in id order, in one regex pass."""
+        words = self._word_ids
+        words.fresh = chunks
+        marked = [c if c.isascii() else f"\x01{k}" for k, c in enumerate(chunks)]
+        found = _ASCII_WORD.findall("\x00".join(marked) + "\x00")
+        flat = np.fromiter(chain.from_iterable(map(words.__getitem__, found)), np.int64)
+        words.fresh = []
+        ends = np.flatnonzero(flat == _END)
+        counts = np.diff(ends, prepend=-1) - 1
+        base = self._chunk_start[-1]
+        self._chunk_start = np.concatenate((self._chunk_start, base + np.cumsum(counts)))
+        self._chunk_tokens = np.concatenate((self._chunk_tokens, flat[flat != _END]))
+
+    def _add_texts(self, texts: list[str]) -> None:
+        splits = [t.split() for t in texts]
+        every = list(chain.from_iterable(splits))
+        chunk_ids = self._chunk_ids
+        occurrences = np.fromiter(map(chunk_ids.__getitem__, every), np.int64, len(every))
+        if chunk_ids.fresh:
+            fresh, chunk_ids.fresh = chunk_ids.fresh, []
+            self._add_chunks(fresh)
+        start = self._chunk_start
+        firsts = start[occurrences]
+        per = start[occurrences + 1] - firsts  # tokens of each occurrence
+        ends = np.cumsum(per)
+        total = int(ends[-1]) if len(ends) else 0
+        tokens = self._chunk_tokens[np.repeat(firsts - (ends - per), per) + np.arange(total)]
+        # Where each text's tokens end: the running total at its last chunk.
+        chunk_ends = np.cumsum(np.fromiter(map(len, splits), np.int64, len(splits)))
+        text_ends = np.concatenate(([0], ends))[chunk_ends]
+        lengths = np.diff(text_ends, prepend=0)
+        docs = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+        # Sorted (document, token) keys: each run is one term of one document.
+        width = max(len(self.names), 1)
+        keys = np.sort(docs * width + tokens)
+        firsts = np.flatnonzero(np.diff(keys, prepend=-1))
+        counts = np.diff(firsts, append=len(keys))
+        keys = keys[firsts]
+        bounds = np.searchsorted(keys, np.arange(len(texts) + 1) * width).tolist()
+        keys %= width
+        for text, a, b, length in zip(
+            texts, bounds[:-1], bounds[1:], lengths.tolist(), strict=True
+        ):
+            self._texts[text] = TextTerms(keys[a:b], counts[a:b], length)
+        self._text_chars += sum(map(len, texts))
+
+
+TABLE = TokenTable()
+
+
+def bm25_scores(
+    texts: Sequence[str], query: Sequence[str], table: TokenTable = TABLE
+) -> npt.NDArray[np.float64]:
+    """BM25Okapi scores of *texts* for the *query* tokens.
+
+    The corpus is *texts* alone; a repeated query token counts again, as in
+    rank-bm25.
+    """
+    n = len(texts)
+    out = np.zeros(n, dtype=np.float64)
+    terms = table.terms(texts)
+    lengths = np.fromiter((t.length for t in terms), np.int64, n)
+    if not n or not lengths.any():
+        return out
+    width = len(table)
+    present_ids = np.concatenate([t.ids for t in terms])
+    df = np.bincount(present_ids, minlength=width)
+    present = df[df > 0]
+    raw = np.log(n - present + 0.5) - np.log(present + 0.5)
+    mean_idf = float(raw.sum()) / len(present)
+    avgdl = float(lengths.mean())
+    norm = K1 * (1 - B + B * lengths / avgdl)
+
+    ids = [table.token_ids.get(t, -1) for t in query]
+    wanted = sorted({i for i in ids if i >= 0 and df[i]})
+    if not wanted:
+        return out
+    slot = np.full(width, -1, dtype=np.int64)
+    slot[wanted] = np.arange(len(wanted))
+    where = slot[present_ids]
+    hit = np.flatnonzero(where >= 0)
+    docs = np.repeat(np.arange(n, dtype=np.int64), [len(t.ids) for t in terms])[hit]
+    tf = np.zeros((len(wanted), n), dtype=np.float64)
+    tf[where[hit], docs] = np.concatenate([t.counts for t in terms])[hit]
+    for i in ids:  # in query order, as rank-bm25 adds them
+        if i < 0 or not df[i]:
+            continue
+        d = float(df[i])
+        idf = float(np.log(n - d + 0.5) - np.log(d + 0.5))
+        idf = EPSILON * mean_idf if idf < 0 else idf
+        f = tf[slot[i]]
+        out += idf * (f * (K1 + 1) / (f + norm))
+    return out
