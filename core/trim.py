@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -59,12 +59,9 @@ SUMMARY_MARKERS = ("<read-files>", "<modified-files>", "Summary unavailable", "T
 REMOVED: frozenset[str] = frozenset({"trimmed_bm25", "trimmed_age", "removed_pairing"})
 
 
-class TrimDecision(NamedTuple):
-    """What the trim did with one input message, which layer decided, and why.
-
-    A named tuple rather than a frozen dataclass: a trim makes one per message,
-    and a dataclass's frozen ``__init__`` costs ~5 ms for 2,000 of them.
-    """
+@dataclass(frozen=True, slots=True)
+class TrimDecision:
+    """What the trim did with one input message, which layer decided, and why."""
 
     index: int
     role: str
