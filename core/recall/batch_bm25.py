@@ -44,19 +44,6 @@ _MAX_CHUNKS = 400_000
 _MAX_TEXT_CHARS = 50_000_000
 
 
-class _ChunkIds(dict[str, int]):
-    """Chunk -> id; a new chunk gets the next id and waits in ``fresh``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fresh: list[str] = []
-
-    def __missing__(self, chunk: str) -> int:
-        found = self[chunk] = len(self)
-        self.fresh.append(chunk)
-        return found
-
-
 class _WordIds(dict[str, tuple[int, ...]]):
     r"""Word -> its token ids; ``\x00`` -> the end mark; ``\x01N`` -> a fresh chunk's."""
 
@@ -97,7 +84,7 @@ class TokenTable:
 
     def clear(self) -> None:
         """Forget every chunk, token and text."""
-        self._chunk_ids = _ChunkIds()
+        self._chunk_ids: dict[str, int] = {}
         self._chunk_start: Ids = np.zeros(1, dtype=np.int64)
         self._chunk_tokens: Ids = np.zeros(0, dtype=np.int64)
         self._word_ids = _WordIds(self)
@@ -155,10 +142,13 @@ class TokenTable:
         splits = [t.split() for t in texts]
         every = list(chain.from_iterable(splits))
         chunk_ids = self._chunk_ids
-        occurrences = np.fromiter(map(chunk_ids.__getitem__, every), np.int64, len(every))
-        if chunk_ids.fresh:
-            fresh, chunk_ids.fresh = chunk_ids.fresh, []
+        fresh = [c for c in dict.fromkeys(every) if c not in chunk_ids]
+        if fresh:
+            chunk_ids.update(
+                zip(fresh, range(len(chunk_ids), len(chunk_ids) + len(fresh)), strict=True)
+            )
             self._add_chunks(fresh)
+        occurrences = np.fromiter(map(chunk_ids.__getitem__, every), np.int64, len(every))
         start = self._chunk_start
         firsts = start[occurrences]
         per = start[occurrences + 1] - firsts  # tokens of each occurrence
