@@ -36,7 +36,7 @@ from app.manager import Manager
 from app.paths import cache_dir
 from app.resources import app_icon
 from app.settings import AppSettings
-from app.workers import LoadWorker, TaskWorker, start
+from app.workers import LoadWorker, TaskWorker, share_gil_with_gui, start
 from core.home_scan import scan_homes
 from core.recall.opening import open_recall
 from widgets.activity_view import ActivityView
@@ -78,6 +78,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: AppSettings | None = None, confirm: Confirm | None = None) -> None:
         super().__init__()
+        share_gil_with_gui()
         self.settings = settings or AppSettings()
         self.setWindowTitle("memlens")
         self.setObjectName("memlens-main")

@@ -64,12 +64,20 @@ def gc_paused() -> Iterator[None]:
     Parsed JSON holds no reference cycles, but creating millions of objects
     triggers collections that cost more than the parsing itself (2-3x on a
     200,000-line transcript).
+
+    On the way out, everything alive is frozen (``gc.freeze``): what was just
+    built lives as long as the data is open, and the first collections after the
+    pause would otherwise walk all of it at once, 15-75 ms holding the GIL, which
+    in the app freezes the window (bench_responsiveness). Reference counting still
+    frees it when the data is closed; only reference cycles among frozen objects
+    wait, and the data holds none.
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if was_enabled:
             gc.enable()
 

@@ -195,7 +195,10 @@ def f4(value: float) -> str:
 
 def one_line(text: str, limit: int = 160) -> str:
     """*text* on one line, shortened to *limit* characters."""
-    flat = " ".join(text.split())
+    head = text[: limit * 4]  # enough unless whitespace runs are long: then all of it
+    flat = " ".join(head.split())
+    if len(flat) <= limit and len(head) < len(text):
+        flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

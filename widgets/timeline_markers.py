@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from core.timeline import CompactionMarker, ThresholdLine, Timeline
 
 LABEL_GAP_PX = 4
+PREMADE_LABELS = 6
 
 
 def _pairs_item(plot: pg.PlotItem) -> pg.PlotDataItem:
@@ -61,6 +62,12 @@ class TimelineMarkers:
         self.thresholds: dict[str, pg.InfiniteLine] = {}
         self.compaction_labels: list[pg.TextItem] = []
         self.branch_labels: list[pg.TextItem] = []
+        # Made now, hidden, not when the first session arrives: ~15 ms of pyqtgraph
+        # items the window would otherwise freeze for while a place opens.
+        for key in THRESHOLD_STYLES:
+            self._threshold(key).hide()
+        for index in range(PREMADE_LABELS):
+            self._label(self.compaction_labels, index).hide()
 
     # -- items --------------------------------------------------------------
     def _threshold(self, key: str) -> pg.InfiniteLine:

@@ -282,6 +282,20 @@ def test_why_not_for_other_session_unknown_and_messages(qtbot, view, recall_data
     assert "not in the warm store" in view.why_label.text()
 
 
+def test_completer_rows_are_made_when_first_needed(view, recall_data):
+    store, _knowledge = recall_data
+    model = view.segment_completer.model()
+    assert model.rowCount() == 0  # attaching a big store makes no rows on the GUI thread
+    assert len(view.why_box.entries()) == len(store) == model.rowCount()
+
+
+def test_one_line_reads_past_long_whitespace_only_when_it_must():
+    assert one_line("a" + " " * 1000 + "b", 10) == "a b"
+    assert one_line("x" * 500, 10) == "x" * 9 + "…"
+    assert one_line("one\n two\t three " * 40, 20) == "one two three one t…"
+    assert one_line("short", 10) == "short"
+
+
 @pytest.mark.qt_log_ignore("This plugin does not support")  # the offscreen popup
 def test_segment_completer_finds_segments_by_words_and_explains(qtbot, view, recall_data):
     store, _knowledge = recall_data
