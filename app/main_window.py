@@ -248,10 +248,12 @@ class MainWindow(QMainWindow):
         if not self.showing_first_run:
             return
         self.first_run.set_message("")
-        self.central.setCurrentWidget(self.splitter)
+        # Docks first: each one shown resizes the central widget, and the welcome page
+        # takes that more cheaply than the inspector's plots.
         for dock in self._docks_to_show:
             dock.show()
         self.problem_dock.raise_()
+        self.central.setCurrentWidget(self.splitter)
 
     def _back_to_first_run(self, message: str, *, error: bool = False) -> None:
         """Nothing is open after all: the welcome page again, saying why."""
@@ -422,9 +424,9 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(1, self, lambda: self._show_data(data))
 
     def _show_data(self, data: DataSet) -> None:
+        """The loaded data reaches the views in three turns of the event loop."""
         if self._arriving is not data:
             return  # another place is being opened
-        self._arriving = None
         self.data = data
         self.recall_data = None
         self.settings.add_recent(self.place)
@@ -432,13 +434,23 @@ class MainWindow(QMainWindow):
         self.problems.set_records(data.problems)
         self.problem_view.resizeColumnsToContents()
         self.navigator.set_sessions(data.summaries)
-        self.manager.set_data(data)
-        self.inspector.set_data(data)
-        self.live.attach(data)
         self._update_counts()
         self.setWindowTitle(f"memlens — {data.discovery.path}")
         if data.problems:
             self.problem_dock.show()
+        QTimer.singleShot(0, self, lambda: self._show_data_manager(data))
+
+    def _show_data_manager(self, data: DataSet) -> None:
+        if self._arriving is data:
+            self.manager.set_data(data)
+            QTimer.singleShot(0, self, lambda: self._show_data_inspector(data))
+
+    def _show_data_inspector(self, data: DataSet) -> None:
+        if self._arriving is not data:
+            return
+        self._arriving = None
+        self.inspector.set_data(data)
+        self.live.attach(data)
         QTimer.singleShot(10, self, lambda: self._select_first(data))
         self._recall_timer.start()
 

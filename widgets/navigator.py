@@ -95,6 +95,17 @@ class _Agent:
     sessions: list[SessionSummary] = field(default_factory=list)
 
 
+_ROLES = frozenset(
+    {
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        SortRole,
+        RecordRole,
+    }
+)
+
+
 class SessionTreeModel(QAbstractItemModel):
     """Agents at the top level, their sessions below; the record under ``RecordRole``."""
 
@@ -126,12 +137,16 @@ class SessionTreeModel(QAbstractItemModel):
     # Internal id: 0 for an agent row, agent row + 1 for a session row.
     @override
     def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if not self.hasIndex(row, column, parent):
+        # hasIndex() would call back into rowCount() and columnCount(): a view asks
+        # for ~600 indexes a paint, so the bounds are checked here directly.
+        if row < 0 or not 0 <= column < len(COLUMNS):
             return QModelIndex()
         if not parent.isValid():
-            return self.createIndex(row, column, 0)
-        if parent.internalId() == 0:
-            return self.createIndex(row, column, parent.row() + 1)
+            return self.createIndex(row, column, 0) if row < len(self._agents) else QModelIndex()
+        if parent.internalId() == 0 and parent.column() == 0:
+            agent = parent.row()
+            if row < len(self._agents[agent].sessions):
+                return self.createIndex(row, column, agent + 1)
         return QModelIndex()
 
     @override
@@ -159,8 +174,8 @@ class SessionTreeModel(QAbstractItemModel):
 
     @override
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
+        if role not in _ROLES or not index.isValid():
+            return None  # a paint asks ~10 roles a cell; most are not ours
         rec = self._record(index)
         col = COLUMNS[index.column()]
         if isinstance(rec, _Agent):

@@ -115,6 +115,10 @@ class TrimView(QWidget):
         self._pool.setMaxThreadCount(1)  # in order, and the trim's memo caches stay unshared
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.run)
+        # A new context runs on the next turn of the event loop: selecting a session
+        # starts several workers, and their results landing in one turn froze the window.
+        self._soon = QTimer(self, singleShot=True, interval=0)
+        self._soon.timeout.connect(self.run)
         self._build_form()
         self._build_table()
         self._build_chart()
@@ -324,11 +328,13 @@ class TrimView(QWidget):
         self._set_form(self._defaults)
         self.run_button.setEnabled(True)
         self.defaults_button.setEnabled(True)
-        self.run()
+        self.state_label.setText("Running…")
+        self._soon.start()
 
     def clear(self) -> None:
         """Forget the context: empty table and chart, nothing to run or export."""
         self._debounce.stop()
+        self._soon.stop()
         self._messages = ()
         self._serial = next(self._serials)  # results still on their way are now stale
         self.state_label.clear()
@@ -389,6 +395,7 @@ class TrimView(QWidget):
     def run(self) -> None:
         """Trim now with the form's parameters, in the view's worker pool."""
         self._debounce.stop()
+        self._soon.stop()
         self._serial = serial = next(self._serials)
         worker = TrimWorker(serial, self._messages, self.parameters(), lambda: self._serial)
         worker.signals.finished.connect(self._on_worker_finished)
