@@ -37,3 +37,18 @@ def test_started_workers_stay_alive_until_they_report(qtbot):
         del worker  # the caller forgets it; the keeper does not
     assert got.args == [42]
     qtbot.waitUntil(lambda: workers.running() == 0, timeout=5000)
+
+
+def test_the_window_makes_threads_share_the_gil_often(qtbot):
+    import sys
+
+    from app.main_window import MainWindow
+
+    default = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    try:
+        window = MainWindow()
+        qtbot.addWidget(window)
+        assert sys.getswitchinterval() == workers.GIL_SWITCH_INTERVAL_S == 0.0005
+    finally:
+        sys.setswitchinterval(default)

@@ -314,3 +314,13 @@ def test_a_live_rebuild_keeps_the_users_zoom(qtbot, fixtures_dir):
     view.set_timeline(build_timeline(session))  # a fresh selection shows everything
     x0, x1 = view._ctx_plot.vb.viewRange()[0]
     assert x0 < 0 and x1 > len(tl) - 1
+
+
+def test_threshold_lines_are_made_with_the_view_hidden(qtbot):
+    from widgets.timeline_style import THRESHOLD_STYLES
+
+    view = TimelineView()
+    qtbot.addWidget(view)
+    lines = view._markers.thresholds
+    assert set(lines) == set(THRESHOLD_STYLES)  # not made when the first session arrives
+    assert not any(line.isVisible() for line in lines.values())
