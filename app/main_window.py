@@ -36,7 +36,7 @@ from app.manager import Manager
 from app.paths import cache_dir
 from app.resources import app_icon
 from app.settings import AppSettings
-from app.workers import LoadWorker, TaskWorker, share_gil_with_gui, start
+from app.workers import LoadWorker, TaskWorker, release_frozen, share_gil_with_gui, start
 from core.home_scan import scan_homes
 from core.recall.opening import open_recall
 from widgets.activity_view import ActivityView
@@ -336,6 +336,7 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str, loader: Callable[..., DataSet] | None = None) -> None:
         """Load *path* (with *loader*, default ``load_dataset``) in a worker."""
         self.cancel_load()
+        release_frozen()
         self._recall_timer.stop()
         self._arriving = None
         self.live.detach()
@@ -592,6 +593,7 @@ class MainWindow(QMainWindow):
         self.manager.close()
         super().closeEvent(event)
         self.wait_for_workers()
+        release_frozen(window_closing=True)
 
     def wait_for_workers(self, msecs: int = 5000) -> bool:
         """Let the views' background jobs finish (quitting mid-job must not crash them)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from typing_extensions import override
 
 from core.dataset import Cancelled, load_dataset
+from core.jsonio import freeze_after_pauses
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,14 +31,26 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 
 
 def share_gil_with_gui() -> None:
-    """Let threads take the GIL from each other every 0.5 ms (Python's default: 5 ms).
+    """Keep workers from holding the GIL for long while the window is up.
 
-    Each call from Qt into Python on the GUI thread (a slot, a model's ``data``, a
-    paint, an event filter) takes the GIL back from a busy worker first, and at
-    5 ms a time one repaint of the window while a worker loaded took ~300 ms
-    instead of ~40 (bench_responsiveness). The workers lose a few percent.
+    - Threads take the GIL from each other every 0.5 ms (Python's default: 5 ms).
+      Each call from Qt into Python on the GUI thread (a slot, a model's ``data``,
+      a paint) takes the GIL back from a busy worker first, and at 5 ms a time one
+      repaint of the window while a worker loaded took ~300 ms instead of ~40
+      (bench_responsiveness). The workers lose a few percent.
+    - What a loader builds is frozen out of the cyclic collector
+      (:func:`core.jsonio.freeze_after_pauses`): collecting it took 65-75 ms in a
+      worker, holding the GIL. :func:`release_frozen` undoes it for data closed.
     """
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    freeze_after_pauses(True)
+
+
+def release_frozen(*, window_closing: bool = False) -> None:
+    """Let the collector see what loads froze (the data they built is being replaced)."""
+    gc.unfreeze()
+    if window_closing:
+        freeze_after_pauses(False)
 
 
 def throttled(emit: Callable[[int, int, str], Any]) -> Callable[[int, int, str], None]:

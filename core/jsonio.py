@@ -65,21 +65,34 @@ def gc_paused() -> Iterator[None]:
     triggers collections that cost more than the parsing itself (2-3x on a
     200,000-line transcript).
 
-    On the way out, everything alive is frozen (``gc.freeze``): what was just
-    built lives as long as the data is open, and the first collections after the
-    pause would otherwise walk all of it at once, 15-75 ms holding the GIL, which
-    in the app freezes the window (bench_responsiveness). Reference counting still
-    frees it when the data is closed; only reference cycles among frozen objects
-    wait, and the data holds none.
+    While :func:`freeze_after_pauses` is on, everything alive is frozen on the way
+    out (``gc.freeze``): the first collections after the pause would otherwise walk
+    all that was just built at once, 15-75 ms holding the GIL, which in the app
+    freezes the window (bench_responsiveness).
     """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        if _freeze_after_pauses:
+            gc.freeze()
         if was_enabled:
             gc.enable()
+
+
+_freeze_after_pauses = False
+
+
+def freeze_after_pauses(on: bool) -> None:
+    """Whether :func:`gc_paused` freezes what is alive when it ends.
+
+    Frozen objects are still freed by reference counting, but a reference cycle
+    among them is not collected until ``gc.unfreeze()``: the app turns this on
+    while its window is open and unfreezes when it opens another place or closes.
+    """
+    global _freeze_after_pauses
+    _freeze_after_pauses = on
 
 
 def as_int(value: Any) -> int | None:

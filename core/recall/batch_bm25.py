@@ -37,11 +37,24 @@ if TYPE_CHECKING:
     Ids = npt.NDArray[np.int64]
 
 _ASCII_WORD = re.compile(r"\x00|\x01\d+|[A-Za-z0-9_]+(?:[./\-:@][A-Za-z0-9_]+)*")
-"""The tokenizer's word on ASCII text; ``\x00`` ends a chunk, ``\x01N`` stands for
+r"""The tokenizer's word on ASCII text; ``\x00`` ends a chunk, ``\x01N`` stands for
 the N-th new chunk of a batch when it is not ASCII (the tokenizer reads those)."""
 _END = -1
 _MAX_CHUNKS = 400_000
 _MAX_TEXT_CHARS = 50_000_000
+
+
+class _TokenIds(dict[str, int]):
+    """Token -> id; a new token gets the next id (and its name in ``names``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def __missing__(self, token: str) -> int:
+        found = self[token] = len(self.names)
+        self.names.append(token)
+        return found
 
 
 class _WordIds(dict[str, tuple[int, ...]]):
@@ -53,7 +66,7 @@ class _WordIds(dict[str, tuple[int, ...]]):
         self.fresh: list[str] = []
 
     def __missing__(self, word: str) -> tuple[int, ...]:
-        token_id = self.table.token_id
+        token_id = self.table.token_ids.__getitem__
         if word[0] == "\x01":
             return tuple(map(token_id, tokenize(self.fresh[int(word[1:])])))
         found = self[word] = tuple(map(token_id, word_tokens(word)))
@@ -88,22 +101,14 @@ class TokenTable:
         self._chunk_start: Ids = np.zeros(1, dtype=np.int64)
         self._chunk_tokens: Ids = np.zeros(0, dtype=np.int64)
         self._word_ids = _WordIds(self)
-        self.token_ids: dict[str, int] = {}
-        self.names: list[str] = []
+        self.token_ids = _TokenIds()
+        self.names = self.token_ids.names
         self._texts: dict[str, TextTerms] = {}
         self._text_chars = 0
 
     def __len__(self) -> int:
         """How many distinct tokens the table knows."""
         return len(self.names)
-
-    def token_id(self, token: str) -> int:
-        """The id of *token*, a new one if the table has not met it."""
-        found = self.token_ids.get(token)
-        if found is None:
-            found = self.token_ids[token] = len(self.names)
-            self.names.append(token)
-        return found
 
     def counts(self, text: str) -> dict[str, int]:
         """How often each token occurs in *text*, as the table holds it."""

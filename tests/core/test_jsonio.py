@@ -76,17 +76,22 @@ def test_integers_beyond_64_bits_are_written_not_refused(tmp_path):
     assert jsonio.dumps({"t": 10**30}) == b'{"t":1000000000000000000000000000000}'
 
 
-def test_gc_paused_freezes_what_it_built():
+def test_gc_paused_freezes_what_it_built_only_when_asked():
     import gc
 
-    from core.jsonio import gc_paused
+    from core.jsonio import freeze_after_pauses, gc_paused
 
     gc.unfreeze()
     try:
         with gc_paused():
             assert not gc.isenabled()
             built = [{"i": i} for i in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() == 0  # the CLI and tests: as ever
+        freeze_after_pauses(True)
+        with gc_paused():
+            built = [{"i": i} for i in range(1000)]
         # Kept out of later collections: walking them at once held the GIL ~70 ms.
         assert gc.isenabled() and gc.get_freeze_count() >= len(built)
     finally:
+        freeze_after_pauses(False)
         gc.unfreeze()
