@@ -447,8 +447,7 @@ class RecallPreview(QWidget):
         expl = explain(store, out.search, sid, block)
         note = ""
         if expl.reason == "cut_by_hard_cap" and block is not None:
-            cut = {d.segment.id: why for d, why in block.cut_details}
-            note = f"A hit, but the hard cap left it out of the block: {cut[sid]}."
+            note = f"A hit, but the hard cap left it out of the block: {block.cut_reason(sid)}."
         elif expl.reason == "hit" and block is not None:
             note = "It is in the injected block."
         self.why_box.show_html(explanation_html(expl, out.search, store.get(sid), note))

@@ -115,6 +115,10 @@ class Block:
         """True when nothing would be injected."""
         return not self.text
 
+    def cut_reason(self, segment_id: str) -> str | None:
+        """Why the hard cap left segment *segment_id* out; None if it did not."""
+        return next((why for d, why in self.cut_details if d.segment.id == segment_id), None)
+
 
 def _cap(items: list[tuple[str, float]], budget: int) -> list[int]:
     # enforceHardCap of runtime.ts: best first; stop at the first that would not fit.

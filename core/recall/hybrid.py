@@ -230,7 +230,7 @@ def explain(
             )
         if hit in result.hits:
             pos = result.hits.index(hit) + 1
-            cut = _cut_by_cap(block, segment_id)
+            cut = block.cut_reason(segment_id) if block is not None else None
             if cut is not None:
                 return Explanation(
                     segment_id,
@@ -276,15 +276,6 @@ def explain(
         bm,
         bm_rank,
     )
-
-
-def _cut_by_cap(block: Block | None, segment_id: str) -> str | None:
-    if block is None:
-        return None
-    for detail, why in block.cut_details:
-        if detail.segment.id == segment_id:
-            return why
-    return None
 
 
 def _all_loaded(store: WarmStore) -> list[Segment]:
