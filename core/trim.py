@@ -167,11 +167,15 @@ def _pairs(msgs: Sequence[Message]) -> tuple[list[list[int]], list[bool], dict[i
     calls: list[tuple[int, list[str]]] = []
     run_call = -1  # the call message that a run of results right after it answers
     for i, m in enumerate(msgs):
-        kinds = {b.kind for b in m.blocks}
+        kinds = [b.kind for b in m.blocks]
         if m.role == "toolResult" or "tool_result" in kinds:
+            found: set[int] = set()
             ids = m.result_ids()
-            found = {owner[t] for t in ids if t in owner}
-            answered.update((owner[t], t) for t in ids if t in owner)
+            for t in ids:
+                j = owner.get(t)
+                if j is not None:
+                    found.add(j)
+                    answered.add((j, t))
             if not ids and m.role == "toolResult" and run_call >= 0:
                 found.add(run_call)  # no id: smart-trim.ts pairs by position
             for j in found:
@@ -180,7 +184,7 @@ def _pairs(msgs: Sequence[Message]) -> tuple[list[list[int]], list[bool], dict[i
             orphan[i] = not found
         if m.role == "assistant" and "tool_call" in kinds:
             made = [b.tool_id for b in m.blocks if b.kind == "tool_call" and b.tool_id]
-            owner.update((t, i) for t in made)
+            owner.update(dict.fromkeys(made, i))
             calls.append((i, made))
             run_call = i
         elif m.role != "toolResult":
