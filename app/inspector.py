@@ -42,6 +42,7 @@ class Inspector(QObject):
         self.recalled_block: str | None = None
         self.recalled_tokens = 0
         self.budget: Budget | None = None
+        self._trim_saved: int | None = None  # tokens the trim of the selected point saved
         self.timeline: Timeline | None = None
         self._pending_timeline: tuple[QObject, Budget, bool] | None = None
         window.navigator.session_selected.connect(self._on_session_selected)
@@ -187,6 +188,8 @@ class Inspector(QObject):
         if session is None:
             return
         self.entry_id = entry_id
+        self._trim_saved = None  # until the trim of this point reports
+        self.w.gauge.set_comparison(None)
         self.w.timeline.select_entry(entry_id)
         self.w.message_view.show_entry(session, entry_id)
         items = context_at(session, entry_id)
@@ -228,6 +231,8 @@ class Inspector(QObject):
             self.budget,
             model_window=self._model_window(),
         )
+        if self._trim_saved is not None:
+            self._show_trim_saving()  # the recalled block or the window changed the figure
 
     def _model_id(self) -> str | None:
         if self.data is None or self.session is None:
@@ -256,9 +261,16 @@ class Inspector(QObject):
     def _on_trim_result(self, result: Any) -> None:
         # The gauge shows the measured context where there is one; trim works on
         # estimates, so apply its saving to the figure the gauge shows.
-        shown = self.budget.context_tokens if self.budget is not None else result.tokens_before
-        saved = result.tokens_before - result.tokens_after
-        self.w.gauge.set_comparison(max(shown - saved, 0), "after trim")
+        self._trim_saved = result.tokens_before - result.tokens_after
+        self._show_trim_saving(result.tokens_before)
+
+    def _show_trim_saving(self, fallback: int = 0) -> None:
+        """The gauge's "after trim" bar: the trim's saving off the figure shown now."""
+        if self._trim_saved is None:
+            self.w.gauge.set_comparison(None)
+            return
+        shown = self.budget.context_tokens if self.budget is not None else fallback
+        self.w.gauge.set_comparison(max(shown - self._trim_saved, 0), "after trim")
 
     @Slot(bytes)
     def _on_export_requested(self, payload: bytes) -> None:

@@ -242,6 +242,22 @@ def test_trim_result_is_shown_against_the_gauges_figure(qtbot, fixtures_dir):
     assert str(f"{expected:,}") in window.gauge.comparison_text()
 
 
+def test_trim_comparison_follows_the_gauges_figure_and_the_selected_point(qtbot, fixtures_dir):
+    window = _open(qtbot, fixtures_dir / "before-compaction.jsonl")
+    qtbot.waitUntil(lambda: window.trim_view.result() is not None, timeout=10000)
+    result = window.trim_view.result()
+    saved = result.tokens_before - result.tokens_after
+    before = window.inspector.budget.context_tokens
+    window.inspector._on_block_changed(1_000)  # a recalled block arrives after the trim
+    after = window.inspector.budget.context_tokens
+    assert after != before  # the figure changed, and the comparison with it
+    assert f"{max(after - saved, 0):,}" in window.gauge.comparison_text()
+    session = window.inspector.session
+    window.inspector.show_entry(session.messages()[10].id)  # another point: no stale bar
+    assert window.gauge.comparison_text() == ""
+    qtbot.waitUntil(lambda: window.gauge.comparison_text() != "", timeout=10000)
+
+
 def test_the_what_if_window_persists(qtbot, fixtures_dir):
     settings = AppSettings()
     window = _open(qtbot, fixtures_dir / "before-compaction.jsonl", settings)
