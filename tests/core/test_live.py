@@ -505,27 +505,31 @@ def test_agent_and_memlens_append_facts_at_once_every_line_once(tmp_path):
 
 def test_slow_summaries_are_refreshed_less_often(live, monkeypatch):
     import time
+    from types import SimpleNamespace
 
     import core.live as live_mod
 
     data, _recall, follower = live
     real = live_mod.summarize
+    now = [1_000.0]  # the follower's clock: summaries cost exactly what this says
 
     def slow(*args):
-        time.sleep(0.01)
+        now[0] += 0.01
         return real(*args)
 
+    monkeypatch.setattr(live_mod, "time", SimpleNamespace(monotonic=lambda: now[0], time=time.time))
     monkeypatch.setattr(live_mod, "summarize", slow)  # 10 ms: over the budget below
     monkeypatch.setattr(live_mod, "SUMMARY_BUDGET", 0.005)
     session = data.sessions[3]
     append(session.path, message(session.leaf.id, "user", "one"))
     assert follower.poll(everything=True).summaries_changed == [session.id]
     append(session.path, message(session.leaf.id, "user", "two"))
+    now[0] += 0.1  # half of the 20 x 10 ms wait
     changes = follower.poll(everything=True)
     assert changes.sessions_changed == [session.id] and changes.summaries_changed == []
     summary = next(s for s in data.summaries if s.path == session.path)
     assert summary.entries == len(session.entries) - 1  # stale for now
-    time.sleep(0.25)  # 20 times the cost
+    now[0] += 0.15  # past 20 times the cost since the last summary
     assert follower.poll(everything=True).summaries_changed == [session.id]
     summary = next(s for s in data.summaries if s.path == session.path)
     assert summary.entries == len(session.entries)
