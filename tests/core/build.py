@@ -71,3 +71,23 @@ def run_json(capsys, *args):  # type: ignore[no-untyped-def]
     out = capsys.readouterr()
     assert code == 0, out.err
     return orjson.loads(out.out)
+
+
+SESSION_KEYS = {  # a session row of `info` and `sessions` (SessionSummary.to_json)
+    "agent",
+    "id",
+    "path",
+    "version",
+    "entries",
+    "messages",
+    "compactions",
+    "roles",
+    "tokens_estimated",
+    "tokens_measured",
+    "tokens_total",
+    "branches",
+    "modified",
+    "size",
+    "name",
+    "model",
+}

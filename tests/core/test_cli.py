@@ -13,7 +13,7 @@ from core.store.knowledge import load_knowledge
 from core.store.segments import append_segments, make_segment
 from tests.conftest import ROOT
 
-from .build import run_json
+from .build import SESSION_KEYS, run_json
 
 
 @pytest.fixture
@@ -45,16 +45,7 @@ def test_info_json_keys(capsys, home):
     info = run_json(capsys, "info", str(home))
     assert info["kind"] == "openclaw-home"
     (s,) = info["sessions"]
-    assert {
-        "id",
-        "path",
-        "version",
-        "entries",
-        "messages",
-        "compactions",
-        "roles",
-        "tokens_estimated",
-    } <= s.keys()
+    assert set(s) == SESSION_KEYS
     assert s["messages"] == 990 and s["compactions"] == 2 and s["version"] == 1
     assert s["roles"] == {"assistant": 484, "bashExecution": 3, "toolResult": 448, "user": 55}
     assert info["segments"] == 5 and info["vectors"] == 0

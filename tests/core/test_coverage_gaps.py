@@ -19,7 +19,7 @@ from core.recall.evaluate import ndcg
 from core.transcript import context_at, load_transcript
 from core.trim import default_query
 
-from .build import entry, lines, run_json, user, write_file
+from .build import SESSION_KEYS, entry, lines, run_json, user, write_file
 
 NOW = 1_760_000_000_000
 
@@ -44,26 +44,6 @@ def _expected(path: str) -> dict:
         "roles": s.role_counts(),
         "branches": len(s.leaves()),
     }
-
-
-SESSION_KEYS = {
-    "agent",
-    "id",
-    "path",
-    "version",
-    "entries",
-    "messages",
-    "compactions",
-    "roles",
-    "tokens_estimated",
-    "tokens_measured",
-    "tokens_total",
-    "branches",
-    "modified",
-    "size",
-    "name",
-    "model",
-}
 
 
 def test_sessions_json_on_the_pi_fixtures(capsys, fixtures_dir):
