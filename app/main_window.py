@@ -597,10 +597,8 @@ class MainWindow(QMainWindow):
 
     def wait_for_workers(self, msecs: int = 5000) -> bool:
         """Let the views' background jobs finish (quitting mid-job must not crash them)."""
-        pools = [QThreadPool.globalInstance()]
-        for view in (self.facts_view, self.context_view, self.trim_view, self.compaction_panel):
-            pool = getattr(view, "_pool", None)
-            if isinstance(pool, QThreadPool):
-                pool.clear()
-                pools.append(pool)
+        views = (self.facts_view, self.context_view, self.trim_view, self.compaction_panel)
+        for view in views:
+            view.jobs.clear()  # not started yet: never started
+        pools = [QThreadPool.globalInstance(), *(view.jobs for view in views)]
         return all(pool.waitForDone(msecs) for pool in pools)

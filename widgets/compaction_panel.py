@@ -92,8 +92,9 @@ class CompactionPanel(CompactionDisplay):
         self._tasks: dict[int, CompactionTask] = {}  # alive until they report
         self._plan_serial = 0
         self._active: CompactionTask | None = None
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(2)
+        # Background jobs; public so that an owner can wait for them (on quit).
+        self.jobs = QThreadPool(self)
+        self.jobs.setMaxThreadCount(2)
         self._make_actions()
         self.picker.provider_changed.connect(self._on_provider_changed)
         self.show_cut_button.clicked.connect(self._on_show_cut_clicked)
@@ -315,7 +316,7 @@ class CompactionPanel(CompactionDisplay):
         self._tasks[serial] = task
         if track:
             self._active = task
-        self._pool.start(task)
+        self.jobs.start(task)
         self._update_actions()
         return serial
 

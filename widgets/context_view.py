@@ -208,8 +208,9 @@ class ContextView(QWidget):
         self._measured: int | None = None
         self._generation = 0
         self._workers: dict[int, ContextRowsWorker] = {}  # alive until they report
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
+        # Background jobs; public so that an owner can wait for them (on quit).
+        self.jobs = QThreadPool(self)
+        self.jobs.setMaxThreadCount(1)
         self.sync_limit = SYNC_LIMIT
         """Sessions with at most this many entries are replayed on the GUI thread."""
         self.title = QLabel()
@@ -302,7 +303,7 @@ class ContextView(QWidget):
         worker.signals.failed.connect(self._on_failed)
         self._workers[self._generation] = worker
         self.footer.setText("Replaying the context…")
-        self._pool.start(worker)
+        self.jobs.start(worker)
 
     def is_busy(self) -> bool:
         """True while a context is being replayed in the background."""

@@ -94,8 +94,9 @@ class FactsView(QWidget):
         self._serials = itertools.count(1)
         self._sources_serial = 0
         self._sources_pending = False  # a search waits for the view to be shown
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
+        # Background jobs; public so that an owner can wait for them (on quit).
+        self.jobs = QThreadPool(self)
+        self.jobs.setMaxThreadCount(1)
         self._sources_timer = QTimer(self, singleShot=True, interval=SOURCES_DELAY_MS)
         self._sources_timer.timeout.connect(self._on_sources_timer_timeout)
         self._build()
@@ -351,7 +352,7 @@ class FactsView(QWidget):
 
     def wait_for_sources(self, msecs: int = 5000) -> bool:
         """Wait for a running sources search (tests, shutdown)."""
-        return self._pool.waitForDone(msecs)
+        return self.jobs.waitForDone(msecs)
 
     # -- selection -------------------------------------------------------------------------
     def _select_proxy_rows(self, rows: list[int], current: int = -1) -> bool:
@@ -462,7 +463,7 @@ class FactsView(QWidget):
         worker = FactSourcesWorker(self._sources_serial, self._sources, fact.content)
         worker.signals.finished.connect(self._on_sources_finished)
         worker.signals.failed.connect(self._on_sources_failed)
-        self._pool.start(worker)
+        self.jobs.start(worker)
 
     @Slot(int, list)
     def _on_sources_finished(self, serial: int, hits: list[SourceHit]) -> None:

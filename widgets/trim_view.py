@@ -111,8 +111,9 @@ class TrimView(QWidget):
         self._serial = 0
         self._workers: dict[int, TrimWorker] = {}  # alive until they report
         self._serials = itertools.count(1)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)  # in order, and the trim's memo caches stay unshared
+        # Background jobs; public so that an owner can wait for them (on quit).
+        self.jobs = QThreadPool(self)
+        self.jobs.setMaxThreadCount(1)  # in order, and the trim's memo caches stay unshared
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.run)
         # A new context runs on the next turn of the event loop: selecting a session
@@ -402,7 +403,7 @@ class TrimView(QWidget):
         worker.signals.failed.connect(self._on_worker_failed)
         self._workers[serial] = worker
         self.state_label.setText("Running…")
-        self._pool.start(worker)
+        self.jobs.start(worker)
 
     # -- handlers -----------------------------------------------------------------------------
 
