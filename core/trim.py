@@ -167,8 +167,7 @@ def _pairs(msgs: Sequence[Message]) -> tuple[list[list[int]], list[bool], dict[i
     calls: list[tuple[int, list[str]]] = []
     run_call = -1  # the call message that a run of results right after it answers
     for i, m in enumerate(msgs):
-        kinds = [b.kind for b in m.blocks]
-        if m.role == "toolResult" or "tool_result" in kinds:
+        if _is_result(m):
             found: set[int] = set()
             ids = m.result_ids()
             for t in ids:
@@ -182,7 +181,7 @@ def _pairs(msgs: Sequence[Message]) -> tuple[list[list[int]], list[bool], dict[i
                 links[i].append(j)
                 links[j].append(i)
             orphan[i] = not found
-        if m.role == "assistant" and "tool_call" in kinds:
+        if _calls(m):
             made = [b.tool_id for b in m.blocks if b.kind == "tool_call" and b.tool_id]
             owner.update(dict.fromkeys(made, i))
             calls.append((i, made))
