@@ -8,10 +8,12 @@ every count is an array operation:
 * A text splits on whitespace into chunks (no token holds whitespace, so a
   text's tokens are its chunks' tokens in order). A chunk is tokenized once, and
   the new ASCII chunks of a batch in one regex pass.
-* A text's token ids, and its distinct token ids, are memoised (bounded by text
-  size): re-trimming the same context with another window costs array work only.
-* Document frequencies come from one ``np.unique`` over (document, token) keys,
-  so the mean idf, which rank-bm25 uses for negative idfs, is exact.
+* A text's distinct token ids and their counts are memoised (bounded by text
+  size): trimming the same context again, or with a few more messages, costs
+  array work only.
+* One ``np.sort`` of (document, token) keys gives every document's terms and
+  counts, so document frequencies and the mean idf (which rank-bm25 uses for
+  negative idfs) are exact.
 
 The figures equal :class:`core.recall.bm25.BM25Index` and rank-bm25's
 ``BM25Okapi`` (the tests compare them).
@@ -74,7 +76,7 @@ class _WordIds(dict[str, tuple[int, ...]]):
 
 
 class TextTerms(NamedTuple):
-    """The terms of one text."""
+    """The terms of one text (a named tuple: a batch makes thousands)."""
 
     ids: Ids
     """Distinct token ids, ascending."""
@@ -85,14 +87,15 @@ class TextTerms(NamedTuple):
 
 
 class TokenTable:
-    """Token ids of chunks and texts, memoised; thread-safe.
+    """Token ids of chunks and texts, memoised; thread-safe under :attr:`lock`.
 
     Ids are given in order of first appearance and stay valid until the table
-    outgrows its bounds and starts again, between batches, never inside one.
+    outgrows its bounds and starts again, between batches, never inside one: hold
+    :attr:`lock` while using ids from :meth:`terms`.
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self.lock = threading.RLock()
         self.clear()
 
     def clear(self) -> None:
@@ -112,14 +115,16 @@ class TokenTable:
 
     def counts(self, text: str) -> dict[str, int]:
         """How often each token occurs in *text*, as the table holds it."""
-        terms = self.terms([text])[0]
-        return {
-            self.names[i]: c for i, c in zip(terms.ids.tolist(), terms.counts.tolist(), strict=True)
-        }
+        with self.lock:
+            terms = self.terms([text])[0]
+            names = self.names
+            return {
+                names[i]: c for i, c in zip(terms.ids.tolist(), terms.counts.tolist(), strict=True)
+            }
 
     def terms(self, texts: Sequence[str]) -> list[TextTerms]:
         """The terms of each text (memoised)."""
-        with self._lock:
+        with self.lock:
             if len(self._chunk_ids) > _MAX_CHUNKS or self._text_chars > _MAX_TEXT_CHARS:
                 self.clear()
             known = self._texts
@@ -168,9 +173,9 @@ class TokenTable:
         # Sorted (document, token) keys: each run is one term of one document.
         width = max(len(self.names), 1)
         keys = np.sort(docs * width + tokens)
-        firsts = np.flatnonzero(np.diff(keys, prepend=-1))
-        counts = np.diff(firsts, append=len(keys))
-        keys = keys[firsts]
+        runs = np.flatnonzero(np.diff(keys, prepend=-1))
+        counts = np.diff(runs, append=len(keys))
+        keys = keys[runs]
         bounds = np.searchsorted(keys, np.arange(len(texts) + 1) * width).tolist()
         keys %= width
         for text, a, b, length in zip(
@@ -191,9 +196,15 @@ def bm25_scores(
     The corpus is *texts* alone; a repeated query token counts again, as in
     rank-bm25.
     """
-    n = len(texts)
+    with table.lock:  # the ids below must not be renumbered midway
+        return _scores(table, table.terms(texts), query)
+
+
+def _scores(
+    table: TokenTable, terms: list[TextTerms], query: Sequence[str]
+) -> npt.NDArray[np.float64]:
+    n = len(terms)
     out = np.zeros(n, dtype=np.float64)
-    terms = table.terms(texts)
     lengths = np.fromiter((t.length for t in terms), np.int64, n)
     if not n or not lengths.any():
         return out
