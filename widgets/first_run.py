@@ -264,9 +264,6 @@ class FirstRunView(QWidget):
         """Say what is happening (loading a place, why it could not open); empty hides it."""
         self.message.setText(text)
         self.message.setVisible(bool(text))
-        self.message.setForegroundRole(
-            QPalette.ColorRole.BrightText if error else QPalette.ColorRole.WindowText
-        )
         self.message.setStyleSheet("color: #d64545; font-weight: bold;" if error else "")
 
     @property
