@@ -53,6 +53,27 @@ def test_paths_names_where_memlens_finds_and_keeps_its_files(capsys, tmp_path, m
     assert found["frozen"] is False
 
 
+def test_paths_names_the_settings_file_qt_uses(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    # A fresh process: this one's QSettings paths point into the tests' own folder.
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "conf"), "HOME": str(tmp_path)}
+    code = (
+        "import json; from app.launcher import paths; from app.settings import default_settings; "
+        "print(json.dumps([paths()['settings'], default_settings().fileName()]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, check=True, text=True
+    ).stdout
+    said, qt = json.loads(out)
+    assert said == qt == str(tmp_path / "conf" / "memlens" / "memlens.ini")
+
+
 def test_paths_fails_when_resources_are_missing(capsys, monkeypatch, tmp_path):
     from app import resources
 
