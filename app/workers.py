@@ -111,7 +111,6 @@ class LoadWorker(TaskWorker):
             lambda *, progress, cancelled: loader(path, progress=progress, cancelled=cancelled),
             "loading",
         )
-        self.path = path
 
 
 class _Keeper(QObject):
