@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from core import jsonio
 from core.embed import EMBEDDERS
+from core.limits import MAX_LINE_BYTES
 from core.llm.providers import ANTHROPIC_URL
 from core.recall.hybrid import SearchConfig
 from core.redact import redact
@@ -46,6 +47,12 @@ RECALL_DECAY = "recall/decay"
 RECALL_HARD_CAP = "recall/hardCapTokens"
 TRIM_PROTECTED_RECENT = "trim/protectedRecent"
 TRIM_RESERVE = "trim/reserveTokens"
+SAFETY_CONNECT_TIMEOUT = "safety/connectTimeout"
+SAFETY_READ_TIMEOUT = "safety/readTimeout"
+SAFETY_TOTAL_TIMEOUT = "safety/totalTimeout"
+SAFETY_BACKUPS_KEEP = "safety/backupsKeep"
+SAFETY_BACKUPS_DAYS = "safety/backupsDays"
+SAFETY_MAX_LINE_BYTES = "safety/maxLineBytes"
 KEYS = (
     LLM_PROVIDERS,
     EMBEDDER,
@@ -56,6 +63,12 @@ KEYS = (
     RECALL_HARD_CAP,
     TRIM_PROTECTED_RECENT,
     TRIM_RESERVE,
+    SAFETY_CONNECT_TIMEOUT,
+    SAFETY_READ_TIMEOUT,
+    SAFETY_TOTAL_TIMEOUT,
+    SAFETY_BACKUPS_KEEP,
+    SAFETY_BACKUPS_DAYS,
+    SAFETY_MAX_LINE_BYTES,
 )
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -276,6 +289,24 @@ class TrimDefaults:
 
 
 @dataclass(frozen=True, slots=True)
+class SafetyDefaults:
+    """Limits that keep writes and reads safe: model-call time, backups, line size."""
+
+    connect_timeout: float = 10.0
+    """Seconds to connect to a summariser."""
+    read_timeout: float = 60.0
+    """Seconds between bytes of one answer."""
+    total_timeout: float = 120.0
+    """Seconds for all the model calls of one compaction."""
+    backups_keep: int = 10
+    """Backups kept per file; older ones are pruned (0: keep all)."""
+    backups_days: int = 30
+    """Backups older than this many days are pruned (0: never by age)."""
+    max_line_bytes: int = MAX_LINE_BYTES
+    """A JSONL line longer than this is reported and skipped, never read whole."""
+
+
+@dataclass(frozen=True, slots=True)
 class AppConfig:
     """Everything the settings dialog edits."""
 
@@ -283,6 +314,7 @@ class AppConfig:
     embedder: str = "hash"
     recall: RecallDefaults = field(default_factory=RecallDefaults)
     trim: TrimDefaults = field(default_factory=TrimDefaults)
+    safety: SafetyDefaults = field(default_factory=SafetyDefaults)
 
 
 # --- reading and writing ------------------------------------------------------------
@@ -355,6 +387,21 @@ def trim_defaults(settings: AppSettings) -> TrimDefaults:
     )
 
 
+def safety_defaults(settings: AppSettings) -> SafetyDefaults:
+    """The saved safety limits, each within its range."""
+    d = SafetyDefaults()
+    return SafetyDefaults(
+        connect_timeout=_float(settings, SAFETY_CONNECT_TIMEOUT, d.connect_timeout, 0.5, 600.0),
+        read_timeout=_float(settings, SAFETY_READ_TIMEOUT, d.read_timeout, 1.0, 3600.0),
+        total_timeout=_float(settings, SAFETY_TOTAL_TIMEOUT, d.total_timeout, 1.0, 3600.0),
+        backups_keep=_int(settings, SAFETY_BACKUPS_KEEP, d.backups_keep, 0, 100_000),
+        backups_days=_int(settings, SAFETY_BACKUPS_DAYS, d.backups_days, 0, 100_000),
+        max_line_bytes=_int(
+            settings, SAFETY_MAX_LINE_BYTES, d.max_line_bytes, 64 * 1024, 1 << 31
+        ),
+    )
+
+
 def load_app_config(settings: AppSettings) -> AppConfig:
     """All of memlens's settings (defaults for anything unset)."""
     return AppConfig(
@@ -362,6 +409,7 @@ def load_app_config(settings: AppSettings) -> AppConfig:
         embedder=embedder_name(settings),
         recall=recall_defaults(settings),
         trim=trim_defaults(settings),
+        safety=safety_defaults(settings),
     )
 
 
@@ -379,6 +427,12 @@ def save_app_config(settings: AppSettings, config: AppConfig) -> None:
             (RECALL_HARD_CAP, config.recall.hard_cap_tokens),
             (TRIM_PROTECTED_RECENT, config.trim.protected_recent),
             (TRIM_RESERVE, config.trim.reserve_tokens),
+            (SAFETY_CONNECT_TIMEOUT, config.safety.connect_timeout),
+            (SAFETY_READ_TIMEOUT, config.safety.read_timeout),
+            (SAFETY_TOTAL_TIMEOUT, config.safety.total_timeout),
+            (SAFETY_BACKUPS_KEEP, config.safety.backups_keep),
+            (SAFETY_BACKUPS_DAYS, config.safety.backups_days),
+            (SAFETY_MAX_LINE_BYTES, config.safety.max_line_bytes),
         ]
     )
     settings.sync()

@@ -7,6 +7,7 @@ non-zero exit and a one-line error naming the file (and line) on stderr.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -410,6 +411,7 @@ DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
+    "backups",
 )  # fmt: skip
 
 
@@ -425,13 +427,35 @@ def _recall_command(name: str, module: str = "recall_cli") -> Callable[[argparse
     return run
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1 (a window of 0 tokens means nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number above 0 (seconds, for example)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number above 0")
+    return value
+
+
 def _session_args(
     p: argparse.ArgumentParser, window_help: str = "context window (default: the model's)"
 ) -> None:
     p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (default: the leaf)")
-    p.add_argument("--window", type=int, metavar="N", help=window_help)
+    p.add_argument("--window", type=positive_int, metavar="N", help=window_help)
 
 
 def _search_flags(p: argparse.ArgumentParser) -> None:
@@ -517,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cross-session", action="store_true", help="search every session")
     p.add_argument(
         "--window",
-        type=int,
+        type=positive_int,
         metavar="N",
         help="context window, for the hard cap (default: from openclaw.json, else 200000)",
     )
@@ -593,6 +617,33 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write even if the transcript changed in the last seconds",
     )
+    p.add_argument(
+        "--allow-fallback",
+        action="store_true",
+        help="when the summariser fails, write the fallback summary anyway (its first line "
+        "says it is a fallback); without it a failed summary writes nothing",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=120.0,
+        metavar="SECONDS",
+        help="total time allowed for the whole compaction's model calls (default: %(default)s)",
+    )
+    p.add_argument(
+        "--connect-timeout",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time allowed to connect to the summariser (default: %(default)s)",
+    )
+    p.add_argument(
+        "--read-timeout",
+        type=positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="time allowed between bytes of one answer (default: %(default)s)",
+    )
     p = add(
         "budget",
         "every threshold of a session's context: window, triggers, flush, caps",
@@ -636,9 +687,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the last N user/assistant messages are never trimmed (default: %(default)s)",
     )
+    from core.backups_cli import register as register_backups
     from core.fact_cli import register as register_fact
 
     register_fact(sub)
+    register_backups(sub)
     p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", _cmd_demo)
     p.add_argument("dir", metavar="DIR", help="the folder to write to (created if missing)")
     p.add_argument(
