@@ -57,8 +57,11 @@ def default_summary(record: WriteRecord) -> str:
 
 
 def to_json(record: WriteRecord) -> dict[str, Any]:
-    """The JSON object of one activity line (no content, only where and how much)."""
-    return {
+    """The JSON object of one activity line (no content, only where and how much).
+
+    A backup's line also has ``sha256``, the hash of the verified copy.
+    """
+    out: dict[str, Any] = {
         "time": round(record.time, 3),
         "file": record.path,
         "action": record.action,
@@ -69,6 +72,9 @@ def to_json(record: WriteRecord) -> dict[str, Any]:
         "backup": record.backup,
         "summary": short_summary(record.summary),
     }
+    if record.sha256 is not None:
+        out["sha256"] = record.sha256
+    return out
 
 
 def _int(obj: dict[str, Any], key: str) -> int:
@@ -97,6 +103,7 @@ def from_json(obj: Any) -> WriteRecord:
     if action not in ACTIONS:
         raise ValueError(f"'action' must be one of {', '.join(ACTIONS)}")
     backup, summary = obj.get("backup"), obj.get("summary", "")
+    digest = obj.get("sha256")
     return WriteRecord(
         time=float(stamp),
         path=path,
@@ -107,6 +114,7 @@ def from_json(obj: Any) -> WriteRecord:
         lines=_int(obj, "lines"),
         backup=backup if isinstance(backup, str) else None,
         summary=summary if isinstance(summary, str) else "",
+        sha256=digest if isinstance(digest, str) else None,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import errno
+import hashlib
 import logging
 import os
 import shutil
@@ -71,6 +72,8 @@ class WriteRecord:
         The backup file made (``backup``, or a ``rewrite`` that kept one).
     summary
         One short, redacted line for people; filled in by the activity log.
+    sha256
+        For a ``backup``: the SHA-256 (hex) of the copy, equal to the original's.
     """
 
     time: float
@@ -82,6 +85,8 @@ class WriteRecord:
     lines: int
     backup: str | None = None
     summary: str = ""
+    sha256: str | None = None
+    """For a backup: the SHA-256 of the copy (verified equal to the original's)."""
 
 
 WriteObserver = Callable[[WriteRecord], object]
@@ -316,61 +321,196 @@ def append_lines(path: str | os.PathLike[str], payload: bytes) -> AppendResult:
     return AppendResult(name, offset, length)
 
 
+BACKUP_INFIX = ".memlens-backup-"
+"""Between a file's name and the time stamp in the name of its backups."""
+TEMP_INFIX = ".memlens-backup-tmp-"
+"""In the name of a backup being copied (``.<name>.memlens-backup-tmp-XXXX.tmp``).
+
+It starts with a dot and has no time stamp, so nothing takes it for a backup;
+one left by a killed copy is a stale temp file (:mod:`core.backups` prunes them).
+"""
+COPY_ATTEMPTS = 3
+"""Copies tried when the file keeps changing during the copy (an agent appending)."""
+
+
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK})
+
+
+class BackupChanged(OSError):
+    """The file changed during every copy attempt: no backup was made."""
+
+
 def backup_path(path: Path) -> Path:
     """Base name of the backup kept beside *path* (see :func:`make_backup`)."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    return path.with_name(f"{path.name}.memlens-backup-{stamp}")
+    return path.with_name(f"{path.name}{BACKUP_INFIX}{stamp}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Copy:
+    size: int
+    lines: int
+    sha256: str
+
+
+def file_digest(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> tuple[int, str]:
+    """Size and SHA-256 (hex) of the bytes of *path*, read from the start to the end."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while data := fh.read(chunk):
+            digest.update(data)
+            size += len(data)
+    return size, digest.hexdigest()
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _copy_once(src: Path, tmp: str) -> _Copy | None:
+    """Copy *src* into the temp file *tmp*, fsync and verify it; None if *src* changed.
+
+    The original's size and hash are those of the bytes read, and count only if
+    the file is the same (inode, size, modification time) before and after the
+    read: an agent appending meanwhile makes the copy stale, not wrong.
+    """
+    digest = hashlib.sha256()
+    size = lines = 0
+    last = b"\n"
+    with open(src, "rb") as fh, open(tmp, "wb") as dst:
+        before = os.fstat(fh.fileno())
+        while chunk := fh.read(1 << 20):
+            dst.write(chunk)
+            digest.update(chunk)
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+        dst.flush()
+        os.fsync(dst.fileno())
+        after = os.fstat(fh.fileno())
+    try:
+        now = os.stat(src)
+    except FileNotFoundError:
+        return None  # replaced or removed meanwhile: what we copied is gone
+    if not (_stamp(before) == _stamp(after) == _stamp(now) and size == after.st_size):
+        return None
+    copied = file_digest(tmp)
+    if copied != (size, digest.hexdigest()):
+        raise OSError(errno.EIO, f"the copy does not match {src} (size or SHA-256)", tmp)
+    return _Copy(size, lines + (0 if last == b"\n" else 1), copied[1])
+
+
+def _claim(tmp: str, base: Path) -> Path:
+    """Give the verified temp file *tmp* the first free name of *base*, ``.1``, ``.2``...
+
+    ``os.link`` fails when the name exists, so no backup is ever overwritten, and
+    the name appears with the whole copy behind it. Where hard links are not
+    supported the file is renamed to a name checked free just before.
+    """
+    candidate, n = base, 0
+    while True:
+        try:
+            os.link(tmp, candidate)
+            os.unlink(tmp)
+            return candidate
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS:
+                raise
+            if not candidate.exists():
+                os.rename(tmp, candidate)
+                return candidate
+        n += 1
+        candidate = base.with_name(f"{base.name}.{n}")
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # a platform that cannot open folders (Windows): rename is durable enough
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a folder; the data itself was synced
+    finally:
+        os.close(dir_fd)
 
 
 def make_backup(path: str | os.PathLike[str]) -> Path:
     """Copy *path* to a new backup beside it and return the backup's path.
 
-    The name is :func:`backup_path`'s, with ``.1``, ``.2``... appended when taken:
-    each name is claimed with ``O_EXCL``, so two backups in the same second (or
-    from two processes) never overwrite one another. Mode and times are copied.
+    The copy is made in a temp file in the same folder (a name no listing takes
+    for a backup, see :data:`TEMP_INFIX`), fsynced, then verified: its size and
+    SHA-256 must be those of the original as read, and the original must not have
+    changed during the copy (else it is copied again, up to
+    :data:`COPY_ATTEMPTS` times). Only then does it get its name, by a hard link
+    that never replaces an existing file, and the folder is fsynced. So a file
+    under a backup's name is always a whole, verified copy, even when memlens is
+    killed midway.
+
+    The name is :func:`backup_path`'s, with ``.1``, ``.2``... appended when taken,
+    so two backups in the same second (or from two processes) never overwrite one
+    another. Mode and times are copied. The write observers get a ``backup``
+    record with the copy's SHA-256.
 
     Raises
     ------
+    BackupChanged
+        When the file changed during every attempt.
     OSError
-        When the copy fails (no backup is left behind then).
+        When the copy fails. Either way no backup (and no temp file) is left.
     """
     src = Path(path)
-    base = backup_path(src)
-    candidate, n = base, 0
-    while True:
+    for _attempt in range(COPY_ATTEMPTS):
+        fd, tmp = tempfile.mkstemp(prefix=f".{src.name}{TEMP_INFIX}", suffix=".tmp", dir=src.parent)
+        os.close(fd)
+        claimed: Path | None = None
         try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            break
-        except FileExistsError:
-            n += 1
-            candidate = base.with_name(f"{base.name}.{n}")
-    size = lines = 0
-    last = b"\n"
-    try:
-        with os.fdopen(fd, "wb") as dst, open(src, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                dst.write(chunk)
-                size += len(chunk)
-                lines += chunk.count(b"\n")
-                last = chunk[-1:]
-            dst.flush()
-            os.fsync(dst.fileno())
-        shutil.copystat(src, candidate)
-    except BaseException:
-        candidate.unlink(missing_ok=True)
-        raise
-    observers = _observed()
-    if observers:
-        lines += 0 if last == b"\n" else 1
-        record = WriteRecord(
-            time.time(), os.fspath(path), "backup", 0, size, 1, lines, str(candidate)
-        )
-        _notify(observers, record)
-    return candidate
+            copy = _copy_once(src, tmp)
+            if copy is None:
+                os.unlink(tmp)
+                continue
+            shutil.copystat(src, tmp)
+            claimed = _claim(tmp, backup_path(src))
+            _fsync_dir(src.parent)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            if claimed is not None:
+                claimed.unlink(missing_ok=True)
+            raise
+        observers = _observed()
+        if observers:
+            record = WriteRecord(
+                time.time(),
+                os.fspath(path),
+                "backup",
+                0,
+                copy.size,
+                1,
+                copy.lines,
+                str(claimed),
+                sha256=copy.sha256,
+            )
+            _notify(observers, record)
+        return claimed
+    raise BackupChanged(
+        errno.EAGAIN,
+        f"the file changed during each of {COPY_ATTEMPTS} copies (is the agent writing to it?); "
+        "no backup was made",
+        os.fspath(path),
+    )
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = True) -> Path | None:
-    """Replace *path* with *data* atomically; returns the backup path, if any."""
+    """Replace *path* with *data* atomically; returns the backup path, if any.
+
+    The backup (:func:`make_backup`) is made and verified first: when it fails,
+    *path* is not touched. The new content goes to a temp file in the same
+    folder, is fsynced and renamed over *path*; the folder is fsynced.
+    """
     target = Path(path)
     existed = target.exists()
     saved: Path | None = None
@@ -388,11 +528,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = Tr
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    _fsync_dir(target.parent)
     observers = _observed()
     if observers:
         record = WriteRecord(

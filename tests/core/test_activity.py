@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import orjson
@@ -93,6 +94,8 @@ def test_rewrite_create_and_backup_records(tmp_path, seen):
     backup, rewrite = seen
     assert backup.action == "backup" and backup.path == str(p) and backup.backup == str(saved)
     assert (backup.length, backup.lines) == (15, 2)
+    assert backup.sha256 == hashlib.sha256(b'{"a":1}\n{"b":2}').hexdigest()
+    assert rewrite.sha256 is None
     assert rewrite.action == "rewrite" and rewrite.backup == str(saved)
     assert (rewrite.length, rewrite.lines) == (3, 1)
     seen.clear()
@@ -169,6 +172,7 @@ def test_activity_round_trip_and_no_content(tmp_path):
     assert (read.records[1].offset, read.records[1].first_line) == (len(secret_line), 2)
     text = log.path.read_text()
     assert "hunter2" not in text and "unique phrase" not in text and "second" not in text
+    assert "sha256" not in orjson.loads(text.splitlines()[0])  # only backups have one
     assert set(orjson.loads(text.splitlines()[0])) == {
         "time",
         "file",
@@ -226,7 +230,10 @@ def test_a_planned_backup_matches_the_backup_made(tmp_path):
         append_lines(src, b"{}\n")
     finally:
         remove_write_observer(log.record)
-    summaries = [r.summary for r in log.load().records]
+    records = log.load().records
+    assert records[1].sha256 == hashlib.sha256(b"{}\n").hexdigest()  # kept in the file
+    assert b'"sha256"' in log.path.read_bytes().splitlines()[1]
+    summaries = [r.summary for r in records]
     assert summaries == [
         "copy session.jsonl before appending",
         f"backup copy to {made.name}",

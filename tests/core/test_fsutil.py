@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import os
+
 import pytest
 
-from core.fsutil import append_lines, atomic_write
+from core import fsutil
+from core.fsutil import (
+    BACKUP_INFIX,
+    BackupChanged,
+    add_write_observer,
+    append_lines,
+    atomic_write,
+    file_digest,
+    make_backup,
+    remove_write_observer,
+)
 
 
 def test_append_whole_lines(tmp_path):
@@ -50,3 +64,113 @@ def test_atomic_write_failure_leaves_file(tmp_path, monkeypatch):
         atomic_write(p, b"lost")
     assert p.read_bytes() == b"keep me"
     assert not [x for x in tmp_path.iterdir() if x.name.endswith(".tmp")]
+
+
+# --- backups: always whole -------------------------------------------------------------
+
+
+def _leftovers(folder, name):
+    """Every backup or temp file of *name* in *folder*."""
+    return sorted(p.name for p in folder.iterdir() if p.name != name and name in p.name)
+
+
+def test_backup_is_a_verified_copy_under_its_name_only(tmp_path):
+    p = tmp_path / "s.jsonl"
+    data = b'{"a":1}\n' * 50_000 + b'{"partial'
+    p.write_bytes(data)
+    p.chmod(0o640)
+    seen = []
+    add_write_observer(seen.append)
+    try:
+        made = make_backup(p)
+    finally:
+        remove_write_observer(seen.append)
+    assert made.read_bytes() == data and made.stat().st_mode & 0o777 == 0o640
+    assert made.name.startswith("s.jsonl" + BACKUP_INFIX)
+    assert _leftovers(tmp_path, "s.jsonl") == [made.name]  # no temp file left
+    (record,) = seen
+    assert record.sha256 == hashlib.sha256(data).hexdigest()
+    assert (record.length, record.lines, record.backup) == (len(data), 50_001, str(made))
+    assert file_digest(made) == (len(data), record.sha256)
+
+
+def test_a_file_that_keeps_changing_gets_no_backup(tmp_path, monkeypatch):
+    """An agent appending during every copy: no backup, no temp file, an error."""
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"a":1}\n' * 1000)
+    real_fsync = os.fsync
+
+    def agent_appends(fd):  # called on the copy, after the original was read
+        with open(p, "ab") as fh:
+            fh.write(b'{"agent":"line"}\n')
+        real_fsync(fd)
+
+    monkeypatch.setattr(fsutil.os, "fsync", agent_appends)
+    with pytest.raises(BackupChanged, match="changed during each of 3 copies"):
+        make_backup(p)
+    monkeypatch.undo()
+    assert _leftovers(tmp_path, "s.jsonl") == []
+    assert p.read_bytes().count(b"agent") == fsutil.COPY_ATTEMPTS
+
+
+def test_a_file_that_changed_once_is_copied_again(tmp_path, monkeypatch):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"a":1}\n')
+    real_fsync, calls = os.fsync, []
+
+    def agent_appends_once(fd):
+        calls.append(fd)
+        if len(calls) == 1:
+            with open(p, "ab") as fh:
+                fh.write(b'{"agent":"line"}\n')
+        real_fsync(fd)
+
+    monkeypatch.setattr(fsutil.os, "fsync", agent_appends_once)
+    made = make_backup(p)
+    monkeypatch.undo()
+    assert made.read_bytes() == p.read_bytes() == b'{"a":1}\n{"agent":"line"}\n'
+    assert _leftovers(tmp_path, "s.jsonl") == [made.name]
+
+
+def test_a_failed_copy_leaves_nothing(tmp_path, monkeypatch):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"{}\n")
+
+    def disk_full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fsutil.shutil, "copystat", disk_full)
+    with pytest.raises(OSError, match="No space"):
+        make_backup(p)
+    monkeypatch.undo()
+    assert _leftovers(tmp_path, "s.jsonl") == []
+    with pytest.raises(FileNotFoundError):
+        make_backup(tmp_path / "gone.jsonl")
+    assert _leftovers(tmp_path, "gone.jsonl") == []
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes anyway")
+def test_a_read_only_folder_gets_no_backup_and_no_rewrite(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    p = folder / "sessions.json"
+    p.write_bytes(b"old")
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(PermissionError):
+            atomic_write(p, b"new")
+        assert p.read_bytes() == b"old" and _leftovers(folder, "sessions.json") == []
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_backup_never_replaces_a_name_claimed_meanwhile(tmp_path):
+    """Two backups in the same second, from two callers: both kept, neither replaced."""
+    p = tmp_path / "f.json"
+    p.write_bytes(b"v1")
+    first = make_backup(p)
+    p.write_bytes(b"v2")
+    second = make_backup(p)
+    if second.name == first.name + ".1":  # same second: the second took the next name
+        assert first.read_bytes() == b"v1"
+    assert second.read_bytes() == b"v2" and first != second
