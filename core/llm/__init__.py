@@ -17,6 +17,7 @@ from core.llm.base import (
     Usage,
 )
 from core.llm.chain import FALL_THROUGH, FallbackChain
+from core.llm.deadline import Deadline
 from core.llm.providers import AnthropicClient, OpenAICompatibleClient
 from core.llm.retry import RetryPolicy
 from core.llm.spec import parse_llm_spec
@@ -27,6 +28,7 @@ __all__ = [
     "AnthropicClient",
     "ChatMessage",
     "Completion",
+    "Deadline",
     "ErrorKind",
     "FallbackChain",
     "LLMClient",

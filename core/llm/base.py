@@ -22,6 +22,8 @@ ErrorKind = Literal[
     "overflow",
     "capability",
     "config",
+    "refusal",
+    "deadline",
 ]
 
 RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({"rate_limit", "server", "timeout", "connection"})
@@ -101,7 +103,8 @@ class LLMError(Exception):
         What went wrong, for the caller to choose what to do next: retry later
         (``rate_limit``, ``server``, ``timeout``, ``connection``), fix settings
         (``auth``, ``config``), summarise in smaller pieces (``overflow``), use
-        another model (``capability``, ``bad_response``).
+        another model (``capability``, ``bad_response``, ``refusal``), allow more
+        time (``deadline``: the caller's total time limit ran out).
     message
         A sentence for the user.
     status
@@ -112,6 +115,8 @@ class LLMError(Exception):
         The failing client's :attr:`LLMClient.name`, used as the message prefix.
     attempts
         HTTP requests made before giving up (0 when none was sent).
+    endpoint
+        Where the request went, without credentials (``http://host:port/v1``).
 
     Attributes
     ----------
@@ -129,6 +134,7 @@ class LLMError(Exception):
         model: str = "",
         client: str = "",
         attempts: int = 0,
+        endpoint: str = "",
     ) -> None:
         self.kind: ErrorKind = kind
         self.message = message
@@ -137,6 +143,7 @@ class LLMError(Exception):
         self.model = model
         self.client = client
         self.attempts = attempts
+        self.endpoint = endpoint
         self.retry_after: float | None = None
         super().__init__(message)
 

@@ -135,4 +135,6 @@ LABELS: dict[ErrorKind, str] = {
     "overflow": "prompt too long for the model's context window",
     "capability": "the model cannot serve this request",
     "config": "check the endpoint settings",
+    "refusal": "the model refused",
+    "deadline": "total time limit reached",
 }

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import httpx
 
 from core import jsonio
-from core.jobs import check
+from core.jobs import Cancelled, check
 from core.llm.base import DEFAULT_MAX_TOKENS, ChatMessage, Completion, LLMError, Usage
 from core.llm.errors import (
     LABELS,
@@ -26,6 +26,7 @@ from core.llm.errors import (
     looks_like_overflow,
 )
 from core.llm.retry import RetryPolicy, wait
+from core.llm.watch import Connections, Watchdog
 from core.redact import redact
 
 if TYPE_CHECKING:
@@ -34,8 +35,12 @@ if TYPE_CHECKING:
 
     from core.jobs import CancelCheck
     from core.llm.base import ErrorKind
+    from core.llm.deadline import Deadline
 
 _USERINFO = re.compile(r"(?<=://)[^/@]*@")
+
+REFUSAL_REASONS = frozenset({"content_filter", "refusal"})
+"""Finish reasons that say the model (or its provider) declined to answer."""
 
 
 class BadResponse(Exception):
@@ -77,6 +82,9 @@ class HttpProvider:
         transport: httpx.BaseTransport | None,
         sleep: Callable[[float], None],
         rng: random.Random | None,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         try:
             url = httpx.URL(base_url)
@@ -91,11 +99,18 @@ class HttpProvider:
         self._base_url = base_url.rstrip("/")
         self._model = model
         self._api_key_env = api_key_env
-        self._timeout = timeout
+        self._timeouts = httpx.Timeout(
+            timeout,
+            connect=timeout if connect_timeout is None else connect_timeout,
+            read=timeout if read_timeout is None else read_timeout,
+        )
         self._policy = RetryPolicy(retries=retries)
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
-        self._http = httpx.Client(timeout=timeout, transport=transport)
+        self._connections = Connections()
+        self._http = httpx.Client(timeout=self._timeouts, transport=transport)
+        self.deadline = deadline
+        """The job's total time limit (None: none); settable between jobs."""
 
     @property
     def model(self) -> str:
@@ -113,6 +128,11 @@ class HttpProvider:
         return self._api_key_env
 
     @property
+    def timeouts(self) -> httpx.Timeout:
+        """Connect, read, write and pool timeouts of each request."""
+        return self._timeouts
+
+    @property
     def display_url(self) -> str:
         """:attr:`base_url` without any ``user:password@``."""
         return _USERINFO.sub("", self._base_url)
@@ -122,8 +142,16 @@ class HttpProvider:
         """``provider:...:model`` (see :func:`core.llm.spec.parse_llm_spec`)."""
         raise NotImplementedError
 
+    def abort(self) -> int:
+        """Shut down the connections now, from any thread; a request in flight fails at once.
+
+        Returns the number of sockets shut down.
+        """
+        return self._connections.abort()
+
     def close(self) -> None:
-        """Close the connection pool."""
+        """Cut any request in flight and close the connection pool."""
+        self._connections.abort()
         self._http.close()
 
     def __enter__(self) -> Self:
@@ -175,9 +203,16 @@ class HttpProvider:
 
         Retries rate limits, 5xx answers, timeouts and connection errors with the
         back-off of :class:`~core.llm.retry.RetryPolicy`; a ``Retry-After`` on a
-        429 or 503 replaces the computed delay. An in-flight request is not
-        interrupted by *cancelled*; it is checked before each attempt and during
-        back-off.
+        429 or 503 replaces the computed delay. *cancelled* is checked before each
+        attempt, during back-off and, from a watchdog thread, while a request is
+        in flight: a cancel shuts its connection down at once. With a
+        :attr:`deadline`, each request is bounded by the time left, a request
+        still running when it passes is cut the same way, and no back-off or
+        retry goes past it (kind ``deadline``).
+
+        A 200 answer is refused when its text is empty (``bad_response``) or the
+        provider says the model refused (``refusal``: OpenAI ``refusal`` or
+        ``finish_reason: content_filter``, Anthropic ``stop_reason: refusal``).
 
         Raises
         ------
@@ -200,6 +235,12 @@ class HttpProvider:
             text, model, usage, finish_reason = self.parse_answer(data)
         except BadResponse as exc:
             raise self._error(exc.kind, str(exc), None, key, attempts) from None
+        if finish_reason in REFUSAL_REASONS:
+            message = f"the model refused to answer (finish reason {finish_reason!r})"
+            raise self._error("refusal", message, None, key, attempts)
+        if not text.strip():
+            why = f" (finish reason {finish_reason!r})" if finish_reason else ""
+            raise self._error("bad_response", f"the answer is empty{why}", None, key, attempts)
         return Completion(
             text=text,
             model=model or self._model,
@@ -238,31 +279,93 @@ class HttpProvider:
             check(cancelled, "LLM call")
             attempt += 1
             try:
-                return self._attempt(url, payload, headers, key, attempt), attempt
+                return self._attempt(url, payload, headers, key, attempt, cancelled), attempt
             except LLMError as error:
                 if not error.retryable or attempt > self._policy.retries:
                     raise
                 delay = error.retry_after
                 if delay is None:
                     delay = self._policy.delay(attempt - 1, self._rng)
+                if self.deadline is not None and delay >= self.deadline.remaining():
+                    raise self._deadline_error(key, attempt, error.message) from None
             wait(delay, sleep=self._sleep, cancelled=cancelled)
 
+    def _request_timeout(self) -> httpx.Timeout:
+        """The timeouts of the next request: each bounded by the time left."""
+        t = self._timeouts
+        if self.deadline is None:
+            return t
+        left = max(self.deadline.remaining(), 0.001)
+
+        def bound(value: float | None) -> float:
+            return left if value is None else min(value, left)
+
+        return httpx.Timeout(
+            connect=bound(t.connect), read=bound(t.read), write=bound(t.write), pool=bound(t.pool)
+        )
+
+    def _deadline_error(
+        self, key: str | None, attempts: int, last: str | None, *, waiting: bool = False
+    ) -> LLMError:
+        assert self.deadline is not None
+        message = f"{self.deadline.describe()} ran out"
+        if waiting:
+            message += " while waiting for the answer; the connection was closed"
+        if last:
+            message += f" (last error: {last})"
+        return self._error("deadline", message, None, key, attempts)
+
     def _attempt(
-        self, url: str, payload: bytes, headers: dict[str, str], key: str | None, attempt: int
+        self,
+        url: str,
+        payload: bytes,
+        headers: dict[str, str],
+        key: str | None,
+        attempt: int,
+        cancelled: CancelCheck | None,
     ) -> Any:
         """One request: the decoded 200 answer, or an :class:`LLMError`."""
+        if self.deadline is not None and self.deadline.expired:
+            raise self._deadline_error(key, attempt - 1, None)
+        watch = Watchdog(self._connections, cancelled=cancelled, deadline=self.deadline)
+        timeout = self._request_timeout()
         try:
-            response = self._http.post(url, content=payload, headers=headers)
-        except httpx.TimeoutException as exc:
-            message = f"no answer within {self._timeout:g} s"
-            raise self._error("timeout", message, None, key, attempt) from exc
-        except httpx.UnsupportedProtocol as exc:
-            raise self._error("config", str(exc), None, key, attempt) from None
-        except httpx.DecodingError as exc:
-            raise self._error("bad_response", str(exc), None, key, attempt) from None
+            with watch:
+                response = self._http.post(
+                    url,
+                    content=payload,
+                    headers=headers,
+                    timeout=timeout,
+                    extensions={"trace": self._connections.trace},
+                )
         except httpx.HTTPError as exc:
-            message = f"cannot reach {self.display_url}: {exc or type(exc).__name__}"
-            raise self._error("connection", message, None, key, attempt) from exc
+            if watch.reason == "cancel":
+                raise Cancelled("LLM call (the connection was closed)") from None
+            if watch.reason == "deadline" or (self.deadline is not None and self.deadline.expired):
+                raise self._deadline_error(key, attempt, None, waiting=True) from None
+            raise self._http_error(exc, key, attempt, timeout) from exc
+        if watch.reason == "cancel":
+            raise Cancelled("LLM call")
+        return self._decode(response, key, attempt)
+
+    def _http_error(
+        self, exc: httpx.HTTPError, key: str | None, attempt: int, timeout: httpx.Timeout
+    ) -> LLMError:
+        if isinstance(exc, httpx.ConnectTimeout):
+            message = f"could not connect to {self.display_url} within {timeout.connect:g} s"
+            return self._error("timeout", message, None, key, attempt)
+        if isinstance(exc, httpx.TimeoutException):
+            message = f"no answer within {timeout.read:g} s"
+            return self._error("timeout", message, None, key, attempt)
+        if isinstance(exc, httpx.UnsupportedProtocol):
+            return self._error("config", str(exc), None, key, attempt)
+        if isinstance(exc, httpx.DecodingError):
+            return self._error("bad_response", str(exc), None, key, attempt)
+        message = f"cannot reach {self.display_url}: {exc or type(exc).__name__}"
+        return self._error("connection", message, None, key, attempt)
+
+    def _decode(self, response: httpx.Response, key: str | None, attempt: int) -> Any:
+        """The JSON of a 2xx answer; an :class:`LLMError` for any other."""
         status = response.status_code
         if 200 <= status < 300:
             try:
@@ -295,4 +398,5 @@ class HttpProvider:
             model=self._model,
             client=self.name,
             attempts=attempts,
+            endpoint=self.display_url,
         )

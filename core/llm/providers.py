@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import httpx
 
     from core.llm.base import ChatMessage
+    from core.llm.deadline import Deadline
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -35,13 +36,18 @@ class OpenAICompatibleClient(HttpProvider):
         Name of the environment variable holding the key, read at each call and
         sent as ``Authorization: Bearer``; None sends no key (local servers).
     timeout
-        Seconds allowed for connecting and for each read.
+        Seconds allowed for connecting and for each read, unless given apart.
     retries
         Retries after the first attempt on 429, 5xx, timeouts and connection errors.
     transport
         An ``httpx`` transport (tests, proxies); None for the default.
     sleep, rng
         Back-off sleep and jitter source (injectable for tests).
+    connect_timeout, read_timeout
+        Seconds to connect, and between bytes of an answer (default: *timeout*).
+    deadline
+        A :class:`~core.llm.deadline.Deadline` every call must end by (see
+        :meth:`~core.llm.http.HttpProvider.complete`).
     """
 
     provider = "openai"
@@ -58,6 +64,9 @@ class OpenAICompatibleClient(HttpProvider):
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -68,6 +77,9 @@ class OpenAICompatibleClient(HttpProvider):
             transport=transport,
             sleep=sleep,
             rng=rng,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            deadline=deadline,
         )
 
     @property
@@ -113,6 +125,10 @@ class OpenAICompatibleClient(HttpProvider):
                 for part in content
                 if isinstance(part, dict) and isinstance(part.get("text"), str)
             )
+        refusal = message.get("refusal") if isinstance(message, dict) else None
+        if isinstance(refusal, str) and refusal.strip():
+            text = " ".join(refusal.split())[:200]
+            raise BadResponse(f"the model refused: {text!r}", "refusal")
         if not isinstance(content, str):
             raise BadResponse("the answer has no choices[0].message.content")
         usage = data.get("usage")
@@ -147,6 +163,9 @@ class AnthropicClient(HttpProvider):
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -157,6 +176,9 @@ class AnthropicClient(HttpProvider):
             transport=transport,
             sleep=sleep,
             rng=rng,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            deadline=deadline,
         )
 
     @property

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.llm.providers import AnthropicClient, OpenAICompatibleClient
 
 if TYPE_CHECKING:
-    from core.llm.base import LLMClient
+    from core.llm.deadline import Deadline
+    from core.llm.http import HttpProvider
 
 SPEC_FORMS = (
     "'offline'",
@@ -25,7 +26,14 @@ _OPENAI = re.compile(
 )
 
 
-def parse_llm_spec(spec: str, *, api_key_env: str | None = None) -> LLMClient | None:
+def parse_llm_spec(
+    spec: str,
+    *,
+    api_key_env: str | None = None,
+    connect_timeout: float | None = None,
+    read_timeout: float | None = None,
+    deadline: Deadline | None = None,
+) -> HttpProvider | None:
     """The client a spec names, or None for ``offline``.
 
     Parameters
@@ -36,12 +44,22 @@ def parse_llm_spec(spec: str, *, api_key_env: str | None = None) -> LLMClient | 
     api_key_env
         Environment variable holding the key. None means no key for ``openai:``
         (local servers) and ``ANTHROPIC_API_KEY`` for ``anthropic:``.
+    connect_timeout, read_timeout
+        Seconds to connect, and between bytes of an answer (None: the client's
+        default of 60 s).
+    deadline
+        The total time limit of the job the client serves (None: none).
 
     Raises
     ------
     ValueError
         For any other spec; the message lists the accepted forms.
     """
+    options: dict[str, Any] = {
+        "connect_timeout": connect_timeout,
+        "read_timeout": read_timeout,
+        "deadline": deadline,
+    }
     text = spec.strip()
     if text == "offline":
         return None
@@ -49,7 +67,9 @@ def parse_llm_spec(spec: str, *, api_key_env: str | None = None) -> LLMClient | 
     if kind == "openai":
         match = _OPENAI.fullmatch(rest)
         if match is not None:
-            return OpenAICompatibleClient(match["url"], match["model"], api_key_env=api_key_env)
+            return OpenAICompatibleClient(
+                match["url"], match["model"], api_key_env=api_key_env, **options
+            )
     elif kind == "anthropic" and rest and not any(c.isspace() for c in rest):
-        return AnthropicClient(rest, api_key_env=api_key_env or "ANTHROPIC_API_KEY")
+        return AnthropicClient(rest, api_key_env=api_key_env or "ANTHROPIC_API_KEY", **options)
     raise ValueError(f"unknown LLM spec {spec!r}: use one of " + ", ".join(SPEC_FORMS))
