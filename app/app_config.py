@@ -3,7 +3,10 @@
 Stored through :class:`app.settings.AppSettings` (QSettings) under the keys below;
 anything unset or unreadable gives the default. An API key is never stored: a
 provider keeps the *name* of the environment variable that holds it, and the key
-is read from the environment only when a request is sent.
+is read when a request is sent: from that variable, else from the OS keychain
+(:mod:`core.secrets`). A field that looks like a key (a label, a URL with a
+password or ``?key=``, a model name) is a problem that blocks saving, and what is
+written or read back is scrubbed of anything key-shaped.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from core import jsonio
 from core.embed import EMBEDDERS
-from core.limits import MAX_LINE_BYTES
+from core.limits import MAX_LINE_BYTES, set_max_line_bytes
 from core.llm.providers import ANTHROPIC_URL
 from core.recall.hybrid import SearchConfig
 from core.redact import redact
+from core.secrets import key_source, looks_like_secret, scrub
 from core.trim import PROTECTED_RECENT, RESERVE_TOKENS
 
 if TYPE_CHECKING:
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ProviderKind = Literal["openai", "anthropic"]
-KeyStatus = Literal["set", "not set", "not needed"]
+KeyStatus = Literal["set (environment)", "set (keychain)", "not set", "not needed"]
 KINDS: tuple[ProviderKind, ...] = ("openai", "anthropic")
 KIND_LABELS = {"openai": "OpenAI-compatible", "anthropic": "Anthropic"}
 OPENAI_URL = "https://api.openai.com/v1"
@@ -102,11 +106,24 @@ def key_name_problem(name: str) -> str | None:
 
 
 def key_status(name: str, environ: Mapping[str, str] | None = None) -> KeyStatus:
-    """Whether the variable *name* is set (non-blank); the value is never returned."""
+    """Where the key of variable *name* is found: the environment first, then the keychain.
+
+    The value is never returned. *environ* defaults to the process environment.
+    """
     if not name:
         return "not needed"
-    env = os.environ if environ is None else environ
-    return "set" if env.get(name, "").strip() else "not set"
+    if key_name_problem(name) is not None:
+        return "not set"
+    source = key_source(name, os.environ if environ is None else environ)
+    if source == "environment":
+        return "set (environment)"
+    return "set (keychain)" if source == "keychain" else "not set"
+
+
+SECRET_FIELD_PROBLEM = (
+    "holds what looks like a key or password; memlens never stores one "
+    "(keep keys in the environment or the OS keychain)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +196,36 @@ class ProviderSpec:
         problem = key_name_problem(self.key_env)
         if problem:
             out.append(f"key variable: {problem}")
+        out.extend(f"{name} {SECRET_FIELD_PROBLEM}" for name in self.secret_fields())
         return out
+
+    def secret_fields(self) -> list[str]:
+        """The fields (``label``, ``base URL``, ``model``, ``fallback models``) holding a key."""
+        fields = {
+            "label": [self.label],
+            "base URL": [self.base_url],
+            "model": [self.model],
+            "fallback models": list(self.fallback_models),
+        }
+        return [name for name, texts in fields.items() if any(map(looks_like_secret, texts))]
+
+    def scrubbed(self) -> ProviderSpec:
+        """A copy without anything key-shaped in its fields (itself when clean)."""
+        if not self.secret_fields():
+            return self
+        return ProviderSpec(
+            label=scrub(self.label),
+            kind=self.kind,
+            base_url=scrub(self.base_url),
+            model=scrub(self.model),
+            fallback_models=tuple(m for m in map(scrub, self.fallback_models) if m.strip()),
+            key_env=self.key_env,
+        )
+
+    @property
+    def display_label(self) -> str:
+        """The label for pickers and messages (masked if it looks like a key)."""
+        return scrub(self.label) or "(no label)"
 
     def key_status(self, environ: Mapping[str, str] | None = None) -> KeyStatus:
         """Whether the key variable is set (see :func:`key_status`)."""
@@ -204,14 +250,15 @@ class ProviderSpec:
         return clients[0] if len(clients) == 1 else FallbackChain(clients)
 
     def to_json(self) -> dict[str, Any]:
-        """The stored form (names only, never a key)."""
+        """The stored form (names only, never a key: key-shaped text is scrubbed)."""
+        clean = self.scrubbed()
         key_env = self.key_env if key_name_problem(self.key_env) is None else ""
         return {
-            "label": self.label,
-            "kind": self.kind,
-            "baseUrl": self.base_url,
-            "model": self.model,
-            "fallbackModels": list(self.fallback_models),
+            "label": clean.label,
+            "kind": clean.kind,
+            "baseUrl": clean.base_url,
+            "model": clean.model,
+            "fallbackModels": list(clean.fallback_models),
             "keyEnv": key_env,
         }
 
@@ -243,7 +290,7 @@ class ProviderSpec:
             model=text["model"],
             fallback_models=tuple(m for m in fallbacks if m.strip()),
             key_env=key_env,
-        )
+        ).scrubbed()
 
 
 DEFAULT_PROVIDERS: tuple[ProviderSpec, ...] = (
@@ -396,10 +443,24 @@ def safety_defaults(settings: AppSettings) -> SafetyDefaults:
         total_timeout=_float(settings, SAFETY_TOTAL_TIMEOUT, d.total_timeout, 1.0, 3600.0),
         backups_keep=_int(settings, SAFETY_BACKUPS_KEEP, d.backups_keep, 0, 100_000),
         backups_days=_int(settings, SAFETY_BACKUPS_DAYS, d.backups_days, 0, 100_000),
-        max_line_bytes=_int(
-            settings, SAFETY_MAX_LINE_BYTES, d.max_line_bytes, 64 * 1024, 1 << 31
-        ),
+        max_line_bytes=_int(settings, SAFETY_MAX_LINE_BYTES, d.max_line_bytes, 64 * 1024, 1 << 31),
     )
+
+
+def apply_safety(safety: SafetyDefaults) -> None:
+    """Make the core readers use these limits (the longest line they parse)."""
+    set_max_line_bytes(safety.max_line_bytes)
+
+
+def prepare_settings(settings: AppSettings) -> list[str]:
+    """At start: clean the settings file of secrets, then apply the safety limits.
+
+    Returns the settings keys that held a secret (empty when none did); the caller
+    shows the warning (:func:`app.settings.secrets_warning`).
+    """
+    cleaned = settings.clean_secrets()
+    apply_safety(safety_defaults(settings))
+    return cleaned
 
 
 def load_app_config(settings: AppSettings) -> AppConfig:
@@ -414,7 +475,7 @@ def load_app_config(settings: AppSettings) -> AppConfig:
 
 
 def save_app_config(settings: AppSettings, config: AppConfig) -> None:
-    """Store *config* (a key variable that looks like a key itself is dropped)."""
+    """Store *config*; nothing key-shaped is written (see :meth:`ProviderSpec.to_json`)."""
     providers = jsonio.dumps([p.to_json() for p in config.providers]).decode("utf-8")
     settings.set_values(
         [

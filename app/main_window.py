@@ -36,6 +36,7 @@ from app.manager import Manager
 from app.paths import cache_dir
 from app.resources import app_icon
 from app.settings import AppSettings
+from app.settings_dialog import prepare_settings_and_warn
 from app.workers import LoadWorker, TaskWorker, release_frozen, share_gil_with_gui, start
 from core.home_scan import scan_homes
 from core.recall.opening import open_recall
@@ -80,6 +81,8 @@ class MainWindow(QMainWindow):
         super().__init__()
         share_gil_with_gui()
         self.settings = settings or AppSettings()
+        # secrets out of the settings file (with a warning), its limits applied
+        self.secrets_warning = prepare_settings_and_warn(self.settings, self)
         self.setWindowTitle("memlens")
         self.setObjectName("memlens-main")
         self.setWindowIcon(app_icon())

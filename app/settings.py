@@ -2,20 +2,115 @@
 
 Only the app reads settings; widgets are handed values. Keys are grouped so a
 user can find them in the settings file (``memlens/memlens.ini`` under the
-user's configuration directory).
+user's configuration directory). No secret is ever kept there: a file that holds
+one (an old ``llm/apiKey``, a provider's ``"apiKey"``, a URL with a password) is
+cleaned by :meth:`AppSettings.clean_secrets` when memlens starts.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from core import jsonio
+from core.secrets import is_blank_after_scrub, is_secret_name, looks_like_secret, scrub
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+log = logging.getLogger(__name__)
+
 MAX_RECENT = 10
 THEMES = ("system", "light", "dark")
+_REMOVE = object()  # a cleaned value that is dropped whole
+
+
+def _is_place(text: str) -> bool:
+    """An existing file or folder: its name is not a secret, whatever it looks like."""
+    path = os.path.expanduser(text)
+    return os.path.isabs(path) and os.path.exists(path)
+
+
+def _clean_text(text: str) -> object:
+    """*text* (unchanged), its scrubbed form, or :data:`_REMOVE` when all of it is secret."""
+    if not looks_like_secret(text) or _is_place(text):
+        return text
+    return _REMOVE if is_blank_after_scrub(text) else scrub(text)
+
+
+def _clean_json(obj: Any) -> Any:
+    """*obj* (parsed JSON) without secret-named members and with key-shaped text scrubbed."""
+    if isinstance(obj, dict):
+        out: dict[Any, Any] = {}
+        for name, value in obj.items():
+            if _secret_member(str(name), value):
+                continue
+            if isinstance(value, str):
+                keep = not looks_like_secret(value) or _is_place(value)
+                out[name] = value if keep else scrub(value)
+            else:
+                out[name] = _clean_json(value)
+        return out
+    if isinstance(obj, list):
+        items = [_clean_text(v) if isinstance(v, str) else _clean_json(v) for v in obj]
+        return [v for v in items if v is not _REMOVE]
+    return obj
+
+
+def _secret_member(name: str, value: Any) -> bool:
+    """A member named like a secret (``apiKey``, ``password``) that holds a value."""
+    if not is_secret_name(name) or value is None or isinstance(value, bool | int | float):
+        return False
+    return not isinstance(value, str) or _is_not_number(value)
+
+
+def _is_not_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return bool(text.strip())
+    return False
+
+
+def clean_value(key: str, value: Any) -> Any:
+    """*value* of setting *key* without secrets: itself, a cleaned copy, or ``_REMOVE``."""
+    if isinstance(value, QByteArray | bytes):
+        text = bytes(value).decode("latin-1")
+        return _REMOVE if looks_like_secret(text) else value
+    if isinstance(value, list):
+        items = [clean_value("", v) for v in value]
+        kept = [v for v in items if v is not _REMOVE]
+        return kept if kept != value else value
+    if isinstance(value, dict):
+        return _clean_json(value)
+    if not isinstance(value, str):
+        return value
+    if key and _secret_member(key, value):
+        return _REMOVE
+    if value.lstrip()[:1] in ("{", "["):
+        try:
+            parsed = jsonio.loads(value)
+        except ValueError:
+            pass
+        else:
+            if isinstance(parsed, dict | list):
+                cleaned = _clean_json(parsed)
+                return value if cleaned == parsed else jsonio.dumps(cleaned).decode("utf-8")
+    return _clean_text(value)
+
+
+def secrets_warning(cleaned: list[str], path: str = "") -> str:
+    """What to tell the user after :meth:`AppSettings.clean_secrets` cleaned *cleaned*."""
+    where = f" ({path})" if path else ""
+    return (
+        f"The settings file{where} held what looks like an API key or password in: "
+        f"{', '.join(cleaned)}. memlens removed it and saved the file. Keys are never "
+        "stored there: keep them in an environment variable or the OS keychain "
+        "(Settings, LLM providers)."
+    )
 
 
 def default_settings() -> QSettings:
@@ -91,3 +186,47 @@ class AppSettings:
     def sync(self) -> None:
         """Write pending changes to disk."""
         self.store.sync()
+
+    @property
+    def file_name(self) -> str:
+        """The settings file's path."""
+        return str(self.store.fileName())
+
+    def clean_secrets(self) -> list[str]:
+        """Remove every secret the settings file holds, and rewrite the file at once.
+
+        Every value of every key is checked: a key named like a secret
+        (``llm/apiKey``) is removed; JSON values lose their secret-named members
+        (``"apiKey": ...``) and have key-shaped text masked; a URL keeps its host
+        but loses its password and ``?key=`` / ``?api_key=`` values; any other
+        key-shaped value is masked, or removed when nothing else is left.
+
+        Returns
+        -------
+        list[str]
+            The keys that were cleaned (empty when the file held no secret). The
+            log names them, never what they held.
+        """
+        cleaned: list[str] = []
+        for key in self.store.allKeys():
+            if looks_like_secret(key):  # a secret pasted as a key's name
+                self.store.remove(key)
+                cleaned.append(scrub(key))
+                continue
+            value = self.store.value(key)
+            new = clean_value(key, value)
+            if new is value or (new is not _REMOVE and new == value):
+                continue
+            if new is _REMOVE:
+                self.store.remove(key)
+            else:
+                self.store.setValue(key, new)
+            cleaned.append(key)
+        if cleaned:
+            self.store.sync()
+            log.warning(
+                "the settings file %s held what looks like a secret in %s; it was removed",
+                self.file_name,
+                ", ".join(cleaned),
+            )
+        return cleaned

@@ -1,10 +1,11 @@
-"""The settings dialog: LLM providers, embedder, recall and trim defaults, openclaw.json.
+"""The settings dialog: LLM providers, embedder, recall and trim, safety, openclaw.json.
 
 memlens's own settings are edited here and saved through
 :func:`app.app_config.save_app_config`; the ``openclaw.json`` page only shows the
 agent's memoryContext and compaction sections with their validation problems
-(memlens never writes that file). No API key is ever shown or stored: providers
-keep the name of the environment variable that holds it.
+(memlens never writes that file). No API key is ever shown or stored in the
+settings file: providers keep the name of the environment variable that holds it
+(or of its OS keychain entry), and a key-shaped value in any field blocks OK.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QLabel,
+    QMessageBox,
     QPushButton,
     QSpinBox,
     QTabWidget,
@@ -32,10 +34,14 @@ from typing_extensions import override
 from app.app_config import (
     AppConfig,
     RecallDefaults,
+    SafetyDefaults,
     TrimDefaults,
+    apply_safety,
     load_app_config,
+    prepare_settings,
     save_app_config,
 )
+from app.settings import secrets_warning
 from app.settings_providers import ProvidersPage
 from core.embed import EMBEDDERS
 from core.openclaw.config import load_openclaw_config
@@ -161,6 +167,132 @@ class SearchPage(QWidget):
         return TrimDefaults(self.protected_recent.value(), self.reserve.value())
 
 
+MB = 1024 * 1024
+
+
+class SafetyPage(QWidget):
+    """Model-call timeouts, backups kept, and the longest line memlens reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        d = SafetyDefaults()
+        self.connect_timeout = _spin(
+            0.5,
+            600,
+            1,
+            1,
+            f"Seconds to wait for a summariser to accept the connection "
+            f"before giving up ({d.connect_timeout:g} s)",
+        )
+        self.read_timeout = _spin(
+            1,
+            3600,
+            5,
+            1,
+            f"Seconds a summariser may stay silent while it answers; "
+            f"longer counts as a failed call ({d.read_timeout:g} s)",
+        )
+        self.total_timeout = _spin(
+            1,
+            3600,
+            10,
+            1,
+            "Seconds all the model calls of one compaction may take together; past "
+            f"it the compaction is stopped ({d.total_timeout:g} s)",
+        )
+        for box in (self.connect_timeout, self.read_timeout, self.total_timeout):
+            box.setSuffix(" s")
+        self.backups_keep = _int_spin(
+            0,
+            100_000,
+            1,
+            "Backups kept per file before memlens rewrites it; older ones are "
+            f"deleted. 0 keeps all ({d.backups_keep})",
+            " backups",
+        )
+        self.backups_keep.setSpecialValueText("keep all")
+        self.backups_days = _int_spin(
+            0,
+            100_000,
+            1,
+            f"Backups older than this are deleted. 0 never deletes by age ({d.backups_days} days)",
+            " days",
+        )
+        self.backups_days.setSpecialValueText("never by age")
+        self.max_line = _int_spin(
+            1,
+            2048,
+            1,
+            "A JSONL line longer than this is reported (file and line) and "
+            f"skipped, never read whole into memory (1 MB = 1,048,576 bytes; "
+            f"{d.max_line_bytes // MB} MB)",
+            " MB",
+        )
+        self._line_bytes = d.max_line_bytes
+        calls = QGroupBox("Model calls (compaction summaries)")
+        cf = QFormLayout(calls)
+        cf.addRow("&Connect timeout:", self.connect_timeout)
+        cf.addRow("&Read timeout:", self.read_timeout)
+        cf.addRow("&Total per compaction:", self.total_timeout)
+        backups = QGroupBox("Backups (taken before memlens rewrites a file)")
+        bf = QFormLayout(backups)
+        bf.addRow("Backups &kept per file:", self.backups_keep)
+        bf.addRow("Backup max &age:", self.backups_days)
+        reading = QGroupBox("Reading")
+        rf = QFormLayout(reading)
+        rf.addRow("Max &line size:", self.max_line)
+        lay = QVBoxLayout(self)
+        lay.addWidget(calls)
+        lay.addWidget(backups)
+        lay.addWidget(reading)
+        lay.addStretch(1)
+
+    def set_values(self, safety: SafetyDefaults) -> None:
+        """Show these limits."""
+        self.connect_timeout.setValue(safety.connect_timeout)
+        self.read_timeout.setValue(safety.read_timeout)
+        self.total_timeout.setValue(safety.total_timeout)
+        self.backups_keep.setValue(safety.backups_keep)
+        self.backups_days.setValue(safety.backups_days)
+        self._line_bytes = safety.max_line_bytes
+        self.max_line.setValue(max(1, round(safety.max_line_bytes / MB)))
+
+    def safety(self) -> SafetyDefaults:
+        """The limits shown (a line size left untouched keeps its exact bytes)."""
+        line = self.max_line.value() * MB
+        if self.max_line.value() == max(1, round(self._line_bytes / MB)):
+            line = self._line_bytes
+        return SafetyDefaults(
+            connect_timeout=round(self.connect_timeout.value(), 1),
+            read_timeout=round(self.read_timeout.value(), 1),
+            total_timeout=round(self.total_timeout.value(), 1),
+            backups_keep=self.backups_keep.value(),
+            backups_days=self.backups_days.value(),
+            max_line_bytes=line,
+        )
+
+
+def prepare_settings_and_warn(settings: AppSettings, parent: QWidget) -> QMessageBox | None:
+    """At start: clean the settings file of secrets and apply its limits; warn if it was dirty.
+
+    The warning is a non-blocking message box over *parent* (returned, None when the
+    file was clean); it names the settings keys, never what they held.
+    """
+    cleaned = prepare_settings(settings)
+    if not cleaned:
+        return None
+    box = QMessageBox(
+        QMessageBox.Icon.Warning,
+        "A secret was removed from the settings",
+        secrets_warning(cleaned, settings.file_name),
+        QMessageBox.StandardButton.Ok,
+        parent,
+    )
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+    return box
+
+
 class SettingsDialog(QDialog):
     """Edit memlens's settings; show the agent's ``openclaw.json`` sections read-only.
 
@@ -196,8 +328,10 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.setWindowTitle("memlens settings")
         self.resize(900, 600)
+        cleaned = settings.clean_secrets()  # the file was edited since memlens started
         self.providers_page = ProvidersPage(environ)
         self.search_page = SearchPage()
+        self.safety_page = SafetyPage()
         self.openclaw_view = OpenClawConfigView()
         self.reload_button = QPushButton("Re&load")
         self.reload_button.setToolTip("Read openclaw.json again (after editing it elsewhere)")
@@ -206,8 +340,15 @@ class SettingsDialog(QDialog):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.providers_page, "LLM &providers")
         self.tabs.addTab(self.search_page, "&Search and trim")
+        self.tabs.addTab(self.safety_page, "Sa&fety")
         self.tabs.addTab(self.openclaw_view, "&openclaw.json")
-        self.tabs.setTabToolTip(2, "The agent's memoryContext and compaction settings (read-only)")
+        self.tabs.setTabToolTip(2, "Model-call timeouts, backups and the longest line read")
+        self.tabs.setTabToolTip(3, "The agent's memoryContext and compaction settings (read-only)")
+
+        self.cleaned_label = QLabel(secrets_warning(cleaned) if cleaned else "")
+        self.cleaned_label.setWordWrap(True)
+        self.cleaned_label.setStyleSheet("color: #b26a00")
+        self.cleaned_label.setVisible(bool(cleaned))
 
         self.problem_label = QLabel()
         self.problem_label.setWordWrap(True)
@@ -221,6 +362,7 @@ class SettingsDialog(QDialog):
         self.defaults_button = self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults)
         self.defaults_button.setToolTip("Put every setting back to memlens's defaults")
         lay = QVBoxLayout(self)
+        lay.addWidget(self.cleaned_label)
         lay.addWidget(self.tabs, 1)
         lay.addWidget(self.problem_label)
         lay.addWidget(self.buttons)
@@ -240,6 +382,7 @@ class SettingsDialog(QDialog):
         """Show *config* in the editable pages."""
         self.providers_page.set_providers(config.providers)
         self.search_page.set_values(config.embedder, config.recall, config.trim)
+        self.safety_page.set_values(config.safety)
         self._validate()
 
     def config(self) -> AppConfig:
@@ -249,6 +392,7 @@ class SettingsDialog(QDialog):
             embedder=self.search_page.embedder(),
             recall=self.search_page.recall(),
             trim=self.search_page.trim(),
+            safety=self.safety_page.safety(),
         )
 
     def problems(self) -> list[str]:
@@ -293,5 +437,6 @@ class SettingsDialog(QDialog):
             return
         config = self.config()
         save_app_config(self.settings, config)
+        apply_safety(config.safety)
         self.saved.emit(config)
         super().accept()

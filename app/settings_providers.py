@@ -2,8 +2,10 @@
 
 A list of providers and a form for the selected one: label, kind, base URL,
 model, fallback models and the *name* of the key's environment variable, with a
-live indicator of whether that variable is set. The key itself is never read out,
-shown or stored.
+live indicator of where the key is found ("set (environment)", "set (keychain)",
+"not set"). A key can be stored in the OS keychain under that name (a password
+field that writes to the keychain only) and removed from it; the key itself is
+never read out, shown or written to the settings file.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QDialog,
+    QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -41,14 +46,16 @@ from app.app_config import (
     key_status,
 )
 from core.llm.providers import ANTHROPIC_URL
+from core.secrets import SERVICE, KeychainError, delete_key, keychain_key, keychain_status, scrub
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 Index = QModelIndex | QPersistentModelIndex
 STATUS_TEXT = {
-    "set": ("●  set in the environment", "#2e7d32"),
-    "not set": ("○  not set in the environment", "#b26a00"),
+    "set (environment)": ("●  set (environment)", "#2e7d32"),
+    "set (keychain)": ("●  set (keychain)", "#2e7d32"),
+    "not set": ("○  not set (neither in the environment nor in the OS keychain)", "#b26a00"),
     "not needed": ("no key is sent (a local server)", "#607d8b"),
 }
 URL_HINT = {
@@ -114,10 +121,10 @@ class ProviderListModel(QAbstractListModel):
             return None
         spec = self._items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return spec.label or "(no label)"
+            return spec.display_label
         if role == Qt.ItemDataRole.ToolTipRole:
             problems = spec.problems()
-            return "\n".join([spec.spec(), *problems])
+            return "\n".join([scrub(spec.spec()), *problems])
         if role == Qt.ItemDataRole.ForegroundRole and spec.problems():
             from PySide6.QtGui import QBrush, QColor
 
@@ -125,6 +132,76 @@ class ProviderListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.UserRole:
             return spec
         return None
+
+
+class StoreKeyDialog(QDialog):
+    """Ask for a key and store it in the OS keychain (only there) under a variable's name.
+
+    The field is a password field; it is emptied when the dialog closes, so the
+    key stays in no widget.
+    """
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.setWindowTitle(f"Store the key of {name}")
+        about = QLabel(
+            f"Paste the API key memlens should use when {name} is not set in the "
+            f"environment. It is stored in the OS keychain (service {SERVICE!r}, "
+            f"name {name!r}) and nowhere else; it is never shown again."
+        )
+        about.setWordWrap(True)
+        self.key_edit = QLineEdit()
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_edit.setInputMethodHints(
+            Qt.InputMethodHint.ImhHiddenText
+            | Qt.InputMethodHint.ImhSensitiveData
+            | Qt.InputMethodHint.ImhNoPredictiveText
+        )
+        self.key_edit.setPlaceholderText("the key (hidden)")
+        self.key_edit.setToolTip("Written to the OS keychain only, never to the settings file")
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #c62828")
+        self.error_label.hide()
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Store in keychain")
+        lay = QVBoxLayout(self)
+        lay.addWidget(about)
+        lay.addWidget(self.key_edit)
+        lay.addWidget(self.error_label)
+        lay.addWidget(self.buttons)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+
+    @override
+    def accept(self) -> None:
+        from core.secrets import store_key
+
+        try:
+            store_key(self.name, self.key_edit.text())
+        except KeychainError as exc:
+            self.error_label.setText(f"Not stored: {exc}")
+            self.error_label.show()
+            return
+        self.key_edit.clear()
+        super().accept()
+
+    @override
+    def done(self, result: int) -> None:
+        self.key_edit.clear()  # the key never outlives the dialog in a widget
+        super().done(result)
+
+
+def _confirm_remove(parent: QWidget, name: str) -> bool:
+    answer = QMessageBox.question(
+        parent,
+        "Remove from keychain",
+        f"Remove the key of {name} from the OS keychain? memlens cannot bring it back.",
+    )
+    return answer == QMessageBox.StandardButton.Yes
 
 
 class ProvidersPage(QWidget):
@@ -143,6 +220,10 @@ class ProvidersPage(QWidget):
         super().__init__()
         self._environ = environ
         self._loading = False
+        self.keychain = keychain_status()
+        self.key_dialog: StoreKeyDialog | None = None
+        self.confirm_remove: Callable[[QWidget, str], bool] = _confirm_remove
+        """Asks before a key is removed from the keychain."""
         self.model = ProviderListModel(self)
         self.list_view = QListView()
         self.list_view.setModel(self.model)
@@ -169,6 +250,10 @@ class ProvidersPage(QWidget):
         self.key_edit = QLineEdit()
         self.key_edit.setPlaceholderText("e.g. ANTHROPIC_API_KEY (empty: no key)")
         self.key_status = QLabel()
+        self.store_key_button = QPushButton("Store key in the OS keychain…")
+        self.remove_key_button = QPushButton("Remove from keychain")
+        self.keychain_label = QLabel()
+        self.keychain_label.setWordWrap(True)
         self.problem_label = QLabel()
         self.problem_label.setWordWrap(True)
         self.problem_label.setStyleSheet("color: #c62828")
@@ -180,10 +265,23 @@ class ProvidersPage(QWidget):
             self.fallback_edit: "Asked in order when the model cannot answer "
             "(unknown model, bad answer)",
             self.key_edit: "The NAME of the environment variable holding the API key. memlens "
-            "reads the key from it when it sends a request; the key is never shown or stored.",
+            "reads the key from it when it sends a request, else from the OS keychain entry "
+            "of that name; the key is never shown or written to the settings file.",
         }
         for w, tip in tips.items():
             w.setToolTip(tip)
+        if self.keychain.available:
+            self.store_key_button.setToolTip(
+                "Store the key in the OS keychain under this variable's name "
+                f"({self.keychain.reason})"
+            )
+            self.remove_key_button.setToolTip("Delete this variable's key from the OS keychain")
+        else:
+            reason = f"Keychain unavailable: {self.keychain.reason}"
+            self.store_key_button.setToolTip(reason)
+            self.remove_key_button.setToolTip(reason)
+            self.keychain_label.setText(reason)
+            self.keychain_label.setEnabled(False)  # grey: a fact, not an error
 
         form = QFormLayout()
         form.addRow("&Label:", self.label_edit)
@@ -193,10 +291,17 @@ class ProvidersPage(QWidget):
         form.addRow("&Fallback models:", self.fallback_edit)
         form.addRow("&Key variable:", self.key_edit)
         form.addRow("", self.key_status)
+        keys = QHBoxLayout()
+        keys.addWidget(self.store_key_button)
+        keys.addWidget(self.remove_key_button)
+        keys.addStretch(1)
+        form.addRow("", keys)
+        form.addRow("", self.keychain_label)
         form.addRow(self.problem_label)
         note = QLabel(
-            "memlens reads the key from this variable when it sends a request. "
-            "The key is never shown or stored; set the variable before starting memlens."
+            "memlens reads the key from this variable when it sends a request, else from "
+            "the OS keychain entry stored for this name. The key is never shown or written "
+            "to the settings file."
         )
         note.setWordWrap(True)
         note.setEnabled(False)  # drawn in the palette's disabled (grey) text colour
@@ -219,6 +324,8 @@ class ProvidersPage(QWidget):
         self.remove_button.clicked.connect(self._on_remove_button_clicked)
         self.up_button.clicked.connect(self._on_up_button_clicked)
         self.down_button.clicked.connect(self._on_down_button_clicked)
+        self.store_key_button.clicked.connect(self._on_store_key_button_clicked)
+        self.remove_key_button.clicked.connect(self._on_remove_key_button_clicked)
         for edit in (
             self.label_edit,
             self.url_edit,
@@ -246,7 +353,7 @@ class ProvidersPage(QWidget):
 
     def problems(self) -> list[str]:
         """Every problem, prefixed with the provider's label."""
-        return [f"{p.label or '(no label)'}: {m}" for p in self.providers() for m in p.problems()]
+        return [f"{p.display_label}: {m}" for p in self.providers() for m in p.problems()]
 
     def select(self, row: int) -> None:
         """Select provider *row*."""
@@ -292,6 +399,14 @@ class ProvidersPage(QWidget):
         )
 
     def _refresh(self, spec: ProviderSpec | None) -> None:
+        named = spec is not None and bool(spec.key_env) and not key_name_problem(spec.key_env)
+        self.store_key_button.setEnabled(self.keychain.available and named)
+        self.remove_key_button.setEnabled(
+            self.keychain.available
+            and named
+            and spec is not None
+            and keychain_key(spec.key_env) is not None
+        )
         if spec is None:
             self.key_status.clear()
             self.problem_label.clear()
@@ -303,6 +418,14 @@ class ProvidersPage(QWidget):
         self.key_status.setText(text)
         self.key_status.setStyleSheet(f"color: {color}")
         self.problem_label.setText("\n".join(spec.problems()))
+
+    def _key_name(self) -> str:
+        name = self.key_edit.text().strip()
+        return "" if key_name_problem(name) else name
+
+    def _keychain_message(self, text: str) -> None:
+        self.keychain_label.setText(text)
+        self.keychain_label.setEnabled(True)
 
     def _store(self) -> None:
         row = self.current_row()
@@ -354,6 +477,44 @@ class ProvidersPage(QWidget):
         else:
             self._show(None)
         self.changed.emit()
+
+    @Slot()
+    def _on_store_key_button_clicked(self) -> None:
+        name = self._key_name()
+        if not name or not self.keychain.available:
+            return
+        dialog = StoreKeyDialog(name, self)
+        dialog.accepted.connect(self._on_key_dialog_accepted)
+        dialog.finished.connect(dialog.deleteLater)
+        self.key_dialog = dialog
+        dialog.open()
+
+    @Slot()
+    def _on_key_dialog_accepted(self) -> None:
+        dialog = self.key_dialog
+        if dialog is not None:
+            self._keychain_message(f"The key of {dialog.name} is stored in the OS keychain.")
+        self.key_dialog = None
+        row = self.current_row()
+        self._refresh(self.model.provider(row) if row >= 0 else None)
+
+    @Slot()
+    def _on_remove_key_button_clicked(self) -> None:
+        name = self._key_name()
+        if not name or not self.confirm_remove(self, name):
+            return
+        try:
+            removed = delete_key(name)
+        except KeychainError as exc:
+            self._keychain_message(f"Not removed: {exc}")
+            return
+        self._keychain_message(
+            f"The key of {name} was removed from the OS keychain."
+            if removed
+            else f"The OS keychain holds no key for {name}."
+        )
+        row = self.current_row()
+        self._refresh(self.model.provider(row) if row >= 0 else None)
 
     @Slot()
     def _on_up_button_clicked(self) -> None:

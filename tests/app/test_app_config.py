@@ -49,9 +49,10 @@ def test_key_names(name, ok):
 
 def test_key_status_never_returns_the_value():
     env = {"K": "secret-value"}
-    assert key_status("K", env) == "set"
+    assert key_status("K", env) == "set (environment)"
     assert key_status("OTHER", env) == "not set"
     assert key_status("", env) == "not needed"
+    assert key_status("sk-proj-abcdefghijklmnopqrstuvwxyz", env) == "not set"
 
 
 def test_a_key_in_the_name_field_is_never_stored():

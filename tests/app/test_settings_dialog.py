@@ -162,7 +162,7 @@ def test_key_indicator_follows_the_variable_name(qtbot, settings):
     qtbot.keyClicks(page.key_edit, "MY_LLM_KE")
     assert "not set" in page.key_status.text()
     qtbot.keyClicks(page.key_edit, "Y")
-    assert page.key_status.text().endswith("set in the environment")
+    assert page.key_status.text().endswith("set (environment)")
     assert "not set" not in page.key_status.text()
     page.key_edit.clear()
     qtbot.keyClicks(page.key_edit, "BLANK_KEY")
@@ -197,7 +197,7 @@ def test_the_dialog_never_writes_a_key_value(
     page.select(0)
     page.key_edit.clear()
     qtbot.keyClicks(page.key_edit, "MY_LLM_KEY")
-    assert page.key_status.text().endswith("set in the environment")
+    assert page.key_status.text().endswith("set (environment)")
     assert SECRET not in _texts(dlg)
     # a key pasted where the variable's name belongs is refused, never saved
     page.select(1)
