@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import argparse
 
     from core.compaction.summarize import Summarizer
+    from core.llm import Deadline
     from core.transcript.model import Session
 
 
@@ -82,17 +83,33 @@ def _settings(
     }
 
 
-def summarizer_for(spec: str | None, key_env: str | None = None) -> Summarizer:
-    """``offline`` (default), ``openai:URL:MODEL`` or ``anthropic:MODEL``."""
+def summarizer_for(
+    spec: str | None,
+    key_env: str | None = None,
+    *,
+    connect_timeout: float | None = None,
+    read_timeout: float | None = None,
+    deadline: Deadline | None = None,
+) -> Summarizer:
+    """``offline`` (default), ``openai:URL:MODEL`` or ``anthropic:MODEL``, with its timeouts."""
     if not spec or spec == "offline":
         return OfflineSummarizer()
     from core.llm import parse_llm_spec
 
     try:
-        client = parse_llm_spec(spec, api_key_env=key_env)
+        client = parse_llm_spec(
+            spec,
+            api_key_env=key_env,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+            deadline=deadline,
+        )
     except ValueError as exc:
         raise CompactionCliError(str(exc)) from None
     return OfflineSummarizer() if client is None else LLMSummarizer(client)
+
+
+FALLBACK_HINT = "use --allow-fallback to write the fallback summary anyway"
 
 
 def cmd_plan(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -120,10 +137,28 @@ def cmd_plan(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """``memlens compact SESSION [--write]``: summary, entry, segments, facts."""
+    """``memlens compact SESSION [--write]``: summary, entry, segments, facts.
+
+    The model calls are bounded by ``--connect-timeout``, ``--read-timeout`` and,
+    all together, ``--timeout``. When a summariser call fails after its retries
+    (HTTP error, timeout, deadline, malformed, empty or refused answer, missing
+    key), nothing is written and the command fails (exit 1) naming the call, the
+    endpoint and the reason, dry run or not; with ``--json`` the run (its
+    ``attempts`` log, the would-be fallback ``summary`` and ``entry``) is printed
+    to stdout with an ``error`` key. ``--allow-fallback`` shows (and with
+    ``--write`` writes) the fallback summary instead, its first line saying so.
+    """
+    from core.llm import Deadline
+
     session, store, config = open_session(args)
     s = _settings(args, config, session)
-    summarizer = summarizer_for(args.llm, args.key_env)
+    summarizer = summarizer_for(
+        args.llm,
+        args.key_env,
+        connect_timeout=getattr(args, "connect_timeout", None),
+        read_timeout=getattr(args, "read_timeout", None),
+        deadline=Deadline(getattr(args, "timeout", None) or 120.0),
+    )
     extract_client = getattr(summarizer, "client", None)
     try:
         run = compact(
@@ -140,15 +175,35 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         if isinstance(exc, LLMError):
             raise CompactionCliError(f"{summarizer.name}: {exc}") from None
         raise
+    finally:
+        if extract_client is not None:
+            extract_client.close()
+    allow_fallback = bool(getattr(args, "allow_fallback", False))
+    failure = run.failure
+    if failure is not None and not allow_fallback:
+        message = f"summary failed, nothing was written: {failure.describe()}; {FALLBACK_HINT}"
+        if args.json:
+            _print_json(
+                {"error": message, "session": session.id, "path": session.path, **run.to_json()},
+                pretty=bool(getattr(args, "pretty", False)),
+            )
+        raise CompactionCliError(message)
     if args.write:
         if args.at:
             raise CompactionCliError("--write compacts the current leaf only; drop --at")
         try:
-            write_compaction(run, session, store_dir=store, force=args.force)
+            write_compaction(
+                run, session, store_dir=store, force=args.force, allow_fallback=allow_fallback
+            )
         except CompactionRefused as exc:
             raise CompactionCliError(str(exc)) from None
     payload = {"session": session.id, "path": session.path, **run.to_json()}
     lines = [f"{session.path}: {run.plan.reason}"]
+    if failure is not None:
+        lines.append(
+            f"summary failed: {failure.describe()}; the summary below is the fallback "
+            "(--allow-fallback), and its first line says so"
+        )
     if run.summary is not None:
         lines.append(
             f"summary by {run.summary.provider}, {run.summary.calls} call(s), "
@@ -168,6 +223,16 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     else:
         lines.append("dry run: nothing was written (use --write)")
     return payload, "\n".join(lines)
+
+
+def _print_json(payload: dict[str, Any], *, pretty: bool) -> None:
+    """A payload on stdout before the error line goes to stderr (``--json`` failures)."""
+    import sys
+
+    from core import jsonio
+
+    sys.stdout.buffer.write(jsonio.dumps(payload, pretty=pretty) + b"\n")
+    sys.stdout.flush()
 
 
 def cmd_budget(args: argparse.Namespace) -> tuple[dict[str, Any], str]:

@@ -112,8 +112,32 @@ class OpenedProvider:
             self.client.close()
 
 
-def open_provider(choice: ProviderChoice) -> OpenedProvider:
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long a compaction may wait on its summariser.
+
+    Parameters
+    ----------
+    connect
+        Seconds to connect to the endpoint.
+    read
+        Seconds between bytes of one answer.
+    total
+        Seconds for all the model calls of one compaction (retries, back-offs
+        and the knowledge extraction included); the call in flight when it
+        passes is cut and the run fails with a ``deadline`` reason.
+    """
+
+    connect: float = 10.0
+    read: float = 60.0
+    total: float = 120.0
+
+
+def open_provider(choice: ProviderChoice, timeouts: Timeouts | None = None) -> OpenedProvider:
     """The summariser *choice* names; model calls are wrapped in :class:`InterruptibleClient`.
+
+    The total deadline of *timeouts* (default :class:`Timeouts`) starts now: open
+    the provider just before the compaction it serves.
 
     Raises
     ------
@@ -122,9 +146,16 @@ def open_provider(choice: ProviderChoice) -> OpenedProvider:
     """
     if choice.offline:
         return OpenedProvider(OfflineSummarizer())
-    from core.llm import parse_llm_spec
+    from core.llm import Deadline, parse_llm_spec
 
-    client = parse_llm_spec(choice.spec, api_key_env=choice.key_env)
+    t = timeouts or Timeouts()
+    client = parse_llm_spec(
+        choice.spec,
+        api_key_env=choice.key_env,
+        connect_timeout=t.connect,
+        read_timeout=t.read,
+        deadline=Deadline(t.total),
+    )
     if client is None:
         return OpenedProvider(OfflineSummarizer())
     wrapped = InterruptibleClient(client)
@@ -132,21 +163,21 @@ def open_provider(choice: ProviderChoice) -> OpenedProvider:
 
 
 class InterruptibleClient:
-    """An :class:`~core.llm.base.LLMClient` whose calls return as soon as they are cancelled.
+    """An :class:`~core.llm.base.LLMClient` whose calls end as soon as they are cancelled.
 
-    The HTTP clients check their cancel callback only between attempts, so a
-    request to a slow server holds the caller until it answers or times out. This
-    wrapper makes the request in a helper thread and waits for it while polling
-    the callback: on a cancel it raises :class:`~core.jobs.Cancelled` at once and
-    the request is abandoned (its answer, when it comes, is dropped; closing the
-    client makes it fail).
+    A client that can cut its own connections (an ``abort()`` method, as
+    :class:`~core.llm.http.HttpProvider` has) is called directly: it watches the
+    cancel check while a request is in flight and shuts the connection down at
+    once, so no thread is left waiting on the server. Any other client is run
+    in a helper thread while the caller polls the check; on a cancel the request
+    is abandoned (its answer, when it comes, is dropped).
     """
 
     def __init__(self, inner: LLMClient, *, poll: float = POLL_SECONDS) -> None:
         self._inner = inner
         self._poll = poll
         self.abandoned = 0
-        """Requests left behind by a cancel."""
+        """Requests cut (or left behind) by a cancel."""
 
     @property
     def inner(self) -> LLMClient:
@@ -157,6 +188,11 @@ class InterruptibleClient:
     def name(self) -> str:
         """The wrapped client's name."""
         return self._inner.name
+
+    @property
+    def display_url(self) -> str:
+        """The wrapped client's URL without credentials ("" when it has none)."""
+        return str(getattr(self._inner, "display_url", ""))
 
     def complete(
         self,
@@ -173,6 +209,28 @@ class InterruptibleClient:
                 messages, system=system, max_tokens=max_tokens, temperature=temperature
             )
         check(cancelled, "LLM call")
+        if callable(getattr(self._inner, "abort", None)):
+            try:
+                return self._inner.complete(
+                    messages,
+                    system=system,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    cancelled=cancelled,
+                )
+            except Cancelled:
+                self.abandoned += 1
+                raise
+        return self._in_thread(messages, system, max_tokens, temperature, cancelled)
+
+    def _in_thread(
+        self,
+        messages: Sequence[ChatMessage],
+        system: str | None,
+        max_tokens: int,
+        temperature: float | None,
+        cancelled: CancelCheck,
+    ) -> Completion:
         done = threading.Event()
         answer: list[Completion] = []
         error: list[BaseException] = []
@@ -202,6 +260,11 @@ class InterruptibleClient:
             raise error[0]
         return answer[0]
 
+    def abort(self) -> int:
+        """Cut the wrapped client's connections now (0 when it cannot)."""
+        abort = getattr(self._inner, "abort", None)
+        return int(abort()) if callable(abort) else 0
+
     def close(self) -> None:
-        """Close the wrapped client (an abandoned request then fails instead of waiting)."""
+        """Close the wrapped client (a request in flight fails instead of waiting)."""
         self._inner.close()

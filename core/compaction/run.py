@@ -26,16 +26,24 @@ from typing import TYPE_CHECKING, Any
 
 from core import jsonio
 from core.compaction.plan import CompactionPlan, plan_compaction
-from core.compaction.summarize import OfflineSummarizer, SummaryRun, summarize_plan
+from core.compaction.summarize import (
+    CallRecord,
+    OfflineSummarizer,
+    SummaryRun,
+    failed_call,
+    summarize_plan,
+)
 from core.fsutil import AppendResult, append_lines, backup_path, make_backup
 from core.jsstr import js_len
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
 from core.writes import PlannedWrite
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from core.compaction.summarize import Summarizer
     from core.jobs import CancelCheck, Progress
-    from core.llm import LLMClient
+    from core.llm import ChatMessage, Completion, LLMClient
     from core.transcript.model import Session
 
 RECENT_WRITE_SECONDS = 5.0
@@ -43,6 +51,20 @@ RECENT_WRITE_SECONDS = 5.0
 
 class CompactionRefused(Exception):
     """A write that memlens will not do, with the reason."""
+
+
+class SummaryFailed(CompactionRefused):
+    """A summariser call failed: the summary is a fallback, and memlens will not write it.
+
+    Raised before anything is written (no backup either) unless the caller
+    explicitly allows the fallback. The message names the call, the endpoint and
+    the reason; :attr:`run` has the whole attempt log.
+    """
+
+    def __init__(self, run: CompactionRun, failure: CallRecord) -> None:
+        self.run = run
+        self.failure = failure
+        super().__init__(f"summary failed, nothing was written: {failure.describe()}")
 
 
 class RecentlyModified(CompactionRefused):
@@ -68,16 +90,38 @@ class CompactionRun:
     appended: AppendResult | None = None
     segments_appended: int = 0
     facts_written: list[str] = field(default_factory=list)
+    extract_log: list[CallRecord] = field(default_factory=list)
+    """The knowledge-extraction call, when a model was asked."""
+
+    @property
+    def call_log(self) -> list[CallRecord]:
+        """Every model call of the run: the summary's, then the extraction's."""
+        return [*(self.summary.call_log if self.summary else []), *self.extract_log]
+
+    @property
+    def failure(self) -> CallRecord | None:
+        """Why this run must not be written as it is (None: it may be).
+
+        The first failed summary call; else an extraction call cut by the total
+        deadline (any other failed extraction only means no facts, as in the agent).
+        """
+        if self.summary is not None and self.summary.failure is not None:
+            return self.summary.failure
+        return next((c for c in self.extract_log if c.kind == "deadline"), None)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``memlens compact --json``."""
         p = self.plan
+        failure = self.failure
         return {
             "plan": plan_json(p),
             "summary": self.summary.summary if self.summary else None,
             "provider": self.summary.provider if self.summary else None,
             "calls": self.summary.calls if self.summary else 0,
             "fallback": self.summary.fallback if self.summary else None,
+            "degraded": failure is not None,
+            "failure": failure.describe() if failure is not None else None,
+            "attempts": [c.to_json() for c in self.call_log],
             "notes": (self.summary.notes if self.summary else []) + self.fact_notes,
             "entry": self.entry,
             "segments": [s.to_json() for s in self.segments],
@@ -197,7 +241,17 @@ def compact(
     progress: Progress | None = None,
     cancelled: CancelCheck | None = None,
 ) -> CompactionRun:
-    """Plan and summarise (writes nothing; see :func:`write_compaction`)."""
+    """Plan and summarise (writes nothing; see :func:`write_compaction`).
+
+    A summariser call that fails does not raise: the run is returned with the
+    fallback summary, its :attr:`CompactionRun.failure` and the attempt log, and
+    :func:`write_compaction` refuses it unless the fallback is allowed.
+
+    Raises
+    ------
+    core.jobs.Cancelled
+        When *cancelled* says so (nothing is returned, nothing was written).
+    """
     plan = plan_compaction(
         session,
         at=at,
@@ -220,12 +274,71 @@ def compact(
 
         log = load_knowledge(store_dir / "knowledge.jsonl")
         messages = [i.message for i in (*plan.history_dropped, *plan.summarize)]
-        extraction = extract_knowledge(messages, log, client=extract_client, cancelled=cancelled)
+        client = (
+            None
+            if extract_client is None
+            else _LoggedClient(extract_client, result.extract_log, run.calls + 1, run.calls + 1)
+        )
+        extraction = extract_knowledge(messages, log, client=client, cancelled=cancelled)
         result.facts = list(extraction.operations)
         result.fact_notes = list(extraction.notes)
         if extraction.skipped:
             result.fact_notes.append(str(extraction.skipped))
     return result
+
+
+class _LoggedClient:
+    """A client whose calls are logged as :class:`CallRecord` (the extraction's)."""
+
+    def __init__(self, inner: LLMClient, log: list[CallRecord], index: int, total: int) -> None:
+        self._inner = inner
+        self._log = log
+        self._index = index
+        self._total = total
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    def complete(self, messages: Sequence[ChatMessage], **kwargs: Any) -> Completion:
+        from core.jobs import Cancelled
+
+        start = time.monotonic()
+        endpoint = str(getattr(self._inner, "display_url", ""))
+        step = "extracting knowledge"
+        try:
+            done = self._inner.complete(messages, **kwargs)
+        except Cancelled:
+            raise
+        except Exception as exc:
+            self._log.append(
+                failed_call(
+                    exc,
+                    index=self._index,
+                    total=self._total,
+                    step=step,
+                    client=self.name,
+                    endpoint=endpoint,
+                    start=start,
+                )
+            )
+            raise
+        self._log.append(
+            CallRecord(
+                self._index,
+                self._total,
+                step,
+                done.client or self.name,
+                endpoint,
+                True,
+                attempts=done.attempts,
+                seconds=time.monotonic() - start,
+            )
+        )
+        return done
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 def check_writable(session: Session, *, force: bool = False) -> None:
@@ -285,7 +398,12 @@ def _check_unchanged(src: Path, session: Session, force: bool) -> None:
 
 
 def check_before_write(
-    result: CompactionRun, session: Session, *, force: bool = False, allow_recent: bool = False
+    result: CompactionRun,
+    session: Session,
+    *,
+    force: bool = False,
+    allow_recent: bool = False,
+    allow_fallback: bool = False,
 ) -> None:
     """Every refusal :func:`write_compaction` makes before it writes anything.
 
@@ -295,9 +413,14 @@ def check_before_write(
         Skip the recent-modification and changed-since-read checks (the CLI's ``--force``).
     allow_recent
         Skip only the recent-modification check (:class:`RecentlyModified`).
+    allow_fallback
+        Write a run whose summariser failed (:attr:`CompactionRun.failure`): its
+        summary is the fallback, whose first line says so. Never implied by *force*.
 
     Raises
     ------
+    SummaryFailed
+        A summariser call failed and *allow_fallback* is False.
     CompactionRefused
         With the reason; :class:`RecentlyModified` for the one a user may override.
     """
@@ -305,6 +428,9 @@ def check_before_write(
         raise CompactionRefused(f"nothing to write: {result.plan.reason}")
     if result.written:
         raise CompactionRefused(f"{session.path}: this compaction was already written")
+    failure = result.failure
+    if failure is not None and not allow_fallback:
+        raise SummaryFailed(result, failure)
     check_writable(session, force=force or allow_recent)
     check_ids(result.plan, session)
     _check_unchanged(Path(session.path), session, force)
@@ -376,6 +502,7 @@ def write_compaction(
     accept_facts: bool = True,
     force: bool = False,
     allow_recent: bool = False,
+    allow_fallback: bool = False,
 ) -> CompactionRun:
     """Apply a dry run: backup, archive segments, write facts, then append the entry.
 
@@ -384,16 +511,21 @@ def write_compaction(
     accept_facts
         Apply the proposed fact operations to knowledge.jsonl; False leaves them
         to the caller (the app's review queue).
-    force, allow_recent
+    force, allow_recent, allow_fallback
         See :func:`check_before_write`.
 
     Raises
     ------
+    SummaryFailed
+        Before anything is written, when a summariser call failed and
+        *allow_fallback* is False.
     CompactionRefused
         Before anything is written when the write is unsafe (see the module
         docstring); after the archive when the transcript changed meanwhile.
     """
-    check_before_write(result, session, force=force, allow_recent=allow_recent)
+    check_before_write(
+        result, session, force=force, allow_recent=allow_recent, allow_fallback=allow_fallback
+    )
     src = Path(session.path)
     backup = make_backup(src)
     try:

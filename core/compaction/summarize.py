@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from core import jsonio
 from core.compaction.plan import SAFETY_MARGIN, PlanItem
@@ -23,10 +24,11 @@ from core.jsstr import js_len, js_round, js_slice
 from core.redact import redact
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from core.compaction.plan import CompactionPlan
     from core.jobs import CancelCheck, Progress
+    from core.llm.base import ErrorKind
     from core.transcript.message import Message
 
 REQUIRED_HEADINGS = (
@@ -167,28 +169,73 @@ def serialize(messages: Sequence[Message]) -> str:
     return redact("\n\n".join(parts))
 
 
+# "I'm sorry, but I can't help with that", "I cannot assist", "As an AI...": a model
+# declining the task instead of writing a checkpoint.
+_REFUSAL = re.compile(
+    r"^\W*(?:i['\u2019]?m sorry|i am sorry|sorry\b|i apologi[sz]e|unfortunately,? i\b"
+    r"|i can(?:not|['\u2019]?t)\b|i['\u2019]?m (?:not able|unable)|i am (?:not able|unable)"
+    r"|i (?:won['\u2019]?t|will not|must decline)\b|as an ai\b)",
+    re.IGNORECASE,
+)
+
+
+def looks_like_refusal(text: str) -> bool:
+    """True for an answer that declines the task rather than summarising.
+
+    It must start like a refusal and hold no Markdown heading: a checkpoint
+    always has its headings, a refusal never does.
+    """
+    stripped = text.strip()
+    return bool(_REFUSAL.match(stripped[:300])) and re.search(r"(?m)^#{1,6} ", stripped) is None
+
+
 @dataclass(slots=True)
 class LLMSummarizer:
-    """Summaries from a model through an :mod:`core.llm` client."""
+    """Summaries from a model through an :mod:`core.llm` client.
+
+    An empty answer, or one that is a refusal (:func:`looks_like_refusal`), is a
+    failed call (:class:`~core.llm.base.LLMError`, ``bad_response`` or
+    ``refusal``), never a summary.
+    """
 
     client: object
     """Anything with ``name`` and ``complete(messages, *, system, max_tokens, ...)``."""
+    last: Any = field(default=None, repr=False)
+    """The last :class:`~core.llm.base.Completion` (attempts, seconds), for the call log."""
 
     @property
     def name(self) -> str:
         """The client's name."""
         return str(getattr(self.client, "name", "llm"))
 
-    def _ask(self, prompt: str, max_tokens: int, cancelled: CancelCheck | None) -> str:
-        from core.llm import ChatMessage
+    @property
+    def endpoint(self) -> str:
+        """The client's URL without credentials ("" when it has none)."""
+        return str(getattr(self.client, "display_url", ""))
 
+    def _ask(self, prompt: str, max_tokens: int, cancelled: CancelCheck | None) -> str:
+        from core.llm import ChatMessage, LLMError
+
+        self.last = None
         completion = self.client.complete(  # type: ignore[attr-defined]
             [ChatMessage("user", prompt)],
             system=SYSTEM_PROMPT,
             max_tokens=max_tokens,
             cancelled=cancelled,
         )
-        return str(completion.text).strip()
+        self.last = completion
+        text = str(completion.text).strip()
+        if text and not looks_like_refusal(text):
+            return text
+        kind: ErrorKind = "refusal" if text else "bad_response"
+        shown = " ".join(text.split())[:160]
+        raise LLMError(
+            kind,
+            f"the model refused: {shown!r}" if text else "the answer is empty",
+            client=str(getattr(completion, "client", "") or self.name),
+            attempts=int(getattr(completion, "attempts", 1)),
+            endpoint=self.endpoint,
+        )
 
     def summarize(
         self,
@@ -275,10 +322,136 @@ class OfflineSummarizer:
         return offline_merge([*([previous] if previous else []), *summaries])
 
 
+# -- the call log --------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call of a run to the summariser (or the knowledge extractor), as it went.
+
+    Parameters
+    ----------
+    index, total
+        Call number (from 1) and the calls the plan expected.
+    step
+        What the call was for (``summarising chunk 2 of 3``).
+    client
+        The client's name (``openai:URL:MODEL``, ``anthropic:MODEL``, ``offline``).
+    endpoint
+        The URL called, without credentials ("" for the offline summariser).
+    ok
+        False when the call failed after its retries.
+    kind
+        The :class:`~core.llm.base.LLMError` kind, or ``error`` for another exception.
+    status
+        The HTTP status of the failing answer, if there was one.
+    message
+        Why it failed ("" when it did not).
+    attempts
+        HTTP requests made.
+    seconds
+        Wall time of the call, back-offs included.
+    """
+
+    index: int
+    total: int
+    step: str
+    client: str
+    endpoint: str
+    ok: bool
+    kind: str = ""
+    status: int | None = None
+    message: str = ""
+    attempts: int = 0
+    seconds: float = 0.0
+
+    @property
+    def target(self) -> str:
+        """The client, and its endpoint when the name does not already hold it."""
+        if self.endpoint and self.endpoint not in self.client:
+            return f"{self.client} ({self.endpoint})"
+        return self.client
+
+    def describe(self) -> str:
+        """``call 2 of 3 (summarising chunk 2 of 3) to CLIENT failed after 4 attempts: WHY``."""
+        of = f" of {self.total}" if self.index <= self.total else ""
+        head = f"call {self.index}{of} ({self.step}) to {self.target}"
+        plural = "" if self.attempts == 1 else "s"
+        if self.ok:
+            return f"{head} answered after {self.attempts} attempt{plural} in {self.seconds:.1f} s"
+        tries = f" after {self.attempts} attempt{plural}" if self.attempts else ""
+        return f"{head} failed{tries}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape in ``memlens compact --json`` (``attempts`` list)."""
+        return {
+            "call": self.index,
+            "of": self.total,
+            "step": self.step,
+            "client": self.client,
+            "endpoint": self.endpoint,
+            "ok": self.ok,
+            "kind": self.kind or None,
+            "status": self.status,
+            "message": self.message or None,
+            "attempts": self.attempts,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def failed_call(
+    exc: BaseException,
+    *,
+    index: int,
+    total: int,
+    step: str,
+    client: str,
+    endpoint: str,
+    start: float,
+) -> CallRecord:
+    """The record of a call that raised *exc* (an LLMError or anything else)."""
+    kind = str(getattr(exc, "kind", "") or "error")
+    message = str(getattr(exc, "message", "") or exc or type(exc).__name__)
+    return CallRecord(
+        index,
+        total,
+        step,
+        str(getattr(exc, "client", "") or client),
+        str(getattr(exc, "endpoint", "") or endpoint),
+        False,
+        kind,
+        getattr(exc, "status", None),
+        " ".join(message.split()),
+        int(getattr(exc, "attempts", 0) or 0),
+        time.monotonic() - start,
+    )
+
+
+FALLBACK_PREFIX = "[memlens fallback summary:"
+"""How the first line of a summary written despite a failed call begins."""
+_NOTICE_REASON_CHARS = 300
+
+
+def fallback_notice(failure: CallRecord) -> str:
+    """The first line of a fallback summary: it is one, which call failed and why."""
+    reason = failure.message
+    if len(reason) > _NOTICE_REASON_CHARS:
+        reason = reason[: _NOTICE_REASON_CHARS - 1] + "…"
+    of = f" of {failure.total}" if failure.index <= failure.total else ""
+    return (
+        f"{FALLBACK_PREFIX} the summariser {failure.target} failed (call {failure.index}{of}, "
+        f"{failure.step}: {reason}); this is not a real summary of the messages it replaces]"
+    )
+
+
 # -- the staged run ------------------------------------------------------------------
 @dataclass(slots=True)
 class SummaryRun:
-    """The summary and how it was made."""
+    """The summary and how it was made.
+
+    A run in which any call failed is *degraded*: its summary is what OpenClaw's
+    fallback ladder makes of the failure (a partial summary or a plain note),
+    and its first line is a :func:`fallback_notice`. memlens writes such a run
+    only when the user explicitly allows it.
+    """
 
     summary: str
     provider: str
@@ -288,6 +461,18 @@ class SummaryRun:
     notes: list[str] = field(default_factory=list)
     tool_failures: list[dict[str, str]] = field(default_factory=list)
     truncated: bool = False
+    call_log: list[CallRecord] = field(default_factory=list)
+    """Every call made, in order, with how it went (the attempt log)."""
+
+    @property
+    def failure(self) -> CallRecord | None:
+        """The first call that failed (None: every call answered)."""
+        return next((c for c in self.call_log if not c.ok), None)
+
+    @property
+    def degraded(self) -> bool:
+        """True when a call failed: the summary is a fallback, not a real summary."""
+        return self.failure is not None
 
 
 class _Runner:
@@ -312,13 +497,51 @@ class _Runner:
             self.progress(self.run.calls, self.total, label)
         self.run.calls += 1
 
+    def call(self, label: str, fn: Callable[..., str], *args: Any, **kwargs: Any) -> str:
+        """One call to the summariser, logged in :attr:`SummaryRun.call_log`."""
+        self._step(label)
+        index, start = self.run.calls, time.monotonic()
+        client, endpoint = self.s.name, str(getattr(self.s, "endpoint", ""))
+        try:
+            text = fn(*args, **kwargs)
+        except Cancelled:
+            raise
+        except Exception as exc:
+            self.run.call_log.append(
+                failed_call(
+                    exc,
+                    index=index,
+                    total=self.total,
+                    step=label,
+                    client=client,
+                    endpoint=endpoint,
+                    start=start,
+                )
+            )
+            raise
+        last = getattr(self.s, "last", None)
+        self.run.call_log.append(
+            CallRecord(
+                index,
+                self.total,
+                label,
+                str(getattr(last, "client", "") or client),
+                endpoint,
+                True,
+                attempts=int(getattr(last, "attempts", 1)),
+                seconds=time.monotonic() - start,
+            )
+        )
+        return text
+
     def chunks(
         self, items: Sequence[PlanItem], groups: Sequence[Sequence[int]], previous: str | None
     ) -> str:
         summary = previous
         for n, group in enumerate(groups, 1):
-            self._step(f"summarising chunk {n} of {len(groups)}")
-            summary = self.s.summarize(
+            summary = self.call(
+                f"summarising chunk {n} of {len(groups)}",
+                self.s.summarize,
                 [items[i].message for i in group],
                 previous=summary,
                 instructions=None,
@@ -379,10 +602,14 @@ class _Runner:
             sub = [items[i] for i in part]
             index = {g: n for n, g in enumerate(part)}
             partials.append(self.with_fallback(sub, [[index[i] for i in c] for c in own], None))
-        self._step("merging partial summaries")
         try:
-            return self.s.merge(
-                partials, previous=previous, max_tokens=self.max_tokens, cancelled=self.cancelled
+            return self.call(
+                "merging partial summaries",
+                self.s.merge,
+                partials,
+                previous=previous,
+                max_tokens=self.max_tokens,
+                cancelled=self.cancelled,
             )
         except Cancelled:
             raise
@@ -398,7 +625,13 @@ def summarize_plan(
     progress: Progress | None = None,
     cancelled: CancelCheck | None = None,
 ) -> SummaryRun:
-    """Summarise what *plan* replaces; the result fits the safeguard rules."""
+    """Summarise what *plan* replaces; the result fits the safeguard rules.
+
+    Every call is logged (:attr:`SummaryRun.call_log`). A failed call walks
+    OpenClaw's fallback ladder as the agent would; the run is then
+    :attr:`~SummaryRun.degraded` and its summary starts with a
+    :func:`fallback_notice`, which the safeguard never cuts.
+    """
     r = _Runner(plan, summarizer, progress, cancelled)
     previous = plan.previous_summary or None
     if plan.history_dropped:
@@ -406,9 +639,10 @@ def summarize_plan(
     body = r.staged(plan.summarize, plan.parts, plan.chunks, previous)
     prefix = None
     if plan.turn_prefix:
-        r._step("summarising the split turn")
         try:
-            prefix = summarizer.summarize_turn_prefix(
+            prefix = r.call(
+                "summarising the split turn",
+                summarizer.summarize_turn_prefix,
                 [i.message for i in plan.turn_prefix],
                 max_tokens=max(128, math.floor(0.5 * plan.reserve_tokens)),
                 cancelled=cancelled,
@@ -423,7 +657,9 @@ def summarize_plan(
             )
     run = r.run
     run.tool_failures = tool_failures([*plan.history_dropped, *plan.summarize, *plan.turn_prefix])
-    run.summary, run.truncated = safeguard(body, plan, prefix, run.tool_failures)
+    failure = run.failure
+    notice = fallback_notice(failure) if failure is not None else None
+    run.summary, run.truncated = safeguard(body, plan, prefix, run.tool_failures, notice=notice)
     if progress is not None:
         progress(run.calls, run.calls, "done")
     return run
@@ -517,8 +753,29 @@ def safeguard(
     plan: CompactionPlan,
     turn_prefix: str | None,
     failures: Sequence[dict[str, str]],
+    *,
+    notice: str | None = None,
 ) -> tuple[str, bool]:
-    """Required headings, then the appended sections, all within 16,000 chars."""
+    """Required headings, then the appended sections, all within 16,000 chars.
+
+    A *notice* (see :func:`fallback_notice`) is the first line, kept whole: the
+    rest is fitted into what it leaves.
+    """
+    if notice:
+        notice = redact(" ".join(notice.split()))
+        cap = MAX_SUMMARY_CHARS - js_len(notice) - 2
+        text, truncated = _fit(body, plan, turn_prefix, failures, cap)
+        return f"{notice}\n\n{text}", truncated
+    return _fit(body, plan, turn_prefix, failures, MAX_SUMMARY_CHARS)
+
+
+def _fit(
+    body: str,
+    plan: CompactionPlan,
+    turn_prefix: str | None,
+    failures: Sequence[dict[str, str]],
+    cap: int,
+) -> tuple[str, bool]:
     body = redact(_ensure_headings(body))
     suffix_parts = []
     if turn_prefix:
@@ -546,12 +803,12 @@ def safeguard(
         return js_len(text) + 2 if text else 0
 
     body_len = js_len(body)
-    if body_len + tail(suffix) <= MAX_SUMMARY_CHARS:
+    if body_len + tail(suffix) <= cap:
         return (body + ("\n\n" + suffix if suffix else "")), False
-    room = MAX_SUMMARY_CHARS - marker - 4 - tail(suffix)
+    room = cap - marker - 4 - tail(suffix)
     if room < 2000:  # the suffix itself is too long: keep the body, shorten the suffix
-        suffix = js_slice(suffix, max(0, MAX_SUMMARY_CHARS - body_len - marker - 8))
-        room = MAX_SUMMARY_CHARS - marker - 4 - tail(suffix)
+        suffix = js_slice(suffix, max(0, cap - body_len - marker - 8))
+        room = cap - marker - 4 - tail(suffix)
     body = _shrink(body, room)
     text = body.rstrip() + ("\n\n" + suffix if suffix else "") + "\n\n" + TRUNCATED_MARKER
-    return js_slice(text, MAX_SUMMARY_CHARS), True
+    return js_slice(text, cap), True

@@ -114,6 +114,10 @@ class FallbackChain:
             attempts=sum(e.attempts for e in errors),
         ) from last
 
+    def abort(self) -> int:
+        """Cut every client's connections now; the number of sockets shut down."""
+        return sum(int(getattr(c, "abort", lambda: 0)()) for c in self._clients)
+
     def close(self) -> None:
         """Close every client."""
         for client in self._clients:
