@@ -40,8 +40,23 @@ def _out(args: argparse.Namespace, payload: Any, text: Callable[[], str]) -> Non
     if args.json:
         sys.stdout.buffer.write(jsonio.dumps(payload, pretty=args.pretty) + b"\n")
     else:
-        sys.stdout.write(text() + "\n")
+        write_text(text() + "\n")
     sys.stdout.flush()
+
+
+def write_text(text: str) -> None:
+    """Write *text* to stdout even when it holds what the stream cannot encode.
+
+    Text from agent files may hold lone surrogates (valid JSON escapes, invalid
+    UTF-8): they print as U+FFFD; characters the terminal's encoding lacks as ``?``.
+    """
+    try:
+        sys.stdout.write(text)
+    except UnicodeEncodeError:
+        clean = jsonio.printable(text)
+        encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+        sys.stdout.flush()
+        sys.stdout.buffer.write(clean.encode(encoding, "replace"))
 
 
 def _preview(text: str, width: int = PREVIEW) -> str:
@@ -731,17 +746,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyError as exc:
         _error(str(exc.args[0] if exc.args else exc))
     except (OSError, ValueError) as exc:
-        _error(str(exc))
+        _error(_naming(args, str(exc)))
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
-    except Exception as exc:  # a bug: one line naming it, not a traceback
-        _error(f"unexpected {type(exc).__name__}: {exc} (a bug in memlens; please report it)")
+    except Exception as exc:  # a bug: one line naming it and the input, not a traceback
+        _error(
+            _naming(
+                args,
+                f"unexpected {type(exc).__name__}: {exc} (a bug in memlens; please report it)",
+            )
+        )
     return 1
 
 
+def _input_of(args: argparse.Namespace) -> str | None:
+    """The file or folder the command reads, as given."""
+    for name in ("session", "path", "data"):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _naming(args: argparse.Namespace, message: str) -> str:
+    """*message*, led by the command's input when it names no file itself."""
+    where = _input_of(args)
+    if where is None or where in message or os.sep in message:
+        return message
+    return f"{where}: {message}"
+
+
 def _error(message: str) -> None:
-    flat = " ".join(message.split())
+    flat = jsonio.printable(" ".join(message.split()))
     try:
         print(f"memlens: error: {flat}", file=sys.stderr)
     except (OSError, ValueError):

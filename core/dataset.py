@@ -177,6 +177,7 @@ def load_dataset(
     """
     found = discover(path)
     data = DataSet(found)
+    data.problems.extend(found.problems)
     steps = len(found.transcripts) + (3 if found.memory_context else 0) + 1
     done = 0
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from core.problems import FormatError
+from core.problems import FormatError, Problem
+from core.safe_read import NotRegularFile, open_regular, skip_message, special_kind
 
 Kind = Literal["openclaw-home", "pi-sessions", "memory-context", "transcript"]
 STORE_FILES = ("segments.jsonl", "knowledge.jsonl", "vectors.bin")
@@ -38,6 +39,18 @@ class Discovery:
     memory_indexes: list[Path] = field(default_factory=list)
     config: Path | None = None
     notes: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    """Files skipped while looking: FIFOs, sockets, devices (never opened)."""
+
+    def skip_special(self, path: Path) -> bool:
+        """Note *path* and return True when it is a FIFO, socket or device (or links to one)."""
+        kind = special_kind(path)
+        if kind is None or kind == "a folder":
+            return False
+        name = str(path)
+        if not any(p.file == name for p in self.problems):
+            self.problems.append(Problem(name, 0, skip_message(kind), "warning"))
+        return True
 
     @property
     def transcripts(self) -> list[Path]:
@@ -61,20 +74,26 @@ class Discovery:
         return "; ".join(parts)
 
 
-def _jsonl_files(folder: Path) -> tuple[Path, ...]:
+def _jsonl_files(folder: Path, found: Discovery | None = None) -> tuple[Path, ...]:
     try:
-        files = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
+        names = [p for p in folder.iterdir() if p.suffix == ".jsonl"]
     except OSError:
         return ()
+    files = []
+    for p in names:
+        if found is not None and found.skip_special(p):
+            continue
+        if p.is_file():
+            files.append(p)
     return tuple(sorted(files))
 
 
 def looks_like_transcript(path: Path) -> bool:
-    """True when the first line of *path* is a pi session header."""
+    """True when the first line of *path* is a pi session header (FIFOs are never opened)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(4096)
-    except OSError:
+    except (OSError, FormatError):
         return False
     first = head.split(b"\n", 1)[0]
     return b'"type":"session"' in first.replace(b" ", b"") and b'"id"' in first
@@ -96,26 +115,34 @@ def _openclaw_home(root: Path, found: Discovery) -> None:
                 AgentDir(
                     agent.name,
                     sessions,
-                    _jsonl_files(sessions),
-                    store if store.is_file() else None,
+                    _jsonl_files(sessions, found),
+                    store if not found.skip_special(store) and store.is_file() else None,
                 )
             )
     memory = root / "memory"
     if (memory / "context").is_dir():
         found.memory_context = memory / "context"
+        for name in STORE_FILES:  # loading skips them too; note them here, once
+            found.skip_special(memory / "context" / name)
     if memory.is_dir():
-        found.memory_indexes = sorted(memory.glob("*.sqlite"))
+        found.memory_indexes = [
+            p for p in sorted(memory.glob("*.sqlite")) if not found.skip_special(p)
+        ]
     config = root / "openclaw.json"
-    if config.is_file():
+    if not found.skip_special(config) and config.is_file():
         found.config = config
 
 
 def _pi_sessions(root: Path, found: Discovery) -> None:
-    direct = _jsonl_files(root)
+    direct = _jsonl_files(root, found)
     if direct:
         found.agents.append(AgentDir(root.name, root, direct))
-    for sub in sorted(p for p in root.iterdir() if p.is_dir()):
-        files = _jsonl_files(sub)
+    try:
+        subs = sorted(p for p in root.iterdir() if p.is_dir())
+    except OSError:
+        subs = []
+    for sub in subs:
+        files = _jsonl_files(sub, found)
         if files:
             name = sub.name.strip("-").replace("-", "/") if sub.name.startswith("--") else sub.name
             found.agents.append(AgentDir(name or sub.name, sub, files))
@@ -133,6 +160,9 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     name = str(root)
     if not root.exists():
         raise FormatError(name, "no such file or folder")
+    kind = special_kind(root)
+    if kind is not None and kind != "a folder":
+        raise NotRegularFile(name, skip_message(kind))
     if root.is_file():
         if root.name in STORE_FILES:
             return discover(root.parent)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from core import jsonio
 from core.discovery import discover
 from core.problems import FormatError
+from core.safe_read import open_regular
 
 if TYPE_CHECKING:
     import os
@@ -177,7 +178,7 @@ def _count_lines(path: Path, budget: _Budget) -> tuple[int, int]:
     size = 0
     last = b"\n"
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO or a device is never opened
             while budget.check():
                 data = fh.read(_CHUNK)
                 if not data:
@@ -185,7 +186,7 @@ def _count_lines(path: Path, budget: _Budget) -> tuple[int, int]:
                 lines += data.count(b"\n")
                 size += len(data)
                 last = data[-1:]
-    except OSError:
+    except (OSError, FormatError):
         return 0, 0
     if last != b"\n":
         lines += 1  # a last line without its newline
@@ -196,12 +197,13 @@ def _active_facts(path: Path, budget: _Budget) -> int:
     """Active facts of a knowledge log, replayed as the agent does, ids only."""
     active: dict[str, bool] = {}
     try:
-        with open(path, "rb") as fh:
-            for n, line in enumerate(fh):
+        with open_regular(path) as fh:
+            for n, line in enumerate(jsonio.iter_bounded_lines(fh)):
                 if n % 512 == 0 and not budget.check():
                     break
-                _apply_fact(active, line)
-    except OSError:
+                if line is not None:  # over the line limit: the full load reports it
+                    _apply_fact(active, line)
+    except (OSError, FormatError):
         return 0
     return sum(active.values())
 

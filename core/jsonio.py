@@ -10,14 +10,17 @@ from __future__ import annotations
 import gc
 import json
 import math
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from core.problems import Problem
+from core.limits import max_line_bytes
+from core.problems import FormatError, Problem
+from core.safe_read import open_regular
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -42,8 +45,9 @@ def _finite_float(text: str) -> float:
 
 
 def _double_int(text: str) -> int:
+    # float() reads any number of digits; int() refuses 4,300 and more.
     if len(text) > 308 and not math.isfinite(float(text)):
-        raise _NotJson(f"number {text[:24]}... is out of range")
+        raise _NotJson(f"number {text[:24]}... ({len(text)} characters) is out of range")
     return int(text)
 
 
@@ -55,6 +59,8 @@ _decoder = json.JSONDecoder(
 )
 _WS = " \t\r\n"
 _SURROGATES = re.compile("([\ud800-\udbff][\udc00-\udfff])|[\ud800-\udfff]")
+READ_CHUNK = 1 << 24
+"""Bytes read at a time by :func:`read_jsonl_file`."""
 
 
 @contextmanager
@@ -176,6 +182,22 @@ def _escape_surrogate(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group(0)):04x}"
 
 
+def _replace_surrogate(m: re.Match[str]) -> str:
+    if m.group(1):
+        return m.group(1).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    return "\ufffd"
+
+
+def printable(text: str) -> str:
+    r"""*text* with lone surrogates (invalid in UTF-8) replaced by U+FFFD, for printing.
+
+    Strings read from agent files can hold them (``"\ud800"`` is valid JSON).
+    """
+    if text.isascii():
+        return text
+    return _SURROGATES.sub(_replace_surrogate, text)
+
+
 def _dumps_with_json(obj: Any, *, pretty: bool, sort_keys: bool) -> bytes:
     # json.dumps keeps surrogates as they are; outside strings JSON text holds
     # none, so escaping every lone one in the output only touches string values.
@@ -211,6 +233,25 @@ class JsonlRead:
     problems: list[Problem] = field(default_factory=list)
     partial_tail: bytes = b""
     """Bytes after the last newline that did not parse (an append in progress)."""
+    size: int = 0
+    """Bytes read (the file's size when it was read whole)."""
+    newlines: int = 0
+    """Complete lines read (those ending with a newline)."""
+    ends_with_newline: bool = True
+
+    def extend(self, other: JsonlRead) -> None:
+        """Append what *other*, read just after this, holds."""
+        self.objects.extend(other.objects)
+        self.problems.extend(other.problems)
+        self.partial_tail = other.partial_tail
+        self.ends_with_newline = other.ends_with_newline
+        self.size += other.size
+        self.newlines += other.newlines
+
+    @property
+    def lines(self) -> int:
+        """Lines read, a last line without its newline included."""
+        return self.newlines + (1 if self.size and not self.ends_with_newline else 0)
 
 
 def split_run_together(text: str) -> tuple[list[Any], str | None]:
@@ -232,11 +273,32 @@ def split_run_together(text: str) -> tuple[list[Any], str | None]:
             return values, f"invalid JSON at column {exc.pos + 1}: {exc.msg}"
         except _NotJson as exc:
             return values, f"invalid JSON in the value at column {pos + 1}: {exc}"
+        except RecursionError:
+            return values, f"the value at column {pos + 1} is nested too deeply to read"
+        except ValueError as exc:  # int() and float() limits not foreseen above
+            return values, f"invalid JSON in the value at column {pos + 1}: {exc}"
         pos = end_pos
         values.append(value)
 
 
-def read_jsonl(data: bytes, source: str, *, first_line: int = 1, base_offset: int = 0) -> JsonlRead:
+def _too_long(source: str, line_no: int, length: int, limit: int, complete: bool) -> Problem:
+    what = "line" if complete else "partial last line"
+    return Problem(
+        source,
+        line_no,
+        f"{what} of {length:,} bytes exceeds the {limit:,}-byte line limit "
+        f"(MEMLENS_MAX_LINE_BYTES); skipped",
+    )
+
+
+def read_jsonl(
+    data: bytes,
+    source: str,
+    *,
+    first_line: int = 1,
+    base_offset: int = 0,
+    limit: int | None = None,
+) -> JsonlRead:
     """Read every JSON value in a JSONL buffer.
 
     Parameters
@@ -247,10 +309,14 @@ def read_jsonl(data: bytes, source: str, *, first_line: int = 1, base_offset: in
         The file name used in problems.
     first_line, base_offset
         Line number and byte offset of ``data[0]`` in the file (for tails).
+    limit
+        Lines longer than this many bytes are reported and skipped
+        (default: :func:`core.limits.max_line_bytes`).
     """
     out = JsonlRead()
     objects = out.objects
     loads_ = orjson.loads
+    max_len = max_line_bytes() if limit is None else limit
     n = len(data)
     pos = 0
     line_no = first_line
@@ -258,6 +324,11 @@ def read_jsonl(data: bytes, source: str, *, first_line: int = 1, base_offset: in
         nl = data.find(b"\n", pos)
         complete = nl >= 0
         stop = nl if complete else n
+        if stop - pos > max_len:
+            out.problems.append(_too_long(source, line_no, stop - pos, max_len, complete))
+            pos = stop + 1
+            line_no += 1
+            continue
         line = data[pos:stop]
         try:
             objects.append(JsonlObject(line_no, loads_(line), base_offset + pos))
@@ -278,6 +349,88 @@ def read_jsonl(data: bytes, source: str, *, first_line: int = 1, base_offset: in
                 _recover(line, line_no, base_offset + pos, source, out)
         pos = stop + 1
         line_no += 1
+    out.size = n
+    out.ends_with_newline = not n or data[-1] == 0x0A
+    out.newlines = line_no - first_line - (0 if out.ends_with_newline else 1)
+    return out
+
+
+def read_jsonl_file(
+    path: str | os.PathLike[str],
+    source: str | None = None,
+    *,
+    limit: int | None = None,
+    chunk: int = READ_CHUNK,
+) -> JsonlRead:
+    """Read every JSON value of a JSONL file, a chunk at a time.
+
+    A line longer than *limit* bytes is reported and skipped without ever being
+    held in memory whole: only the bytes up to the limit are kept, then the
+    reader looks for its newline. Lines, offsets and problems are as
+    :func:`read_jsonl` gives for the whole file.
+
+    Raises
+    ------
+    FileNotFoundError
+        When *path* does not exist.
+    core.problems.FormatError
+        When it is not a regular file (a FIFO, a device: never opened) or cannot be read.
+    """
+    name = os.fspath(path) if source is None else source
+    max_len = max_line_bytes() if limit is None else limit
+    out = JsonlRead()
+    line_no = 1
+    offset = 0  # file offset of carry[0]
+    carry = b""
+    skip_from = -1  # file offset where an over-limit line starts, while skipping it
+    with open_regular(path) as fh:
+        while True:
+            try:
+                block = fh.read(chunk)
+            except OSError as exc:
+                raise FormatError(name, f"cannot read: {exc.strerror or exc}", line_no) from exc
+            if not block:
+                break
+            if skip_from >= 0:
+                nl = block.find(b"\n")
+                if nl < 0:
+                    offset += len(block)
+                    continue
+                offset += nl + 1
+                out.problems.append(_too_long(name, line_no, offset - 1 - skip_from, max_len, True))
+                out.size = offset
+                out.newlines += 1
+                line_no += 1
+                skip_from = -1
+                block = block[nl + 1 :]
+            buf = carry + block if carry else block
+            cut = buf.rfind(b"\n") + 1
+            if cut:
+                part = read_jsonl(
+                    buf if cut == len(buf) else buf[:cut],
+                    name,
+                    first_line=line_no,
+                    base_offset=offset,
+                    limit=max_len,
+                )
+                out.extend(part)
+                line_no += part.newlines
+                offset += cut
+                carry = buf[cut:]
+            else:
+                carry = buf
+            if len(carry) > max_len:
+                skip_from = offset
+                offset += len(carry)
+                carry = b""
+    if skip_from >= 0:
+        out.problems.append(_too_long(name, line_no, offset - skip_from, max_len, False))
+        out.size = offset
+        out.ends_with_newline = False
+    elif carry:
+        part = read_jsonl(carry, name, first_line=line_no, base_offset=offset, limit=max_len)
+        out.extend(part)
+        out.ends_with_newline = False
     return out
 
 
@@ -308,6 +461,45 @@ def _recover(line: bytes, line_no: int, offset: int, source: str, out: JsonlRead
     if error is not None:
         kept = f" after recovering {len(values)} object(s)" if values else "; line skipped"
         out.problems.append(Problem(source, line_no, f"{error}{kept}"))
+
+
+def iter_bounded_lines(
+    fh: BinaryIO, *, limit: int | None = None, chunk: int = 1 << 20
+) -> Iterator[bytes | None]:
+    """Yield each line of a binary file (without its newline), a chunk at a time.
+
+    A line longer than *limit* bytes (default :func:`core.limits.max_line_bytes`)
+    yields None and is never held in memory whole.
+    """
+    max_len = max_line_bytes() if limit is None else limit
+    carry = b""
+    skipping = False
+    while True:
+        block = fh.read(chunk)
+        if not block:
+            break
+        if skipping:
+            nl = block.find(b"\n")
+            if nl < 0:
+                continue
+            skipping = False
+            yield None
+            block = block[nl + 1 :]
+        buf = carry + block if carry else block
+        start = 0
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl < 0:
+                break
+            yield buf[start:nl] if nl - start <= max_len else None
+            start = nl + 1
+        carry = buf[start:]
+        if len(carry) > max_len:
+            carry, skipping = b"", True
+    if skipping:
+        yield None
+    elif carry:
+        yield carry
 
 
 def iter_lines_with_offsets(data: bytes) -> Iterator[tuple[int, int, bytes]]:

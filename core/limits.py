@@ -13,22 +13,34 @@ import os
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """Default: 8 MiB, far above any real transcript line, far below the memory of a machine."""
 ENV = "MEMLENS_MAX_LINE_BYTES"
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+"""Default largest whole JSON document read (``sessions.json``): 64 MiB."""
+DOCUMENT_ENV = "MEMLENS_MAX_DOCUMENT_BYTES"
 _override: int | None = None
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if text:
+        try:
+            value = int(text)
+        except ValueError:
+            return default
+        if value > 0:
+            return value
+    return default
 
 
 def max_line_bytes() -> int:
     """The longest line memlens parses, in bytes."""
     if _override is not None:
         return _override
-    text = os.environ.get(ENV, "").strip()
-    if text:
-        try:
-            value = int(text)
-        except ValueError:
-            return MAX_LINE_BYTES
-        if value > 0:
-            return value
-    return MAX_LINE_BYTES
+    return _env_int(ENV, MAX_LINE_BYTES)
+
+
+def max_document_bytes() -> int:
+    """The largest file read whole as one JSON document (``sessions.json``), in bytes."""
+    return _env_int(DOCUMENT_ENV, MAX_DOCUMENT_BYTES)
 
 
 def set_max_line_bytes(value: int | None) -> None:

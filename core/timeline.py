@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BranchMarker",
+    "BreakMarker",
     "Category",
     "CompactionMarker",
     "ThresholdLine",
@@ -114,6 +115,29 @@ class BranchMarker:
 
 
 @dataclass(frozen=True, slots=True)
+class BreakMarker:
+    """An entry whose ``parentId`` is missing from the file, in a cycle or not a string.
+
+    The context there starts without what came before it: the timeline marks the
+    spot and says why (:attr:`message` names the file's line).
+    """
+
+    entry_id: str
+    x: float
+    """The x of the entry's message (or of its nearest message ancestor; -0.5 for none)."""
+    context: float
+    kind: str
+    """``missing``, ``cycle`` or ``invalid`` (see :class:`core.transcript.model.ParentBreak`)."""
+    line: int
+    message: str
+
+    @property
+    def label(self) -> str:
+        """A few words for the plot."""
+        return {"missing": "parent missing", "cycle": "parent cycle"}.get(self.kind, "bad parentId")
+
+
+@dataclass(frozen=True, slots=True)
 class ThresholdLine:
     """A horizontal line on the context plot."""
 
@@ -160,6 +184,8 @@ class Timeline:
     compactions: tuple[CompactionMarker, ...]
     branches: tuple[BranchMarker, ...]
     thresholds: tuple[ThresholdLine, ...] = ()
+    breaks: tuple[BreakMarker, ...] = ()
+    """Where a ``parentId`` cuts the context (also among the session's problems)."""
     _entries: tuple[Entry, ...] = field(default=(), repr=False, compare=False)
     _positions: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _summaries: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
@@ -425,9 +451,25 @@ def build_timeline(session: Session, budget: Budget | None = None) -> Timeline:
         compactions=markers,
         branches=branches,
         thresholds=threshold_lines(budget) if budget is not None else (),
+        breaks=_break_markers(session, positions, cols, states),
         _entries=tuple(msg_entries),
         _positions=positions,
     )
+
+
+def _break_markers(
+    session: Session, positions: dict[str, int], cols: _Columns, states: dict[str, _State]
+) -> tuple[BreakMarker, ...]:
+    out: list[BreakMarker] = []
+    for b in session.parent_breaks():
+        pos = positions.get(b.entry_id)
+        st = states.get(b.entry_id)
+        if pos is None and st is not None:
+            pos = st.msg_pos if st.msg_pos >= 0 else None
+        x = float(pos) if pos is not None else -0.5
+        context = float(cols.ctx[pos]) if pos is not None else 0.0
+        out.append(BreakMarker(b.entry_id, x, context, b.kind, b.line, b.message))
+    return tuple(out)
 
 
 def _path_curve(

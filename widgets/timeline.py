@@ -426,6 +426,11 @@ class TimelineView(QWidget):
             f"{len(tl.branches)} forks ({off:,} messages off the current path)",
             f"context at the leaf {last:,} ({kind})",
         ]
+        if tl.breaks:
+            # A missing or cyclic parentId cuts the context: say so, with the line.
+            first = tl.breaks[0]
+            more = f" (+{len(tl.breaks) - 1} more, see Problems)" if len(tl.breaks) > 1 else ""
+            parts.append(f"{len(tl.breaks)} broken parent link(s): {first.message}{more}")
         return " \u00b7 ".join(parts)
 
     def _describe(self, pos: int) -> str:

@@ -1,4 +1,4 @@
-"""Markers of the session timeline: threshold lines, compactions and forks.
+"""Markers of the session timeline: threshold lines, compactions, forks and broken parents.
 
 Created once per view; :meth:`TimelineMarkers.show` feeds them a timeline.
 Compaction labels sit in two rows at the top of the context plot and
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from core.timeline import CompactionMarker, ThresholdLine, Timeline
 
 LABEL_GAP_PX = 4
+BREAK_COLOR = "#d62728"
+"""Broken parent chains: the colour of an error, in light and dark themes alike."""
 PREMADE_LABELS = 6
 
 
@@ -56,12 +58,15 @@ class TimelineMarkers:
         self.bar_lines = _pairs_item(bar_plot)
         self.compaction_points = pg.ScatterPlotItem(symbol="t", size=10)
         self.branch_points = pg.ScatterPlotItem(symbol="d", size=11)
-        for item in (self.compaction_points, self.branch_points):
+        # An entry whose parentId is missing or in a cycle: the context is cut there.
+        self.break_points = pg.ScatterPlotItem(symbol="x", size=13, hoverable=True)
+        for item in (self.compaction_points, self.branch_points, self.break_points):
             item.setZValue(5)
             ctx_plot.addItem(item)
         self.thresholds: dict[str, pg.InfiniteLine] = {}
         self.compaction_labels: list[pg.TextItem] = []
         self.branch_labels: list[pg.TextItem] = []
+        self.break_labels: list[pg.TextItem] = []
         # Made now, hidden, not when the first session arrives: ~15 ms of pyqtgraph
         # items the window would otherwise freeze for while a place opens.
         for key in THRESHOLD_STYLES:
@@ -108,9 +113,11 @@ class TimelineMarkers:
         self.compaction_points.setBrush(pg.mkBrush(colors["base"]))
         self.branch_points.setPen(pg.mkPen(colors["text"]))
         self.branch_points.setBrush(pg.mkBrush(colors["highlight"]))
+        self.break_points.setPen(pg.mkPen(BREAK_COLOR, width=2))
+        self.break_points.setBrush(pg.mkBrush(BREAK_COLOR))
         for key, line in self.thresholds.items():
             self._style_threshold(key, line)
-        for item in (*self.compaction_labels, *self.branch_labels):
+        for item in (*self.compaction_labels, *self.branch_labels, *self.break_labels):
             self._style_text(item)
 
     def _style_threshold(self, key: str, line: pg.InfiniteLine) -> None:
@@ -164,6 +171,23 @@ class TimelineMarkers:
             label.show()
         for label in self.branch_labels[len(branches) :]:
             label.hide()
+
+        breaks = tl.breaks
+        self.break_points.setData(
+            [b.x for b in breaks],
+            [b.context for b in breaks],
+            data=[b.message for b in breaks],
+            tip=lambda x, y, data: str(data),
+        )
+        for i, b in enumerate(breaks):
+            label = self._label(self.break_labels, i)
+            label.setText(f" {b.label} ")
+            label.setToolTip(b.message)
+            label.setAnchor((0.5, -0.3))
+            label.setPos(b.x, b.context)
+            label.show()
+        for label in self.break_labels[len(breaks) :]:
+            label.hide()
         self.layout()
 
     def clear(self) -> None:
@@ -174,9 +198,10 @@ class TimelineMarkers:
         self.bar_lines.setData(empty, empty)
         self.compaction_points.setData([], [])
         self.branch_points.setData([], [])
+        self.break_points.setData([], [])
         for line in self.thresholds.values():
             line.hide()
-        for label in (*self.compaction_labels, *self.branch_labels):
+        for label in (*self.compaction_labels, *self.branch_labels, *self.break_labels):
             label.hide()
 
     def layout(self) -> None:
@@ -206,8 +231,10 @@ class TimelineMarkers:
         out: dict[str, Any] = {
             "compaction_points": self.compaction_points,
             "branch_points": self.branch_points,
+            "break_points": self.break_points,
             "compaction_labels": list(self.compaction_labels),
             "branch_labels": list(self.branch_labels),
+            "break_labels": list(self.break_labels),
         }
         out.update({f"threshold:{k}": v for k, v in self.thresholds.items()})
         return out

@@ -25,6 +25,7 @@ import numpy as np
 from core import jsonio
 from core.jsonio import as_int
 from core.problems import FormatError, Problem
+from core.safe_read import open_regular
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -124,11 +125,11 @@ class MemoryIndex:
         self.path = os.fspath(path)
         target = Path(self.path)
         # mode=ro fails on a missing file anyway, but never let sqlite create one.
-        if not target.is_file():
-            raise FormatError(self.path, "no such file")
         try:
-            with open(target, "rb") as fh:
+            with open_regular(target) as fh:  # never a FIFO or a device
                 head = fh.read(len(SQLITE_MAGIC))
+        except FileNotFoundError:
+            raise FormatError(self.path, "no such file") from None
         except OSError as exc:
             raise FormatError(self.path, f"cannot read: {exc.strerror or exc}") from exc
         if head != SQLITE_MAGIC:

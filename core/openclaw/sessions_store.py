@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from core import jsonio
-from core.fsutil import atomic_write, read_file
+from core.fsutil import atomic_write
 from core.jsonio import as_int
+from core.limits import max_document_bytes
 from core.problems import FormatError, Problem
+from core.safe_read import read_regular
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -164,7 +166,7 @@ def load_sessions_store(path: str | os.PathLike[str]) -> SessionStore:
         level is not an object.
     """
     name = os.fspath(path)
-    return parse_sessions_store(read_file(name), name)
+    return parse_sessions_store(read_regular(name, max_bytes=max_document_bytes()), name)
 
 
 def parse_sessions_store(data: bytes, name: str = "sessions.json") -> SessionStore:

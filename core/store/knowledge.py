@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from core import jsonio
 from core.fsutil import AppendResult, append_lines
 from core.jsstr import js_trim, js_utf8
-from core.problems import FormatError, Problem
+from core.problems import Problem
 from core.redact import maybe_redact
+from core.timefmt import is_date_ms
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,11 +96,17 @@ class KnowledgeLog:
             read = jsonio.read_jsonl(
                 data, self.path, first_line=first_line, base_offset=base_offset
             )
-            self.problems.extend(read.problems)
-            for rec in read.objects:
-                self._apply(rec.value, rec.line, rec.offset)
-        self.size = base_offset + len(data)
-        self.lines = first_line - 1 + data.count(b"\n")
+            self.apply_read(read, first_line=first_line, base_offset=base_offset)
+
+    def apply_read(
+        self, read: jsonio.JsonlRead, *, first_line: int = 1, base_offset: int = 0
+    ) -> None:
+        """Apply what :func:`core.jsonio.read_jsonl` (or ``read_jsonl_file``) read."""
+        self.problems.extend(read.problems)
+        for rec in read.objects:
+            self._apply(rec.value, rec.line, rec.offset)
+        self.size = base_offset + read.size
+        self.lines = first_line - 1 + read.newlines
 
     def _apply(self, obj: Any, line: int, offset: int) -> None:
         if not isinstance(obj, dict):
@@ -118,6 +125,17 @@ class KnowledgeLog:
             )
         self.history.setdefault(fid, []).append(LogLine(line, offset, obj))
         ts = obj.get("timestamp")
+        if ts is not None and not is_date_ms(ts):
+            self.problems.append(
+                Problem(
+                    self.path,
+                    line,
+                    f"fact {fid[:36]!r}: timestamp {_short(ts)} is not a time in "
+                    "epoch milliseconds; read as now",
+                    "warning",
+                )
+            )
+            ts = None
         context = obj.get("context")
         superseded = obj.get("supersededBy")
         deleted = bool(obj.get("_deleted"))
@@ -414,6 +432,11 @@ class FactDeletedError(ValueError):
     """An edit of a deleted fact (restore it first)."""
 
 
+def _short(value: Any, width: int = 30) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _check_type(fact_type: str) -> None:
     if fact_type not in FACT_TYPES:
         raise ValueError(f"fact type must be one of {', '.join(FACT_TYPES)}, not {fact_type!r}")
@@ -429,12 +452,10 @@ def load_knowledge(path: str | os.PathLike[str], *, redaction: bool = True) -> K
     """
     name = os.fspath(path)
     log = KnowledgeLog(name, redaction=redaction)
-    try:
-        with open(name, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return log
-    except OSError as exc:
-        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
-    log.replay(data)
+    with jsonio.gc_paused():
+        try:
+            read = jsonio.read_jsonl_file(name)
+        except FileNotFoundError:
+            return log
+        log.apply_read(read)
     return log

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from core import jsonio
 from core.fsutil import AppendResult, append_lines
 from core.jsstr import js_utf8
-from core.problems import FormatError, Problem
+from core.problems import Problem
 from core.redact import maybe_redact
 from core.store.tagging import extract_entities, extract_topics
+from core.timefmt import MAX_DATE_MS
 from core.tokens import estimate_text
 
 if TYPE_CHECKING:
@@ -141,15 +142,18 @@ def parse_segments(
 ) -> SegmentLoad:
     """Parse segments.jsonl bytes into the warm set (see module docstring)."""
     with jsonio.gc_paused():
-        return _parse(data, name, max_segments, eviction_days, now_ms)
+        return _parse(jsonio.read_jsonl(data, name), name, max_segments, eviction_days, now_ms)
 
 
 def _parse(
-    data: bytes, name: str, max_segments: int, eviction_days: float, now_ms: int | None
+    read: jsonio.JsonlRead,
+    name: str,
+    max_segments: int,
+    eviction_days: float,
+    now_ms: int | None,
 ) -> SegmentLoad:
-    read = jsonio.read_jsonl(data, name)
-    result = SegmentLoad(name, [], problems=read.problems, size=len(data))
-    result.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    result = SegmentLoad(name, [], problems=read.problems, size=read.size)
+    result.lines = read.lines
     now = int(time.time() * 1000) if now_ms is None else now_ms
     cutoff = now - eviction_days * DAY_MS if eviction_days > 0 else None
     seen: set[str] = set()
@@ -160,6 +164,16 @@ def _parse(
             result.problems.append(Problem(name, rec.line, f"segment skipped: {seg}"))
             continue
         result.valid += 1
+        if not -MAX_DATE_MS <= seg.timestamp <= MAX_DATE_MS:
+            result.problems.append(
+                Problem(
+                    name,
+                    rec.line,
+                    f"timestamp {rec.value.get('timestamp')!r:.30} is outside the dates "
+                    "JavaScript can hold; shown without a time",
+                    "warning",
+                )
+            )
         if cutoff is not None and seg.timestamp < cutoff:
             result.evicted_age += 1
             continue
@@ -189,19 +203,16 @@ def load_segments(
     Raises
     ------
     FormatError
-        When the file exists but cannot be read.
+        When the file exists but cannot be read or is not a regular file (a
+        FIFO, a device: never opened).
     """
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return SegmentLoad(name, [])
-    except OSError as exc:
-        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
-    return parse_segments(
-        data, name, max_segments=max_segments, eviction_days=eviction_days, now_ms=now_ms
-    )
+    with jsonio.gc_paused():
+        try:
+            read = jsonio.read_jsonl_file(name)
+        except FileNotFoundError:
+            return SegmentLoad(name, [])
+        return _parse(read, name, max_segments, eviction_days, now_ms)
 
 
 def make_segment(

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from core.fsutil import atomic_write, read_file
+from core.fsutil import atomic_write
 from core.problems import FormatError, Problem
+from core.safe_read import read_regular
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -123,7 +124,7 @@ def load_vectors(path: str | os.PathLike[str]) -> VectorFile:
         When the file cannot be read or is not a VMEM v1 file.
     """
     name = os.fspath(path)
-    return parse_vectors(read_file(name), name)
+    return parse_vectors(read_regular(name), name)
 
 
 def encode_vectors(ids: list[str], matrix: npt.NDArray[np.floating], dim: int) -> bytes:

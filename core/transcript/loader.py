@@ -12,8 +12,7 @@ import hashlib
 import os
 from dataclasses import replace
 
-from core.fsutil import read_file
-from core.jsonio import gc_paused, read_jsonl
+from core.jsonio import JsonlRead, gc_paused, read_jsonl, read_jsonl_file
 from core.problems import FormatError, Problem
 from core.transcript.model import Entry, Session
 
@@ -35,13 +34,22 @@ KNOWN_TYPES = frozenset(
 def load_transcript(path: str | os.PathLike[str]) -> Session:
     """Read and parse a transcript file.
 
+    The file is read a chunk at a time: a line over the line limit
+    (:func:`core.limits.max_line_bytes`) is a problem, never held in memory.
+
     Raises
     ------
     FormatError
-        When the file cannot be read or is not a pi transcript.
+        When the file cannot be read, is not a regular file (a FIFO, a device:
+        never opened) or is not a pi transcript.
     """
     name = os.fspath(path)
-    return parse_transcript(read_file(name), name)
+    with gc_paused():
+        try:
+            read = read_jsonl_file(name)
+        except FileNotFoundError as exc:
+            raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
+        return _parse(read, name)
 
 
 def _stable_id(session_id: str, index: int, taken: set[str]) -> str:
@@ -63,11 +71,10 @@ def parse_transcript(data: bytes, name: str) -> Session:
         When the first object is not a session header.
     """
     with gc_paused():
-        return _parse(data, name)
+        return _parse(read_jsonl(data, name), name)
 
 
-def _parse(data: bytes, name: str) -> Session:
-    read = read_jsonl(data, name)
+def _parse(read: JsonlRead, name: str) -> Session:
     problems = read.problems
     objects = read.objects
     if not objects:
@@ -179,11 +186,13 @@ def _parse(data: bytes, name: str) -> Session:
         raw = dict(old.raw)
         raw["firstKeptEntryId"] = target
         entries[list_index] = replace(old, raw=raw)
-    return Session(
+    session = Session(
         path=name,
         header=header,
         version=version,
         entries=entries,
         problems=problems,
-        size=len(data),
+        size=read.size,
     )
+    problems.extend(Problem(name, b.line, b.message, "warning") for b in session.parent_breaks())
+    return session

@@ -12,7 +12,7 @@ from core.transcript.normalize import entry_message
 if TYPE_CHECKING:
     from core.problems import Problem
 
-__all__ = ["Block", "Entry", "Message", "Session", "ToolPair"]
+__all__ = ["Block", "Entry", "Message", "ParentBreak", "Session", "ToolPair"]
 
 _UNSET: Any = object()
 
@@ -67,6 +67,21 @@ class ToolPair:
     call_entry: str | None
     result_entries: tuple[str, ...]
     is_error: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ParentBreak:
+    """An entry whose ``parentId`` cuts the context: the chain to the root is broken.
+
+    ``kind`` is ``missing`` (the parent is not in the file), ``cycle`` (following
+    parents comes back to this entry) or ``invalid`` (the parentId is not a string).
+    """
+
+    entry_id: str
+    line: int
+    kind: str
+    parent: object
+    message: str
 
 
 @dataclass(slots=True)
@@ -142,6 +157,83 @@ class Session:
         path.reverse()
         return path
 
+    def parent_breaks(self) -> list[ParentBreak]:
+        """Entries whose ``parentId`` is dangling, in a cycle or not a string, in file order.
+
+        pi's replay stops at a missing parent (the context before it is lost) and
+        cannot end on a cycle; memlens stops there too and says so.
+        """
+        by_id = self.by_id
+        out: list[ParentBreak] = []
+        forward = False
+        for e in self.entries:
+            pid = e.parent_id
+            if pid == "":
+                continue  # pi reads an empty parentId as none: a root
+            if pid is None:
+                raw = e.raw.get("parentId") if not e.synthetic_id else None
+                if raw is not None:
+                    out.append(
+                        ParentBreak(
+                            e.id,
+                            e.line,
+                            "invalid",
+                            raw,
+                            f"entry {e.id} (line {e.line}): parentId "
+                            f"{_short(raw)} is not a string; read as a root",
+                        )
+                    )
+                continue
+            parent = by_id.get(pid)
+            if parent is None:
+                out.append(
+                    ParentBreak(
+                        e.id,
+                        e.line,
+                        "missing",
+                        pid,
+                        f"entry {e.id} (line {e.line}): parentId {_short(pid)} is not in "
+                        "the file; the context before it is unknown",
+                    )
+                )
+            elif parent.index >= e.index:
+                forward = True
+        if forward:  # only a parent later in the file can close a cycle
+            out.extend(self._cycles())
+            out.sort(key=lambda b: b.line)
+        return out
+
+    def _cycles(self) -> list[ParentBreak]:
+        by_id = self.by_id
+        state: dict[str, int] = {}  # 1: on the walk being followed, 2: done
+        out: list[ParentBreak] = []
+        for e in self.entries:
+            walk: list[Entry] = []
+            cur: Entry | None = e
+            while cur is not None and cur.id not in state:
+                state[cur.id] = 1
+                walk.append(cur)
+                cur = by_id.get(cur.parent_id) if cur.parent_id is not None else None
+            if cur is not None and state.get(cur.id) == 1:
+                ring = walk[walk.index(cur) :]
+                last = max(ring, key=lambda x: x.index)  # the one pointing back
+                names = " -> ".join(x.id for x in ring[:6]) + (" -> ..." if len(ring) > 6 else "")
+                out.append(
+                    ParentBreak(
+                        last.id,
+                        last.line,
+                        "cycle",
+                        last.parent_id,
+                        f"entry {last.id} (line {last.line}): parentId "
+                        f"{_short(last.parent_id)} makes a cycle of {len(ring)} "
+                        f"entr{'y' if len(ring) == 1 else 'ies'} ({names}); "
+                        "the context is cut there",
+                    )
+                )
+            for x in walk:
+                state[x.id] = 2
+        return out
+
     def leaves(self) -> list[Entry]:
         """Entries with no children: one per branch, in file order."""
         return [e for e in self.entries if not self.children.get(e.id)]
@@ -194,3 +286,8 @@ class Session:
                 cid, name, entry_id, tuple(results.get(cid, ())), errors.get(cid, False)
             )
         return pairs
+
+
+def _short(value: object, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
