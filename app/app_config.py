@@ -24,7 +24,7 @@ from core.limits import MAX_LINE_BYTES, set_max_line_bytes
 from core.llm.providers import ANTHROPIC_URL
 from core.recall.hybrid import SearchConfig
 from core.redact import redact
-from core.secrets import key_source, looks_like_secret, scrub
+from core.secrets import is_blank_after_scrub, key_source, looks_like_secret, scrub
 from core.trim import PROTECTED_RECENT, RESERVE_TOKENS
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ class ProviderSpec:
         problem = key_name_problem(self.key_env)
         if problem:
             out.append(f"key variable: {problem}")
-        out.extend(f"{name} {SECRET_FIELD_PROBLEM}" for name in self.secret_fields())
+        out.extend(f"the {name} {SECRET_FIELD_PROBLEM}" for name in self.secret_fields())
         return out
 
     def secret_fields(self) -> list[str]:
@@ -218,7 +218,9 @@ class ProviderSpec:
             kind=self.kind,
             base_url=scrub(self.base_url),
             model=scrub(self.model),
-            fallback_models=tuple(m for m in map(scrub, self.fallback_models) if m.strip()),
+            fallback_models=tuple(
+                scrub(m) for m in self.fallback_models if not is_blank_after_scrub(m)
+            ),
             key_env=self.key_env,
         )
 
@@ -448,8 +450,13 @@ def safety_defaults(settings: AppSettings) -> SafetyDefaults:
 
 
 def apply_safety(safety: SafetyDefaults) -> None:
-    """Make the core readers use these limits (the longest line they parse)."""
-    set_max_line_bytes(safety.max_line_bytes)
+    """Make the core readers use these limits (the longest line they parse).
+
+    The default line size sets no override, so ``MEMLENS_MAX_LINE_BYTES`` still
+    applies unless the user chose another size.
+    """
+    line = safety.max_line_bytes
+    set_max_line_bytes(None if line == MAX_LINE_BYTES else line)
 
 
 def prepare_settings(settings: AppSettings) -> list[str]:

@@ -78,7 +78,8 @@ def _is_not_number(text: str) -> bool:
 def clean_value(key: str, value: Any) -> Any:
     """*value* of setting *key* without secrets: itself, a cleaned copy, or ``_REMOVE``."""
     if isinstance(value, QByteArray | bytes):
-        text = bytes(value).decode("latin-1")
+        raw = value.data() if isinstance(value, QByteArray) else value
+        text = bytes(raw).decode("latin-1")
         return _REMOVE if looks_like_secret(text) else value
     if isinstance(value, list):
         items = [clean_value("", v) for v in value]

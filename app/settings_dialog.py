@@ -241,6 +241,8 @@ class SafetyPage(QWidget):
         reading = QGroupBox("Reading")
         rf = QFormLayout(reading)
         rf.addRow("Max &line size:", self.max_line)
+        for form in (cf, bf, rf):
+            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         lay = QVBoxLayout(self)
         lay.addWidget(calls)
         lay.addWidget(backups)

@@ -145,6 +145,7 @@ class StoreKeyDialog(QDialog):
         super().__init__(parent)
         self.name = name
         self.setWindowTitle(f"Store the key of {name}")
+        self.setMinimumWidth(460)
         about = QLabel(
             f"Paste the API key memlens should use when {name} is not set in the "
             f"environment. It is stored in the OS keychain (service {SERVICE!r}, "
@@ -282,6 +283,7 @@ class ProvidersPage(QWidget):
             self.remove_key_button.setToolTip(reason)
             self.keychain_label.setText(reason)
             self.keychain_label.setEnabled(False)  # grey: a fact, not an error
+        self.keychain_label.setVisible(bool(self.keychain_label.text()))
 
         form = QFormLayout()
         form.addRow("&Label:", self.label_edit)
@@ -426,6 +428,7 @@ class ProvidersPage(QWidget):
     def _keychain_message(self, text: str) -> None:
         self.keychain_label.setText(text)
         self.keychain_label.setEnabled(True)
+        self.keychain_label.show()
 
     def _store(self) -> None:
         row = self.current_row()

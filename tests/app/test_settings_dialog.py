@@ -3,7 +3,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import keyring
 import pytest
+from keyring.backends import fail
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QWidget
 
@@ -42,6 +44,15 @@ CONFIG = """{
   },
 }
 """
+
+
+@pytest.fixture(autouse=True)
+def _no_os_keychain():
+    """These tests never read the user's real keychain: keyring's no-backend stand-in."""
+    before = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(before)
 
 
 @pytest.fixture
@@ -313,6 +324,6 @@ def test_screenshots(qtbot, settings, openclaw):
     dlg = _dialog(qtbot, settings, openclaw=openclaw, environ={"ANTHROPIC_API_KEY": SECRET})
     dlg.show()
     qtbot.waitExposed(dlg)
-    for i, name in enumerate(("providers", "search", "openclaw")):
+    for i, name in enumerate(("providers", "search", "safety", "openclaw")):
         dlg.tabs.setCurrentIndex(i)
         dlg.grab().save(f"/tmp/settings-{name}.png")
