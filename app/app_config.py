@@ -462,16 +462,21 @@ def apply_safety(safety: SafetyDefaults) -> None:
 def prepare_settings(settings: AppSettings) -> list[str]:
     """At start: clean the settings file of secrets, then apply the safety limits.
 
-    Returns the settings keys that held a secret (empty when none did); the caller
-    shows the warning (:func:`app.settings.secrets_warning`).
+    Returns the settings keys that held a secret since *settings* was opened
+    (empty when none did); the caller shows the warning
+    (:func:`app.settings.secrets_warning`).
     """
-    cleaned = settings.clean_secrets()
+    settings.clean_secrets()
     apply_safety(safety_defaults(settings))
-    return cleaned
+    return settings.take_cleaned()
 
 
 def load_app_config(settings: AppSettings) -> AppConfig:
-    """All of memlens's settings (defaults for anything unset)."""
+    """All of memlens's settings (defaults for anything unset).
+
+    The settings file is cleaned of secrets first (:meth:`AppSettings.clean_secrets`).
+    """
+    settings.clean_secrets()
     return AppConfig(
         providers=tuple(llm_providers(settings)),
         embedder=embedder_name(settings),

@@ -4,7 +4,7 @@ Only the app reads settings; widgets are handed values. Keys are grouped so a
 user can find them in the settings file (``memlens/memlens.ini`` under the
 user's configuration directory). No secret is ever kept there: a file that holds
 one (an old ``llm/apiKey``, a provider's ``"apiKey"``, a URL with a password) is
-cleaned by :meth:`AppSettings.clean_secrets` when memlens starts.
+cleaned by :meth:`AppSettings.clean_secrets` as soon as it is opened.
 """
 
 from __future__ import annotations
@@ -120,10 +120,17 @@ def default_settings() -> QSettings:
 
 
 class AppSettings:
-    """Typed access to the few values memlens persists."""
+    """Typed access to the few values memlens persists.
+
+    The settings file is cleaned of secrets as it is opened
+    (:meth:`clean_secrets`); :meth:`take_cleaned` tells what was removed, once,
+    for the warning the app shows.
+    """
 
     def __init__(self, store: QSettings | None = None) -> None:
         self.store = store if store is not None else default_settings()
+        self._cleaned: list[str] = []
+        self.clean_secrets()
 
     def _list(self, key: str) -> list[str]:
         value: Any = self.store.value(key, [])
@@ -193,6 +200,11 @@ class AppSettings:
         """The settings file's path."""
         return str(self.store.fileName())
 
+    def take_cleaned(self) -> list[str]:
+        """The keys cleaned since the last call (so each warning is shown once)."""
+        cleaned, self._cleaned = self._cleaned, []
+        return cleaned
+
     def clean_secrets(self) -> list[str]:
         """Remove every secret the settings file holds, and rewrite the file at once.
 
@@ -208,6 +220,7 @@ class AppSettings:
             The keys that were cleaned (empty when the file held no secret). The
             log names them, never what they held.
         """
+        self.store.sync()  # read what another program wrote to the file meanwhile
         cleaned: list[str] = []
         for key in self.store.allKeys():
             if looks_like_secret(key):  # a secret pasted as a key's name
@@ -224,6 +237,7 @@ class AppSettings:
                 self.store.setValue(key, new)
             cleaned.append(key)
         if cleaned:
+            self._cleaned.extend(k for k in cleaned if k not in self._cleaned)
             self.store.sync()
             log.warning(
                 "the settings file %s held what looks like a secret in %s; it was removed",

@@ -330,7 +330,8 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.setWindowTitle("memlens settings")
         self.resize(900, 600)
-        cleaned = settings.clean_secrets()  # the file was edited since memlens started
+        settings.clean_secrets()  # the file may have been edited since memlens started
+        cleaned = settings.take_cleaned()
         self.providers_page = ProvidersPage(environ)
         self.search_page = SearchPage()
         self.safety_page = SafetyPage()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 import keyring
@@ -290,6 +291,19 @@ def test_a_settings_file_holding_keys_is_cleaned_on_load(isolated_settings, capl
     assert "llm/apiKey" in caplog.text and str(ini) in caplog.text
     assert not any(s in caplog.text for s in SECRETS)
     assert prepare_settings(again) == []  # clean now
+
+
+def test_opening_or_loading_the_settings_cleans_the_file(isolated_settings):
+    ini = _seed(isolated_settings)
+    settings = _settings()  # opening the file is enough
+    assert not any(s.encode() in ini.read_bytes() for s in SECRETS)
+    assert "llm/apiKey" in settings.take_cleaned() and settings.take_cleaned() == []
+    time.sleep(0.01)
+    ini.write_text(DIRTY)  # another program writes a key while memlens runs
+    (proxy,) = load_app_config(settings).providers
+    assert not any(s.encode() in ini.read_bytes() for s in SECRETS)
+    assert proxy.base_url == "https://me@proxy.example.com/v1"
+    assert "llm/providers" in settings.take_cleaned()
 
 
 def test_the_app_warns_at_start_when_it_cleaned_the_settings(qtbot, isolated_settings):
