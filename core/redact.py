@@ -1,19 +1,35 @@
-"""Secret redaction: memory-context's ``redaction.ts`` pattern for pattern, then more.
+r"""Secret redaction: memory-context's ``redaction.ts`` pattern for pattern, then more.
 
 Applied before memlens writes text or sends it to an LLM. First the agent's six
 patterns, in its order (:data:`PATTERNS`): Authorization headers, standalone
 Bearer tokens, ``api_key``-style values, ``token=`` values, 32+ hex chars and
 64+ base64 chars. Then memlens's own (:data:`EXTRA_PATTERNS`), for what those
-miss: ``bearer`` in any case, env-style and JSON keys that end in a secret word
-(``OPENAI_API_KEY=``, ``GITHUB_TOKEN=``, ``"apiKey": "..."``, ``password:``),
-passwords in URLs and well-known key prefixes. Masking more than the agent is
-fine; masking less is not. Labels are kept; values become ``[REDACTED]``
+miss: PEM private key blocks, JWTs, well-known key prefixes (OpenAI, Anthropic,
+Stripe, GitHub, GitLab, Slack, Google, npm, Hugging Face, ...), AWS key ids and
+the secret key next to them, credentials in URLs, Authorization/Cookie headers,
+``bearer`` in any case, and values whose label ends in a secret word
+(``OPENAI_API_KEY=``, ``"SecretAccessKey": "..."``, ``password:``, ``MY_SERVICE_KEY=``,
+``--token x``, ``<password>x</password>``). Masking more than the agent is fine;
+masking less is not. Labels are kept; values become ``[REDACTED]``
 (``[REDACTED_HEX]``, ``[REDACTED_B64]``).
+
+Secrets are found wherever they sit: in prose, code, logs, URLs, markdown and in
+JSON strings, where a newline before them is the two characters ``\n`` (so a
+key's start is "not after a letter or digit, or right after an escape" rather
+than ``\b``). Because the agent's patterns run first, a long run inside a key
+may already be ``[REDACTED_B64]``: the shapes below accept those markers inside
+their bodies, so no tail of a key survives. Every pattern is anchored on a
+literal or bounded, and uses possessive runs where a failed match could rescan:
+the cost stays linear in the text.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # JavaScript's \s; \b and the classes below are ASCII as in JS without the u flag.
 _S = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
@@ -39,50 +55,306 @@ PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b[A-Za-z0-9+/]{64,}={0,2}\b", re.A), "[REDACTED_B64]"),
 )
 
+Replacement: TypeAlias = "str | Callable[[re.Match[str]], str]"
+
+REDACTED = "[REDACTED]"
+# What an earlier pattern left behind; it may sit inside a key's body.
+_MARK = r"\[REDACTED(?:_HEX|_B64)?\]"
+# Where a key may start: not after a letter, digit or "_", or right after a JSON
+# or C escape (the "n" of "\n" is a letter), a \uXXXX escape or a %XX URL escape.
+_START = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrtbfv])|(?<=\\u[0-9A-Fa-f]{4})|(?<=%[0-9A-Fa-f]{2}))"
+_B = rf"(?:[A-Za-z0-9_\-]|{_MARK})"  # a base64url body char, or a marker
+_QUOTE = r"[\\\"'`]{0,4}"  # quotes (maybe JSON-escaped) between a label and its value
+_SEP = rf"{_S}*+(?:=>|:=|[:=])"
+
+
+# --- PEM private key blocks ----------------------------------------------------------
+
+_PEM_LABEL = r"((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)"
+_PEM_BEGIN = re.compile(rf"-----BEGIN {_PEM_LABEL}-----")
+_PEM_END = re.compile(rf"-----END {_PEM_LABEL}-----")
+# What may sit between BEGIN and END: base64 lines, their breaks (real or escaped),
+# quotes and "+" of a string split across source lines, Proc-Type/DEK-Info headers.
+_PEM_BODY = re.compile(rf"(?:[A-Za-z0-9+/=\s\"',:.\\\-]|{_MARK})*+")
+# Without a usable END (cut off, or prose in between): the base64 lines that follow.
+_PEM_LINES = re.compile(
+    rf"(?:(?:[ \t\"'+,]|\r?\n|\\+[rn])*+(?:Proc-Type|DEK-Info|Comment):[^\r\n\\]*+"
+    rf"|(?:[ \t\"'+,]|\r?\n|\\+[rn])*+(?:[A-Za-z0-9+/=]|{_MARK}){{16,}}+)*+"
+)
+_PEM_EDGE = re.compile(r"(?:\r?\n|\\+[rn]|[ \t])*+")
+_PEM_MAX_BODY = 65_536
+
+
+def _pem_body(body: str) -> str:
+    """*body* as ``[REDACTED]`` between the line breaks it started and ended with."""
+    lead = _PEM_EDGE.match(body)
+    head = lead.group() if lead else ""
+    rest = body
+    while True:  # trailing breaks, real or escaped (as in JSON strings)
+        cut = len(rest.rstrip(" \t\r\n"))
+        while cut >= 2 and rest[cut - 1] in "nr" and rest[cut - 2] == "\\":
+            cut -= 2
+            while cut > 0 and rest[cut - 1] == "\\":
+                cut -= 1
+        if cut == len(rest):
+            break
+        rest = rest[:cut]
+    tail = body[len(rest) :]
+    if len(head) >= len(body) - len(tail):
+        return body  # nothing between the breaks
+    return head + REDACTED + tail
+
+
+def _redact_pem(text: str) -> str:
+    """Every private key block's body as ``[REDACTED]``; BEGIN/END lines kept."""
+    if "PRIVATE KEY-----" not in text:
+        return text
+    out: list[str] = []
+    pos = 0
+    end: re.Match[str] | None = None
+    ends_left = True
+    while begin := _PEM_BEGIN.search(text, pos):
+        start = begin.end()
+        if ends_left and (end is None or end.start() < start):
+            end = _PEM_END.search(text, start)  # each END is searched for once
+            ends_left = end is not None
+        after = _PEM_BEGIN.search(text, start)
+        stop = after.start() if after else len(text)
+        out.append(text[pos:start])
+        if (
+            end is not None
+            and end.start() >= start
+            and end.start() <= stop
+            and end.start() - start <= _PEM_MAX_BODY
+            and _PEM_BODY.fullmatch(text, start, end.start())
+        ):
+            out.append(_pem_body(text[start : end.start()]))
+            pos = end.start()
+        else:
+            lines = _PEM_LINES.match(text, start, stop)
+            cut = lines.end() if lines else start
+            out.append(_pem_body(text[start:cut]))
+            pos = cut
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# --- labelled values -------------------------------------------------------------------
 
 # The key's own prefix (GITHUB_, OPENAI_, client) stays outside the match: the
 # pattern starts at the secret word, so its cost stays linear in the text.
 _SECRET_WORD = (
-    r"(?:api[_\-]?key|token|secret|password|passwd|access[_\-]?key|private[_\-]?key"
-    r"|credentials?)"
+    r"(?:api[_\-]?key|access[_\-]?key|secret[_\-]?key|private[_\-]?key|account[_\-]?key"
+    r"|client[_\-]?secret|secret|token|password|passwd|passphrase|_pwd|_pass|_auth"
+    r"|credentials?|(?-i:[A-Z0-9]_KEY))"
 )
-_SPARED = r"(?!\[REDACTED|(?:undefined|null|true|false|string|number|boolean)\b)"
-_VALUE_END = _S[1:-1] + "\"'<>,;"
+_UNQUOTED = r"[^\s\"'`<>,;()\[\]{}\\|&]"
+_KV = re.compile(
+    rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}{_SEP}{_S}*+{_QUOTE})"
+    rf"(?P<value>(?<=\")[^\"\\\r\n]++|(?<=')[^'\\\r\n]++|(?<=`)[^`\\\r\n]++"
+    rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)",
+    re.I | re.A,
+)
+# Values that are types, literals or placeholders rather than secrets.
+_NOT_SECRET = frozenset(
+    "undefined null none nil true false yes no string number boolean str int bool bytes "
+    "any unknown object optional required include omit same-origin secretstr".split()
+)
+_REFERENCE = re.compile(r"(?:\$|\{\{|%\(|<|\[REDACTED|-----BEGIN |process\.env\b|os\.environ)")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_SECRETISH = re.compile(r"key|token|secret|pass|pwd|auth|credential", re.I)
 
-EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+
+def _kv(m: re.Match[str]) -> str:
+    value = m.group("value")
+    quoted = m.group("label")[-1:] in "\"'`"
+    lower = value.lower()
+    spared = (
+        bool(_REFERENCE.match(value))
+        or lower in _NOT_SECRET
+        or lower.replace("_", "").replace("-", "") == m.group("word").lower().strip("_-")
+        or (
+            not quoted
+            and (
+                len(value) < 6
+                or bool(m.group("call"))  # a call or subscript: code, not a literal
+                or (bool(_DOTTED.fullmatch(value)) and bool(_SECRETISH.search(value)))
+            )
+        )
+    )
+    if spared:
+        return m.group()
+    return m.group("label") + REDACTED + m.group("call")
+
+
+# Authorization/Proxy-Authorization headers with any scheme, and Cookie headers.
+_AUTH_HEADER = re.compile(
+    rf"(?P<label>authorization{_QUOTE}{_SEP}{_S}*+{_QUOTE}"
+    rf"(?P<scheme>(?:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|sso-key|key|otp"
+    rf"|hmac|aws4-hmac-sha256)[ \t]++)?)"
+    rf"(?!\[REDACTED|\$|\{{)(?P<value>[^\s\"'\\,;<>]{{8,}}+)",
+    re.I | re.A,
+)
+
+
+def _auth_header(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if not m.group("scheme") and re.fullmatch(r"[A-Za-z]+", value):
+        return m.group()  # "Authorization: required" is prose
+    return m.group("label") + REDACTED
+
+
+_COOKIE = re.compile(rf"((?:set-)?cookie{_QUOTE}{_S}*+:{_S}*+{_QUOTE})([^\r\n\"'\\]++)", re.I)
+_COOKIE_PAIR = re.compile(r"([\w.\-]+=)(?!\[REDACTED)([^;,\s]++)")
+_COOKIE_ATTRIBUTES = frozenset(
+    "path domain expires max-age samesite secure httponly priority partitioned".split()
+)
+
+
+def _cookie(m: re.Match[str]) -> str:
+    def pair(p: re.Match[str]) -> str:
+        if p.group(1)[:-1].lower() in _COOKIE_ATTRIBUTES:
+            return p.group()
+        return p.group(1) + REDACTED
+
+    return m.group(1) + _COOKIE_PAIR.sub(pair, m.group(2))
+
+
+# --flag value on a command line
+_CLI_FLAG = re.compile(
+    r"(?<![\w\-])(--?[\w\-]{0,40}?(?:password|passwd|token|secret|api-?key|access-?key)"
+    r"(?:[ \t]++|=))"
+    r"(?![\-$<\[])(\"[^\"\r\n]++\"|'[^'\r\n]++'|[^\s\"'\\]++)",
+    re.I | re.A,
+)
+
+
+def _cli_flag(m: re.Match[str]) -> str:
+    value = m.group(2)
+    if re.fullmatch(r"[a-z]+", value) and "=" not in m.group(1):
+        return m.group()  # "the --token flag" is prose
+    quote = value[0] if value[0] in "\"'" else ""
+    return m.group(1) + quote + REDACTED + quote
+
+
+# curl -u user:password, --user user:password
+_CURL_USER = re.compile(
+    r"(?<!\S)((?:-u|--user)(?:[ \t]++|=)[\"']?[^\s:\"'$]++:)(?!\$|\d++(?![^\s\"']))[^\s\"']++"
+)
+# <password>x</password>, <apiKey>x</apiKey>
+_XML = re.compile(
+    r"(<[\w:.\-]{0,64}?(?:password|passwd|secret|token|api[_\-]?key|access[_\-]?key"
+    r"|private[_\-]?key|client[_\-]?secret)>)(?!\[REDACTED)[^<\r\n]++(?=</)",
+    re.I | re.A,
+)
+
+
+# --- URLs --------------------------------------------------------------------------------
+
+# scheme://user:password@host (the last "@" of the authority ends the password)
+_URL_PASSWORD = re.compile(
+    r"(:\\?/\\?/[^\s:/@\\\"'<>]*+:)(?!\[REDACTED\]@)[^\s/?#\"'<>\\]+(?=@)", re.A
+)
+# scheme://token@host (userinfo alone, when it is long and has a digit)
+_URL_USER_TOKEN = re.compile(r"(:\\?/\\?/)(?=[^\s:/@]*\d)[A-Za-z0-9_\-.~%]{16,}+(?=@)", re.A)
+_URL_PARAM = re.compile(
+    r"(?P<label>[?&;](?P<name>[\w.\-]{0,40}?(?:token|secret|password|passwd|signature"
+    r"|api[_\-]?key|apikey|access[_\-]?key|credential)|sig|key|code|auth|pwd|sid)=)"
+    r"(?!\[REDACTED)(?P<value>[^&#\s\"'<>\\]++)",
+    re.I | re.A,
+)
+_WEBHOOK = re.compile(
+    r"((?:hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"|discord(?:app)?\.com/api/webhooks/|webhook\.office\.com/webhookb2/))"
+    rf"(?:[A-Za-z0-9_\-/@.]|{_MARK})++",
+    re.I | re.A,
+)
+
+
+def _url_param(m: re.Match[str]) -> str:
+    if m.group("name").lower() in ("key", "code", "sig", "auth", "sid") and (
+        len(m.group("value")) < 12
+    ):
+        return m.group()  # ?key=users, ?code=200
+    return m.group("label") + REDACTED
+
+
+# --- key shapes --------------------------------------------------------------------------
+
+_JWT = re.compile(
+    rf"{_START}(?<!-)(?:eyJ{_B}{{5,}}+\.{_B}++|{_MARK}\.eyJ{_B}*+)"
+    rf"(?:\.{_B}*+(?:\.{_B}++){{0,2}})?",
+    re.A,
+)
+_PREFIXED = re.compile(
+    _START + r"(?:"
+    rf"sk-(?:ant-|proj-|svcacct-|admin-)?{_B}{{20,}}+"  # OpenAI, Anthropic
+    r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}+|whsec_[A-Za-z0-9+/=]{20,}+"  # Stripe
+    r"|gh[pousr]_[A-Za-z0-9]{20,}+|github_pat_[A-Za-z0-9_]{20,}+"  # GitHub
+    rf"|glpat-{_B}{{20,}}+|gl(?:ptt|dt|rt|cbt|imt|agent)-{_B}{{20,}}+"  # GitLab
+    rf"|xox[abposre]-{_B}{{10,}}+|xapp-{_B}{{10,}}+"  # Slack
+    rf"|AIza{_B}{{30,}}+|ya29\.{_B}{{20,}}+|GOCSPX-{_B}{{20,}}+"  # Google
+    r"|npm_[A-Za-z0-9]{30,}+|hf_[A-Za-z0-9]{30,}+"  # npm, Hugging Face
+    rf"|pypi-AgE{_B}{{30,}}+|gsk_[A-Za-z0-9]{{30,}}+|xai-[A-Za-z0-9]{{30,}}+"
+    r"|r8_[A-Za-z0-9]{30,}+|dckr_pat_[A-Za-z0-9_\-]{20,}+|dop_v1_[a-f0-9]{32,}+"
+    r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}+|SG\.[A-Za-z0-9_\-]{16,}+\.[A-Za-z0-9_\-]{16,}+"
+    r"|AGE-SECRET-KEY-1[0-9A-Z]{50,}+"
+    r")",
+    re.A,
+)
+# AWS access key ids, and a secret access key (40 base64 chars) on the same line
+_AWS_ID = r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}"
+_AWS = re.compile(
+    rf"{_START}{_AWS_ID}(?![A-Za-z0-9])"
+    r"(?:(?P<gap>[\s\S]{1,80}?)(?:(?<![A-Za-z0-9/+])|(?<=\\[nrt]))"
+    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))?",
+    re.A,
+)
+
+
+def _aws(m: re.Match[str]) -> str:
+    gap = m.group("gap")
+    return REDACTED if gap is None else REDACTED + gap + REDACTED
+
+
+# --- the passes, in order ---------------------------------------------------------------
+
+EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
+    (_JWT, REDACTED),
+    (_PREFIXED, REDACTED),
+    (_AWS, _aws),
+    (_WEBHOOK, r"\1[REDACTED]"),
+    (_URL_PASSWORD, r"\1[REDACTED]"),
+    (_URL_USER_TOKEN, r"\1[REDACTED]"),
+    (_URL_PARAM, _url_param),
+    (_AUTH_HEADER, _auth_header),
     # bearer in any case (the agent's standalone pattern wants "Bearer")
     (
-        re.compile(rf"\b(bearer{_S}+){_SPARED}[A-Za-z0-9_\-.~+/]{{20,}}=*", re.I | re.A),
-        r"\1[REDACTED]",
-    ),
-    # KEY=value, KEY: value, "key": "value" where the key ends in a secret word
-    (
         re.compile(
-            rf"({_SECRET_WORD}[\"']?{_S}*[:=]{_S}*[\"']?){_SPARED}[^{_VALUE_END}]{{8,}}",
-            re.I | re.A,
+            rf"{_START}(bearer{_S}++)(?!\[REDACTED)[A-Za-z0-9_\-.~+/]{{20,}}+=*", re.I | re.A
         ),
         r"\1[REDACTED]",
     ),
-    # scheme://user:password@host
-    (re.compile(r"(://[^\s:/@]+:)[^\s:/@]+(@)", re.A), r"\1[REDACTED]\2"),
-    # well-known key prefixes: OpenAI/Anthropic, GitHub, Slack, AWS access key ids
-    (
-        re.compile(
-            r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}"
-            r"|xox[abposr]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}\b)",
-            re.A,
-        ),
-        "[REDACTED]",
-    ),
+    (_COOKIE, _cookie),
+    (_KV, _kv),
+    (_CLI_FLAG, _cli_flag),
+    (_CURL_USER, r"\1[REDACTED]"),
+    (_XML, r"\1[REDACTED]"),
 )
+"""memlens's passes after the agent's: (pattern, replacement) for ``re.sub``.
+
+PEM private key blocks go first of all (:func:`redact`), before the labels and
+shapes below can cut a block's header apart from its body.
+"""
 
 
 def redact(text: str) -> str:
     """Mask secrets in *text*: the agent's six patterns in its order, then the extras."""
     for pattern, replacement in PATTERNS:
         text = pattern.sub(replacement, text)
-    for pattern, replacement in EXTRA_PATTERNS:
-        text = pattern.sub(replacement, text)
+    text = _redact_pem(text)
+    for extra, repl in EXTRA_PATTERNS:
+        text = extra.sub(repl, text)
     return text
 
 
