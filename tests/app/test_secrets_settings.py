@@ -131,11 +131,12 @@ def test_a_key_stored_from_the_dialog_is_in_the_keychain_only(
 
     dlg.accept()
     settings.sync()
-    assert load_app_config(_settings()).providers[0].key_env == "ANTHROPIC_API_KEY"
+    # read the bytes before anything opens the file again (opening it cleans it)
     files = _files(isolated_settings, Path(os.environ["MEMLENS_DATA_DIR"]))
     assert _ini(isolated_settings) in files
     for path in files:
         assert SECRET.encode() not in path.read_bytes(), path
+    assert load_app_config(_settings()).providers[0].key_env == "ANTHROPIC_API_KEY"
     assert "ANTHROPIC_API_KEY" in caplog.text and SECRET not in caplog.text
 
 
