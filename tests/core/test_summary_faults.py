@@ -1,0 +1,282 @@
+"""A failed summary never becomes a written compaction; every compaction ends in bounded time.
+
+``memlens compact --write --llm openai:...`` against a real HTTP server on 127.0.0.1
+that fails in every way a summariser can: for each fault the command exits 1, names
+the call, the endpoint and the reason on one stderr line, and leaves every file of
+the OpenClaw home byte-identical (backups included: no new file). With
+``--allow-fallback`` the fallback is written, and its first line says it is one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+import time
+from functools import partial
+from typing import TYPE_CHECKING
+
+import orjson
+import pytest
+
+from core.cli import main
+from core.demo import write_demo
+from core.llm import http as llm_http
+from core.llm.retry import RetryPolicy
+from core.llm.watch import WATCHDOG_THREAD
+from tests.core.summary_fault_server import Fault, ok_answer, running
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+NOW = 1_795_305_600_000
+SESSION = "57b355d7-a4ad-4175-b7cd-8c1338e69d98"  # v3, 35 messages summarised in 2 calls
+OLD = time.time() - 3600
+HEADINGS = "\n\n".join(
+    f"{h}\n- from the model"
+    for h in (
+        "## Decisions",
+        "## Open TODOs",
+        "## Constraints/Rules",
+        "## Pending user asks",
+        "## Exact identifiers",
+    )
+)
+
+
+@pytest.fixture
+def faulty():
+    with running() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    root = tmp_path_factory.mktemp("faults") / "home"
+    write_demo(root, now_ms=NOW, segments=40)
+    return root
+
+
+@pytest.fixture
+def home(template, tmp_path, fixtures_dir):
+    """An OpenClaw home: the demo session, a copy of a real fixture, a memory-context store."""
+    root = tmp_path / "home"
+    sessions = root / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    shutil.copyfile(
+        template / "agents/main/sessions" / f"{SESSION}.jsonl", sessions / f"{SESSION}.jsonl"
+    )
+    shutil.copyfile(fixtures_dir / "before-compaction.jsonl", sessions / "before-compaction.jsonl")
+    shutil.copytree(template / "memory" / "context", root / "memory" / "context")
+    for p in sessions.iterdir():
+        os.utime(p, (OLD, OLD))  # not "modified in the last few seconds"
+    return root
+
+
+@pytest.fixture(autouse=True)
+def quick_back_off(monkeypatch):
+    """Retries as many as ever, back-offs of milliseconds (the HTTP is still real)."""
+    monkeypatch.setattr(llm_http, "RetryPolicy", partial(RetryPolicy, base=0.01, cap=0.02))
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every file under *root* and the SHA-256 of its bytes."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def transcript(home: Path, name: str = SESSION) -> Path:
+    return home / "agents" / "main" / "sessions" / f"{name}.jsonl"
+
+
+def compact(home, url, *extra, name=SESSION):  # type: ignore[no-untyped-def]
+    return main(
+        ["compact", str(transcript(home, name)), "--write", "--llm", f"openai:{url}/v1:m", *extra]
+    )
+
+
+def refusal_body(**choice):  # type: ignore[no-untyped-def]
+    base = {"message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}
+    base.update(choice)
+    return {"model": "m", "choices": [base]}
+
+
+FAULTS = {
+    "http-500": (
+        Fault(status=500, body={"error": {"message": "boom"}}),
+        "HTTP 500, server error: boom",
+    ),
+    "http-429": (
+        Fault(status=429, body={"error": {"message": "slow down"}}, headers={"retry-after": "0"}),
+        "HTTP 429, rate limited: slow down",
+    ),
+    "overflow-400": (
+        Fault(
+            status=400,
+            body={"error": {"message": "This model's maximum context length is 8192 tokens"}},
+        ),
+        "HTTP 400, prompt too long",
+    ),
+    "auth-401": (
+        Fault(status=401, body={"error": {"message": "bad key"}}),
+        "HTTP 401, credentials refused",
+    ),
+    "malformed-json": (Fault(body=b'{"choices": [ {"message": '), "the answer is not JSON"),
+    "empty-answer": (Fault(body=ok_answer("")), "the answer is empty"),
+    "refusal-text": (
+        Fault(body=ok_answer("I'm sorry, but I can't help with that.")),
+        "the model refused: \"I'm sorry, but I can't help with that.\"",
+    ),
+    "refusal-content-filter": (
+        Fault(body=refusal_body(finish_reason="content_filter")),
+        "the model refused to answer (finish reason 'content_filter')",
+    ),
+    "refusal-field": (
+        Fault(
+            body=refusal_body(
+                message={"role": "assistant", "content": None, "refusal": "I can't do that"}
+            )
+        ),
+        'the model refused: "I can\'t do that"',
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_a_failed_summary_writes_nothing_and_says_why(capsys, home, faulty, fault):
+    reply, reason = FAULTS[fault]
+    faulty.set(reply)
+    before = tree(home)
+    assert compact(home, faulty.url) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(
+        "memlens: error: summary failed, nothing was written"
+    )
+    assert "call 1 of 2 (summarising chunk 1 of 1)" in err  # which call
+    assert f"openai:{faulty.url}/v1:m" in err  # against which endpoint
+    assert reason in err  # and why
+    assert "--allow-fallback" in err
+    assert tree(home) == before  # transcript, backups, segments, facts: byte-identical
+    assert faulty.requests  # the server was asked
+
+
+def test_retries_are_counted_in_the_message(capsys, home, faulty):
+    faulty.set(Fault(status=500, body={"error": {"message": "boom"}}))
+    assert compact(home, faulty.url) == 1
+    assert "failed after 4 attempts: HTTP 500" in capsys.readouterr().err
+
+
+def test_a_timeout_writes_nothing(capsys, home, faulty):
+    faulty.set(Fault(mode="hang"))
+    before = tree(home)
+    start = time.monotonic()
+    assert compact(home, faulty.url, "--read-timeout", "0.3", "--timeout", "30") == 1
+    err = capsys.readouterr().err
+    assert "call 1 of 2 (summarising chunk 1 of 1)" in err
+    assert "failed after 4 attempts: no answer within 0.3 s" in err
+    assert time.monotonic() - start < 25  # never waited on the server's (absent) answer
+    assert tree(home) == before
+
+
+def test_a_missing_api_key_writes_nothing_and_sends_nothing(capsys, home, faulty, monkeypatch):
+    monkeypatch.delenv("MEMLENS_FAULT_KEY", raising=False)
+    before = tree(home)
+    assert compact(home, faulty.url, "--key-env", "MEMLENS_FAULT_KEY") == 1
+    err = capsys.readouterr().err
+    assert "call 1 of 2 (summarising chunk 1 of 1)" in err and faulty.url in err
+    assert "environment variable MEMLENS_FAULT_KEY is not set" in err
+    assert tree(home) == before and faulty.requests == []
+
+
+def test_a_hanging_server_is_cut_at_the_total_deadline(capsys, home, faulty):
+    faulty.set(Fault(mode="hang"))
+    before = tree(home)
+    start = time.monotonic()
+    assert compact(home, faulty.url, "--timeout", "2") == 1
+    took = time.monotonic() - start
+    err = capsys.readouterr().err
+    assert took < 10  # the read timeout is 60 s: only the 2 s deadline ended it
+    assert "the total time limit of 2 s ran out while waiting for the answer" in err
+    assert "call 1 of 2 (summarising chunk 1 of 1)" in err and faulty.url in err
+    assert faulty.wait_closed(1, timeout=3)  # the server saw the connection closed
+    assert tree(home) == before
+    assert not [t for t in threading.enumerate() if t.name == WATCHDOG_THREAD]
+
+
+def test_a_trickling_server_is_cut_at_the_total_deadline(capsys, home, faulty):
+    """A byte every 0.2 s defeats the 1 s read timeout; the 2 s deadline does not care."""
+    faulty.set(Fault(mode="trickle", every=0.2))
+    before = tree(home)
+    start = time.monotonic()
+    assert compact(home, faulty.url, "--timeout", "2", "--read-timeout", "1") == 1
+    assert time.monotonic() - start < 10
+    assert "the total time limit of 2 s ran out" in capsys.readouterr().err
+    assert faulty.wait_closed(1, timeout=3)
+    assert tree(home) == before
+
+
+def test_a_dry_run_with_a_failed_summary_also_fails(capsys, home, faulty):
+    faulty.set(Fault(status=500, body={"error": {"message": "boom"}}))
+    before = tree(home)
+    path = transcript(home)
+    code = main(["compact", str(path), "--llm", f"openai:{faulty.url}/v1:m", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "summary failed" in err
+    payload = orjson.loads(out)
+    assert payload["error"] == err.removeprefix("memlens: error: ").strip()
+    assert payload["written"] is False and payload["degraded"] is True
+    calls = payload["attempts"]
+    assert calls[0]["ok"] is False and calls[0]["status"] == 500 and calls[0]["attempts"] == 4
+    assert calls[0]["endpoint"] == f"{faulty.url}/v1" and calls[0]["kind"] == "server"
+    assert payload["summary"].startswith("[memlens fallback summary:")  # what would be written
+    assert tree(home) == before
+
+
+def test_allow_fallback_writes_one_entry_that_says_it_is_a_fallback(capsys, home, faulty):
+    faulty.set(Fault(status=500, body={"error": {"message": "boom"}}))
+    path = transcript(home)
+    before = path.read_bytes()
+    assert compact(home, faulty.url, "--allow-fallback", "--json") == 0
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["written"] and out["degraded"] and out["backup"]
+    after = path.read_bytes()
+    assert after.startswith(before)
+    added = after[len(before) :].splitlines()
+    assert len(added) == 1
+    entry = orjson.loads(added[0])
+    first = entry["summary"].splitlines()[0]
+    assert first.startswith("[memlens fallback summary: the summariser openai:")
+    assert "HTTP 500" in first and "not a real summary" in first
+    assert entry["type"] == "compaction" and entry["id"] == out["entry"]["id"]
+
+
+def test_a_working_summariser_still_writes(capsys, home, faulty):
+    """The control: the same set-up with a server that answers writes the compaction."""
+    faulty.set(Fault(body=ok_answer(HEADINGS)))
+    path = transcript(home)
+    before = path.read_bytes()
+    assert compact(home, faulty.url, "--json") == 0
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["written"] and not out["degraded"] and out["failure"] is None
+    assert [c["step"] for c in out["attempts"]] == [
+        "summarising chunk 1 of 1",
+        "summarising the split turn",
+        "extracting knowledge",
+    ]
+    entry = orjson.loads(path.read_bytes()[len(before) :])
+    assert entry["summary"].startswith("## Decisions")
+
+
+def test_the_real_fixture_is_never_written_by_a_failed_summary(capsys, home, faulty):
+    faulty.set(
+        Fault(status=503, body={"error": {"message": "overloaded"}}, headers={"retry-after": "0"})
+    )
+    before = tree(home)
+    assert compact(home, faulty.url, name="before-compaction") == 1
+    err = capsys.readouterr().err
+    assert "summary failed, nothing was written" in err and "HTTP 503" in err
+    assert tree(home) == before
