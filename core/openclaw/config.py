@@ -21,18 +21,21 @@ for any of those OpenClaw versions is valid here.
 
 from __future__ import annotations
 
+import bisect
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import json5
+import pyjson5
 
+from core.jsonio import gc_paused
 from core.problems import FormatError, Problem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 AUTO_RECALL_MIN_SCORE = 0.7
@@ -62,12 +65,23 @@ MODEL_REGISTRY: dict[str, int] = {
 
 WindowSource = Literal["config", "registry", "default", "cap"]
 
+MAX_SAFE_INTEGER = 2**53 - 1
+"""Larger numbers are out of range in a checked field (JavaScript's safe integers)."""
+
 
 # --- the strict schema -------------------------------------------------------------
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    # A finite number no larger than MAX_SAFE_INTEGER: math.isfinite itself
+    # overflows on an int of 309 digits, which pyjson5 reads as a Python int.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return abs(value) <= MAX_SAFE_INTEGER if isinstance(value, int) else _finite(value)
+
+
+def _finite(value: float) -> bool:
+    return math.isfinite(value) and abs(value) <= MAX_SAFE_INTEGER
 
 
 def _is_int(value: Any) -> bool:
@@ -76,6 +90,10 @@ def _is_int(value: Any) -> bool:
 
 
 def _positive_int(value: Any) -> int | None:
+    if type(value) is int:  # the common cases first: a config can list 100,000 models
+        return value if 1 <= value <= MAX_SAFE_INTEGER else None
+    if value is None:
+        return None
     return int(value) if _is_int(value) and value >= 1 else None
 
 
@@ -201,6 +219,17 @@ def _describe(value: Any) -> str:
         return "an object"
     if isinstance(value, list):
         return "an array"
+    if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
+        # str() refuses ints of 4,300 digits and more; the bit length never fails
+        digits = (
+            len(str(abs(value)))
+            if value.bit_length() < 10_000
+            else "about " + str(int(value.bit_length() * math.log10(2)) + 1)
+        )
+        sign = "-" if value < 0 else ""
+        return f"{sign}an integer of {digits} digits (out of range)"
+    if isinstance(value, float) and math.isfinite(value) and abs(value) > MAX_SAFE_INTEGER:
+        return f"{value} (out of range)"
     return str(value)
 
 
@@ -211,6 +240,8 @@ class _Checker:
         self.name = name
         self.text = text
         self.problems: list[Problem] = []
+        self._keys: dict[tuple[str, ...], tuple[int, int] | None] = {}
+        self._lines: list[tuple[int, int]] = [(0, 1)]  # (index, line), sorted
 
     def report(
         self,
@@ -219,7 +250,7 @@ class _Checker:
         severity: Literal["error", "warning"] = "error",
         label: str | None = None,
     ) -> None:
-        line = _key_line(self.text, path)
+        line = self.key_line(path)
         where = label if label is not None else ".".join(path)
         self.problems.append(Problem(self.name, line, f"{where}: {message}", severity))
 
@@ -235,23 +266,34 @@ class _Checker:
             elif isinstance(sub, _Obj):
                 self.walk(item, sub, where)
 
+    def key_line(self, path: tuple[str, ...]) -> int:
+        """Best-effort 1-based line of the last key of *path* (0 when not found).
 
-def _key_line(text: str, path: tuple[str, ...]) -> int:
-    """Best-effort 1-based line of the last key of *path* (0 when not found).
-
-    JSON5 parsers give no positions for values, so the keys are searched for in
-    order, each after the previous one: right for any config a person writes.
-    """
-    pos = 0
-    found: re.Match[str] | None = None
-    for key in path:
-        k = re.escape(key)
-        pattern = rf"(?<![\w$])(?:\"{k}\"|'{k}'|{k})\s*:"
-        found = re.compile(pattern).search(text, pos)
+        JSON5 parsers give no positions for values, so the keys are searched for
+        in order, each after the previous one: right for any config a person
+        writes. Every key found and every line counted is remembered, so a file
+        with thousands of faults is still read in linear time.
+        """
+        found = self._key(path)
         if found is None:
             return 0
-        pos = found.end()
-    return text.count("\n", 0, found.start()) + 1 if found is not None else 0
+        at = bisect.bisect_right(self._lines, (found[0], 0)) - 1
+        pos, line = self._lines[at]
+        line += self.text.count("\n", pos, found[0])
+        bisect.insort(self._lines, (found[0], line))
+        return line
+
+    def _key(self, path: tuple[str, ...]) -> tuple[int, int] | None:
+        if path in self._keys:
+            return self._keys[path]
+        parent = self._key(path[:-1]) if len(path) > 1 else (0, 0)
+        hit = None
+        if parent is not None:
+            k = re.escape(path[-1])
+            m = re.compile(rf"(?<![\w$])(?:\"{k}\"|'{k}'|{k})\s*:").search(self.text, parent[1])
+            hit = (m.start(), m.end()) if m is not None else None
+        self._keys[path] = hit
+        return hit
 
 
 # --- typed records ---------------------------------------------------------------
@@ -354,7 +396,18 @@ _NESTED: dict[str, type[MemoryFlushConfig]] = {"memoryFlush": MemoryFlushConfig}
 
 # --- loading ---------------------------------------------------------------------
 
-_JSON5_POS = re.compile(r"^<string>:(\d+) (.*)$", re.S)
+MAX_DEPTH = 200
+"""Deepest nesting of objects and arrays read; a real config nests less than 10."""
+_BOM = "\ufeff"
+_DECODE_ERRORS = (pyjson5.Json5Exception, ValueError, RecursionError)
+
+
+class ConfigSyntaxError(FormatError):
+    """``openclaw.json`` is not JSON5; :attr:`line` and :attr:`column` say where."""
+
+    def __init__(self, file: str, message: str, line: int, column: int) -> None:
+        super().__init__(file, f"invalid JSON5 at line {line}, column {column}: {message}", line)
+        self.column = column
 
 
 def load_openclaw_config(
@@ -372,11 +425,14 @@ def load_openclaw_config(
     Raises
     ------
     FormatError
-        When the file cannot be read, is not JSON5, or is not an object. Faults
-        in the validated sections do not raise: see :func:`raise_for_errors`.
+        When the file cannot be read, is not JSON5 (:class:`ConfigSyntaxError`:
+        line and column), or is not an object. Faults in the validated sections
+        do not raise: see :func:`raise_for_errors`.
     """
     name = os.fspath(path)
     try:
+        if not stat.S_ISREG(os.stat(name).st_mode):
+            raise FormatError(name, "cannot read: not a regular file")
         with open(name, "rb") as fh:
             data = fh.read()
     except FileNotFoundError as exc:
@@ -385,36 +441,274 @@ def load_openclaw_config(
         cfg = parse_openclaw_config("{}", name)
         info = Problem(name, 0, "file not found; using the defaults", "info")
         return OpenClawConfig(name, cfg.raw, cfg.memory_context, cfg.compaction, None, (), (info,))
-    except OSError as exc:
-        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise FormatError(name, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError(name, f"invalid UTF-8 at byte {exc.start + 1}") from exc
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FormatError(name, f"invalid UTF-8 at byte {exc.start + 1}", line) from None
+    with gc_paused():
+        try:
+            # decode_utf8 reads the bytes about twice as fast as decode() reads the
+            # str (which one emoji makes UCS-4); the bytes were just checked.
+            raw = pyjson5.decode_utf8(data.removeprefix(_BOM.encode()), maxdepth=MAX_DEPTH)
+        except _DECODE_ERRORS:
+            raw = None  # rare: read the str again, for positions in characters
+        else:
+            return build_openclaw_config(raw, text, name)
     return parse_openclaw_config(text, name)
 
 
 def parse_openclaw_config(text: str, name: str = "openclaw.json") -> OpenClawConfig:
     """Parse and validate the JSON5 *text* of an ``openclaw.json``.
 
+    A number JSON5 allows but no double holds (``1e400``, 5,000 digits) is read as
+    Infinity, as OpenClaw (JavaScript) reads it, with a warning naming its line;
+    a checked field holding one is an error and keeps its default.
+
     Raises
     ------
     FormatError
-        On a JSON5 syntax error (with line and column) or a top level that is
-        not an object.
+        On a JSON5 syntax error (:class:`ConfigSyntaxError`: line and column),
+        nesting deeper than :data:`MAX_DEPTH`, or a top level that is not an object.
     """
-    text = text.removeprefix("\ufeff")
-    try:
-        raw = json5.loads(text)
-    except ValueError as exc:
-        m = _JSON5_POS.match(str(exc))
-        if m is not None:
-            raise FormatError(name, f"invalid JSON5: {m.group(2)}", int(m.group(1))) from exc
-        raise FormatError(name, f"invalid JSON5: {exc}") from exc
+    text = text.removeprefix(_BOM)
+    with gc_paused():
+        try:
+            raw = pyjson5.decode(text, maxdepth=MAX_DEPTH)
+        except _DECODE_ERRORS as exc:
+            first = _Failure.of(exc)
+        else:
+            return build_openclaw_config(raw, text, name)
+    # pyjson5 refuses such numbers ("unclosed NumericLiteral", or the 4,300-digit
+    # ValueError of int()): replace each by Infinity and read again.
+    fixed, edits = _infinite_numbers(text) if first.about_number else (text, [])
+    if not edits:
+        raise first.error(name, text) from None
+    with gc_paused():
+        try:
+            raw = pyjson5.decode(fixed, maxdepth=MAX_DEPTH)
+        except _DECODE_ERRORS as exc:
+            raise _Failure.of(exc).error(name, text, edits) from None
+    notes = []
+    for pos, literal, _new in edits:
+        line, column = _line_col(text, pos)
+        digits = sum(c.isdigit() for c in literal)
+        shown = literal if len(literal) <= 24 else f"{literal[:12]}... ({digits} digits)"
+        message = f"number {shown} at column {column} is out of range; read as Infinity"
+        notes.append(Problem(name, line, message, "warning"))
+    return build_openclaw_config(raw, text, name, notes)
+
+
+_NUMBER_SCAN = re.compile(
+    r"""
+      "[^"\\]*(?:\\.[^"\\]*)*"?
+    | '[^'\\]*(?:\\.[^'\\]*)*'?
+    | //[^\n]*
+    | /\*.*?(?:\*/|\Z)
+    | [^\W\d][\w$]* | \$[\w$]*
+    | (?P<num>[+-]?(?:0[xX][0-9A-Fa-f]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))
+    """,
+    re.S | re.X,
+)
+
+
+def _infinite_numbers(text: str) -> tuple[str, list[tuple[int, str, str]]]:
+    """*text* with every out-of-range number literal replaced by (-)Infinity.
+
+    Returns the new text and the edits (index in *text*, literal, replacement).
+    Strings, comments and names are matched whole, so no digit in them is touched.
+    """
+    edits: list[tuple[int, str, str]] = []
+    for m in _NUMBER_SCAN.finditer(text):
+        literal = m.group("num")
+        if literal is None or (len(literal) <= 300 and "e" not in literal.lower()):
+            continue  # a short number without exponent always fits
+        try:
+            value = pyjson5.decode(literal)
+            fits = not (isinstance(value, float) and math.isinf(value))
+        except (pyjson5.Json5Exception, ValueError):
+            fits = False
+        if not fits:
+            edits.append((m.start(), literal, "-Infinity" if literal[0] == "-" else "Infinity"))
+    parts = []
+    pos = 0
+    for start, literal, new in edits:
+        parts += [text[pos:start], new]
+        pos = start + len(literal)
+    parts.append(text[pos:])
+    return "".join(parts), edits
+
+
+def _before_edits(pos: int, edits: list[tuple[int, str, str]]) -> int:
+    """Map an index of the edited text back to the original text."""
+    shift = 0
+    for start, literal, new in edits:
+        if start + shift >= pos:
+            break
+        shift += len(new) - len(literal)
+    return pos - shift
+
+
+def _line_col(text: str, pos: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of index *pos* of *text*."""
+    pos = max(0, min(pos, len(text)))
+    return text.count("\n", 0, pos) + 1, pos - text.rfind("\n", 0, pos)
+
+
+_PYJSON5_MESSAGE = re.compile(
+    r"^(?:Expected (?P<expected>.+?)|Stray (?P<stray>.+?)|(?P<extra>Extra data .+?)"
+    r"|Unclosed (?P<unclosed>.+?) starting|(?P<empty>No JSON data found)"
+    r"|(?P<deep>Maximum nesting level exceeded)) near (?P<near>\d+)",
+    re.S,
+)
+_NAMES = {
+    "comma": "','",
+    "colon": "':'",
+    "slash": "'/'",
+    "JSON5Value": "a value",
+    "value": "a value",
+    "IdentifierStart": "a key",
+    "IdentifierName": "a key",
+    "NumericLiteral": "number",
+    "UnicodeEscapeSequence": "a \\u escape",
+    "hexadecimal character": "a hexadecimal digit",
+}
+_CODE_POINT = re.compile(r"U\+([0-9A-Fa-f]{4,6})")
+_WORD = re.compile(r"[\w$+\-.]*")
+
+
+def _name(token: str) -> str:
+    """``b'comma'`` -> ``','``, ``U+007d`` -> ``'}'``: pyjson5's words made readable."""
+    token = token.strip()
+    if token[:2] in ("b'", 'b"'):
+        token = token[2:-1]
+    code = _CODE_POINT.fullmatch(token)
+    if code is not None:
+        return _show_char(chr(int(code.group(1), 16)))
+    return _NAMES.get(token, token)
+
+
+def _show_char(char: str) -> str:
+    return repr(char) if char.isprintable() else f"U+{ord(char):04X}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """What pyjson5 said, without the partial result it holds (deep or huge)."""
+
+    message: str
+    found: str | None
+    about_number: bool
+
+    @classmethod
+    def of(cls, exc: BaseException) -> _Failure:
+        # Never str(exc): it shows .result, which recursion fails to print when
+        # the document is nested deeply.
+        if isinstance(exc, RecursionError):  # the caller's stack was already deep
+            return cls("Maximum nesting level exceeded near 0", None, False)
+        args = exc.args
+        message = args[0] if args and isinstance(args[0], str) else type(exc).__name__
+        found = args[2] if len(args) > 2 else None
+        if isinstance(found, bytes):
+            found = _name(found.decode("ascii", "replace")).strip("'")
+        plain_value_error = not isinstance(exc, pyjson5.Json5Exception)
+        number = plain_value_error or "NumericLiteral" in message
+        return cls(message, found if isinstance(found, str) else None, number)
+
+    def error(
+        self, name: str, text: str, edits: list[tuple[int, str, str]] | None = None
+    ) -> FormatError:
+        """The FormatError to raise, placed in *text* (the text before *edits*)."""
+        m = _PYJSON5_MESSAGE.match(self.message)
+        if m is None:
+            return FormatError(name, f"invalid JSON5: {self.message}")
+        near = _before_edits(int(m.group("near")), edits or [])
+        # "Extra data" gives the index just after the value; the others the
+        # 1-based index of the character (or of the token it belongs to).
+        pos = near if m.group("extra") else max(near - 1, 0)
+        if m.group("empty"):
+            return ConfigSyntaxError(name, "no value: the file is empty or only comments", 1, 1)
+        if m.group("deep"):
+            if near == 0:
+                pos = _deep_position(text)
+            return _at(
+                name, text, pos, f"nested too deeply (memlens reads up to {MAX_DEPTH} levels)"
+            )
+        if m.group("unclosed"):
+            kind = _name(m.group("unclosed"))
+            if kind == "number":
+                return _at(name, text, pos, f"invalid number {_word(text, pos)!r}")
+            end = text.count("\n") + 1
+            message = f"the {kind} that starts here is never closed (the file ends at line {end})"
+            return _at(name, text, pos, message)
+        found = self.found or ""
+        if len(found) == 1 and not text.startswith(found, pos):
+            hit = text.find(found, pos, pos + 4096)
+            pos = hit if hit >= 0 else pos
+        shown = _show_char(found) if len(found) == 1 else found
+        if m.group("expected"):
+            wants = [_name(w) for w in m.group("expected").split(" or ")]
+            if len(wants) == 1 and _CODE_POINT.fullmatch(m.group("expected").strip()):
+                # a misspelt true/false/null/Infinity/NaN: show the word, not a letter
+                pos = max(near - 1, 0)
+                return _at(name, text, pos, f"unknown word {_word(text, pos)!r}")
+            what = f"expected {' or '.join(wants)}" + (f", found {shown}" if shown else "")
+        elif m.group("stray"):
+            what = f"unexpected {_name(m.group('stray'))}"
+        else:
+            what = f"unexpected {shown} after the end of the document"
+        return _at(name, text, pos, what)
+
+
+def _at(name: str, text: str, pos: int, what: str) -> ConfigSyntaxError:
+    line, column = _line_col(text, pos)
+    return ConfigSyntaxError(name, what, line, column)
+
+
+def _word(text: str, pos: int) -> str:
+    word = _WORD.match(text, pos, pos + 40)
+    return word.group(0) if word is not None and word.group(0) else text[pos : pos + 1]
+
+
+_BRACKETS = re.compile(
+    r"""[\[\]{}]|"[^"\\]*(?:\\.[^"\\]*)*"?|'[^'\\]*(?:\\.[^'\\]*)*'?|//[^\n]*|/\*.*?(?:\*/|\Z)""",
+    re.S,
+)
+
+
+def _deep_position(text: str) -> int:
+    """Index of the bracket that opens level :data:`MAX_DEPTH` + 1 (0 if none)."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        char = m.group(0)
+        if char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return m.start()
+        elif char in "]}":
+            depth -= 1
+    return 0
+
+
+def build_openclaw_config(
+    raw: Any, text: str, name: str, notes: Iterable[Problem] = ()
+) -> OpenClawConfig:
+    """Validate *raw*, the parsed *text* of the config file *name*.
+
+    *notes* are problems found while parsing, listed first.
+
+    Raises
+    ------
+    FormatError
+        When the top level is not an object.
+    """
     if not isinstance(raw, dict):
         raise FormatError(name, "the top level must be an object")
 
     checker = _Checker(name, text)
+    checker.problems.extend(notes)
     agents = _section(raw, ("agents",), checker)
     defaults = _section(agents, ("agents", "defaults"), checker)
     memory_raw = _section(defaults, ("agents", "defaults", "memoryContext"), checker)
@@ -484,23 +778,21 @@ def _models(raw: dict[str, Any], checker: _Checker) -> tuple[ModelEntry, ...]:
     out: list[ModelEntry] = []
     for provider, pcfg in providers.items() if isinstance(providers, dict) else ():
         items = pcfg.get("models") if isinstance(pcfg, dict) else None
-        path = ("models", "providers", str(provider), "models")
+        name = str(provider)
+        path = ("models", "providers", name, "models")
         for i, item in enumerate(items if isinstance(items, list) else ()):
-            label = f"models.providers.{provider}.models[{i}]"
             if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                label = f"models.providers.{provider}.models[{i}]"
                 checker.report(path, "needs a string id; entry ignored", "warning", label)
                 continue
-            sizes = {k: _positive_int(item.get(k)) for k in ("contextWindow", "contextTokens")}
-            for key, size in sizes.items():
-                if key in item and size is None:
-                    got = _describe(item[key])
-                    message = f"must be an integer >= 1, got {got}; ignored"
-                    checker.report((*path, key), message, "warning", f"{label}.{key}")
-            out.append(
-                ModelEntry(
-                    str(provider), item["id"], sizes["contextWindow"], sizes["contextTokens"]
-                )
-            )
+            window = _positive_int(item.get("contextWindow"))
+            tokens = _positive_int(item.get("contextTokens"))
+            for key, size in (("contextWindow", window), ("contextTokens", tokens)):
+                if size is None and key in item:
+                    label = f"models.providers.{provider}.models[{i}].{key}"
+                    message = f"must be an integer >= 1, got {_describe(item[key])}; ignored"
+                    checker.report((*path, key), message, "warning", label)
+            out.append(ModelEntry(name, item["id"], window, tokens))
     return tuple(out)
 
 
