@@ -619,3 +619,77 @@ def test_parse_llm_spec() -> None:
 def test_parse_llm_spec_rejects(spec: str) -> None:
     with pytest.raises(ValueError, match=r"offline.*openai:URL:MODEL.*anthropic:MODEL"):
         parse_llm_spec(spec)
+
+
+# -- refusals and empty answers (issue 13) -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind", "text"),
+    [
+        (oa_ok(""), "bad_response", "the answer is empty"),
+        (oa_ok("  \n"), "bad_response", "the answer is empty"),
+        (oa_ok("", finish="length"), "bad_response", "empty (finish reason 'length')"),
+        (oa_ok("partial", finish="content_filter"), "refusal", "content_filter"),
+        (
+            Reply(
+                200,
+                {
+                    "choices": [
+                        {
+                            "message": {"content": None, "refusal": "I can't help with that."},
+                            "finish_reason": "stop",
+                        }
+                    ]
+                },
+            ),
+            "refusal",
+            "the model refused: \"I can't help with that.\"",
+        ),
+    ],
+)
+def test_openai_empty_and_refused_answers_are_errors(
+    server: Script, reply: Reply, kind: str, text: str
+) -> None:
+    server.add(reply)
+    with pytest.raises(LLMError) as info:
+        openai(server).complete(HELLO)
+    assert info.value.kind == kind and text in str(info.value)
+    assert not info.value.retryable and len(server.seen) == 1
+    assert info.value.endpoint == f"{server.url}/v1"
+
+
+def test_anthropic_refusal_stop_reason(server: Script, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    server.add(
+        Reply(
+            200,
+            {
+                "type": "message",
+                "content": [{"type": "text", "text": ""}],
+                "stop_reason": "refusal",
+                "model": "claude",
+            },
+        )
+    )
+    with pytest.raises(LLMError) as info:
+        anthropic(server).complete(HELLO)
+    assert info.value.kind == "refusal" and "'refusal'" in str(info.value)
+    assert KEY not in str(info.value)
+
+
+def test_parse_llm_spec_passes_timeouts_and_deadline() -> None:
+    from core.llm import Deadline
+
+    deadline = Deadline(30)
+    client = parse_llm_spec(
+        "openai:http://127.0.0.1:9/v1:m", connect_timeout=3, read_timeout=40, deadline=deadline
+    )
+    assert client is not None
+    assert (client.timeouts.connect, client.timeouts.read) == (3, 40)
+    assert client.deadline is deadline
+    client.close()
+    default = parse_llm_spec("anthropic:claude-x")
+    assert default is not None and default.deadline is None
+    assert (default.timeouts.connect, default.timeouts.read) == (60, 60)
+    default.close()
