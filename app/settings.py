@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QByteArray, QSettings
 
 from core import jsonio
-from core.secrets import is_blank_after_scrub, is_secret_name, looks_like_secret, scrub
+from core.secrets import (
+    has_key_shape,
+    is_blank_after_scrub,
+    is_secret_name,
+    looks_like_secret,
+    scrub,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -29,9 +35,9 @@ _REMOVE = object()  # a cleaned value that is dropped whole
 
 
 def _is_place(text: str) -> bool:
-    """An existing file or folder: its name is not a secret, whatever it looks like."""
+    """An existing file or folder with no key shape in its name (a hex run is no key)."""
     path = os.path.expanduser(text)
-    return os.path.isabs(path) and os.path.exists(path)
+    return os.path.isabs(path) and not has_key_shape(text) and os.path.exists(path)
 
 
 def _clean_text(text: str) -> object:
@@ -81,9 +87,8 @@ def clean_value(key: str, value: Any) -> Any:
         raw = value.data() if isinstance(value, QByteArray) else value
         text = bytes(raw).decode("latin-1")
         return _REMOVE if looks_like_secret(text) else value
-    if isinstance(value, list):
-        items = [clean_value("", v) for v in value]
-        kept = [v for v in items if v is not _REMOVE]
+    if isinstance(value, list):  # a list of places: an item holding a secret goes whole
+        kept = [v for v in value if clean_value("", v) == v]
         return kept if kept != value else value
     if isinstance(value, dict):
         return _clean_json(value)
@@ -103,14 +108,18 @@ def clean_value(key: str, value: Any) -> Any:
     return _clean_text(value)
 
 
-def secrets_warning(cleaned: list[str], path: str = "") -> str:
+def secrets_warning(cleaned: list[str], path: str = "", *, saved: bool = True) -> str:
     """What to tell the user after :meth:`AppSettings.clean_secrets` cleaned *cleaned*."""
     where = f" ({path})" if path else ""
+    done = (
+        "memlens removed it and saved the file."
+        if saved
+        else "memlens removed it but could not rewrite the file: remove it there by hand."
+    )
     return (
         f"The settings file{where} held what looks like an API key or password in: "
-        f"{', '.join(cleaned)}. memlens removed it and saved the file. Keys are never "
-        "stored there: keep them in an environment variable or the OS keychain "
-        "(Settings, LLM providers)."
+        f"{', '.join(cleaned)}. {done} Keys are never stored there: keep them in an "
+        "environment variable or the OS keychain (Settings, LLM providers)."
     )
 
 
@@ -240,8 +249,14 @@ class AppSettings:
             self._cleaned.extend(k for k in cleaned if k not in self._cleaned)
             self.store.sync()
             log.warning(
-                "the settings file %s held what looks like a secret in %s; it was removed",
+                "the settings file %s held what looks like a secret in %s; it was removed%s",
                 self.file_name,
                 ", ".join(cleaned),
+                "" if self.writable else " (but the file could not be rewritten)",
             )
         return cleaned
+
+    @property
+    def writable(self) -> bool:
+        """Whether the last write to the settings file worked."""
+        return bool(self.store.status() == QSettings.Status.NoError and self.store.isWritable())

@@ -286,7 +286,7 @@ def prepare_settings_and_warn(settings: AppSettings, parent: QWidget) -> QMessag
     box = QMessageBox(
         QMessageBox.Icon.Warning,
         "A secret was removed from the settings",
-        secrets_warning(cleaned, settings.file_name),
+        secrets_warning(cleaned, settings.file_name, saved=settings.writable),
         QMessageBox.StandardButton.Ok,
         parent,
     )

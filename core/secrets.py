@@ -312,6 +312,20 @@ def looks_like_secret(text: str) -> bool:
     )
 
 
+def has_key_shape(text: str) -> bool:
+    """Whether *text* holds a known key shape (a prefix, a PEM key, a URL credential).
+
+    Narrower than :func:`looks_like_secret`: long hex or base64 runs alone, which
+    file names can have, do not count.
+    """
+    return bool(
+        _PREFIXED.search(text)
+        or _PEM.search(text)
+        or _URL_PASSWORD.search(text)
+        or _QUERY_SECRET.search(text)
+    )
+
+
 def scrub(text: str) -> str:
     """*text* without its secrets: URL passwords and secret query values dropped, keys masked.
 

@@ -398,3 +398,15 @@ def test_layout_blobs_and_plain_values_survive_cleaning():
     again = _settings()
     assert again.blob("geometry") == blob and again.recent == ["/tmp"]
     assert again.value("llm/keyEnv") == "OPENAI_API_KEY"
+
+
+def test_an_existing_place_is_kept_unless_its_name_holds_a_key(tmp_path):
+    hashed = tmp_path / ("0123456789abcdef" * 3)  # a hex run, as in a cache folder: no key
+    keyed = tmp_path / SECRET
+    hashed.mkdir()
+    keyed.mkdir()
+    settings = _settings()
+    settings.add_recent(str(keyed))
+    settings.add_recent(str(hashed))
+    assert settings.clean_secrets() == ["places/recent"]
+    assert settings.recent == [str(hashed)] and settings.last_place == str(hashed)
