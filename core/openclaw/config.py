@@ -220,6 +220,8 @@ def _describe(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
+        if value.bit_length() <= 80:
+            return f"{value} (out of range)"
         # str() refuses ints of 4,300 digits and more; the bit length never fails
         digits = (
             len(str(abs(value)))
@@ -575,6 +577,7 @@ _NAMES = {
     "UnicodeEscapeSequence": "a \\u escape",
     "hexadecimal character": "a hexadecimal digit",
 }
+_BLANKS = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
 _CODE_POINT = re.compile(r"U\+([0-9A-Fa-f]{4,6})")
 _WORD = re.compile(r"[\w$+\-.]*")
 
@@ -643,6 +646,9 @@ class _Failure:
             end = text.count("\n") + 1
             message = f"the {kind} that starts here is never closed (the file ends at line {end})"
             return _at(name, text, pos, message)
+        if m.group("extra"):
+            blanks = _BLANKS.match(text, pos)
+            pos = blanks.end() if blanks is not None else pos
         found = self.found or ""
         if len(found) == 1 and not text.startswith(found, pos):
             hit = text.find(found, pos, pos + 4096)
