@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QPalette
@@ -83,6 +84,9 @@ class CompactionDisplay(CompactionLayout):
             if not missing
             else f'<span style="color:{ERROR_COLOR}">missing: {", ".join(missing)}</span>',
         ]
+        if s.degraded:
+            failed = "<b>fallback: the summariser failed</b>"
+            bits.append(f'<span style="color:{ERROR_COLOR}">{failed}</span>')
         if s.fallback:
             bits.append(f'<span style="color:{ERROR_COLOR}">fallback level {s.fallback}</span>')
         if s.truncated:
@@ -95,6 +99,23 @@ class CompactionDisplay(CompactionLayout):
         self.notes_label.setText("\n".join(f"• {n}" for n in notes))
         self.notes_label.setVisible(bool(notes))
         self.set_tab_counts(len(result.segments), len(result.facts))
+
+    def show_failure(self, result: CompactionRun | None) -> None:
+        """Show which call failed, where and why, with the attempt log (None: hide it)."""
+        failure = result.failure if result is not None else None
+        if result is None or failure is None:
+            self.calls_model.set_records([])
+            self.failure_label.clear()
+            self.failure_box.hide()
+            return
+        self.calls_model.set_records(result.call_log)
+        self.failure_label.setText(
+            f"<b>{html.escape(failure.step[:1].upper() + failure.step[1:])} failed: "
+            f"{html.escape(failure.message)}</b><br>{html.escape(failure.describe().capitalize())}.<br>"
+            "Nothing was written. Retry, use another summariser, or write the fallback "
+            "summary anyway (its first line says it is a fallback)."
+        )
+        self.failure_box.show()
 
     def set_message(self, text: str, *, error: bool = False, ok: bool = False) -> None:
         """The line above the Write button: an error, a success or plain text."""

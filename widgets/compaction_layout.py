@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from widgets.compaction_diff import SummaryDiffView
 from widgets.compaction_models import (
+    CALL_COLUMNS,
     FACT_COLUMNS,
     PLAN_COLUMNS,
     SECTION_COLUMNS,
@@ -71,6 +72,7 @@ class CompactionLayout(QWidget):
         self._build_plan()
         self._build_run()
         self._build_tabs()
+        self._build_failure()
         self._build_write()
         split = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
         split.addWidget(self.plan_box)
@@ -84,6 +86,7 @@ class CompactionLayout(QWidget):
         layout.addWidget(self.picker)
         layout.addWidget(split, 1)
         layout.addLayout(self.run_row)
+        layout.addWidget(self.failure_box)
         layout.addWidget(self.notes_label)
         layout.addWidget(self.message_label)
         layout.addLayout(self.write_row)
@@ -189,6 +192,39 @@ class CompactionLayout(QWidget):
         self.tabs.setTabToolTip(3, "Fact operations proposed; they go to the review queue")
         self.notes_label = QLabel(wordWrap=True)
         self.notes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def _build_failure(self) -> None:
+        self.failure_box = QGroupBox("Summary failed: nothing will be written as it is")
+        self.failure_box.setToolTip(
+            "A call to the summariser failed after its retries. The summary shown is the "
+            "fallback the agent would make of the failure, not a real summary."
+        )
+        self.failure_label = QLabel(wordWrap=True)
+        self.failure_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.calls_model = make_model(CALL_COLUMNS, self)
+        self.calls_table = _table(self.calls_model, (40, 290, 160, 60, 60, 260))
+        self.calls_table.setToolTip("Every call of the run to the summariser, in order")
+        self.calls_table.setAccessibleName("Attempt log")
+        self.calls_table.setFixedHeight(22 * 4 + self.calls_table.horizontalHeader().height() + 6)
+        self.retry_button = QPushButton("&Retry")
+        self.retry_button.setToolTip("Run the summary again with the same summariser (Ctrl+Enter)")
+        self.other_button = QPushButton("Use &another summariser…")
+        self.other_button.setToolTip("Pick another summariser, then run again")
+        self.fallback_button = QPushButton("Write the &fallback summary anyway…")
+        self.fallback_button.setToolTip(
+            "Show what will be written, then write the fallback summary; its first line says "
+            "it is a fallback, not a real summary"
+        )
+        row = QHBoxLayout()
+        row.addWidget(self.retry_button)
+        row.addWidget(self.other_button)
+        row.addStretch(1)
+        row.addWidget(self.fallback_button)
+        lay = QVBoxLayout(self.failure_box)
+        lay.addWidget(self.failure_label)
+        lay.addWidget(self.calls_table)
+        lay.addLayout(row)
+        self.failure_box.hide()
 
     def _build_write(self) -> None:
         self.message_label = QLabel(wordWrap=True)

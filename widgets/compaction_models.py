@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from core.compaction.breakdown import PlanGroup
     from core.compaction.sections import SummarySection
+    from core.compaction.summarize import CallRecord
     from core.recall.updater import ProposedOperation
     from core.store.segments import Segment
 
@@ -82,6 +83,24 @@ FACT_COLUMNS: tuple[Column[ProposedOperation], ...] = (
     Column("Similarity", lambda o: f"{o.similarity:.2f}", lambda o: o.similarity, True),
     Column("Reason", lambda o: o.reason),
 )
+
+
+def _outcome(c: CallRecord) -> str:
+    if c.ok:
+        return "answered"
+    return "failed: " + c.kind.replace("_", " ") + (f" (HTTP {c.status})" if c.status else "")
+
+
+CALL_COLUMNS: tuple[Column[CallRecord], ...] = (
+    Column("Call", lambda c: c.index, align_right=True),
+    Column("Step", lambda c: c.step),
+    Column("Result", _outcome),
+    Column("Attempts", lambda c: c.attempts, align_right=True),
+    Column("Seconds", lambda c: f"{c.seconds:.1f}", lambda c: c.seconds, True),
+    Column("Endpoint", lambda c: c.target),
+    Column("Why", lambda c: c.message),
+)
+"""The attempt log of a run: every call, how it went and why it failed."""
 
 
 def make_model(columns: tuple[Column[Any], ...], parent: QObject | None) -> RecordTableModel[Any]:

@@ -10,6 +10,13 @@ it would archive and the fact operations it proposes. Write asks the app's
 ``confirm`` with the exact lines and files, then backs the transcript up, archives
 the segments and appends the compaction entry as the new leaf. Fact operations are
 not written here: they are handed on (``facts_proposed``) for the review queue.
+
+Model calls are bounded by the :class:`~core.compaction.provider.Timeouts` the app
+sets (connect, read, and a total deadline per run). When a call to the summariser
+fails, the panel says which call, against which endpoint and why, with the attempt
+log; Write is disabled, and it offers Retry, another summariser, or an explicit
+"Write the fallback summary anyway" (confirmed like any write; the entry's first
+line says it is a fallback).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from typing_extensions import override
 
 from core.compaction.plan import plan_compaction
-from core.compaction.provider import open_provider
+from core.compaction.provider import Timeouts, open_provider
 from core.compaction.run import (
     CompactionRefused,
     CompactionRun,
@@ -63,6 +70,9 @@ class CompactionPanel(CompactionDisplay):
         The planned ``firstKeptEntryId`` ("" when there is no plan): highlight it.
     summary_ready(object)
         A dry run finished: the :class:`~core.compaction.run.CompactionRun`.
+    summary_failed(object)
+        A dry run finished but a summariser call failed: the run (its
+        ``failure`` and ``call_log`` say which and why).
     written(object)
         The compaction was written: the run, with ``backup`` and ``appended``.
         Reload the session (the timeline shows the new compaction).
@@ -77,6 +87,7 @@ class CompactionPanel(CompactionDisplay):
 
     cut_point_changed = Signal(str)
     summary_ready = Signal(object)
+    summary_failed = Signal(object)
     written = Signal(object)
     facts_proposed = Signal(list)
     discarded = Signal()
@@ -92,6 +103,8 @@ class CompactionPanel(CompactionDisplay):
         self._tasks: dict[int, CompactionTask] = {}  # alive until they report
         self._plan_serial = 0
         self._active: CompactionTask | None = None
+        self._timeouts = Timeouts()
+        self._allow_fallback = False  # the write being prepared is the explicit fallback one
         # Background jobs; public so that an owner can wait for them (on quit).
         self.jobs = QThreadPool(self)
         self.jobs.setMaxThreadCount(2)
@@ -119,13 +132,19 @@ class CompactionPanel(CompactionDisplay):
             "&Write Compaction…", [QKeySequence(QKeySequence.StandardKey.Save)], self.write
         )
         self.discard_action = action("&Discard Summary", ["Ctrl+D"], self.discard)
+        self.fallback_action = action(
+            "Write the &Fallback Summary Anyway…", [], self.write_fallback
+        )
         for button, act in (
             (self.run_button, self.run_action),
             (self.cancel_button, self.cancel_action),
             (self.write_button, self.write_action),
             (self.discard_button, self.discard_action),
+            (self.retry_button, self.run_action),
+            (self.fallback_button, self.fallback_action),
         ):
             button.clicked.connect(act.trigger)
+        self.other_button.clicked.connect(self._on_other_clicked)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
 
     # -- public API ---------------------------------------------------------------------------
@@ -133,6 +152,14 @@ class CompactionPanel(CompactionDisplay):
     def set_confirm(self, confirm: Confirm | None) -> None:
         """The callback asked before any write (None: writes are refused)."""
         self._confirm = confirm
+
+    def set_timeouts(self, timeouts: Timeouts) -> None:
+        """Connect, read and total time limits of the model calls of each run."""
+        self._timeouts = timeouts
+
+    def timeouts(self) -> Timeouts:
+        """The time limits the next run uses."""
+        return self._timeouts
 
     def set_providers(self, choices: Sequence[ProviderChoice]) -> None:
         """Offer *choices* (an offline choice is always first); keeps the selection if offered."""
@@ -215,10 +242,10 @@ class CompactionPanel(CompactionDisplay):
         if error is not None:
             self.set_message(error, error=True)
             return
-        target = self._target
+        target, timeouts = self._target, self._timeouts
 
         def job(progress: Progress, cancelled: CancelCheck) -> CompactionRun:
-            opened = open_provider(choice)
+            opened = open_provider(choice, timeouts)
             try:
                 return compact(
                     target.session,
@@ -253,7 +280,24 @@ class CompactionPanel(CompactionDisplay):
 
     @Slot()
     def write(self) -> None:
-        """Check, show what will be written (confirm), then write in a worker (Ctrl+S)."""
+        """Check, show what will be written (confirm), then write in a worker (Ctrl+S).
+
+        A run whose summariser failed is refused here (see :meth:`write_fallback`).
+        """
+        self._begin_write(allow_fallback=False)
+
+    @Slot()
+    def write_fallback(self) -> None:
+        """Write a failed run's fallback summary anyway, after the same confirm as a write.
+
+        The entry's first line says it is a fallback, not a real summary.
+        """
+        result = self._result
+        if result is None or result.failure is None:
+            return
+        self._begin_write(allow_fallback=True)
+
+    def _begin_write(self, *, allow_fallback: bool) -> None:
         result, target = self._result, self._target
         if result is None or target is None or self._active is not None or result.written:
             return
@@ -262,10 +306,13 @@ class CompactionPanel(CompactionDisplay):
             return
         force = self.force_check.isChecked()
         try:
-            check_before_write(result, target.session, allow_recent=force)
+            check_before_write(
+                result, target.session, allow_recent=force, allow_fallback=allow_fallback
+            )
         except CompactionRefused as exc:
             self._refused(exc)
             return
+        self._allow_fallback = allow_fallback
 
         def prepare(_progress: Progress, cancelled: CancelCheck) -> Any:
             return planned_writes(result, target.session, store_dir=target.store_dir)
@@ -404,6 +451,15 @@ class CompactionPanel(CompactionDisplay):
             self.set_message(result.plan.reason, error=True)
             return
         s = result.summary
+        failure = result.failure
+        if failure is not None:
+            message = f"Summary failed, nothing was written: {failure.describe()}"
+            self.state_label.setText("Summary failed: nothing was written.")
+            self.set_message(message, error=True)
+            self.retry_button.setFocus()
+            self.summary_failed.emit(result)
+            self.failed.emit(message)
+            return
         self.state_label.setText(
             f"Summary ready ({s.calls} call(s)): compare it, then write or discard."
         )
@@ -416,7 +472,7 @@ class CompactionPanel(CompactionDisplay):
         if not confirm(writes):
             self.state_label.setText("Not written: the write was not confirmed.")
             return
-        force = self.force_check.isChecked()
+        force, allow_fallback = self.force_check.isChecked(), self._allow_fallback
 
         def job(_progress: Progress, _cancelled: CancelCheck) -> object:
             try:
@@ -426,6 +482,7 @@ class CompactionPanel(CompactionDisplay):
                     store_dir=target.store_dir,
                     accept_facts=False,
                     allow_recent=force,
+                    allow_fallback=allow_fallback,
                 )
             except CompactionRefused as exc:
                 return exc
@@ -442,9 +499,11 @@ class CompactionPanel(CompactionDisplay):
         run = value
         entry = run.entry or {}
         where = run.appended
-        self.state_label.setText("Written.")
+        fallback = run.failure is not None
+        self.state_label.setText("Written (fallback summary)." if fallback else "Written.")
         self.set_message(
-            f"Compaction {entry.get('id', '')} appended as the new leaf"
+            ("Fallback compaction" if fallback else "Compaction")
+            + f" {entry.get('id', '')} appended as the new leaf"
             + (f" at byte {where.offset:,} of {where.path}" if where else "")
             + (f"; backup {run.backup}" if run.backup else "")
             + f"; {run.segments_appended} segment(s) archived; "
@@ -471,6 +530,12 @@ class CompactionPanel(CompactionDisplay):
         self._update_actions()
 
     @Slot()
+    def _on_other_clicked(self) -> None:
+        """Pick another summariser: the picker gets the focus (arrow keys or F4 choose)."""
+        self.provider_combo.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.state_label.setText("Choose another summariser, then Run.")
+
+    @Slot()
     def _on_show_cut_clicked(self) -> None:
         if self._plan is not None and self._plan.ok:
             self.cut_point_changed.emit(self._plan.first_kept_entry_id)
@@ -482,6 +547,7 @@ class CompactionPanel(CompactionDisplay):
     def _show_result(self, result: CompactionRun | None) -> None:
         self._result = result
         self.show_run(result, self._plan.previous_summary if self._plan is not None else None)
+        self.show_failure(result)
         self._update_actions()
 
     def _update_actions(self) -> None:
@@ -490,6 +556,7 @@ class CompactionPanel(CompactionDisplay):
         plan_ok = self._plan is not None and self._plan.ok
         result = self._result
         pending = result is not None and result.entry is not None and not result.written
+        failed = result is not None and result.failure is not None
         valid = self.picker.error() is None
         stale = result is not None and result.written  # the session changed: reload first
         self.run_action.setEnabled(
@@ -501,7 +568,8 @@ class CompactionPanel(CompactionDisplay):
             and self._active.kind in ("run", "prepare")
             and not self._active.cancel_requested
         )
-        self.write_action.setEnabled(pending and not busy)
+        self.write_action.setEnabled(pending and not busy and not failed)
+        self.fallback_action.setEnabled(pending and not busy and failed)
         self.discard_action.setEnabled(result is not None and not result.written and not busy)
         self.picker.setEnabled(not busy)
         self.force_check.setEnabled(pending and not busy)
@@ -511,5 +579,8 @@ class CompactionPanel(CompactionDisplay):
             (self.cancel_button, self.cancel_action),
             (self.write_button, self.write_action),
             (self.discard_button, self.discard_action),
+            (self.retry_button, self.run_action),
+            (self.fallback_button, self.fallback_action),
         ):
             button.setEnabled(act.isEnabled())
+        self.other_button.setEnabled(not busy and len(self.picker.providers()) > 1)

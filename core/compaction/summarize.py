@@ -535,12 +535,16 @@ class _Runner:
         return text
 
     def chunks(
-        self, items: Sequence[PlanItem], groups: Sequence[Sequence[int]], previous: str | None
+        self,
+        items: Sequence[PlanItem],
+        groups: Sequence[Sequence[int]],
+        previous: str | None,
+        what: str = "",
     ) -> str:
         summary = previous
         for n, group in enumerate(groups, 1):
             summary = self.call(
-                f"summarising chunk {n} of {len(groups)}",
+                f"summarising chunk {n} of {len(groups)}{what}",
                 self.s.summarize,
                 [items[i].message for i in group],
                 previous=summary,
@@ -574,7 +578,7 @@ class _Runner:
 
                 regroup = chunk_by_max_tokens([i.tokens for i in small], self.plan.max_chunk_tokens)
                 self.run.fallback = max(self.run.fallback, 1)
-                text = self.chunks(small, regroup, previous)
+                text = self.chunks(small, regroup, previous, " (fallback: small messages)")
                 return text + ("\n\n" + "\n".join(notes) if notes else "")
             except Cancelled:
                 raise

@@ -420,3 +420,126 @@ def test_cancel_stops_a_slow_llm_at_once(qtbot, demo, server):
     assert panel.run_button.isEnabled()  # ready to run again
     assert _snapshot(*files) == before
     assert len(server.seen) == 1  # no retry, no further call after the cancel
+
+
+# -- a failed summary (issue 13) ------------------------------------------------------------------
+
+
+def _fail_then(server, *replies):  # type: ignore[no-untyped-def]
+    server.replies.clear()
+    server.add(*replies)
+
+
+def _failed_run(qtbot, panel):  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(panel.summary_failed, timeout=30_000) as blocker:
+        panel.run_button.setFocus()
+        qtbot.keyClick(panel.run_button, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    return blocker.args[0]
+
+
+def test_a_failed_summary_shows_why_and_write_is_disabled_until_retry(qtbot, demo, server):
+    data, session = demo
+    files = _demo_files(data, session)
+    before = _snapshot(*files)
+    denied = Reply(401, {"error": {"message": "invalid api key"}})
+    _fail_then(server, *[denied] * 30)
+    confirm = Recorder(True)
+    panel = _panel(qtbot, confirm)
+    panel.set_providers([ProviderChoice("Local", f"openai:{server.url}/v1:test-model")])
+    panel.set_provider(1)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _planned(qtbot, panel, target_from_dataset(data, session))
+    with qtbot.waitSignal(panel.failed, timeout=30_000) as failed:
+        result = _failed_run(qtbot, panel)
+    failure = result.failure
+    assert failure is not None and failure.kind == "auth" and failure.index == 1
+    # which call, against which endpoint, and why; with the attempt log
+    assert panel.failure_box.isVisible()
+    shown = panel.failure_label.text()
+    assert "summarising chunk 1 of 1" in shown and f"{server.url}/v1" in shown
+    assert "HTTP 401" in shown and "invalid api key" in shown
+    assert "HTTP 401" in failed.args[0] and "nothing was written" in panel.message_label.text()
+    model = panel.calls_model
+    assert model.rowCount() == len(result.call_log) >= 2
+    assert model.index(0, 2).data() == "failed: auth (HTTP 401)"
+    assert model.index(0, 5).data() == f"openai:{server.url}/v1:test-model"
+    # the summary shown is the fallback and says so; it cannot be written with Write
+    assert panel.summary_text().startswith("[memlens fallback summary:")
+    assert "fallback: the summariser failed" in panel.summary_header.text()
+    assert not panel.write_button.isEnabled() and not panel.write_action.isEnabled()
+    assert panel.fallback_button.isEnabled() and panel.retry_button.isEnabled()
+    assert panel.other_button.isEnabled() and panel.discard_button.isEnabled()
+    panel.write()  # Ctrl+S is refused too
+    qtbot.wait(100)
+    assert confirm.calls == [] and _snapshot(*files) == before
+    assert _backups(files[0]) == []
+    panel.grab().save("/tmp/failed_panel.png")
+    # Retry (keyboard): the summariser answers this time; the failure goes away
+    body = "\n\n".join(f"{h}\n- from the model" for h in REQUIRED_HEADINGS)
+    ok = Reply(200, {"choices": [{"message": {"content": body}, "finish_reason": "stop"}]})
+    _fail_then(server, *[ok] * 12)
+    panel.retry_button.setFocus()
+    with qtbot.waitSignal(panel.summary_ready, timeout=30_000) as ready:
+        qtbot.keyClick(panel.retry_button, Qt.Key.Key_Space)
+    assert ready.args[0].failure is None
+    assert not panel.failure_box.isVisible() and panel.write_button.isEnabled()
+    assert not panel.fallback_button.isEnabled()
+
+
+def test_write_the_fallback_anyway_is_explicit_and_says_so(qtbot, demo, server):
+    data, session = demo
+    transcript = Path(session.path)
+    before = transcript.read_bytes()
+    _fail_then(server, *[Reply(500, {"error": {"message": "boom"}}, {"retry-after": "0"})] * 60)
+    confirm = Recorder(True)
+    panel = _panel(qtbot, confirm)
+    panel.set_providers([ProviderChoice("Down", f"openai:{server.url}/v1:down")])
+    panel.set_provider(1)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _planned(qtbot, panel, target_from_dataset(data, session))
+    result = _failed_run(qtbot, panel)
+    assert result.failure.kind == "server"
+    panel.fallback_button.setFocus()
+    with qtbot.waitSignal(panel.written, timeout=10_000) as done:
+        qtbot.keyClick(panel.fallback_button, Qt.Key.Key_Space)
+    assert done.args[0] is result and len(confirm.calls) == 1  # the usual confirm preview
+    added = transcript.read_bytes()[len(before) :]
+    assert added.count(b"\n") == 1
+    entry = orjson.loads(added)
+    first = entry["summary"].splitlines()[0]
+    assert first.startswith("[memlens fallback summary: the summariser openai:")
+    assert "HTTP 500" in first and "not a real summary" in first
+    (writes,) = confirm.calls
+    shown = next(w for w in writes if w.action == "append" and Path(w.path) == transcript)
+    assert "[memlens fallback summary:" in shown.lines[0]
+    assert "Fallback compaction" in panel.message_label.text()
+
+
+def test_another_summariser_after_a_failure(qtbot, demo, server):
+    data, session = demo
+    _fail_then(server, *[Reply(401, {"error": {"message": "no"}})] * 30)
+    panel = _panel(qtbot)
+    panel.set_providers([ProviderChoice("Local", f"openai:{server.url}/v1:m")])
+    panel.set_provider(1)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _planned(qtbot, panel, target_from_dataset(data, session))
+    _failed_run(qtbot, panel)
+    qtbot.mouseClick(panel.other_button, Qt.MouseButton.LeftButton)
+    assert panel.provider_combo.hasFocus()  # the keyboard picks from here
+    qtbot.keyClick(panel.provider_combo, Qt.Key.Key_Home)  # offline
+    assert panel.provider().offline
+    result = _run(qtbot, panel)
+    assert result.failure is None and panel.write_button.isEnabled()
+    assert not panel.failure_box.isVisible()
+
+
+def test_timeouts_reach_the_run(qtbot, demo):
+    from core.compaction.provider import Timeouts
+
+    panel = _panel(qtbot)
+    assert panel.timeouts() == Timeouts()
+    panel.set_timeouts(Timeouts(connect=3, read=7, total=11))
+    assert panel.timeouts() == Timeouts(3, 7, 11)
