@@ -109,9 +109,10 @@ class CompactionDisplay(CompactionLayout):
             self.failure_box.hide()
             return
         self.calls_model.set_records(result.call_log)
+        step, told = failure.step, failure.describe()
         self.failure_label.setText(
-            f"<b>{html.escape(failure.step[:1].upper() + failure.step[1:])} failed: "
-            f"{html.escape(failure.message)}</b><br>{html.escape(failure.describe().capitalize())}.<br>"
+            f"<b>{html.escape(step[:1].upper() + step[1:])} failed: "
+            f"{html.escape(failure.message)}</b><br>{html.escape(told[:1].upper() + told[1:])}.<br>"
             "Nothing was written. Retry, use another summariser, or write the fallback "
             "summary anyway (its first line says it is a fallback)."
         )
