@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 
-from app.app_config import llm_providers
+from app.app_config import llm_providers, safety_defaults
 from app.live import kept_view
 from app.paths import data_dir
 from core import fsutil
 from core.activity import ActivityLog
-from core.compaction.provider import ProviderChoice
+from core.compaction.provider import ProviderChoice, Timeouts
 from core.compaction.target import target_from_dataset
 from core.dataset import summarize
 from core.fact_sources import MessageIndex, SourceHit, fact_sources
@@ -71,12 +71,20 @@ class Manager(QObject):
         self.w.compaction_panel.cancel_all()
 
     def apply_settings(self) -> None:
-        """Providers from the settings (offline always first)."""
+        """Providers (offline always first) and the model-call time limits, from the settings."""
         choices = [
             ProviderChoice(p.label, p.spec(), p.key_env or None)
             for p in llm_providers(self.w.settings)
         ]
         self.w.compaction_panel.set_providers(choices)
+        safety = safety_defaults(self.w.settings)
+        self.w.compaction_panel.set_timeouts(
+            Timeouts(
+                connect=safety.connect_timeout,
+                read=safety.read_timeout,
+                total=safety.total_timeout,
+            )
+        )
 
     # -- data ----------------------------------------------------------------------------
     def set_data(self, data: DataSet) -> None:

@@ -97,3 +97,22 @@ def test_settings_dialog_opens_from_the_menu(qtbot, home):
     dialog = window.settings_dialog
     qtbot.waitUntil(dialog.isVisible, timeout=5000)
     dialog.reject()
+
+
+def test_settings_time_limits_reach_the_compaction_panel(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from app.app_config import SAFETY_CONNECT_TIMEOUT, SAFETY_READ_TIMEOUT, SAFETY_TOTAL_TIMEOUT
+    from app.settings import AppSettings
+    from core.compaction.provider import Timeouts
+
+    store = QSettings(str(tmp_path / "memlens.ini"), QSettings.Format.IniFormat)
+    settings = AppSettings(store)
+    window = MainWindow(settings=settings, confirm=always)
+    qtbot.addWidget(window)
+    assert window.compaction_panel.timeouts() == Timeouts(10.0, 60.0, 120.0)
+    settings.set_values(
+        [(SAFETY_CONNECT_TIMEOUT, 3), (SAFETY_READ_TIMEOUT, 7), (SAFETY_TOTAL_TIMEOUT, 11)]
+    )
+    window.manager.apply_settings()  # what saving the settings dialog does
+    assert window.compaction_panel.timeouts() == Timeouts(connect=3, read=7, total=11)
