@@ -655,11 +655,16 @@ class _Failure:
             pos = hit if hit >= 0 else pos
         shown = _show_char(found) if len(found) == 1 else found
         if m.group("expected"):
-            wants = [_name(w) for w in m.group("expected").split(" or ")]
-            if len(wants) == 1 and _CODE_POINT.fullmatch(m.group("expected").strip()):
+            want = m.group("expected").strip()
+            wants = [_name(w) for w in want.split(" or ")]
+            start = max(near - 1, 0)
+            if "surrogate" in want or want == "U+005c":
+                # pyjson5 wants both halves of a \ud800-\udfff pair (json5 took one)
+                what = "a \\ud800-\\udfff escape must be half of a surrogate pair"
+                return _at(name, text, start, what)
+            if _CODE_POINT.fullmatch(want) and text[start : start + 1].isalpha():
                 # a misspelt true/false/null/Infinity/NaN: show the word, not a letter
-                pos = max(near - 1, 0)
-                return _at(name, text, pos, f"unknown word {_word(text, pos)!r}")
+                return _at(name, text, start, f"unknown word {_word(text, start)!r}")
             what = f"expected {' or '.join(wants)}" + (f", found {shown}" if shown else "")
         elif m.group("stray"):
             what = f"unexpected {_name(m.group('stray'))}"

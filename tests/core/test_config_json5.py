@@ -118,6 +118,8 @@ def test_syntax_error_names_file_line_and_column(tmp_path: Path) -> None:
         ("// nothing\n", 1, 1, "the file is empty or only comments"),
         ("{\n  'é😀': 1 2}", 2, 11, "expected ',' or '}', found '2'"),
         ("{\n  1: 2}", 2, 3, "expected a key, found '1'"),
+        ("{\n  a: Infinit}", 2, 6, "unknown word 'Infinit'"),
+        ('{\n  a: "\\udc00"}', 2, 6, "escape must be half of a surrogate pair"),
     ],
 )
 def test_syntax_errors_are_placed(text: str, line: int, column: int, needle: str) -> None:
