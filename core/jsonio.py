@@ -274,11 +274,44 @@ def split_run_together(text: str) -> tuple[list[Any], str | None]:
         except _NotJson as exc:
             return values, f"invalid JSON in the value at column {pos + 1}: {exc}"
         except RecursionError:
-            return values, f"the value at column {pos + 1} is nested too deeply to read"
+            return values, f"the value at column {pos + 1} is nested deeper than {MAX_DEPTH} levels"
         except ValueError as exc:  # int() and float() limits not foreseen above
             return values, f"invalid JSON in the value at column {pos + 1}: {exc}"
+        if too_deep(value, text[pos:end_pos]):
+            return values, f"the value at column {pos + 1} is nested deeper than {MAX_DEPTH} levels"
         pos = end_pos
         values.append(value)
+
+
+MAX_DEPTH = 255
+"""The deepest nesting memlens keeps (orjson writes no deeper; Python's recursion
+limit is near): a deeper value is a problem, not a RecursionError later."""
+_DEEP_LINE = 2 * MAX_DEPTH
+_DEEP_MESSAGE = f"a value nested deeper than {MAX_DEPTH} levels; line skipped"
+
+
+def too_deep(value: Any, text: bytes | str | None = None) -> bool:
+    """True when *value* nests lists and objects more than :data:`MAX_DEPTH` deep.
+
+    *text*, the JSON it was parsed from, makes the common case cheap: with fewer
+    brackets than the limit it cannot be that deep.
+    """
+    if text is not None:
+        if isinstance(text, str):
+            if text.count("[") + text.count("{") <= MAX_DEPTH:
+                return False
+        elif text.count(b"[") + text.count(b"{") <= MAX_DEPTH:
+            return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+    return False
 
 
 def _too_long(source: str, line_no: int, length: int, limit: int, complete: bool) -> Problem:
@@ -331,7 +364,11 @@ def read_jsonl(
             continue
         line = data[pos:stop]
         try:
-            objects.append(JsonlObject(line_no, loads_(line), base_offset + pos))
+            value = loads_(line)
+            if stop - pos > _DEEP_LINE and too_deep(value, line):
+                out.problems.append(Problem(source, line_no, _DEEP_MESSAGE))
+            else:
+                objects.append(JsonlObject(line_no, value, base_offset + pos))
         except orjson.JSONDecodeError:
             if not complete:
                 # An append in progress: keep the bytes, report it, parse it later.

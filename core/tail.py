@@ -17,6 +17,7 @@ every complete line of the file as it is now; a file that disappeared gives
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,6 +25,7 @@ EventKind = Literal["none", "append", "reset", "missing"]
 GUARD = 64
 """Bytes before the offset compared on each change, to see an in-place rewrite."""
 _CHUNK = 1 << 16
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +115,11 @@ class Tail:
     # -- set-up -----------------------------------------------------------------------
     def _start(self, offset: int, line: int | None, anchor: tuple[int, int] | None) -> None:
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = _open(self.path)
         except FileNotFoundError:
+            self._missing = offset > 0
+            return
+        except OSError:  # not a regular file (a FIFO, a device): never read
             self._missing = offset > 0
             return
         try:
@@ -153,11 +158,14 @@ class Tail:
             return self._gone()
         except OSError:
             return TailEvent("none", self.path)
+        if not stat.S_ISREG(st.st_mode):
+            # A FIFO or a device took the file's place: never opened, as if gone.
+            return self._gone()
         same_file = self._id == (st.st_dev, st.st_ino)
         if same_file and st.st_size == self.position and st.st_mtime_ns == self._mtime:
             return TailEvent("none", self.path)
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = _open(self.path)
         except FileNotFoundError:
             return self._gone()
         except OSError:
@@ -232,6 +240,24 @@ class Tail:
             appended.lines,
             reason,
         )
+
+
+def _open(path: str) -> int:
+    """A descriptor on *path* if it is a regular file (FIFOs and devices never block it).
+
+    Raises
+    ------
+    OSError
+        When it cannot be opened or is not a regular file.
+    """
+    fd = os.open(path, _FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _read_range(fd: int, start: int, stop: int) -> bytes:

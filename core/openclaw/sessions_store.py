@@ -181,6 +181,8 @@ def parse_sessions_store(data: bytes, name: str = "sessions.json") -> SessionSto
         raise FormatError(name, message, exc.lineno) from exc
     if not isinstance(raw, dict):
         raise FormatError(name, "the top level must be an object mapping session keys")
+    if jsonio.too_deep(raw, data):
+        raise FormatError(name, f"a value nested deeper than {jsonio.MAX_DEPTH} levels")
     entries: dict[str, SessionEntry] = {}
     problems: list[Problem] = []
     for key, value in raw.items():

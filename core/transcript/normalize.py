@@ -82,6 +82,8 @@ def normalize_block(block: Any) -> Block:
             name=str(block.get("name") or ""),
             arguments=block.get("arguments"),
         )
+    if type(kind) is not str:  # a damaged block: {"type": {...}} is no block type
+        return Block("other", raw=block)
     if kind in TEXT_TYPES:
         return Block("text", text=str(block.get("text") or ""))
     if kind == "thinking":

@@ -90,9 +90,10 @@ def test_unexpected_exception_is_one_line_and_exit_1(capsys, monkeypatch, tmp_pa
     monkeypatch.setattr(core.cli, "_cmd_sessions", boom)
     assert main(["sessions", str(tmp_path)]) == 1
     err = capsys.readouterr().err
+    # The last resort still names what the command was reading.
     assert err == (
-        "memlens: error: unexpected RuntimeError: something odd with a second line "
-        "(a bug in memlens; please report it)\n"
+        f"memlens: error: {tmp_path}: unexpected RuntimeError: something odd with a second "
+        "line (a bug in memlens; please report it)\n"
     )
 
 
