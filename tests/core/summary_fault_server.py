@@ -44,6 +44,7 @@ class FaultServer:
 
     def __init__(self) -> None:
         self.fault = Fault(body=_ok("fine"))
+        self.queue: list[Fault] = []
         self.requests: list[Any] = []
         self.closed: list[float] = []
         """monotonic() of each client hang-up seen while hanging or trickling."""
@@ -51,8 +52,15 @@ class FaultServer:
         self.url = ""
         self.httpd: ThreadingHTTPServer | None = None
 
-    def set(self, fault: Fault) -> None:
-        self.fault = fault
+    def set(self, fault: Fault, *first: Fault) -> None:
+        """Answer every request with *fault*, after one request for each of *first*."""
+        with self.lock:
+            self.fault = fault
+            self.queue = list(first)
+
+    def next_fault(self) -> Fault:
+        with self.lock:
+            return self.queue.pop(0) if self.queue else self.fault
 
     def wait_closed(self, count: int = 1, timeout: float = 5.0) -> bool:
         end = time.monotonic() + timeout
@@ -80,7 +88,7 @@ def _handler(state: FaultServer) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(int(self.headers.get("content-length", "0")))
             with state.lock:
                 state.requests.append(jsonio.loads(raw) if raw else None)
-            fault = state.fault
+            fault = state.next_fault()
             if fault.mode == "hang":
                 self._hold(None)
                 return

@@ -300,3 +300,37 @@ def test_a_refusal_or_empty_answer_is_a_failed_call_not_a_summary(faulty, small)
         client.close()
         assert run.failure is not None and run.failure.kind == kind
         assert run.summary is not None and run.summary.summary.startswith(FALLBACK_PREFIX)
+
+
+def test_an_extraction_cut_by_the_deadline_fails_the_run(faulty, tmp_path, small):
+    """The knowledge extraction shares the deadline; cut by it, the run is not written."""
+    checkpoint = "\n\n".join(f"## {h}\n- x" for h in ("Decisions", "Open TODOs"))
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "segments.jsonl").write_bytes(b"")
+    (store / "knowledge.jsonl").write_bytes(b"")
+    session = load_transcript(small)
+    plan = plan_compaction(session, keep_recent_tokens=2000)
+    assert len(plan.summarize) >= 5  # enough messages for an extraction
+    # every summary call is answered; the extraction (the next call) hangs
+    faulty.set(Fault(mode="hang"), *[Fault(body=ok_answer(checkpoint))] * plan.calls)
+    opened = open_provider(
+        ProviderChoice("Late", f"openai:{faulty.url}/v1:m"), Timeouts(connect=5, read=60, total=2)
+    )
+    start = time.monotonic()
+    run = compact(
+        session,
+        summarizer=opened.summarizer,
+        keep_recent_tokens=2000,
+        store_dir=store,
+        extract_client=opened.client,
+    )
+    opened.close()
+    assert time.monotonic() - start < 10
+    assert run.summary is not None and not run.summary.degraded
+    failure = run.failure
+    assert failure is not None and failure.kind == "deadline"
+    assert failure.step == "extracting knowledge"
+    with pytest.raises(SummaryFailed, match="extracting knowledge"):
+        write_compaction(run, session, store_dir=store)
+    assert faulty.wait_closed(1, timeout=2)
