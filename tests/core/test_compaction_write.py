@@ -75,7 +75,7 @@ def test_archive_is_written_before_the_compaction_entry(tmp_path):
     s = load_transcript(p)
     run = compact(s, keep_recent_tokens=3000)
     assert run.segments
-    with pytest.raises(FormatError, match=r"segments\.jsonl: cannot read"):
+    with pytest.raises(FormatError, match=r"segments\.jsonl: (cannot read|not a regular file)"):
         write_compaction(run, s, store_dir=store, force=True)
     assert p.read_bytes() == before  # no compaction without its archive
     assert backups(tmp_path) == []
@@ -115,3 +115,42 @@ def test_make_backup_never_overwrites(tmp_path):
     taken = made[0].with_name(made[0].name + ".7")
     taken.write_bytes(b"not ours")
     assert make_backup(p).read_bytes() == b"v2" and taken.read_bytes() == b"not ours"
+
+
+class _Down:
+    """A summariser whose every call fails, as a model that is down."""
+
+    name = "openai:http://127.0.0.1:9/v1:m"
+    endpoint = "http://127.0.0.1:9/v1"
+
+    def summarize(self, messages, **kw):
+        raise RuntimeError("model unavailable")
+
+    summarize_turn_prefix = summarize
+
+    def merge(self, summaries, **kw):
+        raise RuntimeError("model unavailable")
+
+
+def test_a_failed_summary_is_refused_before_the_backup(tmp_path):
+    from core.compaction.run import SummaryFailed
+    from core.compaction.summarize import FALLBACK_PREFIX
+
+    p = tmp_path / "s.jsonl"
+    before = write_file(p, lines(chain(20)))
+    s = load_transcript(p)
+    run = compact(s, summarizer=_Down(), keep_recent_tokens=3000)
+    assert run.summary.degraded and run.summary.fallback == 2  # the agent's ladder, walked
+    assert "Summary unavailable due to size limits." in run.summary.summary
+    assert run.entry["summary"].startswith(FALLBACK_PREFIX)
+    with pytest.raises(
+        SummaryFailed,
+        match=r"call 1 of \d+ \(summarising chunk 1 of 1\) to "
+        r"openai:http://127\.0\.0\.1:9/v1:m failed: model unavailable",
+    ):
+        write_compaction(run, s, force=True)
+    assert p.read_bytes() == before and backups(tmp_path) == []
+    write_compaction(run, s, force=True, allow_fallback=True)
+    added = p.read_bytes()[len(before) :]
+    assert orjson.loads(added)["summary"].splitlines()[0].startswith(FALLBACK_PREFIX)
+    assert len(backups(tmp_path)) == 1
