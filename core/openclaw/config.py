@@ -451,48 +451,61 @@ def load_openclaw_config(
         line = data.count(b"\n", 0, exc.start) + 1
         raise FormatError(name, f"invalid UTF-8 at byte {exc.start + 1}", line) from None
     with gc_paused():
-        try:
-            # decode_utf8 reads the bytes about twice as fast as decode() reads the
-            # str (which one emoji makes UCS-4); the bytes were just checked.
-            raw = pyjson5.decode_utf8(data.removeprefix(_BOM.encode()), maxdepth=MAX_DEPTH)
-        except _DECODE_ERRORS:
-            raw = None  # rare: read the str again, for positions in characters
-        else:
-            return build_openclaw_config(raw, text, name)
-    return parse_openclaw_config(text, name)
+        raw, notes = decode_json5(text, name, data)
+        return build_openclaw_config(raw, text, name, notes)
 
 
 def parse_openclaw_config(text: str, name: str = "openclaw.json") -> OpenClawConfig:
     """Parse and validate the JSON5 *text* of an ``openclaw.json``.
 
-    A number JSON5 allows but no double holds (``1e400``, 5,000 digits) is read as
-    Infinity, as OpenClaw (JavaScript) reads it, with a warning naming its line;
-    a checked field holding one is an error and keeps its default.
-
     Raises
     ------
     FormatError
-        On a JSON5 syntax error (:class:`ConfigSyntaxError`: line and column),
-        nesting deeper than :data:`MAX_DEPTH`, or a top level that is not an object.
+        As :func:`decode_json5`, or when the top level is not an object.
+    """
+    with gc_paused():
+        raw, notes = decode_json5(text, name)
+        return build_openclaw_config(raw, text, name, notes)
+
+
+def decode_json5(text: str, name: str, data: bytes | None = None) -> tuple[Any, list[Problem]]:
+    """Decode the JSON5 *text* of file *name*: the value and warnings with lines.
+
+    A number JSON5 allows but no double holds (``1e400``, 5,000 digits) is read as
+    Infinity, as OpenClaw (JavaScript) reads it, with a warning naming its line;
+    a checked field holding one is then an error and keeps its default.
+
+    Parameters
+    ----------
+    data
+        *text* as UTF-8 bytes, when at hand: read about twice as fast as the str
+        (which one emoji makes UCS-4).
+
+    Raises
+    ------
+    ConfigSyntaxError
+        On a JSON5 syntax error, or nesting deeper than :data:`MAX_DEPTH`: the
+        line and column in *text*, in characters.
     """
     text = text.removeprefix(_BOM)
-    with gc_paused():
+    if data is not None:
         try:
-            raw = pyjson5.decode(text, maxdepth=MAX_DEPTH)
-        except _DECODE_ERRORS as exc:
-            first = _Failure.of(exc)
-        else:
-            return build_openclaw_config(raw, text, name)
+            return pyjson5.decode_utf8(data.removeprefix(_BOM.encode()), maxdepth=MAX_DEPTH), []
+        except _DECODE_ERRORS:
+            pass  # rare: read the str again, for positions in characters
+    try:
+        return pyjson5.decode(text, maxdepth=MAX_DEPTH), []
+    except _DECODE_ERRORS as exc:
+        first = _Failure.of(exc)
     # pyjson5 refuses such numbers ("unclosed NumericLiteral", or the 4,300-digit
     # ValueError of int()): replace each by Infinity and read again.
     fixed, edits = _infinite_numbers(text) if first.about_number else (text, [])
     if not edits:
         raise first.error(name, text) from None
-    with gc_paused():
-        try:
-            raw = pyjson5.decode(fixed, maxdepth=MAX_DEPTH)
-        except _DECODE_ERRORS as exc:
-            raise _Failure.of(exc).error(name, text, edits) from None
+    try:
+        raw = pyjson5.decode(fixed, maxdepth=MAX_DEPTH)
+    except _DECODE_ERRORS as exc:
+        raise _Failure.of(exc).error(name, text, edits) from None
     notes = []
     for pos, literal, _new in edits:
         line, column = _line_col(text, pos)
@@ -500,7 +513,7 @@ def parse_openclaw_config(text: str, name: str = "openclaw.json") -> OpenClawCon
         shown = literal if len(literal) <= 24 else f"{literal[:12]}... ({digits} digits)"
         message = f"number {shown} at column {column} is out of range; read as Infinity"
         notes.append(Problem(name, line, message, "warning"))
-    return build_openclaw_config(raw, text, name, notes)
+    return raw, notes
 
 
 _NUMBER_SCAN = re.compile(
