@@ -29,6 +29,7 @@ from typing_extensions import override
 
 from app.actions import build_actions
 from app.app_config import embedder_name
+from app.backups_glue import BackupsGlue
 from app.demo_data import demo_path, load_demo
 from app.inspector import Inspector
 from app.live_glue import LiveGlue
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self._build_status()
         self.live = LiveGlue(self)
         self.manager = Manager(self, confirm)
+        self.backups = BackupsGlue(self)  # the Activity dock's Backups tab
         self.inspector = Inspector(self)
         self.inspector.restore_settings()
         self.actions = build_actions(self)

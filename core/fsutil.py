@@ -401,14 +401,34 @@ def _copy_once(src: Path, tmp: str) -> _Copy | None:
     return _Copy(size, lines + (0 if last == b"\n" else 1), copied[1])
 
 
+def _last_seq(base: Path) -> int:
+    """The highest ``.N`` taken after *base*'s name (0 for the name itself, -1: none)."""
+    last = -1
+    prefix = base.name + "."
+    try:
+        names = os.listdir(base.parent)
+    except OSError:
+        return last
+    for name in names:
+        if name == base.name:
+            last = max(last, 0)
+        elif name.startswith(prefix) and name[len(prefix) :].isdigit():
+            last = max(last, int(name[len(prefix) :]))
+    return last
+
+
 def _claim(tmp: str, base: Path) -> Path:
-    """Give the verified temp file *tmp* the first free name of *base*, ``.1``, ``.2``...
+    """Give the verified temp file *tmp* the next free name of *base*, ``.1``, ``.2``...
+
+    Next after the highest taken, not the first free: a name freed by pruning is
+    not reused, so the ``.N`` of one second's backups keeps their order.
 
     ``os.link`` fails when the name exists, so no backup is ever overwritten, and
     the name appears with the whole copy behind it. Where hard links are not
     supported the file is renamed to a name checked free just before.
     """
-    candidate, n = base, 0
+    n = _last_seq(base) + 1
+    candidate = base if n == 0 else base.with_name(f"{base.name}.{n}")
     while True:
         try:
             os.link(tmp, candidate)

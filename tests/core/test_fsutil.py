@@ -174,3 +174,17 @@ def test_a_backup_never_replaces_a_name_claimed_meanwhile(tmp_path):
     if second.name == first.name + ".1":  # same second: the second took the next name
         assert first.read_bytes() == b"v1"
     assert second.read_bytes() == b"v2" and first != second
+
+
+def test_a_pruned_name_is_not_reused(tmp_path):
+    """Backups of one second keep their order by ``.N`` even when older ones are removed."""
+    p = tmp_path / "f.json"
+    p.write_bytes(b"v")
+    made = [make_backup(p) for _ in range(3)]
+    if len({m.name.split(".memlens-backup-")[1][:15] for m in made}) != 1:
+        pytest.skip("the clock turned a second during the test")
+    made[0].unlink()
+    made[1].unlink()
+    again = make_backup(p)
+    if again.name.startswith(made[0].name):
+        assert again.name == made[0].name + ".3"

@@ -1,0 +1,239 @@
+"""The Backups tab of the Activity dock: list, restore and prune the open place's backups.
+
+:class:`BackupsGlue` puts a :class:`widgets.backups_view.BackupsView` beside the
+activity log in the Activity dock and feeds it the backups of the open data
+directory (listed in a worker, again whenever the sessions are reloaded or the
+tab is shown). A restore is confirmed with the window's write preview (which
+file is replaced by which backup, and the sizes), then done in a worker: the
+file is backed up first, so the restore can itself be undone, and both writes
+reach the activity log. After every backup memlens makes, the retention
+settings (Settings > Safety: backups kept per file, days) prune the older
+backups of that file, never the one just made.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import QTabWidget
+
+from app.app_config import load_app_config
+from app.workers import TaskWorker, start
+from core.activity import load_activity
+from core.backups import list_backups, plan_restore, prune, recorded_hashes, restore
+from core.fsutil import backup_path
+from core.writes import PlannedWrite
+from widgets.backups_view import BackupsView, local_time
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+    from core.backups import Backup, Pruned, Restored, RestorePlan
+    from core.fsutil import WriteRecord
+
+LIST_DELAY_MS = 150
+WRITES_TAB, BACKUPS_TAB = 0, 1
+
+
+def restore_writes(plan: RestorePlan) -> list[PlannedWrite]:
+    """What restoring *plan* writes, as the confirm dialog shows it."""
+    b, target = plan.backup, Path(plan.target)
+    made = f"{b.size:,} bytes, made {local_time(b.time)}"
+    if plan.target_size is None:
+        return [
+            PlannedWrite(str(target), "create", f"recreate {target.name} from {b.name} ({made})")
+        ]
+    return [
+        PlannedWrite(
+            str(backup_path(target)),
+            "backup",
+            f"copy {target.name} as it is now ({plan.target_size:,} bytes) so the restore "
+            "can be undone",
+        ),
+        PlannedWrite(
+            str(target),
+            "rewrite",
+            f"replace {target.name} ({plan.target_size:,} bytes now) with the backup "
+            f"{b.name} ({made})",
+        ),
+    ]
+
+
+def _restore_task(plan: RestorePlan, activity: Path) -> Restored:
+    """Restore *plan*, checking the backup against the hash logged when it was made."""
+    expected = recorded_hashes(load_activity(activity).records).get(
+        os.path.abspath(plan.backup.path)
+    )
+    return restore(plan, expected_sha256=expected)
+
+
+class BackupsGlue(QObject):
+    """Wires the Backups tab to the window's data, settings, confirm and activity log.
+
+    Signals
+    -------
+    restored(Restored)
+        A restore was written.
+    listed(list)
+        The backups of the open place were listed (the view shows them).
+    """
+
+    restored = Signal(object)
+    listed = Signal(list)
+    _backup_made = Signal(object)
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.w = window
+        self.view = BackupsView()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(window.activity_view, "Writes")
+        self.tabs.addTab(self.view, "Backups")
+        self.tabs.setFocusProxy(window.activity_view)
+        window.activity_dock.setWidget(self.tabs)
+        self.root: str | None = None
+        self._dirty = True
+        self._listing: TaskWorker | None = None
+        self._restoring: TaskWorker | None = None
+        self._timer = QTimer(self, singleShot=True, interval=LIST_DELAY_MS)
+        self._timer.timeout.connect(self._list)
+        self.view.refresh_requested.connect(self.refresh)
+        self.view.restore_requested.connect(self.request_restore)
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
+        window.navigator.model.modelReset.connect(self._on_sessions_reset)
+        self._backup_made.connect(self._on_backup_made, Qt.ConnectionType.QueuedConnection)
+        window.manager.activity.subscribe(self._on_write)
+
+    # --- listing -------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """List the open place's backups again (in a worker, shortly)."""
+        data = self.w.data
+        self.root = str(data.discovery.path) if data is not None else None
+        self._dirty = False
+        self._timer.start()
+
+    @Slot()
+    def _list(self) -> None:
+        root = self.root
+        if root is None:
+            self.view.set_backups([])
+            self.listed.emit([])
+            return
+        worker = TaskWorker(lambda **_: (root, list_backups(root)), "listing backups")
+        worker.signals.finished.connect(self._on_listed)
+        worker.signals.failed.connect(self.view.set_message)
+        self._listing = worker
+        start(worker)
+
+    @Slot(object)
+    def _on_listed(self, result: tuple[str, list[Backup]]) -> None:
+        root, backups = result
+        if root != self.root:
+            return  # another place was opened meanwhile
+        self.view.set_backups(backups)
+        self.listed.emit(backups)
+
+    def _visible(self) -> bool:
+        return self.tabs.currentWidget() is self.view and self.view.isVisible()
+
+    @Slot()
+    def _on_sessions_reset(self) -> None:
+        # A place opened or sessions reloaded after a write: list again when seen.
+        if self._visible():
+            self.refresh()
+        else:
+            self._dirty = True
+
+    @Slot(int)
+    def _on_tabs_current_changed(self, index: int) -> None:
+        if index == BACKUPS_TAB and self._dirty:
+            self.refresh()
+
+    def show_backups(self) -> None:
+        """Bring the Backups tab forward (the dock too) and list the backups."""
+        self.w.activity_dock.show()
+        self.w.activity_dock.raise_()
+        self.tabs.setCurrentIndex(BACKUPS_TAB)
+        self.view.table.setFocus()
+        self.refresh()
+
+    # --- retention -------------------------------------------------------------------
+
+    def _on_write(self, record: WriteRecord) -> None:
+        """Activity subscriber (any thread): a backup was made."""
+        if record.action == "backup" and record.backup:
+            self._backup_made.emit(record)
+
+    @Slot(object)
+    def _on_backup_made(self, record: WriteRecord) -> None:
+        safety = load_app_config(self.w.settings).safety
+        keep, days, made = safety.backups_keep, safety.backups_days, record.backup
+        if not keep and not days:
+            self._after_change()
+            return
+
+        def task(**_: object) -> Pruned:
+            return prune(record.path, keep=keep, days=days, protect=[made or ""])
+
+        worker = TaskWorker(task, "pruning backups")
+        worker.signals.finished.connect(self._on_pruned)
+        worker.signals.failed.connect(self.view.set_message)
+        start(worker)
+
+    @Slot(object)
+    def _on_pruned(self, done: Pruned) -> None:
+        if done.removed or done.failed:
+            text = f"Removed {len(done.removed)} old backup(s) (retention in Settings > Safety)"
+            if done.failed:
+                text += f"; could not remove {len(done.failed)}: {done.failed[0][1]}"
+            self.view.set_message(text)
+        self._after_change()
+
+    def _after_change(self) -> None:
+        if self._visible():
+            self.refresh()
+        else:
+            self._dirty = True
+
+    # --- restoring -------------------------------------------------------------------
+
+    @Slot(object)
+    def request_restore(self, backup: Backup) -> bool:
+        """Confirm, then restore *backup* in a worker; False if not started."""
+        if self._restoring is not None:
+            return False
+        plan = plan_restore(backup)
+        if not self.w.manager.confirm(restore_writes(plan)):
+            return False
+        activity = self.w.manager.activity.path
+        worker = TaskWorker(lambda **_: _restore_task(plan, activity), "restoring")
+        worker.signals.finished.connect(self._on_restored)
+        worker.signals.failed.connect(self._on_restore_failed)
+        self._restoring = worker
+        self.view.set_busy(True, f"Restoring {Path(plan.target).name} from {backup.name}…")
+        start(worker)
+        return True
+
+    @Slot(object)
+    def _on_restored(self, done: Restored) -> None:
+        self._restoring = None
+        kept = f"; the replaced file was kept as {Path(done.saved).name}" if done.saved else ""
+        text = f"Restored {done.target} ({done.size:,} bytes){kept}"
+        self.view.set_busy(False, text)
+        self.w.place_label.setText(text)
+        data = self.w.data
+        if data is not None and any(Path(s.path) == Path(done.target) for s in data.sessions):
+            self.w.manager.reload_session(
+                next(s.path for s in data.sessions if Path(s.path) == Path(done.target))
+            )
+        self.refresh()
+        self.restored.emit(done)
+
+    @Slot(str)
+    def _on_restore_failed(self, message: str) -> None:
+        self._restoring = None
+        self.view.set_busy(False, f"Not restored: {message}")
