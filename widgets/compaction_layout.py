@@ -208,9 +208,9 @@ class CompactionLayout(QWidget):
         self.calls_table.setFixedHeight(22 * 4 + self.calls_table.horizontalHeader().height() + 6)
         self.retry_button = QPushButton("&Retry")
         self.retry_button.setToolTip("Run the summary again with the same summariser (Ctrl+Enter)")
-        self.other_button = QPushButton("Use &another summariser…")
+        self.other_button = QPushButton("Use a&nother summariser…")
         self.other_button.setToolTip("Pick another summariser, then run again")
-        self.fallback_button = QPushButton("Write the &fallback summary anyway…")
+        self.fallback_button = QPushButton("Write the fallback summary an&yway…")
         self.fallback_button.setToolTip(
             "Show what will be written, then write the fallback summary; its first line says "
             "it is a fallback, not a real summary"
