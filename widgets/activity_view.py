@@ -95,6 +95,8 @@ class ActivityModel(RecordTableModel[WriteRecord]):
             tip = location(rec)
             if rec.backup:
                 tip += f"\nbackup: {rec.backup}"
+            if rec.sha256:
+                tip += f"\nSHA-256 of the verified copy: {rec.sha256}"
             return f"{tip}\n{rec.summary}" if rec.summary else tip
         return super().data(index, role)
 

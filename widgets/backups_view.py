@@ -199,6 +199,7 @@ class BackupsView(QWidget):
             self.proxy.layoutChanged,
         ):
             signal.connect(self._update_count)
+        self.set_message("")
         self._update_count()
         self._update_actions()
 

@@ -77,6 +77,12 @@ def test_shows_every_write_newest_first(qtbot, qtmodeltester, logged):
     tip = view.proxy.index(0, FILE).data(Qt.ItemDataRole.ToolTipRole)
     assert f"{knowledge}:{newest.first_line}" in tip
     assert view.count_label.text() == "4 writes"
+    backup = view.visible_records()[2]  # the backup kept by the rewrite: its hash shows
+    tip = view.proxy.index(2, FILE).data(Qt.ItemDataRole.ToolTipRole)
+    assert backup.action == "backup" and f"SHA-256 of the verified copy: {backup.sha256}" in tip
+    assert backup.sha256 and "SHA-256" not in view.proxy.index(1, FILE).data(
+        Qt.ItemDataRole.ToolTipRole
+    )
 
 
 def test_add_inserts_one_row(qtbot, logged):
