@@ -8,6 +8,7 @@ from core.openclaw.config import (
     AUTO_RECALL_MIN_SCORE,
     DEFAULT_CONTEXT_WINDOW,
     CompactionConfig,
+    ConfigSyntaxError,
     MemoryContextConfig,
     MemoryFlushConfig,
     context_window_for,
@@ -391,8 +392,10 @@ def test_json5_syntax_error_names_file_line_and_column(tmp_path: Path) -> None:
         load_openclaw_config(path)
     assert info.value.file == str(path)
     assert info.value.line == 3
-    assert "column" in info.value.detail
-    assert str(info.value).startswith(f"{path}:3: invalid JSON5")
+    assert isinstance(info.value, ConfigSyntaxError) and info.value.column == 16
+    assert str(info.value) == (
+        f"{path}:3: invalid JSON5 at line 3, column 16: expected a key, found ','"
+    )
 
 
 def test_top_level_must_be_an_object(tmp_path: Path) -> None:
