@@ -64,7 +64,14 @@ _MARK = r"\[REDACTED(?:_HEX|_B64)?\]"
 # or C escape (the "n" of "\n" is a letter), a \uXXXX escape or a %XX URL escape.
 _START = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrtbfv])|(?<=\\u[0-9A-Fa-f]{4})|(?<=%[0-9A-Fa-f]{2}))"
 _B = rf"(?:[A-Za-z0-9_\-]|{_MARK})"  # a base64url body char, or a marker
-_QUOTE = r"[\\\"'`]{0,4}"  # quotes (maybe JSON-escaped) between a label and its value
+
+
+def _body(least: int) -> str:
+    """A key body: *least* base64url chars or more, or any run holding a marker."""
+    return rf"(?:[A-Za-z0-9_\-]*+{_MARK}{_B}*+|{_B}{{{least},}}+)"
+
+
+_QUOTE = r"\\{0,3}[\"'`]?"  # a quote (maybe JSON-escaped) between a label and its value
 _SEP = rf"{_S}*+(?:=>|:=|[:=])"
 
 
@@ -107,7 +114,7 @@ def _pem_body(body: str) -> str:
 
 def _redact_pem(text: str) -> str:
     """Every private key block's body as ``[REDACTED]``; BEGIN/END lines kept."""
-    if "PRIVATE KEY-----" not in text:
+    if "PRIVATE KEY" not in text:
         return text
     out: list[str] = []
     pos = 0
@@ -204,6 +211,19 @@ def _auth_header(m: re.Match[str]) -> str:
     return m.group("label") + REDACTED
 
 
+# bearer in any case (the agent's standalone pattern wants "Bearer")
+_BEARER = re.compile(
+    rf"{_START}(bearer{_S}++)(?!\[REDACTED)([A-Za-z0-9_\-.~+/]{{20,}}+=*)", re.I | re.A
+)
+_PATH = re.compile(r"(?:\.{0,2}/|.*/[\w\-]+\.[A-Za-z]{1,5}$)", re.A)
+
+
+def _bearer(m: re.Match[str]) -> str:
+    if _PATH.match(m.group(2)):
+        return m.group()  # "Bearer src/auth/session.ts": a path, not a token
+    return m.group(1) + REDACTED
+
+
 _COOKIE = re.compile(rf"((?:set-)?cookie{_QUOTE}{_S}*+:{_S}*+{_QUOTE})([^\r\n\"'\\]++)", re.I)
 _COOKIE_PAIR = re.compile(r"([\w.\-]+=)(?!\[REDACTED)([^;,\s]++)")
 _COOKIE_ATTRIBUTES = frozenset(
@@ -282,20 +302,20 @@ def _url_param(m: re.Match[str]) -> str:
 # --- key shapes --------------------------------------------------------------------------
 
 _JWT = re.compile(
-    rf"{_START}(?<!-)(?:eyJ{_B}{{5,}}+\.{_B}++|{_MARK}\.eyJ{_B}*+)"
+    rf"{_START}(?<!-)(?:eyJ{_B}{{5,}}+\.{_B}++|{_MARK}\.(?:eyJ|{_MARK}){_B}*+)"
     rf"(?:\.{_B}*+(?:\.{_B}++){{0,2}})?",
     re.A,
 )
 _PREFIXED = re.compile(
     _START + r"(?:"
-    rf"sk-(?:ant-|proj-|svcacct-|admin-)?{_B}{{20,}}+"  # OpenAI, Anthropic
+    rf"sk-(?:ant-|proj-|svcacct-|admin-)?{_body(20)}"  # OpenAI, Anthropic
     r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}+|whsec_[A-Za-z0-9+/=]{20,}+"  # Stripe
     r"|gh[pousr]_[A-Za-z0-9]{20,}+|github_pat_[A-Za-z0-9_]{20,}+"  # GitHub
-    rf"|glpat-{_B}{{20,}}+|gl(?:ptt|dt|rt|cbt|imt|agent)-{_B}{{20,}}+"  # GitLab
-    rf"|xox[abposre]-{_B}{{10,}}+|xapp-{_B}{{10,}}+"  # Slack
-    rf"|AIza{_B}{{30,}}+|ya29\.{_B}{{20,}}+|GOCSPX-{_B}{{20,}}+"  # Google
+    rf"|glpat-{_body(20)}|gl(?:ptt|dt|rt|cbt|imt|agent)-{_body(20)}"  # GitLab
+    rf"|xox[abposre]-{_body(10)}|xapp-{_body(10)}"  # Slack
+    rf"|AIza{_body(30)}|ya29\.{_body(20)}|GOCSPX-{_body(20)}"  # Google
     r"|npm_[A-Za-z0-9]{30,}+|hf_[A-Za-z0-9]{30,}+"  # npm, Hugging Face
-    rf"|pypi-AgE{_B}{{30,}}+|gsk_[A-Za-z0-9]{{30,}}+|xai-[A-Za-z0-9]{{30,}}+"
+    rf"|pypi-AgE{_body(30)}|gsk_[A-Za-z0-9]{{30,}}+|xai-[A-Za-z0-9]{{30,}}+"
     r"|r8_[A-Za-z0-9]{30,}+|dckr_pat_[A-Za-z0-9_\-]{20,}+|dop_v1_[a-f0-9]{32,}+"
     r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}+|SG\.[A-Za-z0-9_\-]{16,}+\.[A-Za-z0-9_\-]{16,}+"
     r"|AGE-SECRET-KEY-1[0-9A-Z]{50,}+"
@@ -312,14 +332,28 @@ _AWS = re.compile(
 )
 
 
+_AWS_ID_ALONE = re.compile(rf"{_START}{_AWS_ID}(?![A-Za-z0-9])", re.A)
+
+
 def _aws(m: re.Match[str]) -> str:
     gap = m.group("gap")
-    return REDACTED if gap is None else REDACTED + gap + REDACTED
+    if gap is None:
+        return REDACTED
+    # the gap may hold the next key id (its secret being the one this match took)
+    return REDACTED + _AWS_ID_ALONE.sub(REDACTED, gap) + REDACTED
 
 
 # --- the passes, in order ---------------------------------------------------------------
 
+# The agent's Bearer/api_key/token patterns stop at the first char outside their
+# class: "Bearer abc...~xyz" leaves "~xyz", "token=a_long_label=value" leaves
+# "=value". What sticks to the marker goes too.
+_TAIL = re.compile(
+    r"(?<=\[REDACTED\])(?:[~!$%^*=]|(?<=Bearer \[REDACTED\])[+/])[^\s\"'`<>,;()\[\]{}\\|&@#]*+"
+)
+
 EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
+    (_TAIL, ""),
     (_JWT, REDACTED),
     (_PREFIXED, REDACTED),
     (_AWS, _aws),
@@ -328,13 +362,7 @@ EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
     (_URL_USER_TOKEN, r"\1[REDACTED]"),
     (_URL_PARAM, _url_param),
     (_AUTH_HEADER, _auth_header),
-    # bearer in any case (the agent's standalone pattern wants "Bearer")
-    (
-        re.compile(
-            rf"{_START}(bearer{_S}++)(?!\[REDACTED)[A-Za-z0-9_\-.~+/]{{20,}}+=*", re.I | re.A
-        ),
-        r"\1[REDACTED]",
-    ),
+    (_BEARER, _bearer),
     (_COOKIE, _cookie),
     (_KV, _kv),
     (_CLI_FLAG, _cli_flag),
