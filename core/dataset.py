@@ -15,6 +15,7 @@ from core.jobs import Cancelled, Progress
 from core.openclaw.config import MemoryContextConfig, OpenClawConfig, load_openclaw_config
 from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.problems import FormatError, Problem
+from core.safe_read import NotRegularFile
 from core.store.knowledge import KnowledgeLog, load_knowledge
 from core.store.segments import SegmentLoad, load_segments
 from core.store.vectors import VectorFile, load_vectors
@@ -201,7 +202,7 @@ def load_dataset(
                 data.stores[agent.name] = load_sessions_store(agent.sessions_json)
                 data.problems.extend(data.stores[agent.name].problems)
             except FormatError as exc:
-                data.problems.append(Problem(exc.file, exc.line, exc.detail))
+                _add_error(data, exc)
         for transcript in agent.transcripts:
             step(f"{agent.name}/{transcript.name}")
             try:
@@ -228,7 +229,7 @@ def load_dataset(
             )
             data.problems.extend(data.segments.problems)
         except FormatError as exc:
-            data.problems.append(Problem(exc.file, exc.line, exc.detail))
+            _add_error(data, exc)
         step("vectors.bin")
         vec_path = store / "vectors.bin"
         if vec_path.exists():
@@ -236,16 +237,25 @@ def load_dataset(
                 data.vectors = load_vectors(vec_path)
                 data.problems.extend(data.vectors.problems)
             except FormatError as exc:
-                data.problems.append(Problem(exc.file, exc.line, exc.detail))
+                _add_error(data, exc)
         step("knowledge.jsonl")
         try:
             data.knowledge = load_knowledge(store / "knowledge.jsonl")
             data.problems.extend(data.knowledge.problems)
         except FormatError as exc:
-            data.problems.append(Problem(exc.file, exc.line, exc.detail))
+            _add_error(data, exc)
     if progress is not None:
         progress(steps, steps, "done")
     return data
+
+
+def _add_error(data: DataSet, exc: FormatError) -> None:
+    """A file that could not be used, once: discovery already noted special files."""
+    if isinstance(exc, NotRegularFile) and any(
+        p.file == exc.file for p in data.discovery.problems
+    ):
+        return
+    data.problems.append(Problem(exc.file, exc.line, exc.detail))
 
 
 def _load_config(found: Discovery, data: DataSet) -> MemoryContextConfig:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from core.jsonio import gc_paused, read_jsonl
 from core.problems import Problem
-from core.transcript.loader import KNOWN_TYPES, _stable_id
+from core.transcript.loader import KNOWN_TYPES, _stable_id, message_problems
 from core.transcript.model import Entry
 
 if TYPE_CHECKING:
@@ -200,6 +200,16 @@ def _entry(
         parent_id = parent if isinstance(parent, str) else None
         if entry_id in session.by_id:
             problems.append(Problem(name, line, f"duplicate entry id {entry_id!r}", "warning"))
+        if parent_id and parent_id not in session.by_id:
+            problems.append(
+                Problem(
+                    name,
+                    line,
+                    f"entry {entry_id} (line {line}): parentId {parent_id[:40]!r} is not in "
+                    "the file; the context before it is unknown",
+                    "warning",
+                )
+            )
     else:
         # The ids taken are the keys of by_id (only membership is asked).
         taken = cast("set[str]", session.by_id.keys())
@@ -232,6 +242,8 @@ def _entry(
                 )
             else:
                 obj = {**obj, "firstKeptEntryId": target}
+    if kind == "message":
+        problems.extend(message_problems(obj, entry_id, line, name))
     ts = obj.get("timestamp")
     return Entry(
         index=index,

@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import replace
+from typing import Any
 
 from core.jsonio import JsonlRead, gc_paused, read_jsonl, read_jsonl_file
 from core.problems import FormatError, Problem
 from core.transcript.model import Entry, Session
+from core.transcript.normalize import MAX_TOKENS, USAGE_FIELDS, bad_token_count
 
 KNOWN_TYPES = frozenset(
     {
@@ -29,6 +31,44 @@ KNOWN_TYPES = frozenset(
         "session_info",
     }
 )
+
+
+def message_problems(obj: dict[str, Any], entry_id: str, line: int, name: str) -> list[Problem]:
+    """What is wrong with a ``message`` entry's message: missing, or absurd ``usage``."""
+    msg = obj.get("message")
+    if type(msg) is not dict:
+        what = "null" if msg is None else type(msg).__name__
+        return [
+            Problem(
+                name,
+                line,
+                f"entry {entry_id}: message is {what}, not an object; not in the context",
+                "warning",
+            )
+        ]
+    usage = msg.get("usage")
+    if usage is None:
+        return []
+    if type(usage) is not dict:
+        return [
+            Problem(name, line, f"entry {entry_id}: usage is not an object; ignored", "warning")
+        ]
+    return [
+        Problem(
+            name,
+            line,
+            f"entry {entry_id}: usage.{key} {_short(usage[key])} is not a token count "
+            f"(0 to {MAX_TOKENS:,}); ignored",
+            "warning",
+        )
+        for key in USAGE_FIELDS
+        if key in usage and bad_token_count(usage[key])
+    ]
+
+
+def _short(value: object, width: int = 30) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def load_transcript(path: str | os.PathLike[str]) -> Session:
@@ -154,6 +194,8 @@ def _parse(read: JsonlRead, name: str) -> Session:
             pos = obj.get("firstKeptEntryIndex")
             if isinstance(pos, int):
                 pending_v1.append((len(entries), pos))
+        if kind == "message":
+            problems.extend(message_problems(obj, entry_id, obj_rec.line, name))
         ts = obj.get("timestamp")
         entries.append(
             Entry(

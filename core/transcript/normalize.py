@@ -141,6 +141,29 @@ def iso_to_ms(value: Any) -> int | None:
         return None
 
 
+USAGE_FIELDS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+MAX_TOKENS = 10**9
+"""More tokens than any context holds: a usage figure above it is damage, not data."""
+
+
+def bad_token_count(value: Any) -> bool:
+    """True for a usage figure that is not a whole count from 0 to :data:`MAX_TOKENS`."""
+    if value is None:
+        return False
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return True
+    return not 0 <= value <= MAX_TOKENS
+
+
+def clean_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
+    """*usage* without the token figures :func:`bad_token_count` rejects (reported at load)."""
+    out = dict(usage)
+    for key in USAGE_FIELDS:
+        if key in out and bad_token_count(out[key]):
+            del out[key]
+    return out
+
+
 def normalize_message(raw: Mapping[str, Any]) -> Message:
     """Normalise one agent message (the ``message`` field of an entry)."""
     source_role = str(raw.get("role") or "")
@@ -180,7 +203,7 @@ def normalize_message(raw: Mapping[str, Any]) -> Message:
         tool_call_id=str(tool_call_id),
         tool_name=str(raw.get("toolName") or raw.get("name") or ""),
         is_error=bool(raw.get("isError") or raw.get("is_error")),
-        usage=dict(usage) if isinstance(usage, Mapping) else None,
+        usage=clean_usage(usage) if isinstance(usage, Mapping) else None,
         stop_reason=str(raw.get("stopReason") or raw.get("stop_reason") or ""),
         model=str(raw.get("model") or ""),
         provider=str(raw.get("provider") or ""),
