@@ -470,7 +470,13 @@ def planned_writes(
             "append",
             f"append 1 compaction entry {result.entry['id']} as the new leaf "
             f"(parent {result.entry['parentId']}, first kept entry "
-            f"{result.entry['firstKeptEntryId']})",
+            f"{result.entry['firstKeptEntryId']})"
+            + (
+                "; its summary is the FALLBACK (the summariser failed), and its first line "
+                "says so"
+                if result.summary is not None and result.summary.degraded
+                else ""
+            ),
             (jsonio.dumps_line(result.entry).decode("utf-8").rstrip("\n"),),
         ),
     ]

@@ -514,6 +514,7 @@ def test_write_the_fallback_anyway_is_explicit_and_says_so(qtbot, demo, server):
     (writes,) = confirm.calls
     shown = next(w for w in writes if w.action == "append" and Path(w.path) == transcript)
     assert "[memlens fallback summary:" in shown.lines[0]
+    assert "FALLBACK" in shown.summary
     assert "Fallback compaction" in panel.message_label.text()
 
 
