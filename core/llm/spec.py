@@ -17,11 +17,14 @@ SPEC_FORMS = (
     "'anthropic:MODEL' (e.g. anthropic:claude-sonnet-4-5)",
 )
 
+_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+
 # The URL ends where its path ends: scheme://host[:port][/path-without-colons]. The
 # port is taken only when followed by '/', ':' or the end, so that the model, which
 # may itself hold colons (Ollama tags such as llama3.1:8b), is all that follows.
 _OPENAI = re.compile(
-    r"(?P<url>https?://(?:\[[0-9A-Fa-f:.]+\]|[^/:\s\[\]@]+)(?::\d+(?=[/:]|$))?+(?:/[^:\s]*)?)"
+    r"(?P<url>https?://(?:[^/@\s]*@)?(?:\[[0-9A-Fa-f:.]+\]|[^/:\s\[\]@]+)"
+    r"(?::\d+(?=[/:]|$))?+(?:/[^:\s]*)?)"
     r":(?P<model>\S+)"
 )
 
@@ -40,7 +43,8 @@ def parse_llm_spec(
     ----------
     spec
         ``offline``; ``openai:URL:MODEL`` for any OpenAI-compatible server (the
-        model is everything after the URL, colons included); ``anthropic:MODEL``.
+        model is everything after the URL, colons included; a ``user:password@``
+        in the URL is sent as basic auth and never shown); ``anthropic:MODEL``.
     api_key_env
         Environment variable holding the key. None means no key for ``openai:``
         (local servers) and ``ANTHROPIC_API_KEY`` for ``anthropic:``.
@@ -72,4 +76,5 @@ def parse_llm_spec(
             )
     elif kind == "anthropic" and rest and not any(c.isspace() for c in rest):
         return AnthropicClient(rest, api_key_env=api_key_env or "ANTHROPIC_API_KEY", **options)
-    raise ValueError(f"unknown LLM spec {spec!r}: use one of " + ", ".join(SPEC_FORMS))
+    shown = _USERINFO.sub("", spec)  # never echo a password given in the URL
+    raise ValueError(f"unknown LLM spec {shown!r}: use one of " + ", ".join(SPEC_FORMS))

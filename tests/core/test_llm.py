@@ -693,3 +693,19 @@ def test_parse_llm_spec_passes_timeouts_and_deadline() -> None:
     assert default is not None and default.deadline is None
     assert (default.timeouts.connect, default.timeouts.read) == (60, 60)
     default.close()
+
+
+def test_spec_with_credentials_in_the_url_never_shows_them(server: Script) -> None:
+    server.add(Reply(500, {"error": {"message": "down"}}))
+    url = server.url.replace("http://", "http://alice:s3cr3t-pw@")
+    client = parse_llm_spec(f"openai:{url}/v1:m")
+    assert client is not None and "s3cr3t" not in client.name
+    client._policy = RetryPolicy(retries=0)
+    with pytest.raises(LLMError) as info:
+        client.complete(HELLO)
+    assert "s3cr3t" not in str(info.value) and info.value.endpoint == f"{server.url}/v1"
+    assert server.seen[0].headers["authorization"].startswith("Basic ")  # sent, not shown
+    client.close()
+    with pytest.raises(ValueError) as bad:
+        parse_llm_spec("openai:ftp://bob:hunter2@host/v1:m")
+    assert "hunter2" not in str(bad.value)
