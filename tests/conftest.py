@@ -25,3 +25,19 @@ def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
         pytest.fail(f"shared fixtures not found at {FIXTURES} (shared/ must sit beside the repo)")
     return FIXTURES
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz-budget",
+        type=int,
+        default=None,
+        help="cases of the fuzz tier (tests/fuzz; default: a small CI budget)",
+    )
+    parser.addoption("--fuzz-seed", type=int, default=None, help="seed of the fuzz tier")
+
+
+@pytest.fixture(scope="session")
+def fuzz_budget(request: pytest.FixtureRequest) -> int | None:
+    """``--fuzz-budget N``, or None for the CI default."""
+    return request.config.getoption("--fuzz-budget")  # type: ignore[no-any-return]

@@ -118,3 +118,17 @@ def test_closed_pipe_is_not_an_error(tmp_path, command):
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (0, b"")
+
+
+@pytest.mark.parametrize("command", ["plan", "compact", "budget", "overflow", "trim", "recall"])
+@pytest.mark.parametrize("window", ["0", "-5", "x", "1.5"])
+def test_a_window_below_one_token_is_refused_naming_the_argument(capsys, tmp_path, command, window):
+    p = tmp_path / "s.jsonl"
+    write_file(p, lines(chain(4)))
+    argv = [command, str(tmp_path), "query"] if command == "recall" else [command, str(p)]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, f"--window={window}"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --window" in err and window in err
+    assert "at least 1" in err or "whole number" in err
