@@ -55,3 +55,22 @@ def test_overflowing_model_walks_the_ladder(server, fixtures_dir):
     assert run.fallback == 2
     assert "Summary unavailable due to size limits." in run.summary
     assert any("maximum context length" in n for n in run.notes)
+
+
+def test_the_ladder_is_walked_as_before_and_logged(server, fixtures_dir):
+    """OpenClaw's ladder is unchanged; each step's call is in the log and the run is degraded."""
+    s = load_transcript(fixtures_dir / "large-session.jsonl")
+    plan = plan_compaction(s)
+    overflow = Reply(
+        400, {"error": {"message": "This model's maximum context length is 8192 tokens"}}
+    )
+    server.add(*[overflow] * 50)
+    client = OpenAICompatibleClient(f"{server.url}/v1", "m", timeout=5, sleep=lambda _s: None)
+    run = summarize_plan(plan, LLMSummarizer(client))
+    assert run.degraded and run.failure is not None and run.failure.kind == "overflow"
+    assert len(run.call_log) == run.calls == len(server.seen)
+    assert all(not c.ok and c.status == 400 for c in run.call_log)
+    assert any("(fallback: small messages)" in c.step for c in run.call_log)
+    lines = run.summary.splitlines()
+    assert lines[0].startswith("[memlens fallback summary:") and "HTTP 400" in lines[0]
+    assert "Summary unavailable due to size limits." in run.summary  # the agent's own note
