@@ -105,3 +105,11 @@ def test_compact_errors(capsys, home, tmp_path):
     shutil.copy(_longest(home), copy)
     assert main(["compact", str(copy), "--llm", "gopher:x"]) == 1
     assert "openai:" in capsys.readouterr().err
+
+
+def test_compact_offline_is_never_a_failure(capsys, home):
+    """The extractive summariser is an explicit choice, not a failed model call."""
+    out = run(capsys, "compact", str(_longest(home)), "--timeout", "1", "--read-timeout", "1")
+    assert out["degraded"] is False and out["failure"] is None
+    assert out["attempts"] and all(c["ok"] and c["client"] == "offline" for c in out["attempts"])
+    assert not out["summary"].startswith("[memlens fallback summary:")
