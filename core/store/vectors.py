@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 MAGIC = 0x4D454D56
 VERSION = 1
 _HEADER = struct.Struct("<IIII")
+MAX_COMPONENT = 1e6
+"""Embedding components are near 1; beyond this a vector is damage (its norm overflows)."""
 
 
 @dataclass(slots=True)
@@ -75,6 +77,21 @@ def parse_vectors(data: bytes, name: str) -> VectorFile:
                 "warning",
             )
         )
+    if len(ids):
+        good = np.isfinite(matrix).all(axis=1) & (np.abs(matrix) <= MAX_COMPONENT).all(axis=1)
+        if not good.all():
+            bad = [ids[i] for i in np.flatnonzero(~good)]
+            problems.append(
+                Problem(
+                    name,
+                    0,
+                    f"{len(bad)} vector(s) hold NaN, infinite or absurd values (first: id "
+                    f"{bad[0][:36]!r}); ignored (the agent will embed those segments again)",
+                    "warning",
+                )
+            )
+            ids = [ids[i] for i in np.flatnonzero(good)]
+            matrix = np.ascontiguousarray(matrix[good])
     return VectorFile(dim, ids, matrix, count, problems)
 
 

@@ -470,3 +470,23 @@ def test_the_app_loader_keeps_going_past_every_damage(tmp_path):
     assert len(data.sessions) == 2
     for s in data.sessions:
         build_timeline(s)
+
+
+def test_vectors_with_nan_or_absurd_values_are_ignored(tmp_path):
+    import numpy as np
+
+    from core.store.vectors import load_vectors, write_vectors
+
+    ids = [f"{i:08d}-1111-1111-1111-111111111111" for i in range(4)]
+    matrix = np.ones((4, 8), dtype=np.float32)
+    matrix[1, 3] = np.nan
+    matrix[2, 0] = 3e38
+    p = tmp_path / "vectors.bin"
+    write_vectors(p, ids, matrix, 8)
+    vf = load_vectors(p)
+    assert vf.ids == [ids[0], ids[3]] and vf.matrix.shape == (2, 8)
+    [problem] = vf.problems
+    assert (
+        problem.file == str(p)
+        and "2 vector(s) hold NaN, infinite or absurd values" in problem.message
+    )
