@@ -107,9 +107,10 @@ def test_compact_errors(capsys, home, tmp_path):
     assert "openai:" in capsys.readouterr().err
 
 
-def test_compact_offline_is_never_a_failure(capsys, home):
+def test_compact_offline_is_never_a_failure(capsys, fixtures_dir):
     """The extractive summariser is an explicit choice, not a failed model call."""
-    out = run(capsys, "compact", str(_longest(home)), "--timeout", "1", "--read-timeout", "1")
+    path = str(fixtures_dir / "before-compaction.jsonl")
+    out = run(capsys, "compact", path, "--at", "#358", "--timeout", "1", "--read-timeout", "1")
     assert out["degraded"] is False and out["failure"] is None
     assert out["attempts"] and all(c["ok"] and c["client"] == "offline" for c in out["attempts"])
     assert not out["summary"].startswith("[memlens fallback summary:")
