@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QTabWidget
 
-from app.app_config import load_app_config
+from app.app_config import safety_defaults
 from app.workers import TaskWorker, start
 from core.activity import load_activity
 from core.backups import list_backups, plan_restore, prune, recorded_hashes, restore
@@ -92,7 +92,6 @@ class BackupsGlue(QObject):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(window.activity_view, "Writes")
         self.tabs.addTab(self.view, "Backups")
-        self.tabs.setFocusProxy(window.activity_view)
         window.activity_dock.setWidget(self.tabs)
         self.root: str | None = None
         self._dirty = True
@@ -170,7 +169,7 @@ class BackupsGlue(QObject):
 
     @Slot(object)
     def _on_backup_made(self, record: WriteRecord) -> None:
-        safety = load_app_config(self.w.settings).safety
+        safety = safety_defaults(self.w.settings)
         keep, days, made = safety.backups_keep, safety.backups_days, record.backup
         if not keep and not days:
             self._after_change()

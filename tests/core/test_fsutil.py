@@ -178,13 +178,17 @@ def test_a_backup_never_replaces_a_name_claimed_meanwhile(tmp_path):
 
 def test_a_pruned_name_is_not_reused(tmp_path):
     """Backups of one second keep their order by ``.N`` even when older ones are removed."""
-    p = tmp_path / "f.json"
-    p.write_bytes(b"v")
-    made = [make_backup(p) for _ in range(3)]
-    if len({m.name.split(".memlens-backup-")[1][:15] for m in made}) != 1:
-        pytest.skip("the clock turned a second during the test")
-    made[0].unlink()
-    made[1].unlink()
-    again = make_backup(p)
-    if again.name.startswith(made[0].name):
-        assert again.name == made[0].name + ".3"
+    base = tmp_path / "f.json.memlens-backup-20260101T000000"
+    (tmp_path / (base.name + ".2")).write_bytes(b"newest so far")  # base and .1 were pruned
+    (tmp_path / (base.name + ".x")).write_bytes(b"not a backup name")
+
+    def claim():
+        tmp = tmp_path / ".f.json.memlens-backup-tmp-1.tmp"
+        tmp.write_bytes(b"copy")
+        return fsutil._claim(str(tmp), base)
+
+    assert claim().name == base.name + ".3"
+    assert claim().name == base.name + ".4"
+    (tmp_path / (base.name + ".4")).unlink()
+    assert claim().name == base.name + ".4"  # the newest may go; the order still holds
+    assert not list(tmp_path.glob(".*.tmp"))
