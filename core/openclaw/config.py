@@ -244,6 +244,7 @@ class _Checker:
         self.problems: list[Problem] = []
         self._keys: dict[tuple[str, ...], tuple[int, int] | None] = {}
         self._lines: list[tuple[int, int]] = [(0, 1)]  # (index, line), sorted
+        self._cursors: dict[tuple[str, ...], int] = {}
 
     def report(
         self,
@@ -273,13 +274,14 @@ class _Checker:
 
         JSON5 parsers give no positions for values, so the keys are searched for
         in order, each after the previous one: right for any config a person
-        writes. Every key found and every line counted is remembered, so a file
-        with thousands of faults is still read in linear time.
+        writes. Siblings are searched from the last one found (faults come in
+        document order) and every line counted is remembered, so a file with
+        thousands of faults is still read in linear time.
         """
         found = self._key(path)
         if found is None:
             return 0
-        at = bisect.bisect_right(self._lines, (found[0], 0)) - 1
+        at = bisect.bisect_right(self._lines, found[0], key=_first) - 1
         pos, line = self._lines[at]
         line += self.text.count("\n", pos, found[0])
         bisect.insort(self._lines, (found[0], line))
@@ -288,14 +290,48 @@ class _Checker:
     def _key(self, path: tuple[str, ...]) -> tuple[int, int] | None:
         if path in self._keys:
             return self._keys[path]
-        parent = self._key(path[:-1]) if len(path) > 1 else (0, 0)
+        parent_path = path[:-1]
+        parent = self._key(parent_path) if parent_path else (0, 0)
         hit = None
         if parent is not None:
-            k = re.escape(path[-1])
-            m = re.compile(rf"(?<![\w$])(?:\"{k}\"|'{k}'|{k})\s*:").search(self.text, parent[1])
-            hit = (m.start(), m.end()) if m is not None else None
+            cursor = self._cursors.get(parent_path, parent[1])
+            hit = _find_key(self.text, path[-1], cursor)
+            if hit is None and cursor != parent[1]:  # out of order (duplicate keys)
+                hit = _find_key(self.text, path[-1], parent[1])
+            if hit is not None:
+                self._cursors[parent_path] = hit[1]
         self._keys[path] = hit
         return hit
+
+
+_COLON = re.compile(r"\s*:")
+
+
+def _first(anchor: tuple[int, int]) -> int:
+    return anchor[0]
+
+
+def _find_key(text: str, key: str, pos: int) -> tuple[int, int] | None:
+    """Start and end of the first ``key:``, ``"key":`` or ``'key':`` at or after *pos*.
+
+    ``str.find`` and a check of each hit, rather than one regex per key: a file
+    can have thousands of faulty keys.
+    """
+    if not key:
+        return None
+    while (i := text.find(key, pos)) >= 0:
+        pos = i + 1
+        start, end = i, i + len(key)
+        quote = text[i - 1 : i] if i else ""
+        if quote in ("'", '"') and text.startswith(quote, end):
+            start, end = i - 1, end + 1
+        before = text[start - 1 : start] if start else ""
+        if before and (before.isalnum() or before in "_$"):
+            continue  # the end of a longer name
+        colon = _COLON.match(text, end)
+        if colon is not None:
+            return start, colon.end()
+    return None
 
 
 # --- typed records ---------------------------------------------------------------

@@ -288,3 +288,33 @@ def test_many_bad_model_entries_each_get_their_providers_line() -> None:
     cfg = parse_openclaw_config("{models: {providers: {\n" + providers + "\n}}}")
     assert len(cfg.problems) == 3000
     assert [p.line for p in cfg.problems] == list(range(2, 3002))
+
+
+def test_fault_lines_with_quotes_longer_names_and_duplicates() -> None:
+    text = """{
+  agents: {
+    defaults: {
+      memoryContext: {
+        myhardCapTokens: 1,
+        "hardCapTokens": 0,
+        'maxSegments' : -1,
+        enabled: 1,
+        enabled: 2,
+      },
+    },
+  },
+}"""
+    cfg = parse_openclaw_config(text)
+    assert [(p.line, p.message.split(":")[0]) for p in cfg.problems] == [
+        (5, "agents.defaults.memoryContext.myhardCapTokens"),
+        (6, "agents.defaults.memoryContext.hardCapTokens"),
+        (7, "agents.defaults.memoryContext.maxSegments"),
+        (8, "agents.defaults.memoryContext.enabled"),
+    ]
+
+
+def test_twenty_thousand_unknown_keys_are_placed_in_linear_time() -> None:
+    # Searching each key from its section's start took minutes here; now < 1 s.
+    keys = ",\n".join(f"      unknownKey{i}: {i}" for i in range(20_000))
+    cfg = parse_openclaw_config("{agents: {defaults: {memoryContext: {\n" + keys + "\n}}}}")
+    assert [p.line for p in cfg.problems] == list(range(2, 20_002))
