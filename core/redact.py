@@ -332,6 +332,14 @@ _AWS = re.compile(
 )
 
 
+# A key id the agent's token/api_key pattern already took ("token = 'AKIA... <secret>'"):
+# a mixed-case 40-char secret right after the marker.
+_AWS_AFTER_MARK = re.compile(
+    r"(?<=\[REDACTED\])((?:[ \t,:;|/]{1,3}|\r?\n|\\n))"
+    r"(?=[A-Za-z0-9/+]{0,39}[0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+    re.A,
+)
 _AWS_ID_ALONE = re.compile(rf"{_START}{_AWS_ID}(?![A-Za-z0-9])", re.A)
 
 
@@ -357,6 +365,7 @@ EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
     (_JWT, REDACTED),
     (_PREFIXED, REDACTED),
     (_AWS, _aws),
+    (_AWS_AFTER_MARK, r"\1[REDACTED]"),
     (_WEBHOOK, r"\1[REDACTED]"),
     (_URL_PASSWORD, r"\1[REDACTED]"),
     (_URL_USER_TOKEN, r"\1[REDACTED]"),
