@@ -4,7 +4,7 @@ A backup is ``<file>.memlens-backup-<YYYYmmddTHHMMSS>[.N]`` beside ``<file>``
 (:func:`core.fsutil.make_backup`): the stamp is the UTC time it was made and
 ``.N`` numbers the backups made in the same second. Only a whole, verified copy
 ever gets such a name. A copy cut short (memlens killed, disk full) is a hidden
-temp file, ``.<file>.memlens-backup-tmp-XXXX.tmp``: never listed as a backup,
+temp file, ``.<file>.memlens-copying-XXXX.tmp``: never listed as a backup,
 removed by :func:`prune` once it is stale.
 
 Nothing here touches a file whose name is not one of those two shapes.

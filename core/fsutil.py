@@ -323,11 +323,12 @@ def append_lines(path: str | os.PathLike[str], payload: bytes) -> AppendResult:
 
 BACKUP_INFIX = ".memlens-backup-"
 """Between a file's name and the time stamp in the name of its backups."""
-TEMP_INFIX = ".memlens-backup-tmp-"
-"""In the name of a backup being copied (``.<name>.memlens-backup-tmp-XXXX.tmp``).
+TEMP_INFIX = ".memlens-copying-"
+"""In the name of a backup being copied (``.<name>.memlens-copying-XXXX.tmp``).
 
-It starts with a dot and has no time stamp, so nothing takes it for a backup;
-one left by a killed copy is a stale temp file (:mod:`core.backups` prunes them).
+It starts with a dot and has neither :data:`BACKUP_INFIX` nor a time stamp in
+it, so nothing takes it for a backup; one left by a killed copy is a stale temp
+file (:mod:`core.backups` prunes them).
 """
 COPY_ATTEMPTS = 3
 """Copies tried when the file keeps changing during the copy (an agent appending)."""

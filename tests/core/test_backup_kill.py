@@ -140,6 +140,9 @@ def check_after(path: Path, before: bytes) -> str:
             temps.append(name)
             continue
         assert NAME_RE.match(name), f"{name}: neither a backup nor a temp copy"
+    for name in os.listdir(folder):  # however a backup is looked for, it is whole
+        if "memlens-backup" in name:
+            assert (folder / name).read_bytes() == before, f"{name} is not a whole copy"
     if appended:
         assert backups, "appended without a backup"
         return "after append"

@@ -45,7 +45,7 @@ def test_names(tmp_path):
     assert parse_name("s.jsonl.memlens-backup-20260921T140000.3")[2] == 3
     for name in (
         "s.jsonl",
-        ".s.jsonl.memlens-backup-tmp-abc123.tmp",  # a copy in progress or killed
+        ".s.jsonl.memlens-copying-abc123.tmp",  # a copy in progress or killed
         "s.jsonl.memlens-backup-notadate",
         "s.jsonl.memlens-backup-20261399T000000",  # digits, but no date
         "s.jsonl.memlens-backup-20260921T140000.0",
@@ -64,7 +64,7 @@ def test_list_in_a_data_directory_beside_a_file_and_one_backup(tmp_path):
     b2 = _backup(sessions, "a.jsonl", T0, seq=1)
     b0 = _backup(sessions, "a.jsonl", T0 - DAY)
     other = _backup(tmp_path, "sessions.json", T0)
-    (sessions / ".a.jsonl.memlens-backup-tmp-xyz.tmp").write_bytes(b"{")  # killed copy
+    (sessions / ".a.jsonl.memlens-copying-xyz.tmp").write_bytes(b"{")  # killed copy
     (sessions / "a.jsonl.memlens-backup-notes.txt").write_bytes(b"mine")
     (sessions / "b.jsonl.memlens-backup-20260921T140000").mkdir()  # a folder: not a backup
     os.symlink(b1, sessions / _name("a.jsonl", T0 + 5))  # a link: not a backup
@@ -128,7 +128,7 @@ def test_prune_removes_only_backups_and_stale_temps(tmp_path):
     s.write_bytes(b"{}\n")
     old = [_backup(tmp_path, "s.jsonl", T0 - n * DAY) for n in range(1, 4)]
     new = fsutil.make_backup(s)
-    temp = tmp_path / ".s.jsonl.memlens-backup-tmp-abc.tmp"
+    temp = tmp_path / ".s.jsonl.memlens-copying-abc.tmp"
     temp.write_bytes(b"{")
     keep_me = [tmp_path / "s.jsonl.bak", tmp_path / "notes.memlens-backup-x", tmp_path / ".x.tmp"]
     for p in keep_me:

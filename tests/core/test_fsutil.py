@@ -183,7 +183,7 @@ def test_a_pruned_name_is_not_reused(tmp_path):
     (tmp_path / (base.name + ".x")).write_bytes(b"not a backup name")
 
     def claim():
-        tmp = tmp_path / ".f.json.memlens-backup-tmp-1.tmp"
+        tmp = tmp_path / ".f.json.memlens-copying-1.tmp"
         tmp.write_bytes(b"copy")
         return fsutil._claim(str(tmp), base)
 
