@@ -765,7 +765,10 @@ def build_openclaw_config(
         When the top level is not an object.
     """
     if not isinstance(raw, dict):
-        raise FormatError(name, "the top level must be an object")
+        blanks = _BLANKS.match(text, len(_BOM) if text.startswith(_BOM) else 0)
+        line, column = _line_col(text, blanks.end() if blanks is not None else 0)
+        message = f"the top level must be an object, got {_describe(raw)} at column {column}"
+        raise FormatError(name, message, line)
 
     checker = _Checker(name, text)
     checker.problems.extend(notes)

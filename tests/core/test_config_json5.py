@@ -318,3 +318,9 @@ def test_twenty_thousand_unknown_keys_are_placed_in_linear_time() -> None:
     keys = ",\n".join(f"      unknownKey{i}: {i}" for i in range(20_000))
     cfg = parse_openclaw_config("{agents: {defaults: {memoryContext: {\n" + keys + "\n}}}}")
     assert [p.line for p in cfg.problems] == list(range(2, 20_002))
+
+
+def test_a_top_level_that_is_not_an_object_names_its_line() -> None:
+    with pytest.raises(FormatError) as info:
+        parse_openclaw_config("// a list?\n\n  [1, 2]\n", "oc.json")
+    assert str(info.value) == "oc.json:3: the top level must be an object, got an array at column 3"
