@@ -314,7 +314,8 @@ def too_deep(value: Any, text: bytes | str | None = None) -> bool:
     return False
 
 
-def _too_long(source: str, line_no: int, length: int, limit: int, complete: bool) -> Problem:
+def too_long_problem(source: str, line_no: int, length: int, limit: int, complete: bool) -> Problem:
+    """The problem of a line over the line limit (skipped, never read whole)."""
     what = "line" if complete else "partial last line"
     return Problem(
         source,
@@ -358,7 +359,7 @@ def read_jsonl(
         complete = nl >= 0
         stop = nl if complete else n
         if stop - pos > max_len:
-            out.problems.append(_too_long(source, line_no, stop - pos, max_len, complete))
+            out.problems.append(too_long_problem(source, line_no, stop - pos, max_len, complete))
             pos = stop + 1
             line_no += 1
             continue
@@ -434,7 +435,9 @@ def read_jsonl_file(
                     offset += len(block)
                     continue
                 offset += nl + 1
-                out.problems.append(_too_long(name, line_no, offset - 1 - skip_from, max_len, True))
+                out.problems.append(
+                    too_long_problem(name, line_no, offset - 1 - skip_from, max_len, True)
+                )
                 out.size = offset
                 out.newlines += 1
                 line_no += 1
@@ -461,7 +464,7 @@ def read_jsonl_file(
                 offset += len(carry)
                 carry = b""
     if skip_from >= 0:
-        out.problems.append(_too_long(name, line_no, offset - skip_from, max_len, False))
+        out.problems.append(too_long_problem(name, line_no, offset - skip_from, max_len, False))
         out.size = offset
         out.ends_with_newline = False
     elif carry:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 from core.dataset import summarize
 from core.discovery import AgentDir
+from core.jsonio import too_long_problem
+from core.limits import max_line_bytes
 from core.live_changes import LiveChanges
 from core.live_session import (
     Announcement,
@@ -205,6 +207,8 @@ class LiveFollower:
         for path, state in list(self._transcripts.items()):
             if everything or path in dirty:
                 self._poll_transcript(state, changes)
+                while state.tail.more:  # it stopped before a line over the limit
+                    self._poll_transcript(state, changes)
         self._refresh_summaries(changes)
         if everything or dirty & set(self.directories()) or self._candidates:
             self._scan(changes)
@@ -213,8 +217,12 @@ class LiveFollower:
                 self._poll_store(store, changes)
         if self._segments is not None and (everything or self._segments.path in dirty):
             self._poll_segments(self._segments, changes)
+            while self._segments.more:
+                self._poll_segments(self._segments, changes)
         if self._knowledge is not None and (everything or self._knowledge.path in dirty):
             self._poll_knowledge(self._knowledge, changes)
+            while self._knowledge.more:
+                self._poll_knowledge(self._knowledge, changes)
         self.data.problems.extend(changes.problems)
         return changes
 
@@ -266,6 +274,7 @@ class LiveFollower:
             )
             return
         changes.lines += event.lines
+        _report_skipped(event, changes)
         if event.kind == "reset" or state.reload:
             self._reload_transcript(state, event, changes)
             return
@@ -497,6 +506,7 @@ class LiveFollower:
             changes.missing.append(tail.path)
             return
         changes.lines += event.lines
+        _report_skipped(event, changes)
         if event.kind == "reset":
             self._forget_problems(tail.path)
             out = follower.reload(event.data)
@@ -520,6 +530,7 @@ class LiveFollower:
             changes.missing.append(tail.path)
             return
         changes.lines += event.lines
+        _report_skipped(event, changes)
         index = self.recall.knowledge if self.recall is not None else None
         if index is not None and index.log is not log:
             index = None  # an index over another log: not ours to update
@@ -535,6 +546,14 @@ class LiveFollower:
                 index.sync()
         changes.facts_changed.extend(out.fact_ids)
         changes.problems.extend(out.problems)
+
+
+def _report_skipped(event: TailEvent, changes: LiveChanges) -> None:
+    """Lines over the line limit the tail counted and skipped: problems with their line."""
+    limit = max_line_bytes()
+    changes.problems.extend(
+        too_long_problem(event.path, line, length, limit, True) for line, _, length in event.skipped
+    )
 
 
 def _subdirs(folder: Path) -> list[Path]:

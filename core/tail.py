@@ -21,10 +21,14 @@ import stat
 from dataclasses import dataclass
 from typing import Literal
 
+from core.limits import max_line_bytes
+
 EventKind = Literal["none", "append", "reset", "missing"]
 GUARD = 64
 """Bytes before the offset compared on each change, to see an in-place rewrite."""
 _CHUNK = 1 << 16
+_READ = 1 << 22
+"""Bytes read at a time (at most the line limit)."""
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
@@ -61,6 +65,9 @@ class TailEvent:
     offset: int = 0
     lines: int = 0
     reason: str = ""
+    skipped: tuple[tuple[int, int, int], ...] = ()
+    """``(line, offset, length)`` of lines over the line limit just before *data*:
+    counted, never read into memory, not in *data*."""
 
     @property
     def end(self) -> int:
@@ -110,6 +117,10 @@ class Tail:
         self._mtime = 0
         self._guard = b""
         self._missing = False
+        self._skipping = False  # inside a line over the limit: counted, not kept
+        self.more = False
+        """True when the last poll stopped early (before a line over the limit):
+        poll again for the rest."""
         self._start(offset, line, anchor)
 
     # -- set-up -----------------------------------------------------------------------
@@ -162,7 +173,12 @@ class Tail:
             # A FIFO or a device took the file's place: never opened, as if gone.
             return self._gone()
         same_file = self._id == (st.st_dev, st.st_ino)
-        if same_file and st.st_size == self.position and st.st_mtime_ns == self._mtime:
+        if (
+            same_file
+            and st.st_size == self.position
+            and st.st_mtime_ns == self._mtime
+            and not self.more
+        ):
             return TailEvent("none", self.path)
         try:
             fd = _open(self.path)
@@ -200,26 +216,75 @@ class Tail:
         return self._advance(fd, st.st_size, st.st_mtime_ns)
 
     def _advance(self, fd: int, size: int, mtime: int) -> TailEvent:
-        new = _read_range(fd, self.position, size)
         self._mtime = mtime
+        self.more = False
+        limit = max_line_bytes()
+        step = max(1, min(_READ, limit))
+        parts: list[bytes] = []
+        skipped: list[tuple[int, int, int]] = []
+        start = (self.line, self.offset)  # of data[0]
+        # Read a chunk at a time: a line over the limit is counted, never kept.
         # Only the new bytes are searched, so a long line written slowly costs
         # O(new bytes) per poll; its pieces are joined once, when it is complete.
-        cut = new.rfind(b"\n") + 1
-        if cut == 0:
-            if new:
-                self._pending.append(new)
-                self._pending_len += len(new)
+        while True:
+            pos = self.position
+            if pos >= size:
+                break
+            chunk = os.pread(fd, min(step, size - pos), pos)
+            if not chunk:
+                break
+            if self._skipping:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    self._pending_len += len(chunk)
+                    continue
+                length = self._pending_len + nl
+                skipped.append((self.line, self.offset, length))
+                self.offset += length + 1
+                self.line += 1
+                self._pending_len = 0
+                self._skipping = False
+                start = (self.line, self.offset)
+                continue
+            first = chunk.find(b"\n")
+            if first < 0 or self._pending_len + first > limit:
+                # No newline yet, or one ending a line over the limit.
+                self._pending.append(chunk if first < 0 else chunk[:first])
+                self._pending_len += len(chunk) if first < 0 else first
+                if self._pending_len > limit:
+                    self._pending = []
+                    self._skipping = True
+                    if parts:  # skipped lines come first in an event: this one, next poll
+                        self.more = True
+                        break
+                continue
+            cut = chunk.rfind(b"\n") + 1
+            block = b"".join([*self._pending, chunk[:cut]]) if self._pending else chunk[:cut]
+            parts.append(block)
+            self.offset += len(block)
+            self.line += block.count(b"\n")
+            rest = chunk[cut:]
+            self._pending = [rest] if rest else []
+            self._pending_len = len(rest)
+        if not parts and not skipped:
             return TailEvent("none", self.path)
-        data = b"".join([*self._pending, new[:cut]]) if self._pending else new[:cut]
-        rest = new[cut:]
-        self._pending = [rest] if rest else []
-        self._pending_len = len(rest)
-        count = data.count(b"\n")
-        event = TailEvent("append", self.path, data, self.line, self.offset, count)
-        self.offset += len(data)
-        self.line += count
-        self._guard = (self._guard + data)[-GUARD:] if len(data) < GUARD else data[-GUARD:]
-        return event
+        data = b"".join(parts) if len(parts) != 1 else parts[0]
+        if len(data) >= GUARD:
+            self._guard = data[-GUARD:]
+        elif data and not skipped:
+            self._guard = (self._guard + data)[-GUARD:]
+        else:  # after a skipped line: those bytes were never kept
+            keep = min(GUARD, self.offset)
+            self._guard = os.pread(fd, keep, self.offset - keep) if keep else b""
+        return TailEvent(
+            "append",
+            self.path,
+            data,
+            start[0],
+            start[1],
+            data.count(b"\n"),
+            skipped=tuple(skipped),
+        )
 
     def _reset(self, fd: int, reason: str) -> TailEvent:
         st = os.fstat(fd)
@@ -230,15 +295,17 @@ class Tail:
         self._pending = []
         self._pending_len = 0
         self._guard = b""
+        self._skipping = False
         appended = self._advance(fd, st.st_size, st.st_mtime_ns)
         return TailEvent(
             "reset",
             self.path,
             appended.data,
-            1,
-            0,
+            appended.first_line,
+            appended.offset,
             appended.lines,
             reason,
+            appended.skipped,
         )
 
 
@@ -258,19 +325,6 @@ def _open(path: str) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def _read_range(fd: int, start: int, stop: int) -> bytes:
-    """Bytes ``[start, stop)`` of *fd* (fewer when the file shrank meanwhile)."""
-    parts: list[bytes] = []
-    pos = start
-    while pos < stop:
-        chunk = os.pread(fd, stop - pos, pos)
-        if not chunk:
-            break
-        parts.append(chunk)
-        pos += len(chunk)
-    return b"".join(parts)
 
 
 def _line_start(fd: int, offset: int) -> int:

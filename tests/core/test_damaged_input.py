@@ -490,3 +490,24 @@ def test_vectors_with_nan_or_absurd_values_are_ignored(tmp_path):
         problem.file == str(p)
         and "2 vector(s) hold NaN, infinite or absurd values" in problem.message
     )
+
+
+def test_live_mode_reports_a_line_over_the_limit(tmp_path):
+    from core.live import LiveFollower
+
+    home = _home(tmp_path)
+    p = home / "agents" / "main" / "sessions" / "s1.jsonl"
+    set_max_line_bytes(50_000)
+    try:
+        follower = LiveFollower(load_dataset(home))
+        with open(p, "a") as fh:
+            fh.write('{"type":"message","x":"' + "z" * 60_000 + '"}\n')
+            fh.write(json.dumps(entry(7, "00000006", user("after"))) + "\n")
+        changes = follower.poll(everything=True)
+    finally:
+        set_max_line_bytes(None)
+    assert any(
+        pr.file == str(p) and pr.line == 8 and "exceeds the 50,000-byte line limit" in pr.message
+        for pr in changes.problems
+    ), changes.problems
+    assert [e.id for e in changes.entries["sess-1"]] == ["00000007"]

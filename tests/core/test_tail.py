@@ -211,3 +211,60 @@ def test_concurrent_appends_from_another_process(tmp_path, seed):
     assert proc.wait(10) == 0
     assert seen == list(range(count))  # every line once, in order, none duplicated
     assert tail.pending == b"" and tail.offset == p.stat().st_size
+
+
+def test_a_line_over_the_limit_written_slowly_is_counted_never_kept(tmp_path):
+    from core.limits import set_max_line_bytes
+
+    set_max_line_bytes(100)
+    try:
+        p = tmp_path / "f.jsonl"
+        p.write_bytes(b"a\n")
+        tail = Tail(p)
+        assert lines_of(tail.poll()) == [b"a"]
+        for _ in range(5):  # 250 bytes of one line, in five writes
+            with open(p, "ab") as fh:
+                fh.write(b"x" * 50)
+            assert tail.poll().kind == "none"
+            assert len(tail.pending) <= 100  # never more than the limit held
+        with open(p, "ab") as fh:
+            fh.write(b"x\nb\nc")
+        ev = tail.poll()
+        assert ev.skipped == ((2, 2, 251),)
+        assert (lines_of(ev), ev.first_line, ev.offset) == ([b"b"], 3, 2 + 252)
+        assert tail.pending == b"c"
+    finally:
+        set_max_line_bytes(None)
+
+
+def test_a_line_over_the_limit_inside_one_append_splits_the_event(tmp_path):
+    from core.limits import set_max_line_bytes
+
+    set_max_line_bytes(100)
+    try:
+        p = tmp_path / "f.jsonl"
+        p.write_bytes(b"")
+        tail = Tail(p)
+        p.write_bytes(b"a\nb\n" + b"y" * 500 + b"\nc\nd\n")
+        ev = tail.poll()
+        assert lines_of(ev) == [b"a", b"b"] and ev.skipped == () and tail.more
+        ev = tail.poll()  # nothing changed on disk: the rest comes anyway
+        assert ev.skipped == ((3, 4, 500),)
+        assert (lines_of(ev), ev.first_line, ev.offset) == ([b"c", b"d"], 4, 505)
+        assert not tail.more and tail.poll().kind == "none"
+        with open(p, "ab") as fh:  # the guard after a skip still sees appends as appends
+            fh.write(b"e\n")
+        ev = tail.poll()
+        assert (ev.kind, lines_of(ev), ev.first_line) == ("append", [b"e"], 6)
+    finally:
+        set_max_line_bytes(None)
+
+
+def test_a_fifo_in_place_of_the_file_is_never_opened(tmp_path):
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(b"a\n")
+    tail = Tail(p, 2)
+    p.unlink()
+    os.mkfifo(p)  # opening it for reading would block forever
+    assert tail.poll().kind == "missing"
+    assert Tail(p).poll().kind == "none"
