@@ -228,8 +228,8 @@ def _describe(value: Any) -> str:
             if value.bit_length() < 10_000
             else "about " + str(int(value.bit_length() * math.log10(2)) + 1)
         )
-        sign = "-" if value < 0 else ""
-        return f"{sign}an integer of {digits} digits (out of range)"
+        kind = "a negative integer" if value < 0 else "an integer"
+        return f"{kind} of {digits} digits (out of range)"
     if isinstance(value, float) and math.isfinite(value) and abs(value) > MAX_SAFE_INTEGER:
         return f"{value} (out of range)"
     return str(value)

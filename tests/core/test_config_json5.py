@@ -194,7 +194,7 @@ def test_5000_digits_in_context_tokens() -> None:
     [
         ("9" * 400, "an integer of 400 digits (out of range)"),
         ("0x" + "F" * 5000, "an integer of about 6021 digits (out of range)"),
-        ("-" + "9" * 400, "-an integer of 400 digits (out of range)"),
+        ("-" + "9" * 400, "a negative integer of 400 digits (out of range)"),
         ("1e300", "1e+300 (out of range)"),
         ("9007199254740992", "9007199254740992 (out of range)"),
         ("-Infinity", "-inf"),
