@@ -22,6 +22,7 @@ import hashlib
 import io
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -63,6 +64,8 @@ class Report:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    errors: dict[str, int] = field(default_factory=dict)
+    """Exit-1 messages (paths and numbers blanked) and how often: to read, not to assert."""
 
     def add(self, kind: str, case: str, detail: str) -> None:
         """Count one failure of *kind* and keep its description."""
@@ -207,7 +210,9 @@ def _captured() -> Iterator[dict[str, bytes]]:
 
 def _commands(rng: random.Random, tree: Path, base: str, mutated: list[Path]) -> list[list[str]]:
     p = str(tree)
-    transcripts = sorted(str(t) for t in tree.rglob("*.jsonl") if "sessions" in t.parts or base == "pi")
+    transcripts = sorted(
+        str(t) for t in tree.rglob("*.jsonl") if "sessions" in t.parts or base == "pi"
+    )
     hit = [str(m) for m in mutated if m.suffix == ".jsonl" and str(m) in transcripts]
     t = rng.choice(hit or transcripts or [str(tree / "missing.jsonl")])
     window = str(rng.choice((1, 100, 4000, 32000, 200000, 10**12)))
@@ -252,7 +257,9 @@ def _named(message: str, tree: Path, mutated: list[Path]) -> bool:
     return str(tree) in message or any(m.name in message for m in mutated)
 
 
-def run_command(argv: list[str], tree: Path, mutated: list[Path], case: str, report: Report) -> None:
+def run_command(
+    argv: list[str], tree: Path, mutated: list[Path], case: str, report: Report
+) -> None:
     """Run one CLI command in-process and count what went wrong."""
     from core.cli import main
 
@@ -275,6 +282,9 @@ def run_command(argv: list[str], tree: Path, mutated: list[Path], case: str, rep
         report.add("unexpected", where, f"exit {code}: {message.strip()[:2000]}")
     elif code == 1 and not _named(message, tree, mutated):
         report.add("unnamed", where, message.strip()[:2000])
+    if code == 1:
+        key = re.sub(r"\d+", "N", message.replace(str(tree), "<case>"))[:160].strip()
+        report.errors[key] = report.errors.get(key, 0) + 1
 
 
 def _loader(name: str, fn: Callable[[], Any], case: str, report: Report) -> Any:
@@ -373,7 +383,7 @@ def fuzz(budget: int, seed: int, work: Path, *, first: int = 0, verbose: bool = 
         bases = build_bases(work / "bases")
         for index in range(first, first + budget):
             run_case(bases, work, seed, index, report)
-            if verbose:
+            if verbose and index % 25 == 0:
                 print(f"case {index}: {report.summary()}", file=sys.__stderr__, flush=True)
     finally:
         set_max_line_bytes(None)
@@ -396,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     print(report.summary())
     for failure in report.failures:
         print(failure)
+    if args.verbose:
+        for key, n in sorted(report.errors.items(), key=lambda kv: -kv[1]):
+            print(f"{n:6}  {key}")
     return 0 if report.clean else 1
 
 
