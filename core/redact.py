@@ -60,9 +60,28 @@ Replacement: TypeAlias = "str | Callable[[re.Match[str]], str]"
 REDACTED = "[REDACTED]"
 # What an earlier pattern left behind; it may sit inside a key's body.
 _MARK = r"\[REDACTED(?:_HEX|_B64)?\]"
-# Where a key may start: not after a letter, digit or "_", or right after a JSON
-# or C escape (the "n" of "\n" is a letter), a \uXXXX escape or a %XX URL escape.
-_START = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrtbfv])|(?<=\\u[0-9A-Fa-f]{4})|(?<=%[0-9A-Fa-f]{2}))"
+
+
+def _after(width: int) -> str:
+    r"""Whether the key whose first *width* chars were just read started where one may.
+
+    Not after a letter, digit or "_", or right after a JSON or C escape (the "n"
+    of "\\n" is a letter), a \\uXXXX escape or a %XX URL escape. Checked after the
+    key's literal head rather than before it, so that ``re`` scans for the head's
+    first char at C speed instead of trying every position.
+    """
+    n = f".{{{width}}}"
+    return (
+        rf"(?:(?<![A-Za-z0-9_]{n})|(?<=\\[nrtbfv]{n})|(?<=\\u[0-9A-Fa-f]{{4}}{n})"
+        rf"|(?<=%[0-9A-Fa-f]{{2}}{n}))"
+    )
+
+
+def _anycase(word: str) -> str:
+    """*word* in any case, its first char a class (``re`` finds those fast, not ``re.I``)."""
+    return f"[{word[0].upper()}{word[0].lower()}](?i:{word[1:]})"
+
+
 _B = rf"(?:[A-Za-z0-9_\-]|{_MARK})"  # a base64url body char, or a marker
 
 
@@ -150,17 +169,21 @@ def _redact_pem(text: str) -> str:
 
 # The key's own prefix (GITHUB_, OPENAI_, client) stays outside the match: the
 # pattern starts at the secret word, so its cost stays linear in the text.
+# Dispatched on the first char (see _anycase): api_key, access_key, account_key,
+# secret, secret_key, password, passwd, passphrase, private_key, token,
+# client_secret, credential(s), _pwd, _pass, _auth and env-style FOO_KEY.
 _SECRET_WORD = (
-    r"(?:api[_\-]?key|access[_\-]?key|secret[_\-]?key|private[_\-]?key|account[_\-]?key"
-    r"|client[_\-]?secret|secret|token|password|passwd|passphrase|_pwd|_pass|_auth"
-    r"|credentials?|(?-i:[A-Z0-9]_KEY))"
+    r"[AaSsPpTtCc_](?:(?<=[Aa])(?i:pi[_\-]?key|ccess[_\-]?key|ccount[_\-]?key)"
+    r"|(?<=[Ss])(?i:ecret(?:[_\-]?key)?)|(?<=[Pp])(?i:ass(?:word|wd|phrase)|rivate[_\-]?key)"
+    r"|(?<=[Tt])(?i:oken)|(?<=[Cc])(?i:lient[_\-]?secret|redentials?)"
+    r"|(?<=_)(?:(?i:pwd|pass|auth)|(?<=[A-Z0-9]_)KEY))"
 )
 _UNQUOTED = r"[^\s\"'`<>,;()\[\]{}\\|&]"
 _KV = re.compile(
     rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}{_SEP}{_S}*+{_QUOTE})"
     rf"(?P<value>(?<=\")[^\"\\\r\n]++|(?<=')[^'\\\r\n]++|(?<=`)[^`\\\r\n]++"
     rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)",
-    re.I | re.A,
+    re.A,
 )
 # Values that are types, literals or placeholders rather than secrets.
 _NOT_SECRET = frozenset(
@@ -196,11 +219,11 @@ def _kv(m: re.Match[str]) -> str:
 
 # Authorization/Proxy-Authorization headers with any scheme, and Cookie headers.
 _AUTH_HEADER = re.compile(
-    rf"(?P<label>authorization{_QUOTE}{_SEP}{_S}*+{_QUOTE}"
-    rf"(?P<scheme>(?:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|sso-key|key|otp"
+    rf"(?P<label>{_anycase('authorization')}{_QUOTE}{_SEP}{_S}*+{_QUOTE}"
+    rf"(?P<scheme>(?i:bearer|basic|token|bot|digest|negotiate|ntlm|apikey|sso-key|key|otp"
     rf"|hmac|aws4-hmac-sha256)[ \t]++)?)"
     rf"(?!\[REDACTED|\$|\{{)(?P<value>[^\s\"'\\,;<>]{{8,}}+)",
-    re.I | re.A,
+    re.A,
 )
 
 
@@ -213,7 +236,8 @@ def _auth_header(m: re.Match[str]) -> str:
 
 # bearer in any case (the agent's standalone pattern wants "Bearer")
 _BEARER = re.compile(
-    rf"{_START}(bearer{_S}++)(?!\[REDACTED)([A-Za-z0-9_\-.~+/]{{20,}}+=*)", re.I | re.A
+    rf"({_anycase('bearer')}{_after(6)}{_S}++)(?!\[REDACTED)([A-Za-z0-9_\-.~+/]{{20,}}+=*)",
+    re.A,
 )
 _PATH = re.compile(r"(?:\.{0,2}/|.*/[\w\-]+\.[A-Za-z]{1,5}$)", re.A)
 
@@ -224,7 +248,10 @@ def _bearer(m: re.Match[str]) -> str:
     return m.group(1) + REDACTED
 
 
-_COOKIE = re.compile(rf"((?:set-)?cookie{_QUOTE}{_S}*+:{_S}*+{_QUOTE})([^\r\n\"'\\]++)", re.I)
+_COOKIE = re.compile(
+    rf"([SsCc](?:(?<=[Ss])(?i:et-cookie)|(?<=[Cc])(?i:ookie)){_QUOTE}{_S}*+:{_S}*+{_QUOTE})"
+    r"([^\r\n\"'\\]++)"
+)
 _COOKIE_PAIR = re.compile(r"([\w.\-]+=)(?!\[REDACTED)([^;,\s]++)")
 _COOKIE_ATTRIBUTES = frozenset(
     "path domain expires max-age samesite secure httponly priority partitioned".split()
@@ -242,7 +269,7 @@ def _cookie(m: re.Match[str]) -> str:
 
 # --flag value on a command line
 _CLI_FLAG = re.compile(
-    r"(?<![\w\-])(--?[\w\-]{0,40}?(?:password|passwd|token|secret|api-?key|access-?key)"
+    r"(-(?<![\w\-]-)-?[\w\-]{0,40}?(?:password|passwd|token|secret|api-?key|access-?key)"
     r"(?:[ \t]++|=))"
     r"(?![\-$<\[])(\"[^\"\r\n]++\"|'[^'\r\n]++'|[^\s\"'\\]++)",
     re.I | re.A,
@@ -259,7 +286,7 @@ def _cli_flag(m: re.Match[str]) -> str:
 
 # curl -u user:password, --user user:password
 _CURL_USER = re.compile(
-    r"(?<!\S)((?:-u|--user)(?:[ \t]++|=)[\"']?[^\s:\"'$]++:)(?!\$|\d++(?![^\s\"']))[^\s\"']++"
+    r"(-(?<!\S-)(?:u|-user)(?:[ \t]++|=)[\"']?[^\s:\"'$]++:)(?!\$|\d++(?![^\s\"']))[^\s\"']++"
 )
 # <password>x</password>, <apiKey>x</apiKey>
 _XML = re.compile(
@@ -287,7 +314,7 @@ _WEBHOOK = re.compile(
     r"((?:hooks\.slack\.com/(?:services|workflows|triggers)/"
     r"|discord(?:app)?\.com/api/webhooks/|webhook\.office\.com/webhookb2/))"
     rf"(?:[A-Za-z0-9_\-/@.]|{_MARK})++",
-    re.I | re.A,
+    re.A,
 )
 
 
@@ -302,32 +329,46 @@ def _url_param(m: re.Match[str]) -> str:
 # --- key shapes --------------------------------------------------------------------------
 
 _JWT = re.compile(
-    rf"{_START}(?<!-)(?:eyJ{_B}{{5,}}+\.{_B}++|{_MARK}\.(?:eyJ|{_MARK}){_B}*+)"
+    rf"(?:eyJ{_after(3)}(?<!-eyJ){_B}{{5,}}+\.{_B}++|{_MARK}\.(?:eyJ|{_MARK}){_B}*+)"
     rf"(?:\.{_B}*+(?:\.{_B}++){{0,2}})?",
     re.A,
 )
-_PREFIXED = re.compile(
-    _START + r"(?:"
-    rf"sk-(?:ant-|proj-|svcacct-|admin-)?{_body(20)}"  # OpenAI, Anthropic
-    r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}+|whsec_[A-Za-z0-9+/=]{20,}+"  # Stripe
-    r"|gh[pousr]_[A-Za-z0-9]{20,}+|github_pat_[A-Za-z0-9_]{20,}+"  # GitHub
-    rf"|glpat-{_body(20)}|gl(?:ptt|dt|rt|cbt|imt|agent)-{_body(20)}"  # GitLab
-    rf"|xox[abposre]-{_body(10)}|xapp-{_body(10)}"  # Slack
-    rf"|AIza{_body(30)}|ya29\.{_body(20)}|GOCSPX-{_body(20)}"  # Google
-    r"|npm_[A-Za-z0-9]{30,}+|hf_[A-Za-z0-9]{30,}+"  # npm, Hugging Face
-    rf"|pypi-AgE{_body(30)}|gsk_[A-Za-z0-9]{{30,}}+|xai-[A-Za-z0-9]{{30,}}+"
-    r"|r8_[A-Za-z0-9]{30,}+|dckr_pat_[A-Za-z0-9_\-]{20,}+|dop_v1_[a-f0-9]{32,}+"
-    r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}+|SG\.[A-Za-z0-9_\-]{16,}+\.[A-Za-z0-9_\-]{16,}+"
-    r"|AGE-SECRET-KEY-1[0-9A-Z]{50,}+"
-    r")",
-    re.A,
+# (literal head, rest): the head's first char lets re skip ahead at C speed
+_KEY_SHAPES = (
+    ("sk-", rf"(?:ant-|proj-|svcacct-|admin-)?{_body(20)}"),  # OpenAI, Anthropic
+    ("sk_", r"(?:live|test)_[A-Za-z0-9]{16,}+"),  # Stripe secret
+    ("rk_", r"(?:live|test)_[A-Za-z0-9]{16,}+"),  # Stripe restricted
+    ("whsec_", r"[A-Za-z0-9+/=]{20,}+"),  # Stripe webhook signing secret
+    ("gh", r"[pousr]_[A-Za-z0-9]{20,}+"),  # GitHub
+    ("github_pat_", r"[A-Za-z0-9_]{20,}+"),
+    ("gl", rf"(?:pat|ptt|dt|rt|cbt|imt|agent)-{_body(20)}"),  # GitLab
+    ("xox", rf"[abposre]-{_body(10)}"),  # Slack
+    ("xapp-", _body(10)),
+    ("AIza", _body(30)),  # Google
+    ("ya29.", _body(20)),
+    ("GOCSPX-", _body(20)),
+    ("npm_", r"[A-Za-z0-9]{30,}+"),
+    ("hf_", r"[A-Za-z0-9]{30,}+"),  # Hugging Face
+    ("pypi-AgE", _body(30)),
+    ("gsk_", r"[A-Za-z0-9]{30,}+"),  # Groq
+    ("xai-", r"[A-Za-z0-9]{30,}+"),
+    ("r8_", r"[A-Za-z0-9]{30,}+"),  # Replicate
+    ("dckr_pat_", r"[A-Za-z0-9_\-]{20,}+"),  # Docker Hub
+    ("dop_v1_", r"[a-f0-9]{32,}+"),  # DigitalOcean
+    ("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}+"),  # Shopify
+    ("SG.", r"[A-Za-z0-9_\-]{16,}+\.[A-Za-z0-9_\-]{16,}+"),  # SendGrid
+    ("AGE-SECRET-KEY-1", r"[0-9A-Z]{50,}+"),
 )
-# AWS access key ids, and a secret access key (40 base64 chars) on the same line
+_PREFIXED = re.compile(
+    "|".join(re.escape(head) + _after(len(head)) + rest for head, rest in _KEY_SHAPES), re.A
+)
+# AWS access key ids, and a secret access key (40 base64 chars; 30-100 taken, for
+# hand-made fakes) within 80 chars after one
 _AWS_ID = r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}"
 _AWS = re.compile(
-    rf"{_START}{_AWS_ID}(?![A-Za-z0-9])"
+    rf"{_AWS_ID}{_after(20)}(?![A-Za-z0-9])"
     r"(?:(?P<gap>[\s\S]{1,80}?)(?:(?<![A-Za-z0-9/+])|(?<=\\[nrt]))"
-    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))?",
+    r"[A-Za-z0-9/+]{30,100}+(?![A-Za-z0-9/+=]))?",
     re.A,
 )
 
@@ -335,12 +376,12 @@ _AWS = re.compile(
 # A key id the agent's token/api_key pattern already took ("token = 'AKIA... <secret>'"):
 # a mixed-case 40-char secret right after the marker.
 _AWS_AFTER_MARK = re.compile(
-    r"(?<=\[REDACTED\])((?:[ \t,:;|/]{1,3}|\r?\n|\\n))"
+    r"(\[REDACTED\](?:[ \t,:;|/]{1,3}|\r?\n|\\n))"
     r"(?=[A-Za-z0-9/+]{0,39}[0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
     r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
     re.A,
 )
-_AWS_ID_ALONE = re.compile(rf"{_START}{_AWS_ID}(?![A-Za-z0-9])", re.A)
+_AWS_ID_ALONE = re.compile(rf"{_AWS_ID}{_after(20)}(?![A-Za-z0-9])", re.A)
 
 
 def _aws(m: re.Match[str]) -> str:
@@ -357,11 +398,11 @@ def _aws(m: re.Match[str]) -> str:
 # class: "Bearer abc...~xyz" leaves "~xyz", "token=a_long_label=value" leaves
 # "=value". What sticks to the marker goes too.
 _TAIL = re.compile(
-    r"(?<=\[REDACTED\])(?:[~!$%^*=]|(?<=Bearer \[REDACTED\])[+/])[^\s\"'`<>,;()\[\]{}\\|&@#]*+"
+    r"(\[REDACTED\])(?:[~!$%^*=]|(?<=Bearer \[REDACTED\])[+/])[^\s\"'`<>,;()\[\]{}\\|&@#]*+"
 )
 
 EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
-    (_TAIL, ""),
+    (_TAIL, r"\1"),
     (_JWT, REDACTED),
     (_PREFIXED, REDACTED),
     (_AWS, _aws),
