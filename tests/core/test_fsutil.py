@@ -192,3 +192,22 @@ def test_a_pruned_name_is_not_reused(tmp_path):
     (tmp_path / (base.name + ".4")).unlink()
     assert claim().name == base.name + ".4"  # the newest may go; the order still holds
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_copy_that_is_not_what_was_read_is_never_a_backup(tmp_path, monkeypatch):
+    """The copy is read back and hashed: bytes the disk stored wrongly are caught."""
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b'{"a":1}\n' * 1000)
+    real_fsync = os.fsync
+
+    def disk_flips_a_byte(fd):  # the copy's fsync: its bytes on disk differ from those read
+        os.pwrite(fd, b"X", 100)
+        real_fsync(fd)
+
+    monkeypatch.setattr(fsutil.os, "fsync", disk_flips_a_byte)
+    with pytest.raises(OSError, match="does not match") as err:
+        make_backup(p)
+    monkeypatch.undo()
+    assert err.value.errno == errno.EIO
+    assert _leftovers(tmp_path, "s.jsonl") == []
+    assert p.read_bytes() == b'{"a":1}\n' * 1000
