@@ -636,7 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-fallback",
         action="store_true",
         help="when the summariser fails, write the fallback summary anyway (its first line "
-        "says it is a fallback); without it a failed summary writes nothing",
+        "says it is a fallback); without it a failed summary writes nothing and the command "
+        "exits 1, dry run included (with --json the run and its attempt log are printed)",
     )
     p.add_argument(
         "--timeout",

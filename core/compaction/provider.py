@@ -9,7 +9,6 @@ without ever returning it.
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -76,12 +75,16 @@ def with_offline_first(choices: Iterable[ProviderChoice]) -> list[ProviderChoice
 
 
 def key_status(choice: ProviderChoice, environ: Mapping[str, str] | None = None) -> KeyStatus:
-    """Whether the key *choice* needs is in the environment (the key itself is never read out)."""
+    """Whether the key *choice* needs is in the environment or the OS keychain.
+
+    The key itself is never read out.
+    """
+    from core.secrets import key_source
+
     name = choice.effective_key_env
     if name is None:
         return "not needed"
-    env = os.environ if environ is None else environ
-    return "set" if env.get(name, "").strip() else "missing"
+    return "set" if key_source(name, environ) else "missing"
 
 
 def check_spec(choice: ProviderChoice) -> str | None:

@@ -7,7 +7,6 @@ error message.
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import time
@@ -255,11 +254,14 @@ class HttpProvider:
     def _read_key(self) -> str | None:
         if self._api_key_env is None:
             return None
-        key = os.environ.get(self._api_key_env, "").strip()
+        from core.secrets import resolve_key
+
+        key = (resolve_key(self._api_key_env) or "").strip()
         if not key:
             raise self._error(
                 "config",
-                f"environment variable {self._api_key_env} is not set; it must hold the API key",
+                f"no API key: environment variable {self._api_key_env} is not set and the OS "
+                "keychain holds none for it",
                 None,
                 None,
                 0,
