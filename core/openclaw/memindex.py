@@ -107,6 +107,10 @@ class SourceSummary:
     """Newest chunk ``updated_at`` (epoch ms), if recorded."""
 
 
+def _lenient_text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
 def open_memory_index(path: str | os.PathLike[str]) -> MemoryIndex:
     """Open a memory index read-only.
 
@@ -139,6 +143,8 @@ class MemoryIndex:
             self._db = sqlite3.connect(uri, uri=True)
         except sqlite3.Error as exc:
             raise FormatError(self.path, f"cannot open: {exc}") from exc
+        # A damaged page can hold bytes that are not UTF-8: read them, never fail on them.
+        self._db.text_factory = _lenient_text
         try:
             self._db.execute("PRAGMA query_only = ON")
             self._objects = self._read_schema()
@@ -171,7 +177,7 @@ class MemoryIndex:
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._db.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.Error, ValueError) as exc:
             raise FormatError(self.path, f"cannot read the index: {exc}") from exc
 
     def _read_schema(self) -> dict[str, str]:
@@ -310,7 +316,7 @@ class MemoryIndex:
                     as_int(updated),
                     emb,
                 )
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.Error, ValueError) as exc:
             raise FormatError(self.path, f"cannot read the index: {exc}") from exc
 
     def chunks(self, **filters: Any) -> list[IndexChunk]:

@@ -511,3 +511,29 @@ def test_live_mode_reports_a_line_over_the_limit(tmp_path):
         for pr in changes.problems
     ), changes.problems
     assert [e.id for e in changes.entries["sess-1"]] == ["00000007"]
+
+
+def test_a_memory_index_with_bytes_that_are_not_utf8(tmp_path):
+    import sqlite3
+
+    from core.openclaw.memindex import open_memory_index
+
+    home = _home(tmp_path)
+    db_path = home / "memory" / "main.sqlite"
+    db = sqlite3.connect(db_path)
+    db.execute(
+        "CREATE TABLE chunks (id TEXT, path TEXT, source TEXT, start_line INT, end_line INT,"
+        " hash TEXT, model TEXT, text TEXT, embedding TEXT, updated_at INT)"
+    )
+    db.execute(
+        "INSERT INTO chunks VALUES ('c1', CAST(x'2fff' AS TEXT), CAST(x'6dc3' AS TEXT), 1, 2,"
+        " 'h', 'm', CAST(x'41ff42' AS TEXT), '[1,2]', 5)"
+    )
+    db.commit()
+    db.close()
+    with open_memory_index(db_path) as index:
+        [chunk] = list(index.iter_chunks())
+        assert chunk.text == "A\ufffdB"
+        assert index.sources()
+    code, out, err = _run("info", str(home))
+    assert code == 0 and err == "" and "memory index main.sqlite" in out

@@ -309,6 +309,7 @@ def run_loaders(tree: Path, case: str, report: Report, live: Any) -> None:
     from core.budget import budget_for
     from core.dataset import load_dataset
     from core.home_scan import scan_home
+    from core.openclaw.memindex import open_memory_index
     from core.recall.opening import open_recall
     from core.timeline import build_timeline
     from core.transcript import context_at, context_size
@@ -334,6 +335,19 @@ def run_loaders(tree: Path, case: str, report: Report, live: Any) -> None:
 
         _loader(label, views, case, report)
     _loader("open_recall", lambda: open_recall(data, cache_dir=None, embedder="hash"), case, report)
+    for path in data.discovery.memory_indexes:
+
+        def index(path: Path = path) -> None:
+            with open_memory_index(path) as idx:
+                idx.meta()
+                idx.files()
+                idx.chunk_counts()
+                idx.sources()
+                idx.fts_rows()
+                for _ in idx.iter_chunks(with_embedding=True):
+                    pass
+
+        _loader(f"memory index {path.name}", index, case, report)
 
 
 def _follower(tree: Path, case: str, report: Report) -> Any:

@@ -6,11 +6,13 @@ replayed from its seed and number alone.
 
 from __future__ import annotations
 
-import random
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    import random
 
 RAW = "@@RAW@@"
 """Placeholder for a value JSON libraries cannot write (1e400, deep nesting...)."""
@@ -105,7 +107,10 @@ def _field_mutation(rng: random.Random, line: bytes, limit: int) -> tuple[bytes,
         raw = rng.choice(raw_values(limit))
         _set(obj, path, RAW)
         text = _dump(obj).replace(b'"' + RAW.encode() + b'"', raw, 1)
-        return text, f"{'.'.join(map(str, path))} = raw {raw[:24]!r}{'...' if len(raw) > 24 else ''}"
+        return (
+            text,
+            f"{'.'.join(map(str, path))} = raw {raw[:24]!r}{'...' if len(raw) > 24 else ''}",
+        )
     value = rng.choice(WRONG_VALUES)
     if rng.random() < 0.1:
         value = None if rng.random() < 0.5 else "deleted"
@@ -239,7 +244,7 @@ def mutate_binary(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     op = rng.choice(("flip", "truncate", "header", "empty"))
     if op == "flip" and data:
         buf = bytearray(data)
-        for _ in range(rng.randint(1, 32)):
+        for _ in range(rng.randint(1, 256)):
             buf[rng.randrange(len(buf))] = rng.randrange(256)
         return bytes(buf), "bytes flipped"
     if op == "truncate" and data:
