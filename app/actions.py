@@ -243,6 +243,7 @@ class Actions(QObject):
             ("Budget", w.gauge),
             ("Problems", w.problem_view),
             ("Activity", w.activity_view),
+            ("Activity > Backups", w.backups.view),
         ]
         views += [(w.tabs.tabText(i), w.tab_views[i]) for i in range(w.tabs.count())]
         for where, view in views:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QTabWidget
+from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.app_config import safety_defaults
 from app.workers import TaskWorker, start
@@ -151,6 +151,12 @@ class BackupsGlue(QObject):
     def _on_tabs_current_changed(self, index: int) -> None:
         if index == BACKUPS_TAB and self._dirty:
             self.refresh()
+
+    def current_view(self) -> QWidget:
+        """The Activity dock's view in front: the write log or the backups list."""
+        if self.tabs.currentIndex() == BACKUPS_TAB:
+            return self.view.table
+        return self.w.activity_view
 
     def show_backups(self) -> None:
         """Bring the Backups tab forward (the dock too) and list the backups."""

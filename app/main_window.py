@@ -320,7 +320,7 @@ class MainWindow(QMainWindow):
         elif name == "activity":
             self.activity_dock.show()
             self.activity_dock.raise_()
-            self.activity_view.setFocus()
+            self.backups.current_view().setFocus()
         else:
             self.tabs.setCurrentIndex(self.tab_index(name))
             self.current_view().setFocus()

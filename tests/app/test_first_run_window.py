@@ -243,8 +243,24 @@ def test_shortcut_list_includes_every_views_own_keys(qtbot):
     assert {"Window", "Message", "Facts", "Review", "Compaction"} <= places
     assert ("Compaction", "Run Compaction", "Ctrl+Return, Ctrl+Enter") in table
     assert any(where == "Activity" and keys == "Ctrl+C" for where, _, keys in table)
+    assert any(
+        where == "Activity > Backups" and "Ctrl+Shift+R" in keys for where, _, keys in table
+    )
     esc = [row for row in table if row[2] == "Esc"]
     assert esc == [("Window", "Cancel", "Esc")]  # one Esc, never ambiguous
+
+
+def test_showing_activity_focuses_the_tab_in_front(qtbot):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_view("activity")
+    qtbot.waitUntil(lambda: window.activity_view.hasFocus())
+    window.backups.show_backups()
+    window.activity_view.setFocus()
+    window.show_view("activity")
+    qtbot.waitUntil(lambda: window.backups.view.table.hasFocus())
 
 
 def test_view_menu_toggles_every_dock(qtbot):
