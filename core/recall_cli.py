@@ -49,9 +49,13 @@ def open_for_recall(args: argparse.Namespace) -> Opened:
     window = 200_000
     notes: list[str] = []
     if found.config is not None:
-        cfg = load_openclaw_config(found.config)
-        mc = cfg.memory_context
-        window, _source = cfg.context_window_for(None)
+        try:
+            cfg = load_openclaw_config(found.config)
+        except FormatError as exc:  # recall still works, with the agent's defaults
+            notes.append(f"{exc}; recall uses the default memoryContext settings")
+        else:
+            mc = cfg.memory_context
+            window, _source = cfg.context_window_for(None)
     if getattr(args, "window", None):
         window = args.window
     name = getattr(args, "embedder", None) or mc.embedding_model

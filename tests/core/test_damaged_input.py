@@ -537,3 +537,18 @@ def test_a_memory_index_with_bytes_that_are_not_utf8(tmp_path):
         assert index.sources()
     code, out, err = _run("info", str(home))
     assert code == 0 and err == "" and "memory index main.sqlite" in out
+
+
+def test_a_broken_openclaw_json_does_not_stop_recall(tmp_path):
+    home = _home(tmp_path)
+    (home / "openclaw.json").write_text('{"agents": {"defaults": ' + "[" * 5000 + "\n")
+    for argv in (
+        ["recall", str(home), "database config", "--min-score", "0"],
+        ["knowledge", str(home), "port"],
+        ["facts", str(home)],
+        ["segments", str(home)],
+    ):
+        code, out, err = _run(*argv)
+        assert code == 0 and err == "", (argv, err)
+    code, out, _ = _run("recall", str(home), "database config", "--min-score", "0")
+    assert f"note: {home / 'openclaw.json'}" in out and "default memoryContext" in out
