@@ -107,6 +107,8 @@ _PEM_LINES = re.compile(
     rf"(?:(?:[ \t\"'+,]|\r?\n|\\+[rn])*+(?:Proc-Type|DEK-Info|Comment):[^\r\n\\]*+"
     rf"|(?:[ \t\"'+,]|\r?\n|\\+[rn])*+(?:[A-Za-z0-9+/=]|{_MARK}){{16,}}+)*+"
 )
+# Key material has long base64 runs (prose naming BEGIN and END lines has not).
+_PEM_KEYISH = re.compile(rf"[A-Za-z0-9+/=]{{16}}|{_MARK}")
 _PEM_EDGE = re.compile(r"(?:\r?\n|\\+[rn]|[ \t])*+")
 _PEM_MAX_BODY = 65_536
 
@@ -153,6 +155,7 @@ def _redact_pem(text: str) -> str:
             and end.start() <= stop
             and end.start() - start <= _PEM_MAX_BODY
             and _PEM_BODY.fullmatch(text, start, end.start())
+            and _PEM_KEYISH.search(text, start, end.start())
         ):
             out.append(_pem_body(text[start : end.start()]))
             pos = end.start()
@@ -185,6 +188,29 @@ _KV = re.compile(
     rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)",
     re.A,
 )
+# "aws_secret_access_key wJalr...": a label, a space and a key-looking value.
+_KV_SPACED = re.compile(
+    rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}[ \t]++{_QUOTE})"
+    r"(?P<value>[A-Za-z0-9/+_\-.=]{16,}+)(?=[\s\"'`,;)\]}]|$)",
+    re.A,
+)
+
+
+def _kv_spaced(m: re.Match[str]) -> str:
+    value = m.group("value")
+    keyish = (
+        any(c.isdigit() for c in value)
+        and (
+            (any(c.isupper() for c in value) and any(c.islower() for c in value))
+            or "/" in value
+            or "+" in value
+        )
+        and not _DOTTED.fullmatch(value)
+        and not _PATH.match(value)
+    )
+    return m.group("label") + REDACTED if keyish else m.group()
+
+
 # Values that are types, literals or placeholders rather than secrets.
 _NOT_SECRET = frozenset(
     "undefined null none nil true false yes no string number boolean str int bool bytes "
@@ -278,7 +304,7 @@ _CLI_FLAG = re.compile(
 
 def _cli_flag(m: re.Match[str]) -> str:
     value = m.group(2)
-    if re.fullmatch(r"[a-z]+", value) and "=" not in m.group(1):
+    if re.fullmatch(r"[a-z]+[.,;:)]*", value) and "=" not in m.group(1):
         return m.group()  # "the --token flag" is prose
     quote = value[0] if value[0] in "\"'" else ""
     return m.group(1) + quote + REDACTED + quote
@@ -415,6 +441,7 @@ EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
     (_BEARER, _bearer),
     (_COOKIE, _cookie),
     (_KV, _kv),
+    (_KV_SPACED, _kv_spaced),
     (_CLI_FLAG, _cli_flag),
     (_CURL_USER, r"\1[REDACTED]"),
     (_XML, r"\1[REDACTED]"),
