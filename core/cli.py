@@ -319,10 +319,21 @@ def _cmd_compactions(args: argparse.Namespace) -> int:
 
 
 # -- facts / segments ------------------------------------------------------------
+def _store_missing(data: DataSet, path: str, name: str) -> str:
+    """Why there is no *name* to show: no store, or the file's own problem."""
+    folder = data.discovery.memory_context
+    if folder is not None:
+        file = str(folder / name)
+        for p in data.problems:
+            if p.file == file and p.severity != "info":
+                return str(p)
+    return f"{path}: no memory-context store ({name}) found"
+
+
 def _cmd_facts(args: argparse.Namespace) -> int:
     data = _load(args.path)
     if data.knowledge is None:
-        raise CliError(f"{args.path}: no memory-context store (knowledge.jsonl) found")
+        raise CliError(_store_missing(data, args.path, "knowledge.jsonl"))
     log = data.knowledge
     statuses = ("active", "superseded", "deleted") if args.all else ("active",)
     facts = [f for s in statuses for f in log.by_status(s)]  # type: ignore[arg-type]
@@ -349,7 +360,7 @@ def _cmd_segments(args: argparse.Namespace) -> int:
     data = _load(args.path)
     seg = data.segments
     if seg is None:
-        raise CliError(f"{args.path}: no memory-context store (segments.jsonl) found")
+        raise CliError(_store_missing(data, args.path, "segments.jsonl"))
     rows = [s for s in seg.segments if not args.session or s.session_id.startswith(args.session)]
     with_vec = set(data.vectors.ids) if data.vectors else set()
     shown = rows[-args.limit :] if args.limit else rows

@@ -283,7 +283,8 @@ def run_command(
     elif code == 1 and not _named(message, tree, mutated):
         report.add("unnamed", where, message.strip()[:2000])
     if code == 1:
-        key = re.sub(r"\d+", "N", message.replace(str(tree), "<case>"))[:160].strip()
+        said = re.sub(r"\d+", "N", message.replace(str(tree), "<case>"))[:150].strip()
+        key = f"{argv[0]} {argv[1] if argv[0] == 'fact' else ''}: {said}"
         report.errors[key] = report.errors.get(key, 0) + 1
 
 
