@@ -188,6 +188,26 @@ _KV = re.compile(
     rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)",
     re.A,
 )
+# A lower-case .env line whose name ends in _key ("my_service_key=..."): at a line's
+# start with no spaces around "=", so that Python's "cache_key = ..." and keyword
+# arguments ("sort_key=...") stay.
+_ENV_KEY_LINE = re.compile(
+    r"((?:^|(?<=\\n))(?:export[ \t]+)?[a-z0-9_]*?_key=)(?!\[REDACTED|\$)"
+    r"(\"[^\"\\\r\n]++\"|'[^'\\\r\n]++'|[^\s\"'`\\]{6,}+)",
+    re.M | re.A,
+)
+
+
+def _env_key_line(m: re.Match[str]) -> str:
+    value = m.group(2)
+    quote = value[0] if value[0] in "\"'" else ""
+    if value.strip("\"'").lower() in _NOT_SECRET or (
+        not quote and re.fullmatch(r"[A-Za-z_.]+", value)  # sort_key=lambda: code
+    ):
+        return m.group()
+    return m.group(1) + quote + REDACTED + quote
+
+
 # "aws_secret_access_key wJalr...": a label, a space and a key-looking value.
 _KV_SPACED = re.compile(
     rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}[ \t]++{_QUOTE})"
@@ -368,7 +388,7 @@ _KEY_SHAPES = (
     ("gh", r"[pousr]_[A-Za-z0-9]{20,}+"),  # GitHub
     ("github_pat_", r"[A-Za-z0-9_]{20,}+"),
     ("gl", rf"(?:pat|ptt|dt|rt|cbt|imt|agent)-{_body(20)}"),  # GitLab
-    ("xox", rf"[abposre]-{_body(10)}"),  # Slack
+    ("xox", rf"[a-z]-{_body(10)}"),  # Slack: xoxb, xoxp, xoxa, xoxr, xoxs, xoxe, xoxc, xoxd
     ("xapp-", _body(10)),
     ("AIza", _body(30)),  # Google
     ("ya29.", _body(20)),
@@ -442,6 +462,7 @@ EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
     (_COOKIE, _cookie),
     (_KV, _kv),
     (_KV_SPACED, _kv_spaced),
+    (_ENV_KEY_LINE, _env_key_line),
     (_CLI_FLAG, _cli_flag),
     (_CURL_USER, r"\1[REDACTED]"),
     (_XML, r"\1[REDACTED]"),

@@ -245,6 +245,10 @@ SHAPES = [
     ("STRIPE_SECRET=FAKEfake01", "STRIPE_SECRET=[REDACTED]"),
     ('export FOO_TOKEN="FAKE fake 01"', 'export FOO_TOKEN="[REDACTED]"'),
     (
+        "my_service_key=FAKEfake01\nexport stripe_key='FAKE 01'",
+        "my_service_key=[REDACTED]\nexport stripe_key='[REDACTED]'",
+    ),
+    (
         "settings.py: SECRET_KEY = 'django-insecure-FAKEfake0123'",
         "settings.py: SECRET_KEY = '[REDACTED]'",
     ),
@@ -299,6 +303,7 @@ KEPT = [
     "fetch(url, { credentials: 'include' }); const password = getpass();",
     "password=self.password; token=os.environ['GITHUB_TOKEN']",
     "password: string; token?: string; sort_key = lambda x: x; primary_key=True",
+    "sorted(rows, sort_key=by_name)\n    cache_key = f'user:{uid}'",
     "Authorization: required",
     "Authorization: Bearer ${TOKEN}",
     'headers = {"Authorization": f"Bearer {token}"}',

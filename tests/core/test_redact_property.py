@@ -101,7 +101,9 @@ def github_fine_grained(draw: st.DrawFn) -> Secret:
 
 @st.composite
 def slack(draw: st.DrawFn) -> Secret:
-    kind = draw(st.sampled_from(["xoxb", "xoxp", "xoxa", "xoxr", "xoxs", "xoxe", "xapp"]))
+    kind = draw(
+        st.sampled_from(["xoxb", "xoxp", "xoxa", "xoxr", "xoxs", "xoxe", "xoxc", "xoxd", "xapp"])
+    )
     a = draw(body(string.digits, draw(st.integers(10, 13))))
     b = draw(body(string.digits, draw(st.integers(10, 13))))
     c = draw(body(ALNUM, draw(st.sampled_from([24, 32]))))
