@@ -348,16 +348,36 @@ def read_jsonl(
         (default: :func:`core.limits.max_line_bytes`).
     """
     out = JsonlRead()
-    objects = out.objects
-    loads_ = orjson.loads
     max_len = max_line_bytes() if limit is None else limit
     n = len(data)
-    pos = 0
-    line_no = first_line
-    while pos < n:
-        nl = data.find(b"\n", pos)
+    line_no = _scan(data, 0, n, source, first_line, base_offset, max_len, out)
+    out.size = n
+    out.ends_with_newline = not n or data[-1] == 0x0A
+    out.newlines = line_no - first_line - (0 if out.ends_with_newline else 1)
+    return out
+
+
+def _scan(
+    data: bytes,
+    pos: int,
+    end: int,
+    source: str,
+    line_no: int,
+    base_offset: int,
+    max_len: int,
+    out: JsonlRead,
+) -> int:
+    """Read the lines of ``data[pos:end]`` into *out*; returns the next line number.
+
+    *base_offset* is the file offset of ``data[0]``. Only a line running to *end*
+    without a newline is partial.
+    """
+    objects = out.objects
+    loads_ = orjson.loads
+    while pos < end:
+        nl = data.find(b"\n", pos, end)
         complete = nl >= 0
-        stop = nl if complete else n
+        stop = nl if complete else end
         if stop - pos > max_len:
             out.problems.append(too_long_problem(source, line_no, stop - pos, max_len, complete))
             pos = stop + 1
@@ -387,10 +407,7 @@ def read_jsonl(
                 _recover(line, line_no, base_offset + pos, source, out)
         pos = stop + 1
         line_no += 1
-    out.size = n
-    out.ends_with_newline = not n or data[-1] == 0x0A
-    out.newlines = line_no - first_line - (0 if out.ends_with_newline else 1)
-    return out
+    return line_no
 
 
 def read_jsonl_file(
@@ -418,9 +435,11 @@ def read_jsonl_file(
     max_len = max_line_bytes() if limit is None else limit
     out = JsonlRead()
     line_no = 1
-    offset = 0  # file offset of carry[0]
-    carry = b""
+    read = 0  # bytes read so far: the file offset of the next block
+    carry = b""  # the start of a line the block before did not end (at most max_len)
+    carry_at = 0
     skip_from = -1  # file offset where an over-limit line starts, while skipping it
+    last = 0x0A
     with open_regular(path) as fh:
         while True:
             try:
@@ -429,48 +448,43 @@ def read_jsonl_file(
                 raise FormatError(name, f"cannot read: {exc.strerror or exc}", line_no) from exc
             if not block:
                 break
+            at, read, last = read, read + len(block), block[-1]
+            pos = 0
             if skip_from >= 0:
                 nl = block.find(b"\n")
                 if nl < 0:
-                    offset += len(block)
                     continue
-                offset += nl + 1
-                out.problems.append(
-                    too_long_problem(name, line_no, offset - 1 - skip_from, max_len, True)
-                )
-                out.size = offset
-                out.newlines += 1
+                length = at + nl - skip_from
+                out.problems.append(too_long_problem(name, line_no, length, max_len, True))
                 line_no += 1
                 skip_from = -1
-                block = block[nl + 1 :]
-            buf = carry + block if carry else block
-            cut = buf.rfind(b"\n") + 1
-            if cut:
-                part = read_jsonl(
-                    buf if cut == len(buf) else buf[:cut],
-                    name,
-                    first_line=line_no,
-                    base_offset=offset,
-                    limit=max_len,
-                )
-                out.extend(part)
-                line_no += part.newlines
-                offset += cut
-                carry = buf[cut:]
-            else:
-                carry = buf
-            if len(carry) > max_len:
-                skip_from = offset
-                offset += len(carry)
+                pos = nl + 1
+            elif carry:
+                nl = block.find(b"\n")
+                if nl < 0:
+                    carry += block
+                    if len(carry) > max_len:
+                        skip_from, carry = carry_at, b""
+                    continue
+                line = carry + block[: nl + 1]
                 carry = b""
+                line_no = _scan(line, 0, len(line), name, line_no, carry_at, max_len, out)
+                pos = nl + 1
+            cut = block.rfind(b"\n", pos) + 1
+            if cut > pos:
+                line_no = _scan(block, pos, cut, name, line_no, at, max_len, out)
+                pos = cut
+            if pos < len(block):
+                carry, carry_at = block[pos:], at + pos
+                if len(carry) > max_len:
+                    skip_from, carry = carry_at, b""
+    out.size = read
+    out.newlines = line_no - 1
+    out.ends_with_newline = last == 0x0A
     if skip_from >= 0:
-        out.problems.append(too_long_problem(name, line_no, offset - skip_from, max_len, False))
-        out.size = offset
-        out.ends_with_newline = False
+        out.problems.append(too_long_problem(name, line_no, read - skip_from, max_len, False))
     elif carry:
-        part = read_jsonl(carry, name, first_line=line_no, base_offset=offset, limit=max_len)
-        out.extend(part)
-        out.ends_with_newline = False
+        _scan(carry, 0, len(carry), name, line_no, carry_at, max_len, out)
     return out
 
 

@@ -33,6 +33,9 @@ KNOWN_TYPES = frozenset(
 )
 
 
+_NONE: list[Problem] = []  # never appended to: the answer when all is well
+
+
 def message_problems(obj: dict[str, Any], entry_id: str, line: int, name: str) -> list[Problem]:
     """What is wrong with a ``message`` entry's message: missing, or absurd ``usage``."""
     msg = obj.get("message")
@@ -48,8 +51,15 @@ def message_problems(obj: dict[str, Any], entry_id: str, line: int, name: str) -
         ]
     usage = msg.get("usage")
     if usage is None:
-        return []
-    if type(usage) is not dict:
+        return _NONE
+    if type(usage) is dict:
+        for key in USAGE_FIELDS:  # the common case, quickly: whole counts in range
+            value = usage.get(key)
+            if value is not None and not (type(value) is int and 0 <= value <= MAX_TOKENS):
+                break
+        else:
+            return _NONE
+    else:
         return [
             Problem(name, line, f"entry {entry_id}: usage is not an object; ignored", "warning")
         ]
