@@ -184,8 +184,19 @@ def _fmt_time(ts: float) -> str:
     return utc_minute(ts)
 
 
+def _config_notes(data: DataSet) -> None:
+    """Tell, on stderr, why openclaw.json was not used: a listing goes on without it."""
+    config = data.discovery.config
+    if config is None:
+        return
+    for p in data.problems:
+        if p.file == str(config) and p.severity == "error":
+            _error(str(p), kind="note")
+
+
 def _cmd_sessions(args: argparse.Namespace) -> int:
     data = _load(args.path)
+    _config_notes(data)
     rows = sorted(data.summaries, key=lambda s: s.modified, reverse=True)
 
     def text() -> str:
@@ -332,6 +343,7 @@ def _store_missing(data: DataSet, path: str, name: str) -> str:
 
 def _cmd_facts(args: argparse.Namespace) -> int:
     data = _load(args.path)
+    _config_notes(data)
     if data.knowledge is None:
         raise CliError(_store_missing(data, args.path, "knowledge.jsonl"))
     log = data.knowledge
@@ -358,6 +370,7 @@ def _cmd_facts(args: argparse.Namespace) -> int:
 
 def _cmd_segments(args: argparse.Namespace) -> int:
     data = _load(args.path)
+    _config_notes(data)
     seg = data.segments
     if seg is None:
         raise CliError(_store_missing(data, args.path, "segments.jsonl"))
@@ -789,10 +802,10 @@ def _naming(args: argparse.Namespace, message: str) -> str:
     return f"{where}: {message}"
 
 
-def _error(message: str) -> None:
+def _error(message: str, *, kind: str = "error") -> None:
     flat = jsonio.printable(" ".join(message.split()))
     try:
-        print(f"memlens: error: {flat}", file=sys.stderr)
+        print(f"memlens: {kind}: {flat}", file=sys.stderr)
     except (OSError, ValueError):
         pass  # stderr is gone too: the exit status still says it
 
