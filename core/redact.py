@@ -381,7 +381,8 @@ _JWT = re.compile(
 )
 # (literal head, rest): the head's first char lets re skip ahead at C speed
 _KEY_SHAPES = (
-    ("sk-", rf"(?:ant-|proj-|svcacct-|admin-)?{_body(20)}"),  # OpenAI, Anthropic
+    # OpenAI, Anthropic; a digit somewhere, so "sk-learn-compatible-estimators" stays
+    ("sk-", rf"(?=[A-Za-z_\-]{{0,200}}+[0-9\[])(?:ant-|proj-|svcacct-|admin-)?{_body(20)}"),
     ("sk_", r"(?:live|test)_[A-Za-z0-9]{16,}+"),  # Stripe secret
     ("rk_", r"(?:live|test)_[A-Za-z0-9]{16,}+"),  # Stripe restricted
     ("whsec_", r"[A-Za-z0-9+/=]{20,}+"),  # Stripe webhook signing secret

@@ -88,6 +88,8 @@ def prefixed(draw: st.DrawFn) -> Secret:
     )
     prefix, alphabet, size = kind
     secret = draw(body(alphabet, size))
+    if prefix.startswith("sk-"):  # real keys have digits; "sk-learn-style" is prose
+        secret = secret[:10] + draw(body(string.digits, 1)) + secret[11:]
     if prefix.startswith("sk-ant-"):
         secret += "AA"
     return Secret(prefix + secret, (secret,))
