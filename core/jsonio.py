@@ -59,6 +59,8 @@ _decoder = json.JSONDecoder(
 )
 _WS = " \t\r\n"
 _SURROGATES = re.compile("([\ud800-\udbff][\udc00-\udfff])|[\ud800-\udfff]")
+MAX_PROBLEMS = 1000
+"""Problems kept per file read; the rest are counted."""
 READ_CHUNK = 1 << 24
 """Bytes read at a time by :func:`read_jsonl_file`."""
 
@@ -239,10 +241,37 @@ class JsonlRead:
     """Complete lines read (those ending with a newline)."""
     ends_with_newline: bool = True
 
+    hidden: int = 0
+    """Problems past :data:`MAX_PROBLEMS`: counted, not kept (a file of a million
+    damaged lines must not cost a million records)."""
+
+    def note(self, problem: Problem) -> None:
+        """Keep *problem*, or count it once :data:`MAX_PROBLEMS` are kept."""
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(problem)
+        else:
+            self.hidden += 1
+
+    def close(self, source: str) -> None:
+        """Add the count of problems not kept, if any (once, at the end of a read)."""
+        if self.hidden:
+            self.problems.append(
+                Problem(
+                    source,
+                    0,
+                    f"{self.hidden:,} more problems in this file not listed "
+                    f"(only the first {MAX_PROBLEMS:,} are)",
+                    "warning",
+                )
+            )
+            self.hidden = 0
+
     def extend(self, other: JsonlRead) -> None:
         """Append what *other*, read just after this, holds."""
         self.objects.extend(other.objects)
-        self.problems.extend(other.problems)
+        for p in other.problems:
+            self.note(p)
+        self.hidden += other.hidden
         self.partial_tail = other.partial_tail
         self.ends_with_newline = other.ends_with_newline
         self.size += other.size
@@ -354,6 +383,7 @@ def read_jsonl(
     out.size = n
     out.ends_with_newline = not n or data[-1] == 0x0A
     out.newlines = line_no - first_line - (0 if out.ends_with_newline else 1)
+    out.close(source)
     return out
 
 
@@ -379,7 +409,7 @@ def _scan(
         complete = nl >= 0
         stop = nl if complete else end
         if stop - pos > max_len:
-            out.problems.append(too_long_problem(source, line_no, stop - pos, max_len, complete))
+            out.note(too_long_problem(source, line_no, stop - pos, max_len, complete))
             pos = stop + 1
             line_no += 1
             continue
@@ -387,7 +417,7 @@ def _scan(
         try:
             value = loads_(line)
             if stop - pos > _DEEP_LINE and too_deep(value, line):
-                out.problems.append(Problem(source, line_no, _DEEP_MESSAGE))
+                out.note(Problem(source, line_no, _DEEP_MESSAGE))
             else:
                 objects.append(JsonlObject(line_no, value, base_offset + pos))
         except orjson.JSONDecodeError:
@@ -395,7 +425,7 @@ def _scan(
                 # An append in progress: keep the bytes, report it, parse it later.
                 if line.strip():
                     out.partial_tail = line
-                    out.problems.append(
+                    out.note(
                         Problem(
                             source,
                             line_no,
@@ -455,7 +485,7 @@ def read_jsonl_file(
                 if nl < 0:
                     continue
                 length = at + nl - skip_from
-                out.problems.append(too_long_problem(name, line_no, length, max_len, True))
+                out.note(too_long_problem(name, line_no, length, max_len, True))
                 line_no += 1
                 skip_from = -1
                 pos = nl + 1
@@ -482,29 +512,28 @@ def read_jsonl_file(
     out.newlines = line_no - 1
     out.ends_with_newline = last == 0x0A
     if skip_from >= 0:
-        out.problems.append(too_long_problem(name, line_no, read - skip_from, max_len, False))
+        out.note(too_long_problem(name, line_no, read - skip_from, max_len, False))
     elif carry:
         _scan(carry, 0, len(carry), name, line_no, carry_at, max_len, out)
+    out.close(name)
     return out
 
 
 def _recover(line: bytes, line_no: int, offset: int, source: str, out: JsonlRead) -> None:
     if not line.strip():
-        out.problems.append(Problem(source, line_no, "blank line skipped", "info"))
+        out.note(Problem(source, line_no, "blank line skipped", "info"))
         return
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        out.problems.append(
-            Problem(source, line_no, f"invalid UTF-8 at byte {exc.start + 1}; line skipped")
-        )
+        out.note(Problem(source, line_no, f"invalid UTF-8 at byte {exc.start + 1}; line skipped"))
         return
     values, error = split_run_together(text)
     recovered = len(values) > 1 or error is not None
     for value in values:
         out.objects.append(JsonlObject(line_no, value, offset, recovered))
     if len(values) > 1:
-        out.problems.append(
+        out.note(
             Problem(
                 source,
                 line_no,
@@ -514,7 +543,7 @@ def _recover(line: bytes, line_no: int, offset: int, source: str, out: JsonlRead
         )
     if error is not None:
         kept = f" after recovering {len(values)} object(s)" if values else "; line skipped"
-        out.problems.append(Problem(source, line_no, f"{error}{kept}"))
+        out.note(Problem(source, line_no, f"{error}{kept}"))
 
 
 def iter_bounded_lines(

@@ -552,3 +552,13 @@ def test_a_broken_openclaw_json_does_not_stop_recall(tmp_path):
         assert code == 0 and err == "", (argv, err)
     code, out, _ = _run("recall", str(home), "database config", "--min-score", "0")
     assert f"note: {home / 'openclaw.json'}" in out and "default memoryContext" in out
+
+
+def test_a_flood_of_bad_lines_keeps_a_bounded_list_of_problems(tmp_path):
+    p = tmp_path / "flood.jsonl"
+    head = lines(chain(2))
+    p.write_text("\n".join(head) + "\n" + "garbage\n" * 5000 + "\n" * 5000)
+    s = load_transcript(p)
+    assert len(s.problems) == jsonio.MAX_PROBLEMS + 1
+    assert s.problems[-1].message.startswith("9,000 more problems in this file not listed")
+    assert len(s.entries) == 2
