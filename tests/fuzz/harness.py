@@ -170,7 +170,13 @@ def mutate_file(rng: random.Random, path: Path, keep: list[Any]) -> str:
         else:
             data, what = mutate_text(rng, data, LINE_LIMIT)
         done.append(what)
-    path.write_bytes(data)
+    if rng.random() < 0.25:  # rotation: a new file (new inode) under the old name
+        tmp = path.with_name(path.name + ".rotating")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        done.append("written as a new file (rotated)")
+    else:
+        path.write_bytes(data)
     return "; ".join(done)
 
 
