@@ -106,7 +106,14 @@ def _is_store(folder: Path) -> bool:
 def _openclaw_home(root: Path, found: Discovery) -> None:
     agents_root = root / "agents"
     if agents_root.is_dir():
-        for agent in sorted(p for p in agents_root.iterdir() if p.is_dir()):
+        try:
+            agent_dirs = sorted(p for p in agents_root.iterdir() if p.is_dir())
+        except OSError as exc:
+            found.problems.append(
+                Problem(str(agents_root), 0, f"cannot list: {exc.strerror or exc}")
+            )
+            agent_dirs = []
+        for agent in agent_dirs:
             sessions = agent / "sessions"
             if not sessions.is_dir():
                 continue
@@ -125,9 +132,12 @@ def _openclaw_home(root: Path, found: Discovery) -> None:
         for name in STORE_FILES:  # loading skips them too; note them here, once
             found.skip_special(memory / "context" / name)
     if memory.is_dir():
-        found.memory_indexes = [
-            p for p in sorted(memory.glob("*.sqlite")) if not found.skip_special(p)
-        ]
+        try:
+            indexes = sorted(memory.glob("*.sqlite"))
+        except OSError as exc:
+            found.problems.append(Problem(str(memory), 0, f"cannot list: {exc.strerror or exc}"))
+            indexes = []
+        found.memory_indexes = [p for p in indexes if not found.skip_special(p)]
     config = root / "openclaw.json"
     if not found.skip_special(config) and config.is_file():
         found.config = config
