@@ -251,9 +251,7 @@ def load_dataset(
 
 def _add_error(data: DataSet, exc: FormatError) -> None:
     """A file that could not be used, once: discovery already noted special files."""
-    if isinstance(exc, NotRegularFile) and any(
-        p.file == exc.file for p in data.discovery.problems
-    ):
+    if isinstance(exc, NotRegularFile) and any(p.file == exc.file for p in data.discovery.problems):
         return
     data.problems.append(Problem(exc.file, exc.line, exc.detail))
 
