@@ -241,18 +241,25 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _SECRETISH = re.compile(r"key|token|secret|pass|pwd|auth|credential", re.I)
 
 
+_PASSWORDISH = re.compile(r"pass|pwd", re.I)
+
+
 def _kv(m: re.Match[str]) -> str:
     value = m.group("value")
+    word = m.group("word")
     quoted = m.group("label")[-1:] in "\"'`"
     lower = value.lower()
     spared = (
         bool(_REFERENCE.match(value))
         or lower in _NOT_SECRET
-        or lower.replace("_", "").replace("-", "") == m.group("word").lower().strip("_-")
+        or lower.replace("_", "").replace("-", "") == word.lower().strip("_-")
         or (
             not quoted
             and (
-                len(value) < 6
+                # a password or an env-style name (FOO_KEY=abc) holds a secret however
+                # short; "api_key=short" stays, as the agent leaves it
+                len(value) < (3 if word.isupper() or _PASSWORDISH.search(word) else 6)
+                or (value.isdigit() and len(value) < 8 and not _PASSWORDISH.search(word))
                 or bool(m.group("call"))  # a call or subscript: code, not a literal
                 or (bool(_DOTTED.fullmatch(value)) and bool(_SECRETISH.search(value)))
             )

@@ -241,6 +241,10 @@ SHAPES = [
     ("see ?access_token=FAKEfake0123&page=2", "see ?access_token=[REDACTED]&page=2"),
     # .env-style lines
     ("DATABASE_PASSWORD=FAKEpass01", "DATABASE_PASSWORD=[REDACTED]"),
+    (
+        "MY_SERVICE_KEY=abc\nDB_PASSWORD=1234\npassword: abc",
+        "MY_SERVICE_KEY=[REDACTED]\nDB_PASSWORD=[REDACTED]\npassword: [REDACTED]",
+    ),
     ("MY_SERVICE_KEY=FAKEfake01", "MY_SERVICE_KEY=[REDACTED]"),
     ("STRIPE_SECRET=FAKEfake01", "STRIPE_SECRET=[REDACTED]"),
     ('export FOO_TOKEN="FAKE fake 01"', 'export FOO_TOKEN="[REDACTED]"'),
@@ -309,6 +313,7 @@ KEPT = [
     "Authorization: Bearer ${TOKEN}",
     'headers = {"Authorization": f"Bearer {token}"}',
     "the --token flag; --max-tokens 100; docker run -u 1000:1000 img",
+    "MAX_TOKEN=4096 api_key=short password: null api_key: ${OPENAI_API_KEY}",
     "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AFAKE\n-----END PUBLIC KEY-----",
     "-----BEGIN CERTIFICATE-----\nMIIBFAKEfake\n-----END CERTIFICATE-----",
     "-----BEGIN PRIVATE KEY----- and -----END PRIVATE KEY----- frame a PKCS#8 key.",
