@@ -182,53 +182,43 @@ _SECRET_WORD = (
     r"|(?<=_)(?:(?i:pwd|pass|auth)|(?<=[A-Z0-9]_)KEY))"
 )
 _UNQUOTED = r"[^\s\"'`<>,;()\[\]{}\\|&]"
+_KEYISH = r"[A-Za-z0-9/+_\-.=]"
+# label = value, label: value, "label": "value"; or, one scan for both, "label value"
+# ("aws configure set aws_secret_access_key wJalr...") when the value looks like a key.
 _KV = re.compile(
-    rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}{_SEP}{_S}*+{_QUOTE})"
-    rf"(?P<value>(?<=\")[^\"\\\r\n]++|(?<=')[^'\\\r\n]++|(?<=`)[^`\\\r\n]++"
-    rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)",
+    rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}"
+    rf"(?:(?P<sep>{_SEP}){_S}*+{_QUOTE}|[ \t]++{_QUOTE}(?={_KEYISH}{{16}})))"
+    rf"(?(sep)(?P<value>(?<=\")[^\"\\\r\n]++|(?<=')[^'\\\r\n]++|(?<=`)[^`\\\r\n]++"
+    rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)"
+    rf"|(?P<spaced>{_KEYISH}{{16,}}+)(?=[\s\"'`,;)\]}}]|$))",
     re.A,
 )
 # A lower-case .env line whose name ends in _key ("my_service_key=..."): at a line's
 # start with no spaces around "=", so that Python's "cache_key = ..." and keyword
 # arguments ("sort_key=...") stay.
 _ENV_KEY_LINE = re.compile(
-    r"((?:^|(?<=\\n))(?:export[ \t]+)?[a-z0-9_]*?_key=)(?!\[REDACTED|\$)"
-    r"(\"[^\"\\\r\n]++\"|'[^'\\\r\n]++'|[^\s\"'`\\]{6,}+)",
-    re.M | re.A,
+    r"_key=(?!\[REDACTED|\$)(\"[^\"\\\r\n]++\"|'[^'\\\r\n]++'|[^\s\"'`\\]{6,}+)"
 )
+_ENV_NAME = re.compile(r"(?:export[ \t]+)?[a-z0-9_]*")
 
 
 def _env_key_line(m: re.Match[str]) -> str:
-    value = m.group(2)
+    # The name must start its line (real or escaped break), looked for at most 200
+    # chars back so a long line of "_key=" costs no more than a short one.
+    text, start = m.string, m.start()
+    floor = max(0, start - 200)
+    line = text.rfind("\n", floor, start) + 1
+    escaped = text.rfind("\\n", floor, start)
+    line = max(line, escaped + 2 if escaped >= 0 else 0)
+    if (line == 0 and start > 200) or not _ENV_NAME.fullmatch(text, line, start):
+        return m.group()
+    value = m.group(1)
     quote = value[0] if value[0] in "\"'" else ""
     if value.strip("\"'").lower() in _NOT_SECRET or (
         not quote and re.fullmatch(r"[A-Za-z_.]+", value)  # sort_key=lambda: code
     ):
         return m.group()
-    return m.group(1) + quote + REDACTED + quote
-
-
-# "aws_secret_access_key wJalr...": a label, a space and a key-looking value.
-_KV_SPACED = re.compile(
-    rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}[ \t]++{_QUOTE})"
-    r"(?P<value>[A-Za-z0-9/+_\-.=]{16,}+)(?=[\s\"'`,;)\]}]|$)",
-    re.A,
-)
-
-
-def _kv_spaced(m: re.Match[str]) -> str:
-    value = m.group("value")
-    keyish = (
-        any(c.isdigit() for c in value)
-        and (
-            (any(c.isupper() for c in value) and any(c.islower() for c in value))
-            or "/" in value
-            or "+" in value
-        )
-        and not _DOTTED.fullmatch(value)
-        and not _PATH.match(value)
-    )
-    return m.group("label") + REDACTED if keyish else m.group()
+    return "_key=" + quote + REDACTED + quote
 
 
 # Values that are types, literals or placeholders rather than secrets.
@@ -244,7 +234,24 @@ _SECRETISH = re.compile(r"key|token|secret|pass|pwd|auth|credential", re.I)
 _PASSWORDISH = re.compile(r"pass|pwd", re.I)
 
 
+def _kv_spaced(m: re.Match[str]) -> str:
+    value = m.group("spaced")
+    keyish = (
+        any(c.isdigit() for c in value)
+        and (
+            (any(c.isupper() for c in value) and any(c.islower() for c in value))
+            or "/" in value
+            or "+" in value
+        )
+        and not _DOTTED.fullmatch(value)
+        and not _PATH.match(value)
+    )
+    return m.group("label") + REDACTED if keyish else m.group()
+
+
 def _kv(m: re.Match[str]) -> str:
+    if m.group("sep") is None:
+        return _kv_spaced(m)
     value = m.group("value")
     word = m.group("word")
     quoted = m.group("label")[-1:] in "\"'`"
@@ -469,7 +476,6 @@ EXTRA_PATTERNS: tuple[tuple[re.Pattern[str], Replacement], ...] = (
     (_BEARER, _bearer),
     (_COOKIE, _cookie),
     (_KV, _kv),
-    (_KV_SPACED, _kv_spaced),
     (_ENV_KEY_LINE, _env_key_line),
     (_CLI_FLAG, _cli_flag),
     (_CURL_USER, r"\1[REDACTED]"),
