@@ -189,7 +189,7 @@ _KV = re.compile(
     rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}"
     rf"(?:(?P<sep>{_SEP}){_S}*+{_QUOTE}|[ \t]++{_QUOTE}(?={_KEYISH}{{16}})))"
     rf"(?(sep)(?P<value>(?<=\")[^\"\\\r\n]++|(?<=')[^'\\\r\n]++|(?<=`)[^`\\\r\n]++"
-    rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)"
+    rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)(?P<rest>(?:[^\s\"'`\\<>&;,]|[&;,](?![\w.\-]++=))*+)"
     rf"|(?P<spaced>{_KEYISH}{{16,}}+)(?=[\s\"'`,;)\]}}]|$))",
     re.A,
 )
@@ -255,6 +255,8 @@ def _kv(m: re.Match[str]) -> str:
     value = m.group("value")
     word = m.group("word")
     quoted = m.group("label")[-1:] in "\"'`"
+    # a .env value or a password runs to the next space: "DB_PASSWORD=pa;ss,wo&rd"
+    whole = not quoted and (word.isupper() or bool(_PASSWORDISH.search(word)))
     lower = value.lower()
     spared = (
         bool(_REFERENCE.match(value))
@@ -265,7 +267,8 @@ def _kv(m: re.Match[str]) -> str:
             and (
                 # a password or an env-style name (FOO_KEY=abc) holds a secret however
                 # short; "api_key=short" stays, as the agent leaves it
-                len(value) < (3 if word.isupper() or _PASSWORDISH.search(word) else 6)
+                len(value + m.group("call") + m.group("rest") if whole else value)
+                < (3 if whole else 6)
                 or (value.isdigit() and len(value) < 8 and not _PASSWORDISH.search(word))
                 or bool(m.group("call"))  # a call or subscript: code, not a literal
                 or (bool(_DOTTED.fullmatch(value)) and bool(_SECRETISH.search(value)))
@@ -274,7 +277,9 @@ def _kv(m: re.Match[str]) -> str:
     )
     if spared:
         return m.group()
-    return m.group("label") + REDACTED + m.group("call")
+    if whole:
+        return m.group("label") + REDACTED
+    return m.group("label") + REDACTED + m.group("call") + m.group("rest")
 
 
 # Authorization/Proxy-Authorization headers with any scheme, and Cookie headers.
@@ -367,7 +372,7 @@ _URL_USER_TOKEN = re.compile(r"(:\\?/\\?/)(?=[^\s:/@]*\d)[A-Za-z0-9_\-.~%]{16,}+
 _URL_PARAM = re.compile(
     r"(?P<label>[?&;](?P<name>[\w.\-]{0,40}?(?:token|secret|password|passwd|signature"
     r"|api[_\-]?key|apikey|access[_\-]?key|credential)|sig|key|code|auth|pwd|sid)=)"
-    r"(?!\[REDACTED)(?P<value>[^&#\s\"'<>\\]++)",
+    r"(?!\[REDACTED)(?P<value>[^&;#\s\"'<>\\]++)",
     re.I | re.A,
 )
 _WEBHOOK = re.compile(

@@ -257,6 +257,15 @@ SHAPES = [
         "settings.py: SECRET_KEY = '[REDACTED]'",
     ),
     ('password = "correct horse battery staple"', 'password = "[REDACTED]"'),
+    ("DB_PASSWORD=pa;ss,wo&rd next", "DB_PASSWORD=[REDACTED] next"),
+    (
+        "Server=db;User Id=sa;Password=FAKEpass01;Database=app",
+        "Server=db;User Id=sa;Password=[REDACTED];Database=app",
+    ),
+    (
+        "https://x.example/login?user=bob&password=FAKEpass01&next=/home",
+        "https://x.example/login?user=bob&password=[REDACTED]&next=/home",
+    ),
     # command lines, XML
     ("mysql -u root --password=FAKEpass01 app", "mysql -u root --password=[REDACTED] app"),
     ("curl -u admin:FAKEpass01 https://x", "curl -u admin:[REDACTED] https://x"),
