@@ -1,26 +1,21 @@
 r"""Secret redaction: memory-context's ``redaction.ts`` pattern for pattern, then more.
 
 Applied before memlens writes text or sends it to an LLM. First the agent's six
-patterns, in its order (:data:`PATTERNS`): Authorization headers, standalone
-Bearer tokens, ``api_key``-style values, ``token=`` values, 32+ hex chars and
-64+ base64 chars. Then memlens's own (:data:`EXTRA_PATTERNS`), for what those
-miss: PEM private key blocks, JWTs, well-known key prefixes (OpenAI, Anthropic,
-Stripe, GitHub, GitLab, Slack, Google, npm, Hugging Face, ...), AWS key ids and
-the secret key next to them, credentials in URLs, Authorization/Cookie headers,
-``bearer`` in any case, and values whose label ends in a secret word
-(``OPENAI_API_KEY=``, ``"SecretAccessKey": "..."``, ``password:``, ``MY_SERVICE_KEY=``,
-``--token x``, ``<password>x</password>``). Masking more than the agent is fine;
-masking less is not. Labels are kept; values become ``[REDACTED]``
-(``[REDACTED_HEX]``, ``[REDACTED_B64]``).
+patterns, in its order (:data:`PATTERNS`): Authorization headers, standalone Bearer
+tokens, ``api_key``/``token=`` values, 32+ hex chars, 64+ base64 chars. Then
+memlens's own (:data:`EXTRA_PATTERNS`): PEM private key blocks, JWTs, key prefixes
+(OpenAI, Anthropic, Stripe, GitHub, GitLab, Slack, Google, npm, Hugging Face, ...),
+AWS key ids and the secret key next to them, credentials in URLs, Authorization and
+Cookie headers, and values whose label ends in a secret word (``MY_SERVICE_KEY=``,
+``"SecretAccessKey": "..."``, ``password:``, ``--token x``). Masking more than the
+agent is fine, less is not. Labels are kept; values become ``[REDACTED]``.
 
-Secrets are found wherever they sit: in prose, code, logs, URLs, markdown and in
-JSON strings, where a newline before them is the two characters ``\n`` (so a
-key's start is "not after a letter or digit, or right after an escape" rather
-than ``\b``). Because the agent's patterns run first, a long run inside a key
-may already be ``[REDACTED_B64]``: the shapes below accept those markers inside
-their bodies, so no tail of a key survives. Every pattern is anchored on a
-literal or bounded, and uses possessive runs where a failed match could rescan:
-the cost stays linear in the text.
+Secrets are found wherever they sit, JSON strings included, where the char before a
+key may be the "n" of a ``\n`` escape (so "a key starts after no letter, or right
+after an escape" rather than ``\b``). A key's body may already hold the agent's
+``[REDACTED_B64]``: the shapes accept such markers, so no tail of a key survives.
+Every pattern starts on a literal or a small class and uses possessive or bounded runs
+where a failed match could rescan: the cost stays linear in the text.
 """
 
 from __future__ import annotations
@@ -170,11 +165,10 @@ def _redact_pem(text: str) -> str:
 
 # --- labelled values -------------------------------------------------------------------
 
-# The key's own prefix (GITHUB_, OPENAI_, client) stays outside the match: the
-# pattern starts at the secret word, so its cost stays linear in the text.
-# Dispatched on the first char (see _anycase): api_key, access_key, account_key,
-# secret, secret_key, password, passwd, passphrase, private_key, token,
-# client_secret, credential(s), _pwd, _pass, _auth and env-style FOO_KEY.
+# The key's own prefix (GITHUB_, OPENAI_, client) stays outside the match, which
+# starts at the secret word (dispatched on its first char, see _anycase): api_key,
+# access_key, account_key, secret(_key), password, passwd, passphrase, private_key,
+# token, client_secret, credential(s), _pwd, _pass, _auth and env-style FOO_KEY.
 _SECRET_WORD = (
     r"[AaSsPpTtCc_](?:(?<=[Aa])(?i:pi[_\-]?key|ccess[_\-]?key|ccount[_\-]?key)"
     r"|(?<=[Ss])(?i:ecret(?:[_\-]?key)?)|(?<=[Pp])(?i:ass(?:word|wd|phrase)|rivate[_\-]?key)"
@@ -189,7 +183,8 @@ _KV = re.compile(
     rf"(?P<label>(?P<word>{_SECRET_WORD}){_QUOTE}"
     rf"(?:(?P<sep>{_SEP}){_S}*+{_QUOTE}|[ \t]++{_QUOTE}(?={_KEYISH}{{16}})))"
     rf"(?(sep)(?P<value>(?<=\")[^\"\\\r\n]++|(?<=')[^'\\\r\n]++|(?<=`)[^`\\\r\n]++"
-    rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)(?P<rest>(?:[^\s\"'`\\<>&;,]|[&;,](?![\w.\-]++=))*+)"
+    rf"|(?<![\"'`\\])(?:{_UNQUOTED}|{_MARK})++)(?P<call>[(\[]?)"
+    r"(?P<rest>(?:[^\s\"'`\\<>&;,]|[&;,](?![\w.\-]++=))*+)"
     rf"|(?P<spaced>{_KEYISH}{{16,}}+)(?=[\s\"'`,;)\]}}]|$))",
     re.A,
 )
@@ -229,8 +224,6 @@ _NOT_SECRET = frozenset(
 _REFERENCE = re.compile(r"(?:\$|\{\{|%\(|<|\[REDACTED|-----BEGIN |process\.env\b|os\.environ)")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _SECRETISH = re.compile(r"key|token|secret|pass|pwd|auth|credential", re.I)
-
-
 _PASSWORDISH = re.compile(r"pass|pwd", re.I)
 
 
@@ -437,8 +430,6 @@ _AWS = re.compile(
     r"[A-Za-z0-9/+]{30,100}+(?![A-Za-z0-9/+=]))?",
     re.A,
 )
-
-
 # A key id the agent's token/api_key pattern already took ("token = 'AKIA... <secret>'"):
 # a mixed-case 40-char secret right after the marker.
 _AWS_AFTER_MARK = re.compile(
