@@ -22,20 +22,21 @@ for any of those OpenClaw versions is valid here.
 from __future__ import annotations
 
 import bisect
+import gc
 import math
 import os
 import re
 import stat
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import pyjson5
 
-from core.jsonio import gc_paused
 from core.problems import FormatError, Problem
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 AUTO_RECALL_MIN_SCORE = 0.7
@@ -448,6 +449,23 @@ class ConfigSyntaxError(FormatError):
         self.column = column
 
 
+@contextmanager
+def _gc_off() -> Iterator[None]:
+    """The cyclic collector off while a config is built (2x faster on a 24 MB file).
+
+    Not :func:`core.jsonio.gc_paused`: that one freezes everything alive when the
+    app asks it to, and a config is read first thing in a load, while the window
+    may still be releasing the place it had open.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_openclaw_config(
     path: str | os.PathLike[str], *, missing_ok: bool = False
 ) -> OpenClawConfig:
@@ -486,7 +504,7 @@ def load_openclaw_config(
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise FormatError(name, f"invalid UTF-8 at byte {exc.start + 1}", line) from None
-    with gc_paused():
+    with _gc_off():
         raw, notes = decode_json5(text, name, data)
         return build_openclaw_config(raw, text, name, notes)
 
@@ -499,7 +517,7 @@ def parse_openclaw_config(text: str, name: str = "openclaw.json") -> OpenClawCon
     FormatError
         As :func:`decode_json5`, or when the top level is not an object.
     """
-    with gc_paused():
+    with _gc_off():
         raw, notes = decode_json5(text, name)
         return build_openclaw_config(raw, text, name, notes)
 

@@ -126,10 +126,6 @@ def test_100000_levels_deep_config_still_opens_the_home(capsys, home: Path) -> N
     assert code == 0, err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/cli.py (not owned here) prints no problem for sessions/facts/segments yet",
-)
 @pytest.mark.parametrize("command", ["sessions", "facts", "segments"])
 def test_listings_mention_the_config_problem(capsys, home: Path, command: str) -> None:
     code, _out, err = run(capsys, command, str(home))
