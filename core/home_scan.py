@@ -215,8 +215,8 @@ def _apply_fact(active: dict[str, bool], line: bytes) -> None:
         obj: Any = jsonio.loads(line)
     except ValueError:
         return  # a damaged line: the full load reports it, the count skips it
-    if not isinstance(obj, dict):
-        return
+    if not isinstance(obj, dict) or jsonio.too_deep(obj, line):
+        return  # the full load skips a value nested that deep too
     fid = obj.get("id")
     if not fid or not obj.get("type") or not obj.get("content"):
         return

@@ -562,3 +562,13 @@ def test_a_flood_of_bad_lines_keeps_a_bounded_list_of_problems(tmp_path):
     assert len(s.problems) == jsonio.MAX_PROBLEMS + 1
     assert s.problems[-1].message.startswith("9,000 more problems in this file not listed")
     assert len(s.entries) == 2
+
+
+def test_the_home_scan_counts_past_deep_values(tmp_path):
+    from core.home_scan import scan_home
+
+    home = _home(tmp_path)
+    with open(home / "memory" / "context" / "knowledge.jsonl", "a") as fh:
+        fh.write('{"id":' + "[" * 1000 + "]" * 1000 + ',"type":"config","content":"x"}\n')
+    summary = scan_home(home)
+    assert summary is not None and summary.facts == 1
