@@ -231,9 +231,10 @@ class MemoryIndex:
         if raw is None:
             return None
         try:
-            return jsonio.loads(raw)
+            value = jsonio.loads(raw)
         except jsonio.JSONDecodeError:
             return raw
+        return raw if jsonio.too_deep(value, raw) else value
 
     def files(self, source: str | None = None) -> list[IndexFile]:
         """List the indexed files, by path; only those of *source* when given."""
@@ -389,7 +390,7 @@ def _embedding(value: Any) -> npt.NDArray[np.float32] | None:
             data = jsonio.loads(value)
         except jsonio.JSONDecodeError:
             return None
-        if isinstance(data, list):
+        if isinstance(data, list) and not jsonio.too_deep(data, value):
             try:
                 return np.asarray(data, dtype=np.float32)
             except (TypeError, ValueError):
