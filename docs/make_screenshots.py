@@ -8,7 +8,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -24,7 +26,9 @@ from app.demo_data import demo_dir  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from app.settings_dialog import SettingsDialog  # noqa: E402
 from app.theme import apply_theme  # noqa: E402
+from core.compaction.provider import ProviderChoice  # noqa: E402
 from core.compaction.run import planned_writes  # noqa: E402
+from core.fsutil import make_backup  # noqa: E402
 from core.writes import always  # noqa: E402
 from widgets.write_preview import WritePreviewDialog  # noqa: E402
 
@@ -120,7 +124,63 @@ def _memory_views(app: QApplication, window: MainWindow) -> None:
     settings.show()
     _settle(app, 400)
     _save(settings, "settings-providers.png")
+    settings.tabs.setCurrentWidget(settings.safety_page)
+    _settle(app, 300)
+    _save(settings, "settings-safety.png")
     settings.reject()
+    _failed_compaction(app, window)
+    _backups(app, window)
+
+
+class _Refusing(BaseHTTPRequestHandler):
+    """A summariser endpoint that always answers 500 (the failed-summary screenshot)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = b'{"error": {"message": "upstream model crashed", "type": "server_error"}}'
+        self.send_response(500)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _failed_compaction(app: QApplication, window: MainWindow) -> None:
+    """A summariser answering 500: the failure, its attempt log and the three ways on."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        panel = window.compaction_panel
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        panel.set_providers([ProviderChoice("Local (llama.cpp)", f"openai:{url}:qwen2.5-7b")])
+        panel.set_provider(1)
+        window.show_view("compaction")
+        _wait_for(lambda: panel.plan() is not None and not panel.is_busy())
+        panel.run()
+        _wait_for(lambda: panel.result() is not None and not panel.is_busy(), 60_000)
+        _settle(app, 600)
+        _save(panel, "compaction-failed.png")  # the whole panel: the failure box is below the fold
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _backups(app: QApplication, window: MainWindow) -> None:
+    """The Backups tab after two real backups of a demo transcript (the demo copy)."""
+    session = window.inspector.session
+    if session is not None:
+        make_backup(session.path)
+        make_backup(session.path)
+    window.backups.show_backups()
+    window.resizeDocks([window.activity_dock], [300], Qt.Orientation.Vertical)
+    _wait_for(lambda: window.backups.view.table.model().rowCount() >= 2, 10_000)
+    _settle(app, 600)
+    _save(window, "backups.png")
+    window.resizeDocks([window.activity_dock], [120], Qt.Orientation.Vertical)
+    window.problem_dock.raise_()
 
 
 def _first_run(app: QApplication) -> None:

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.slow
 SHOTS = (
     "first-run", "main-window", "context", "recall", "trim", "facts", "activity",
     "compaction", "review-queue", "write-preview", "settings-providers", "main-window-dark",
+    "settings-safety", "compaction-failed", "backups",
 )  # fmt: skip
 
 
