@@ -84,7 +84,10 @@ def open_for_recall(args: argparse.Namespace) -> Opened:
             store.embed_missing()
     knowledge = None
     if (folder / "knowledge.jsonl").exists():
-        knowledge = KnowledgeIndex(load_knowledge(folder / "knowledge.jsonl"))
+        try:
+            knowledge = KnowledgeIndex(load_knowledge(folder / "knowledge.jsonl"))
+        except FormatError as exc:  # segments are searched all the same
+            notes.append(f"{exc}; no knowledge facts searched")
     return Opened(store, knowledge, mc, window, notes)
 
 

@@ -572,3 +572,13 @@ def test_the_home_scan_counts_past_deep_values(tmp_path):
         fh.write('{"id":' + "[" * 1000 + "]" * 1000 + ',"type":"config","content":"x"}\n')
     summary = scan_home(home)
     assert summary is not None and summary.facts == 1
+
+
+def test_recall_goes_on_without_an_unreadable_knowledge_log(tmp_path):
+    home = _home(tmp_path)
+    knowledge = home / "memory" / "context" / "knowledge.jsonl"
+    knowledge.unlink()
+    os.mkfifo(knowledge)  # never opened: a FIFO would block the read forever
+    code, out, err = _run("recall", str(home), "database config", "--min-score", "0")
+    assert code == 0 and err == ""
+    assert f"note: {knowledge}: not a regular file (a FIFO); skipped" in out
