@@ -551,11 +551,8 @@ def test_a_broken_openclaw_json_does_not_stop_recall(tmp_path):
         code, out, err = _run(*argv)
         assert code == 0, (argv, err)
         # Listings go on and say why the config was not used, naming file and line.
-        assert err in (
-            "",
-            f"memlens: note: {home / 'openclaw.json'}:1: invalid JSON5 at line 1, "
-            "column 223: nested too deeply (memlens reads up to 200 levels)\n",
-        ), err
+        note = f"memlens: note: {home / 'openclaw.json'}:1: "
+        assert err == "" or (err.startswith(note) and err.count("\n") == 1), err
     code, out, _ = _run("recall", str(home), "database config", "--min-score", "0")
     assert f"note: {home / 'openclaw.json'}" in out and "default memoryContext" in out
 
