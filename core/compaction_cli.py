@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from core.budget import budget_for
 from core.compaction.overflow import simulate_overflow
-from core.compaction.run import CompactionRefused, compact, plan_json, write_compaction
+from core.compaction.run import (
+    CompactionRefused,
+    compact,
+    failure_headline,
+    plan_json,
+    write_compaction,
+)
 from core.compaction.summarize import LLMSummarizer, OfflineSummarizer
 from core.dataset import load_dataset
 from core.discovery import discover
@@ -110,6 +116,7 @@ def summarizer_for(
 
 
 FALLBACK_HINT = "use --allow-fallback to write the fallback summary anyway"
+EXTRACTION_HINT = "use --allow-fallback to write the compaction without the facts"
 
 
 def cmd_plan(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -181,7 +188,8 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     allow_fallback = bool(getattr(args, "allow_fallback", False))
     failure = run.failure
     if failure is not None and not allow_fallback:
-        message = f"summary failed, nothing was written: {failure.describe()}; {FALLBACK_HINT}"
+        hint = FALLBACK_HINT if run.summary_failed else EXTRACTION_HINT
+        message = f"{failure_headline(failure)}, nothing was written: {failure.describe()}; {hint}"
         if args.json:
             _print_json(
                 {"error": message, "session": session.id, "path": session.path, **run.to_json()},
@@ -199,10 +207,15 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             raise CompactionCliError(str(exc)) from None
     payload = {"session": session.id, "path": session.path, **run.to_json()}
     lines = [f"{session.path}: {run.plan.reason}"]
-    if failure is not None:
+    if failure is not None and run.summary_failed:
         lines.append(
             f"summary failed: {failure.describe()}; the summary below is the fallback "
             "(--allow-fallback), and its first line says so"
+        )
+    elif failure is not None:
+        lines.append(
+            f"knowledge extraction failed: {failure.describe()}; no facts are proposed "
+            "(--allow-fallback)"
         )
     if run.summary is not None:
         lines.append(

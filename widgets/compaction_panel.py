@@ -499,8 +499,13 @@ class CompactionPanel(CompactionDisplay):
         run = value
         entry = run.entry or {}
         where = run.appended
-        fallback = run.failure is not None
-        self.state_label.setText("Written (fallback summary)." if fallback else "Written.")
+        fallback = run.summary_failed
+        if fallback:
+            self.state_label.setText("Written (fallback summary).")
+        elif run.failure is not None:
+            self.state_label.setText("Written (without facts: their extraction failed).")
+        else:
+            self.state_label.setText("Written.")
         self.set_message(
             ("Fallback compaction" if fallback else "Compaction")
             + f" {entry.get('id', '')} appended as the new leaf"

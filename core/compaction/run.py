@@ -64,7 +64,15 @@ class SummaryFailed(CompactionRefused):
     def __init__(self, run: CompactionRun, failure: CallRecord) -> None:
         self.run = run
         self.failure = failure
-        super().__init__(f"summary failed, nothing was written: {failure.describe()}")
+        super().__init__(f"{failure_headline(failure)}, nothing was written: {failure.describe()}")
+
+
+EXTRACTION_STEP = "extracting knowledge"
+
+
+def failure_headline(failure: CallRecord) -> str:
+    """``summary failed`` or ``knowledge extraction failed``: which part of the run failed."""
+    return "knowledge extraction failed" if failure.step == EXTRACTION_STEP else "summary failed"
 
 
 class RecentlyModified(CompactionRefused):
@@ -99,15 +107,20 @@ class CompactionRun:
         return [*(self.summary.call_log if self.summary else []), *self.extract_log]
 
     @property
+    def summary_failed(self) -> bool:
+        """True when a summary call failed (the summary is the fallback), not only the facts."""
+        return self.summary is not None and self.summary.failure is not None
+
+    @property
     def failure(self) -> CallRecord | None:
         """Why this run must not be written as it is (None: it may be).
 
-        The first failed summary call; else an extraction call cut by the total
-        deadline (any other failed extraction only means no facts, as in the agent).
+        The first failed summary call; else a failed knowledge-extraction call
+        (written anyway, the facts would be lost without a word).
         """
         if self.summary is not None and self.summary.failure is not None:
             return self.summary.failure
-        return next((c for c in self.extract_log if c.kind == "deadline"), None)
+        return next((c for c in self.extract_log if not c.ok), None)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``memlens compact --json``."""
@@ -266,7 +279,10 @@ def compact(
     run = summarize_plan(plan, summ, progress=progress, cancelled=cancelled)
     entry = compaction_entry(plan, run, taken=set(session.by_id))
     result = CompactionRun(plan, run, entry, archive_segments(plan, session))
-    if store_dir is not None:
+    if store_dir is not None and run.failure is not None:
+        # the endpoint just failed: do not send it the conversation again
+        result.fact_notes.append("knowledge extraction skipped: the summary failed")
+    elif store_dir is not None:
         if progress is not None:
             progress(run.calls, run.calls + 1, "extracting knowledge")
         from core.compaction.extract import extract_knowledge
@@ -305,7 +321,7 @@ class _LoggedClient:
 
         start = time.monotonic()
         endpoint = str(getattr(self._inner, "display_url", ""))
-        step = "extracting knowledge"
+        step = EXTRACTION_STEP
         try:
             done = self._inner.complete(messages, **kwargs)
         except Cancelled:

@@ -89,6 +89,9 @@ Summarise the start so the kept end makes sense:
 Keep exact identifiers (paths, names, errors) as written. Be concise."""
 
 
+TURN_PREFIX_HEADINGS = ("## Original request", "## Early progress", "## Context for the kept part")
+
+
 class Summarizer(Protocol):
     """What produces summaries: an LLM provider or the offline extractor."""
 
@@ -213,7 +216,19 @@ class LLMSummarizer:
         """The client's URL without credentials ("" when it has none)."""
         return str(getattr(self.client, "display_url", ""))
 
-    def _ask(self, prompt: str, max_tokens: int, cancelled: CancelCheck | None) -> str:
+    def _ask(
+        self,
+        prompt: str,
+        max_tokens: int,
+        cancelled: CancelCheck | None,
+        headings: Sequence[str] = REQUIRED_HEADINGS,
+    ) -> str:
+        """The model's answer to *prompt*; :class:`LLMError` when it is no summary.
+
+        An empty answer, a refusal, an answer cut at the token limit and an answer
+        with none of the asked-for *headings* (the model replied to the conversation
+        instead of summarising it) are failed calls, never summaries.
+        """
         from core.llm import ChatMessage, LLMError
 
         self.last = None
@@ -225,13 +240,21 @@ class LLMSummarizer:
         )
         self.last = completion
         text = str(completion.text).strip()
-        if text and not looks_like_refusal(text):
-            return text
-        kind: ErrorKind = "refusal" if text else "bad_response"
         shown = " ".join(text.split())[:160]
+        kind: ErrorKind = "bad_response"
+        if not text:
+            why = "the answer is empty"
+        elif looks_like_refusal(text):
+            kind, why = "refusal", f"the model refused: {shown!r}"
+        elif getattr(completion, "truncated", False):
+            why = f"the answer was cut at the {max_tokens:,}-token limit"
+        elif not any(h.lower() in text.lower() for h in headings):
+            why = f"the answer is not a summary (none of its headings): {shown!r}"
+        else:
+            return text
         raise LLMError(
             kind,
-            f"the model refused: {shown!r}" if text else "the answer is empty",
+            why,
             client=str(getattr(completion, "client", "") or self.name),
             attempts=int(getattr(completion, "attempts", 1)),
             endpoint=self.endpoint,
@@ -260,7 +283,7 @@ class LLMSummarizer:
     ) -> str:
         """Summarise the start of a split turn."""
         prompt = f"<conversation>\n{serialize(messages)}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
-        return self._ask(prompt, max_tokens, cancelled)
+        return self._ask(prompt, max_tokens, cancelled, TURN_PREFIX_HEADINGS + REQUIRED_HEADINGS)
 
     def merge(
         self,
@@ -409,7 +432,7 @@ def failed_call(
 ) -> CallRecord:
     """The record of a call that raised *exc* (an LLMError or anything else)."""
     kind = str(getattr(exc, "kind", "") or "error")
-    message = str(getattr(exc, "message", "") or exc or type(exc).__name__)
+    message = redact(str(getattr(exc, "message", "") or exc or type(exc).__name__))
     return CallRecord(
         index,
         total,

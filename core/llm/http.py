@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from core.llm.base import ErrorKind
     from core.llm.deadline import Deadline
 
+_PRINTABLE_KEY = re.compile(r"[\x21-\x7e]+")
 _USERINFO = re.compile(r"(?<=://)[^/@]*@")
 
 REFUSAL_REASONS = frozenset({"content_filter", "refusal"})
@@ -266,6 +267,16 @@ class HttpProvider:
                 None,
                 0,
             )
+        if not _PRINTABLE_KEY.fullmatch(key):
+            # A header cannot carry it, and the HTTP library's error would quote it.
+            raise self._error(
+                "config",
+                f"the API key in {self._api_key_env} holds a space, a line break or a "
+                "non-ASCII character (a paste error?); it was not sent",
+                None,
+                None,
+                0,
+            )
         return key
 
     def _post(
@@ -345,7 +356,10 @@ class HttpProvider:
                 raise Cancelled("LLM call (the connection was closed)") from None
             if watch.reason == "deadline" or (self.deadline is not None and self.deadline.expired):
                 raise self._deadline_error(key, attempt, None, waiting=True) from None
-            raise self._http_error(exc, key, attempt, timeout) from exc
+            raise self._http_error(exc, key, attempt, timeout) from None
+        except (ValueError, UnicodeError) as exc:  # a header or URL httpx cannot encode
+            message = f"the request to {self.display_url} could not be built: {type(exc).__name__}"
+            raise self._error("config", message, None, key, attempt) from None
         if watch.reason == "cancel":
             raise Cancelled("LLM call")
         return self._decode(response, key, attempt)
@@ -391,7 +405,9 @@ class HttpProvider:
     ) -> LLMError:
         message = redact(message)
         if key:
-            message = message.replace(key, "[REDACTED]")
+            # the key as written, and as a repr or an escaped header value would show it
+            for shown in {key, repr(key)[1:-1], key.encode("unicode_escape").decode("ascii")}:
+                message = message.replace(shown, "[REDACTED]")
         return LLMError(
             kind,
             message,

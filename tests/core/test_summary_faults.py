@@ -143,6 +143,20 @@ FAULTS = {
         ),
         'the model refused: "I can\'t do that"',
     ),
+    # a model that answered the conversation instead of summarising it
+    "not-a-summary": (
+        Fault(body=ok_answer("Hello! How can I help you with your project today?")),
+        "the answer is not a summary (none of its headings)",
+    ),
+    "cut-at-the-limit": (
+        Fault(
+            body=refusal_body(
+                message={"role": "assistant", "content": "## Decisions\n- half a"},
+                finish_reason="length",
+            )
+        ),
+        "the answer was cut at the",
+    ),
 }
 
 
@@ -280,3 +294,59 @@ def test_the_real_fixture_is_never_written_by_a_failed_summary(capsys, home, fau
     err = capsys.readouterr().err
     assert "summary failed, nothing was written" in err and "HTTP 503" in err
     assert tree(home) == before
+
+
+def test_a_failed_extraction_writes_nothing_unless_allowed(capsys, home, faulty):
+    """The summary calls answer, the knowledge extraction gets a 500: no silent loss of facts."""
+    good = Fault(body=ok_answer(HEADINGS))
+    faulty.set(Fault(status=500, body={"error": {"message": "boom"}}), good, good)
+    before = tree(home)
+    assert compact(home, faulty.url) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("memlens: error: knowledge extraction failed, nothing was written")
+    assert "(extracting knowledge)" in err and "HTTP 500" in err
+    assert "write the compaction without the facts" in err
+    assert tree(home) == before
+    faulty.set(Fault(status=500, body={"error": {"message": "boom"}}), good, good)
+    path = transcript(home)
+    size = path.stat().st_size
+    assert compact(home, faulty.url, "--allow-fallback", "--json") == 0
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["written"] and out["facts_written"] == []
+    entry = orjson.loads(path.read_bytes()[size:])
+    assert entry["summary"].startswith("## Decisions")  # the summary itself is real
+
+
+def test_no_extraction_is_sent_after_a_failed_summary(capsys, home, faulty):
+    faulty.set(Fault(status=500, body={"error": {"message": "boom"}}))
+    assert compact(home, faulty.url, "--json") == 1
+    out = orjson.loads(capsys.readouterr().out)
+    assert "extracting knowledge" not in [c["step"] for c in out["attempts"]]
+    assert "knowledge extraction skipped: the summary failed" in out["notes"]
+
+
+@pytest.mark.parametrize(
+    "key", ["s3cr3tPW\nline2", "sk-proj-abcdefghij0123456789\u2026", "pass word"]
+)
+def test_a_key_that_cannot_be_sent_is_refused_and_never_shown(
+    capsys, home, faulty, monkeypatch, key
+):
+    """A pasted key with a line break, a space or a non-ASCII character: refused, never echoed."""
+    monkeypatch.setenv("MEMLENS_ODD_KEY", key)
+    before = tree(home)
+    assert compact(home, faulty.url, "--key-env", "MEMLENS_ODD_KEY") == 1
+    captured = capsys.readouterr()
+    assert "holds a space, a line break or a non-ASCII character" in captured.err
+    assert tree(home) == before
+    # even the fallback written on request carries no part of the key
+    assert compact(home, faulty.url, "--key-env", "MEMLENS_ODD_KEY", "--allow-fallback") == 0
+    captured2 = capsys.readouterr()
+    shown = captured.out + captured.err + captured2.out + captured2.err
+    for part in (key, repr(key)[1:-1], "s3cr3tPW", "abcdefghij0123456789", "pass word"):
+        assert part not in shown
+    assert tree(home) != before
+    for path in home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert b"s3cr3tPW" not in data and b"abcdefghij0123456789" not in data
+    assert faulty.requests == []  # never sent
