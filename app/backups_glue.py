@@ -104,6 +104,8 @@ class BackupsGlue(QObject):
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         window.navigator.model.modelReset.connect(self._on_sessions_reset)
         self._backup_made.connect(self._on_backup_made, Qt.ConnectionType.QueuedConnection)
+        self._pending: dict[str, str] = {}
+        """Backups made for a write that has not happened yet, by the file backed up."""
         window.manager.activity.subscribe(self._on_write)
 
     # --- listing -------------------------------------------------------------------
@@ -169,14 +171,26 @@ class BackupsGlue(QObject):
     # --- retention -------------------------------------------------------------------
 
     def _on_write(self, record: WriteRecord) -> None:
-        """Activity subscriber (any thread): a backup was made."""
-        if record.action == "backup" and record.backup:
+        """Activity subscriber (any thread): a backup, or the write it was made for."""
+        if (record.action == "backup" and record.backup) or record.action in ("append", "rewrite"):
             self._backup_made.emit(record)
 
     @Slot(object)
     def _on_backup_made(self, record: WriteRecord) -> None:
+        """Prune once the write a backup was made for has happened.
+
+        Not when the backup is made: the write may still be refused or fail, and
+        then its backup is removed again; pruning before that could leave the file
+        with no backup at all.
+        """
+        if record.action == "backup":
+            self._pending[record.path] = record.backup or ""
+            return
+        made = self._pending.pop(record.path, None) or record.backup
+        if made is None:
+            return  # a write without a backup (an append to a fact log)
         safety = safety_defaults(self.w.settings)
-        keep, days, made = safety.backups_keep, safety.backups_days, record.backup
+        keep, days = safety.backups_keep, safety.backups_days
         if not keep and not days:
             self._after_change()
             return

@@ -525,6 +525,19 @@ def make_backup(path: str | os.PathLike[str]) -> Path:
     )
 
 
+class FileChangedError(OSError):
+    """The file changed between its backup and its replacement: nothing was replaced."""
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """Inode, size and modification time of *path* (None when it does not exist)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = True) -> Path | None:
     """Replace *path* with *data* atomically; returns the backup path, if any.
 
@@ -537,6 +550,9 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = Tr
     saved: Path | None = None
     if backup and existed:
         saved = make_backup(target)
+    before = _identity(target)
+    if saved is not None and before is not None and before[1] != saved.stat().st_size:
+        raise FileChangedError(f"{target} changed while it was backed up; nothing was replaced")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -545,6 +561,11 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = Tr
             os.fsync(fh.fileno())
         if target.exists():
             os.chmod(tmp, target.stat().st_mode & 0o777)
+        if _identity(target) != before:
+            # someone (the agent) wrote meanwhile: replacing now would lose that write
+            raise FileChangedError(
+                f"{target} changed while it was being replaced; nothing was replaced"
+            )
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -111,9 +111,8 @@ def test_retention_prunes_after_each_backup_but_never_the_new_one(qtbot, tmp_pat
     window.settings.set_values([(SAFETY_BACKUPS_KEEP, 2), (SAFETY_BACKUPS_DAYS, 0)])
     made = []
     for n in range(4):
-        with open(s, "ab") as fh:
-            fh.write(b'{"type":"custom","n":%d}\n' % n)
         made.append(fsutil.make_backup(s))
+        fsutil.append_lines(s, b'{"type":"custom","n":%d}\n' % n)  # the write it was for
         qtbot.waitUntil(lambda: len(list_backups(s)) <= 2, timeout=10000)
         assert made[-1].exists()
     assert [b.path for b in list_backups(s)] == [str(p) for p in made[-2:]]
@@ -121,5 +120,21 @@ def test_retention_prunes_after_each_backup_but_never_the_new_one(qtbot, tmp_pat
     other = s.with_name("keep.me.memlens-backup-notes")  # not a memlens backup name
     other.write_bytes(b"mine")
     fsutil.make_backup(s)
+    fsutil.append_lines(s, b'{"type":"custom","n":9}\n')
     qtbot.waitUntil(lambda: not made[2].exists(), timeout=10000)
     assert other.exists()
+
+
+def test_no_pruning_for_a_backup_whose_write_never_came(qtbot, tmp_path):
+    """A write refused after its backup removes that backup: pruning first could leave none."""
+    s = _home(tmp_path)
+    window = _open(qtbot, s.parent.parent.parent.parent, lambda _w: True)
+    window.settings.set_values([(SAFETY_BACKUPS_KEEP, 1), (SAFETY_BACKUPS_DAYS, 0)])
+    first = fsutil.make_backup(s)
+    fsutil.append_lines(s, b'{"type":"custom","n":1}\n')
+    qtbot.wait(300)
+    second = fsutil.make_backup(s)  # then the write is refused: its backup goes
+    qtbot.wait(500)
+    assert first.exists()  # not pruned for a write that did not happen
+    second.unlink()
+    assert [b.path for b in list_backups(s)] == [str(first)]

@@ -166,6 +166,29 @@ def test_restore_keeps_a_backup_of_the_file_it_replaces(tmp_path):
     assert s.read_bytes() == b'{"v":1}\n{"broken"\n'
 
 
+def test_an_append_between_the_backup_and_the_replace_is_never_lost(tmp_path):
+    """The agent appends right after restore's backup: the restore stops, the line stays."""
+    s = tmp_path / "s.jsonl"
+    s.write_bytes(b'{"v":1}\n')
+    first = fsutil.make_backup(s)
+    s.write_bytes(b'{"v":1}\n{"v":2}\n')
+    plan = plan_restore(list_backups(first)[0])
+
+    def agent_appends(record: fsutil.WriteRecord) -> None:
+        if record.action == "backup":
+            with open(s, "ab") as fh:
+                fh.write(b'{"agent":"line"}\n')
+
+    fsutil.add_write_observer(agent_appends)
+    try:
+        with pytest.raises(fsutil.FileChangedError, match="nothing was replaced"):
+            restore(plan)
+    finally:
+        fsutil.remove_write_observer(agent_appends)
+    assert s.read_bytes() == b'{"v":1}\n{"v":2}\n{"agent":"line"}\n'
+    assert not list(tmp_path.glob(".s.jsonl.*.tmp"))  # no temp file left behind
+
+
 def test_restore_refuses_a_changed_file_or_a_changed_backup(tmp_path):
     s = tmp_path / "s.jsonl"
     s.write_bytes(b"{}\n")
