@@ -242,6 +242,35 @@ def _kv_spaced(m: re.Match[str]) -> str:
     return m.group("label") + REDACTED if keyish else m.group()
 
 
+# After "token:" or "password:", a word of letters that reads as code or prose is no
+# value: "if token: return True", "- token: handled by the middleware",
+# "access_token: AccessToken = ...", "Password: must contain a digit".
+_CODE_WORDS = frozenset(
+    "return continue break pass raise yield await async lambda none null true false not "
+    "and or in is if else elif for while with try except finally def class import from "
+    "del assert new this self let const var function typeof void".split()
+)
+_PROSE_AFTER = re.compile(r"[ \t]+[A-Za-z(]")
+_TYPE_AFTER = re.compile(r"[ \t]*[=,)\]]")
+
+
+def _prose_or_code(m: re.Match[str], value: str) -> bool:
+    """True for a letters-only word after a colon that is a keyword, a type or prose."""
+    if ":" not in (m.group("sep") or "") or not value.isalpha() or m.group("call"):
+        return False
+    if m.group("word").isupper():
+        return False  # an env-style name (DATABASE_PASSWORD: ...) always holds a value
+    if value.lower() in _CODE_WORDS:
+        return True
+    after = m.string[m.end("value") : m.end("value") + 2]
+    if not after or after[0] in "\r\n":
+        return False  # "password: hunter" alone on its line is a value
+    end = m.end("value")
+    if value[0].isupper() and _TYPE_AFTER.match(m.string, end):
+        return True  # a type annotation: "token: AccessToken = ..."
+    return bool(_PROSE_AFTER.match(m.string, end))
+
+
 def _kv(m: re.Match[str]) -> str:
     if m.group("sep") is None:
         return _kv_spaced(m)
@@ -268,7 +297,7 @@ def _kv(m: re.Match[str]) -> str:
             )
         )
     )
-    if spared:
+    if spared or (not quoted and _prose_or_code(m, value)):
         return m.group()
     if whole:
         return m.group("label") + REDACTED

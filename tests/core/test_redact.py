@@ -331,12 +331,24 @@ KEPT = [
     "?page=2&sort=name&key=users&code=200",
     "Cookie: it is a small file the browser keeps",
     "pk_live_FAKEfake0123456789FAKEfake",
+    # a word after "token:" / "password:" that is code or prose, not a value
+    "if token: return True\nelif password: continue",
+    "access_token: AccessToken = get_token()",
+    "- token: handled by the refresh middleware",
+    "Password: must contain a digit and a capital letter",
 ]
 
 
 @pytest.mark.parametrize("text", KEPT)
 def test_ordinary_text_is_kept(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text", ["password: hunter\n", "secret: letmeinplease", "password: hunter2 ok", "token: abcdefgh,"]
+)
+def test_a_word_alone_after_a_secret_label_is_still_a_value(text):
+    assert "[REDACTED]" in redact(text)
 
 
 def test_every_agent_pattern_still_applies_first():
