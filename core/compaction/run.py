@@ -35,6 +35,7 @@ from core.compaction.summarize import (
 )
 from core.fsutil import AppendResult, append_lines, backup_path, make_backup
 from core.jsstr import js_len
+from core.redact import redact
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
 from core.writes import PlannedWrite
 
@@ -212,8 +213,8 @@ def compaction_entry(
         "tokensBefore": plan.tokens_before,
         "tokensAfter": tokens_after,
         "details": {
-            "readFiles": plan.read_files,
-            "modifiedFiles": plan.modified_files,
+            "readFiles": [redact(f) for f in plan.read_files],
+            "modifiedFiles": [redact(f) for f in plan.modified_files],
             "toolFailures": run.tool_failures,
         },
     }

@@ -756,7 +756,7 @@ def _file_section(tag: str, files: Sequence[str], budget: int) -> str:
             break
         shown.append(f)
         used += js_len(f) + 1
-    return f"<{tag}>\n" + "\n".join(shown) + f"\n</{tag}>"
+    return redact(f"<{tag}>\n" + "\n".join(shown) + f"\n</{tag}>")
 
 
 def _shrink(body: str, limit: int) -> str:

@@ -92,6 +92,19 @@ def test_offline_summary_run_and_safeguard(fixtures_dir):
         summarize_plan(plan, OfflineSummarizer(), cancelled=lambda: True)
 
 
+def test_file_lists_are_redacted_in_the_summary_and_the_entry(fixtures_dir):
+    from core.compaction.run import compaction_entry
+
+    s = load_transcript(fixtures_dir / "before-compaction.jsonl")
+    plan = plan_compaction(s, at="#358")
+    secret = "https://bob:hunter2hunter2@git.example.com/repo.git"
+    plan.read_files = [*plan.read_files, secret]
+    run = summarize_plan(plan, OfflineSummarizer())
+    entry = compaction_entry(plan, run, taken=set(s.by_id))
+    assert "hunter2hunter2" not in run.summary
+    assert "hunter2hunter2" not in str(entry["details"]) and entry["details"]["readFiles"]
+
+
 class Failing:
     """A summarizer whose model always fails, to walk down the fallback ladder."""
 
