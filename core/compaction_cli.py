@@ -51,7 +51,7 @@ def open_session(args: argparse.Namespace) -> tuple[Session, Path | None, OpenCl
         home = dataset.discovery.path if dataset.discovery.kind == "openclaw-home" else None
     else:
         path = Path(args.session)
-        if not path.is_file():
+        if not path.exists():  # a FIFO, a device or a folder: load_transcript names it
             raise CompactionCliError(
                 f"{args.session}: no such transcript (give a path, or --data DIR with a session id)"
             )

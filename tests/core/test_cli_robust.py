@@ -132,3 +132,14 @@ def test_a_window_below_one_token_is_refused_naming_the_argument(capsys, tmp_pat
     err = capsys.readouterr().err
     assert "argument --window" in err and window in err
     assert "at least 1" in err or "whole number" in err
+
+
+@pytest.mark.parametrize("command", ["plan", "budget", "overflow", "compact"])
+def test_a_session_that_is_a_fifo_or_a_folder_is_named_not_opened(capsys, tmp_path, command):
+    fifo = tmp_path / "s.jsonl"
+    os.mkfifo(fifo)
+    for target in (fifo, tmp_path):
+        extra = ["--window", "1000"] if command == "overflow" else []
+        assert main([command, str(target), *extra]) == 1
+        err = capsys.readouterr().err
+        assert f"{target}: not a regular file" in err and "no such transcript" not in err
