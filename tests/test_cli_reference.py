@@ -94,7 +94,7 @@ def test_replace_block_and_markers(gen: ModuleType) -> None:
 def test_check_mode_and_rewrite(tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(
-        "# x\n\n<!-- cli-reference:start -->\nstale\n<!-- cli-reference:end -->\n\ntail\n"
+        "# x\n\n<!-- cli-reference:start -->\nOUTDATED-BLOCK\n<!-- cli-reference:end -->\n\ntail\n"
     )
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -107,10 +107,10 @@ def test_check_mode_and_rewrite(tmp_path: Path) -> None:
 
     stale = run("--check")
     assert stale.returncode == 1 and "out of date" in stale.stderr
-    assert "stale" in readme.read_text()  # --check writes nothing
+    assert "OUTDATED-BLOCK" in readme.read_text()  # --check writes nothing
     assert run().returncode == 0
     text = readme.read_text()
-    assert "stale" not in text and "### `memlens info`" in text and text.endswith("\ntail\n")
+    assert "OUTDATED-BLOCK" not in text and "### `memlens info`" in text and text.endswith("\ntail\n")
     assert run("--check").returncode == 0
     readme.write_text("no markers\n")
     broken = run("--check")
