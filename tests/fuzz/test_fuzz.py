@@ -15,7 +15,7 @@ import pytest
 
 from tests.fuzz.harness import FIXTURES, fuzz
 
-CI_BUDGET = 60
+CI_BUDGET = 30
 """Cases in CI: about 40 s on two shared cores."""
 
 
