@@ -868,11 +868,14 @@ def _models(raw: dict[str, Any], checker: _Checker) -> tuple[ModelEntry, ...]:
                 continue
             window = _positive_int(item.get("contextWindow"))
             tokens = _positive_int(item.get("contextTokens"))
-            for key, size in (("contextWindow", window), ("contextTokens", tokens)):
-                if size is None and key in item:
-                    label = f"models.providers.{provider}.models[{i}].{key}"
-                    message = f"must be an integer >= 1, got {_describe(item[key])}; ignored"
-                    checker.report((*path, key), message, "warning", label)
+            if (window is None and "contextWindow" in item) or (
+                tokens is None and "contextTokens" in item
+            ):  # rare: the loop above runs for every one of maybe 100,000 models
+                for key, size in (("contextWindow", window), ("contextTokens", tokens)):
+                    if size is None and key in item:
+                        label = f"models.providers.{provider}.models[{i}].{key}"
+                        message = f"must be an integer >= 1, got {_describe(item[key])}; ignored"
+                        checker.report((*path, key), message, "warning", label)
             out.append(ModelEntry(name, item["id"], window, tokens))
     return tuple(out)
 
