@@ -25,7 +25,7 @@ from core.llm.errors import (
     looks_like_overflow,
 )
 from core.llm.retry import RetryPolicy, wait
-from core.llm.watch import Connections, Watchdog
+from core.llm.watch import AbortableBackend, Connections, Watchdog
 from core.redact import redact
 
 if TYPE_CHECKING:
@@ -108,6 +108,10 @@ class HttpProvider:
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._connections = Connections()
+        if transport is None:
+            transport = httpx.HTTPTransport()
+            # a connect a cancel or the deadline can cut (see AbortableBackend)
+            transport._pool._network_backend = AbortableBackend(self._connections)
         self._http = httpx.Client(timeout=self._timeouts, transport=transport)
         self.deadline = deadline
         """The job's total time limit (None: none); settable between jobs."""

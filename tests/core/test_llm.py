@@ -709,3 +709,47 @@ def test_spec_with_credentials_in_the_url_never_shows_them(server: Script) -> No
     with pytest.raises(ValueError) as bad:
         parse_llm_spec("openai:ftp://bob:hunter2@host/v1:m")
     assert "hunter2" not in str(bad.value)
+
+
+def test_cancel_and_deadline_cut_a_connect_that_hangs() -> None:
+    """A host that never completes the TCP handshake: cancel and the deadline end the wait."""
+    import socket
+    import threading
+    import time
+
+    from core.jobs import Cancelled
+    from core.llm.deadline import Deadline
+    from core.llm.providers import OpenAICompatibleClient
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)  # never accepts: once its backlog is full, connects hang
+    port = srv.getsockname()[1]
+    fillers = []
+    for _ in range(8):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        fillers.append(s)
+    time.sleep(0.2)
+    try:
+        client = OpenAICompatibleClient(
+            f"http://127.0.0.1:{port}/v1", "m", connect_timeout=30, retries=0
+        )
+        stop = threading.Event()
+        threading.Timer(0.3, stop.set).start()
+        start = time.monotonic()
+        with pytest.raises(Cancelled):
+            client.complete(HELLO, cancelled=stop.is_set)
+        assert time.monotonic() - start < 10  # not the 30 s connect timeout
+        client.deadline = Deadline(1.0)
+        start = time.monotonic()
+        with pytest.raises(LLMError) as info:
+            client.complete(HELLO)
+        assert info.value.kind == "deadline"
+        assert time.monotonic() - start < 10
+        client.close()
+    finally:
+        for s in fillers:
+            s.close()
+        srv.close()
