@@ -1,0 +1,129 @@
+"""The oracle tier: pi itself (npm, pinned) reads what memlens writes.
+
+pi's own ``parseSessionEntries``, ``migrateSessionEntries``, ``buildSessionContext``
+and ``estimateTokens`` replay a transcript after ``memlens compact --write``:
+the context pi would send starts with memlens's summary and holds exactly the
+messages (and the token estimate) memlens says the model sees. The fallback
+written on request (``--allow-fallback``) is read by pi with its notice first;
+a failed summary leaves pi's context exactly as it was.
+
+The package is installed once into ``MEMLENS_ORACLE_DIR`` (default: a folder in
+the user cache) with npm from the registry; Node 20 is enough for pi.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.cli import main
+from core.demo import write_demo
+from core.transcript import context_at, load_transcript
+from tests.core.summary_fault_server import Fault, running
+
+pytestmark = pytest.mark.slow
+
+PI_VERSION = "0.73.1"
+PACKAGE = "@mariozechner/pi-coding-agent"
+SCRIPT = Path(__file__).with_name("pi_context.mjs")
+SESSION = (
+    "57b355d7-a4ad-4175-b7cd-8c1338e69d98"  # v3, compactable (tests/core/test_summary_faults.py)
+)
+NOW = 1_795_305_600_000
+
+
+@pytest.fixture(scope="session")
+def pi_package() -> Path:
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.fail("node and npm are needed for the oracle tier (every machine here has them)")
+    root = Path(
+        os.environ.get("MEMLENS_ORACLE_DIR")
+        or Path.home() / ".cache" / "memlens-oracle" / f"pi-{PI_VERSION}"
+    )
+    pkg = root / "node_modules" / "@mariozechner" / "pi-coding-agent"
+    if not (pkg / "dist" / "index.js").is_file():
+        root.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", f"{PACKAGE}@{PI_VERSION}"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+    version = orjson.loads((pkg / "package.json").read_bytes())["version"]
+    assert version == PI_VERSION
+    return pkg
+
+
+def pi_context(pkg: Path, transcript: Path) -> dict:
+    done = subprocess.run(
+        ["node", str(SCRIPT), str(pkg), str(transcript)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return orjson.loads(done.stdout)
+
+
+@pytest.fixture
+def transcript(tmp_path) -> Path:
+    home = tmp_path / "home"
+    write_demo(home, now_ms=NOW, segments=40)
+    path = home / "agents" / "main" / "sessions" / f"{SESSION}.jsonl"
+    old = time.time() - 3600
+    os.utime(path, (old, old))  # not "modified in the last few seconds"
+    return path
+
+
+def memlens_view(path: Path) -> dict:
+    items = context_at(load_transcript(path), None)
+    return {
+        "messages": len(items),
+        "roles": [i.message.role for i in items],
+        "tokens": sum(i.tokens for i in items),
+    }
+
+
+def test_pi_reads_memlens_compaction_with_its_summary_first(pi_package, transcript):
+    before = pi_context(pi_package, transcript)
+    assert before["messages"] == memlens_view(transcript)["messages"]
+    assert main(["compact", str(transcript), "--write", "--json"]) == 0
+    entry = orjson.loads(transcript.read_bytes().splitlines()[-1])
+    assert entry["type"] == "compaction"
+    after = pi_context(pi_package, transcript)
+    assert after["leaf"] == entry["id"] and after["leafType"] == "compaction"
+    assert after["first"] == {"role": "compactionSummary", "summary": entry["summary"]}
+    assert after["messages"] < before["messages"]
+    mine = memlens_view(transcript)
+    assert (after["messages"], after["roles"]) == (mine["messages"], mine["roles"])
+    assert after["tokens"] == mine["tokens"]  # pi's estimateTokens, message for message
+
+
+def test_pi_reads_the_fallback_written_on_request_with_its_notice_first(
+    pi_package, transcript, capsys
+):
+    with running() as server:
+        server.set(Fault(status=500, body={"error": {"message": "boom"}}))
+        url = f"openai:{server.url}/v1:m"
+        untouched = transcript.read_bytes()
+        before = pi_context(pi_package, transcript)
+        # a failure never turns into a write: pi's context is exactly as it was
+        assert main(["compact", str(transcript), "--write", "--llm", url, "--timeout", "20"]) == 1
+        assert transcript.read_bytes() == untouched
+        assert pi_context(pi_package, transcript) == before
+        # only when the user asks for it
+        argv = ["compact", str(transcript), "--write", "--llm", url, "--allow-fallback"]
+        assert main([*argv, "--timeout", "20"]) == 0
+    capsys.readouterr()
+    after = pi_context(pi_package, transcript)
+    assert after["first"]["role"] == "compactionSummary"
+    assert after["first"]["summary"].startswith("[memlens fallback summary:")
+    assert "this is not a real summary" in after["first"]["summary"].splitlines()[0]
+    mine = memlens_view(transcript)
+    assert (after["messages"], after["tokens"]) == (mine["messages"], mine["tokens"])
