@@ -330,7 +330,9 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.setWindowTitle("memlens settings")
         self.resize(900, 600)
-        settings.clean_secrets()  # the file may have been edited since memlens started
+        # load_app_config cleans the file of secrets first: it may have been edited
+        # since memlens started (one read and one scan, not two)
+        config = load_app_config(settings)
         cleaned = settings.take_cleaned()
         self.providers_page = ProvidersPage(environ)
         self.search_page = SearchPage()
@@ -376,7 +378,7 @@ class SettingsDialog(QDialog):
         self.reload_button.clicked.connect(self._on_reload_button_clicked)
         self.providers_page.changed.connect(self._validate)
 
-        self.set_config(load_app_config(settings))
+        self.set_config(config)
         self.set_openclaw(openclaw, openclaw_error)
 
     # --- values -------------------------------------------------------------------
