@@ -149,8 +149,10 @@ def test_activate_and_copy(qtbot, logged):
     with qtbot.waitSignal(view.record_activated) as blocker:
         qtbot.keyClick(view.table, Qt.Key.Key_Return)
     assert blocker.args[0] == view.visible_records()[0]
-    view.copy_action.trigger()
     rec = view.visible_records()[0]
+    view.table.selectRow(0)  # the copy reads the selection, not the current row
+    qtbot.waitUntil(lambda: view.selected_records() == [rec])
+    view.copy_action.trigger()
     assert QApplication.clipboard().text() == (
         f"{knowledge}:{rec.first_line} (bytes {rec.offset}-{rec.offset + rec.length})"
     )
