@@ -7,14 +7,13 @@ messages (and the token estimate) memlens says the model sees. The fallback
 written on request (``--allow-fallback``) is read by pi with its notice first;
 a failed summary leaves pi's context exactly as it was.
 
-The package is installed once into ``MEMLENS_ORACLE_DIR`` (default: a folder in
-the user cache) with npm from the registry; Node 20 is enough for pi.
+The package is installed once by ``tests/oracle/agents.py`` (pinned, into a cache
+outside the repository); Node 20 is enough for pi.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -29,36 +28,11 @@ from tests.core.summary_fault_server import Fault, running
 
 pytestmark = pytest.mark.slow
 
-PI_VERSION = "0.73.1"
-PACKAGE = "@mariozechner/pi-coding-agent"
 SCRIPT = Path(__file__).with_name("pi_context.mjs")
 SESSION = (
     "57b355d7-a4ad-4175-b7cd-8c1338e69d98"  # v3, compactable (tests/core/test_summary_faults.py)
 )
 NOW = 1_795_305_600_000
-
-
-@pytest.fixture(scope="session")
-def pi_package() -> Path:
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.fail("node and npm are needed for the oracle tier (every machine here has them)")
-    root = Path(
-        os.environ.get("MEMLENS_ORACLE_DIR")
-        or Path.home() / ".cache" / "memlens-oracle" / f"pi-{PI_VERSION}"
-    )
-    pkg = root / "node_modules" / "@mariozechner" / "pi-coding-agent"
-    if not (pkg / "dist" / "index.js").is_file():
-        root.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", f"{PACKAGE}@{PI_VERSION}"],
-            cwd=root,
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
-    version = orjson.loads((pkg / "package.json").read_bytes())["version"]
-    assert version == PI_VERSION
-    return pkg
 
 
 def pi_context(pkg: Path, transcript: Path) -> dict:
