@@ -1,0 +1,262 @@
+"""The oracle tier: the real pi (npm, pinned) runs a session; memlens reads what it wrote.
+
+pi's CLI runs from its package against the loopback fake LLM server
+(:mod:`tests.oracle.fake_llm`), in RPC and print mode, with an isolated agent
+dir whose ``models.json`` names two models of a fake OpenAI-compatible provider
+with a tiny context window, so that pi's own auto-compaction fires. The session
+goes through a read, an edit, a write, a bash call, a failed tool call, a user
+``!`` bash run, an HTTP error, a model change, an auto-compaction (the fake
+server answers pi's summary request), a session name, a label, a branch with a
+summary (pi's own ``SessionManager.branchWithSummary``; no CLI mode branches in
+place) continued by the CLI, and an RPC ``fork`` into a second file.
+
+Then memlens reads every file pi wrote with no problems, and for every entry
+its replayed context equals pi's ``buildSessionContext`` (role, text, tool call
+ids, tool result ids, error flags, and pi's ``estimateTokens`` per message);
+the request pi sent after its compaction starts with the summary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import pytest
+
+from core.transcript import context_at, load_transcript
+from tests.oracle import pi_agent
+from tests.oracle.fake_llm import Answer, FakeLLM, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.slow
+
+SUMMARY = "## Goal\nFix the notes (fake summary)."
+BRANCH_SUMMARY = "Tried a long answer on another branch; came back."
+COMPACTION_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUFFIX = "\n</summary>"
+BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUFFIX = "</summary>"
+OPENAI_ROLE = {
+    "user": "user",
+    "assistant": "assistant",
+    "toolResult": "tool",
+    "bashExecution": "user",
+    "custom": "user",
+    "branchSummary": "user",
+    "compactionSummary": "user",
+}
+
+
+def is_summary_request(body: Any) -> bool:
+    """pi's compaction (and turn-prefix) summary requests carry this system prompt."""
+    return "context summarization assistant" in str(body["messages"][0]["content"])
+
+
+@dataclass
+class Run:
+    home: pi_agent.PiHome
+    llm: FakeLLM
+    main: Path
+    fork: Path
+    after_compaction: dict[str, Any]
+    """The request pi sent for the first prompt after its auto-compaction."""
+    on_branch: dict[str, Any]
+    """The request pi sent for the first prompt after the branch."""
+    ids: dict[str, str]
+
+
+def entry_ids(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()[1:]]
+
+
+def last_user(path: Path, text: str) -> str:
+    for e in reversed(entry_ids(path)):
+        m = e.get("message") or {}
+        if m.get("role") == "user" and m["content"][0]["text"] == text:
+            return str(e["id"])
+    raise AssertionError(f"no user message {text!r} in {path}")
+
+
+@pytest.fixture(scope="module")
+def run(pi_package, tmp_path_factory) -> Iterator[Run]:
+    root = tmp_path_factory.mktemp("pi-real")
+    llm = FakeLLM().start()
+    try:
+        llm.when(is_summary_request, Answer(SUMMARY, usage=Usage(300, 40)))
+        home = pi_agent.make_home(pi_package, root, llm.base_url)
+        (home.cwd / "notes.txt").write_text("hello notes\nteh typo\n")
+        ids: dict[str, str] = {}
+        # Run 1 (RPC): tools, a failure, an HTTP error, model change, auto-compaction.
+        with pi_agent.Rpc(home) as rpc:
+            llm.reply(tool_calls=[ToolCall("call_read1", "read", {"path": "notes.txt"})])
+            llm.reply("The notes say hello.", usage=Usage(600, 5))
+            rpc.prompt("read notes.txt")
+            edit = {"path": "notes.txt", "edits": [{"oldText": "teh", "newText": "the"}]}
+            llm.reply("Fixing it.", tool_calls=[ToolCall("call_edit1", "edit", edit)])
+            llm.reply("Fixed.", usage=Usage(800, 5), thinking="The typo was teh.")
+            rpc.prompt("fix the typo")
+            llm.reply(tool_calls=[ToolCall("call_bash1", "bash", {"command": "echo built"})])
+            llm.reply("Built.", usage=Usage(900, 5))
+            rpc.prompt("run the build")
+            llm.reply(tool_calls=[ToolCall("call_read2", "read", {"path": "missing.txt"})])
+            llm.reply("That file does not exist.", usage=Usage(1000, 5))
+            rpc.prompt("read missing.txt")
+            rpc.call({"type": "bash", "command": "echo from the user"})
+            llm.fail(400, "bad request (scripted)")
+            rpc.prompt("this one fails")
+            rpc.call({"type": "set_model", "provider": "fake", "modelId": "fake-large"})
+            llm.reply("A long answer. " * 20, usage=Usage(3500, 50))
+            events = rpc.prompt("write a long answer")
+            ends = [e for e in events if e.get("type") == "compaction_end"]
+            assert ends and ends[0].get("result"), f"pi did not compact: {ends}"
+            n = len(llm.chat_requests())
+            llm.reply("After compaction.", usage=Usage(400, 5))
+            rpc.prompt("what now?")
+            after_compaction = llm.chat_requests()[n]
+            rpc.call({"type": "set_session_name", "name": "oracle run"})
+            main = Path(rpc.state()["sessionFile"])
+        ids["fixed"] = next(
+            e["id"]
+            for e in entry_ids(main)
+            if e.get("message", {}).get("role") == "assistant"
+            and any(b.get("text") == "Fixed." for b in e["message"]["content"])
+        )
+        # A label and a branch with a summary, by pi's own SessionManager.
+        done = pi_agent.pi_session_ops(
+            pi_package,
+            {
+                "open": str(main),
+                "ops": [
+                    {"call": "appendLabelChange", "args": [ids["fixed"], "checkpoint"]},
+                    {"call": "branchWithSummary", "args": [ids["fixed"], BRANCH_SUMMARY]},
+                ],
+            },
+            root / "ops",
+        )
+        ids["branch"] = done["results"][1]
+        # Run 2 (print mode, resumed, another model): continue on the branch.
+        n = len(llm.chat_requests())
+        llm.reply(
+            tool_calls=[ToolCall("call_write1", "write", {"path": "out.txt", "content": "x"})]
+        )
+        llm.reply("Wrote out.txt.", usage=Usage(700, 5))
+        pi_agent.run_print(home, "continue here", session=main, model="fake-small")
+        on_branch = llm.chat_requests()[n]
+        # Run 3 (RPC, resumed): fork from a user message into a new file.
+        with pi_agent.Rpc(home, session=main) as rpc:
+            fork_from = last_user(main, "run the build")
+            rpc.call({"type": "fork", "entryId": fork_from})
+            llm.reply("In the fork.", usage=Usage(500, 5))
+            rpc.prompt("try it differently")
+            fork = Path(rpc.state()["sessionFile"])
+        assert fork != main
+        yield Run(home, llm, main, fork, after_compaction, on_branch, ids)
+    finally:
+        llm.stop()
+
+
+def test_pi_wrote_every_kind_of_entry(run):
+    entries = entry_ids(run.main)
+    types = {e["type"] for e in entries}
+    assert {
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "label",
+        "session_info",
+    } <= types
+    messages = [e["message"] for e in entries if e["type"] == "message"]
+    assert {m["role"] for m in messages} == {"user", "assistant", "toolResult", "bashExecution"}
+    tools = {m["toolName"] for m in messages if m["role"] == "toolResult"}
+    assert tools == {"read", "edit", "bash", "write"}
+    assert any(m.get("isError") for m in messages if m["role"] == "toolResult")
+    assert any(m.get("stopReason") == "error" for m in messages if m["role"] == "assistant")
+    assert any(
+        b.get("type") == "thinking"
+        for m in messages
+        if m["role"] == "assistant"
+        for b in m["content"]
+    )
+    assert {m.get("model") for m in messages if m["role"] == "assistant"} == set(pi_agent.MODELS)
+    assert [e["modelId"] for e in entries if e["type"] == "model_change"][:2] == list(
+        pi_agent.MODELS
+    )
+    header = orjson.loads(run.fork.read_bytes().splitlines()[0])
+    assert header["parentSession"] == str(run.main)
+
+
+def test_memlens_reads_every_file_pi_wrote_without_problems(run):
+    files = run.home.sessions()
+    assert sorted(files) == sorted([run.main, run.fork])
+    for path in files:
+        session = load_transcript(path)
+        assert session.problems == [], (path.name, session.problems)
+        assert [e.id for e in session.entries] == [e["id"] for e in entry_ids(path)]
+
+
+@pytest.mark.parametrize("which", ["main", "fork"])
+def test_replay_equals_pi_at_every_entry(run, which):
+    path = getattr(run, which)
+    theirs = pi_agent.pi_entries(run.home.pkg, path)
+    assert len(theirs["contexts"]) == len(entry_ids(path))
+    assert pi_agent.replay_mismatches(load_transcript(path), theirs) == []
+
+
+def llm_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
+    return content or ""
+
+
+def expected_roles(items: list[Any]) -> list[str]:
+    """The OpenAI roles pi sends for a replayed context (failed turns are not sent)."""
+    return [
+        OPENAI_ROLE[i.message.role]
+        for i in items
+        if not (i.message.role == "assistant" and i.message.stop_reason in ("error", "aborted"))
+    ]
+
+
+def test_request_after_compaction_starts_with_the_summary(run):
+    body = run.after_compaction
+    session = load_transcript(run.main)
+    comp = session.compaction_entries()[0]
+    assert SUMMARY in comp.raw["summary"]
+    first = body["messages"][1]
+    assert body["messages"][0]["role"] == "system"
+    assert first["role"] == "user"
+    assert llm_text(first) == COMPACTION_PREFIX + comp.raw["summary"] + COMPACTION_SUFFIX
+    items = context_at(session, last_user(run.main, "what now?"))
+    assert items[0].message.role == "compactionSummary"
+    assert [m["role"] for m in body["messages"][1:]] == expected_roles(items)
+    assert llm_text(body["messages"][-1]) == "what now?"
+
+
+def test_request_on_the_branch_holds_the_branch_summary(run):
+    body = run.on_branch
+    texts = [llm_text(m) for m in body["messages"][1:]]
+    assert BRANCH_PREFIX + BRANCH_SUMMARY + BRANCH_SUFFIX in texts
+    assert not any(t.startswith(COMPACTION_PREFIX) for t in texts)
+    assert body["model"] == "fake-small"
+    session = load_transcript(run.main)
+    items = context_at(session, last_user(run.main, "continue here"))
+    assert [m["role"] for m in body["messages"][1:]] == expected_roles(items)
+    assert [i.entry.id for i in items if i.message.role == "branchSummary"] == [run.ids["branch"]]
+
+
+def test_fake_server_saw_every_scripted_answer(run):
+    assert run.llm.pending() == 0
+    summaries = [b for b in run.llm.chat_requests() if is_summary_request(b)]
+    assert summaries and all(b["stream"] for b in run.llm.chat_requests())
