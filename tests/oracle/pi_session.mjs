@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
 const [pkg, opsFile] = process.argv.slice(2);
-const pi = await import(pathToFileURL(join(pkg, "dist", "index.js")).href);
+const pi = await import(pathToFileURL(join(pkg, "dist", "core", "session-manager.js")).href);
 const spec = JSON.parse(readFileSync(opsFile, "utf8"));
 const sm = spec.open
   ? pi.SessionManager.open(spec.open)
