@@ -36,6 +36,70 @@ EXPECT_SECONDS = 120.0
 MAX_BYTES = 8 << 20
 """Size at which the log is moved to ``<name>.1`` and a new one is started."""
 ACTIONS = ("append", "rewrite", "create", "backup")
+EVENT_KINDS = ("compaction",)
+"""Kinds of :class:`ActivityEvent` (a line whose ``action`` is one of them is an event)."""
+PHASES = ("started", "finished", "failed", "cancelled")
+
+
+def data_dir() -> Path:
+    """Memlens's data folder (``MEMLENS_DATA_DIR`` overrides), as ``app.paths.data_dir``."""
+    from core.session_lock import data_dir as _data_dir
+
+    return _data_dir()
+
+
+def default_activity_path() -> Path:
+    """``<data>/activity.jsonl``: the log the app shows (the CLI's compactions go there too)."""
+    return data_dir() / "activity.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityEvent:
+    """A step of a job around the writes, e.g. a compaction started or finished.
+
+    Attributes
+    ----------
+    time
+        Epoch seconds.
+    path
+        The file the job is about (the transcript).
+    phase
+        ``started`` (before any write), then one of ``finished``, ``failed``,
+        ``cancelled``.
+    session
+        The session id.
+    tokens_before, tokens_after
+        The context before the compaction and (``finished``) after it.
+    summary
+        One short, redacted line for people.
+    source
+        Who ran it: ``memlens app``, ``memlens compact``.
+    kind
+        ``compaction``.
+    """
+
+    time: float
+    path: str
+    phase: str
+    session: str = ""
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    summary: str = ""
+    source: str = ""
+    kind: str = "compaction"
+
+    @property
+    def action(self) -> str:
+        """The kind, shown and filtered like a write's action."""
+        return self.kind
+
+    @property
+    def label(self) -> str:
+        """``compaction started``."""
+        return f"{self.kind} {self.phase}"
+
+
+ActivityItem = WriteRecord | ActivityEvent
 
 
 def short_summary(text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -75,6 +139,63 @@ def to_json(record: WriteRecord) -> dict[str, Any]:
     if record.sha256 is not None:
         out["sha256"] = record.sha256
     return out
+
+
+def event_to_json(event: ActivityEvent) -> dict[str, Any]:
+    """The JSON object of one event line."""
+    return {
+        "time": round(event.time, 3),
+        "file": event.path,
+        "action": event.kind,
+        "phase": event.phase,
+        "session": event.session,
+        "tokensBefore": event.tokens_before,
+        "tokensAfter": event.tokens_after,
+        "source": event.source,
+        "summary": short_summary(event.summary),
+    }
+
+
+def _opt_int(obj: dict[str, Any], key: str) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key!r} must be a non-negative integer or null")
+    return value
+
+
+def event_from_json(obj: Any) -> ActivityEvent:
+    """The event of one activity line.
+
+    Raises
+    ------
+    ValueError
+        When a field is missing or has the wrong type.
+    """
+    if not isinstance(obj, dict):
+        raise ValueError("not a JSON object")
+    stamp, path, kind, phase = obj.get("time"), obj.get("file"), obj.get("action"), obj.get("phase")
+    if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+        raise ValueError("'time' must be a number")
+    if not isinstance(path, str) or not path:
+        raise ValueError("'file' must be a file name")
+    if kind not in EVENT_KINDS:
+        raise ValueError(f"'action' must be one of {', '.join(EVENT_KINDS)}")
+    if phase not in PHASES:
+        raise ValueError(f"'phase' must be one of {', '.join(PHASES)}")
+    session, summary, source = obj.get("session"), obj.get("summary"), obj.get("source")
+    return ActivityEvent(
+        time=float(stamp),
+        path=path,
+        phase=phase,
+        session=session if isinstance(session, str) else "",
+        tokens_before=_opt_int(obj, "tokensBefore"),
+        tokens_after=_opt_int(obj, "tokensAfter"),
+        summary=summary if isinstance(summary, str) else "",
+        source=source if isinstance(source, str) else "",
+        kind=kind,
+    )
 
 
 def _int(obj: dict[str, Any], key: str) -> int:
@@ -123,7 +244,11 @@ class ActivityRead:
     """What :func:`load_activity` found."""
 
     records: list[WriteRecord] = field(default_factory=list)
+    """The writes (a backup's hash, a write's place): what older readers expect."""
     problems: list[Problem] = field(default_factory=list)
+    events: list[ActivityEvent] = field(default_factory=list)
+    items: list[ActivityItem] = field(default_factory=list)
+    """Writes and events together, in file order (what the Activity view shows)."""
 
 
 def load_activity(path: str | os.PathLike[str]) -> ActivityRead:
@@ -144,7 +269,15 @@ def load_activity(path: str | os.PathLike[str]) -> ActivityRead:
         if not raw.strip():
             continue
         try:
-            out.records.append(from_json(jsonio.loads(raw)))
+            obj = jsonio.loads(raw)
+            if isinstance(obj, dict) and obj.get("action") in EVENT_KINDS:
+                event = event_from_json(obj)
+                out.events.append(event)
+                out.items.append(event)
+            else:
+                record = from_json(obj)
+                out.records.append(record)
+                out.items.append(record)
         except ValueError as exc:  # orjson's JSONDecodeError is a ValueError too
             out.problems.append(Problem(name, number, f"bad activity line skipped: {exc}"))
     return out
@@ -212,6 +345,7 @@ class ActivityLog:
         self._lock = threading.Lock()
         self._expected: deque[_Expected] = deque()
         self._subscribers: list[Callable[[WriteRecord], object]] = []
+        self._event_subscribers: list[Callable[[ActivityEvent], object]] = []
 
     def subscribe(self, fn: Callable[[WriteRecord], object]) -> None:
         """Call *fn* with each record once it is in the file (with its summary)."""
@@ -224,6 +358,46 @@ class ActivityLog:
         with self._lock:
             if fn in self._subscribers:
                 self._subscribers.remove(fn)
+
+    def subscribe_events(self, fn: Callable[[ActivityEvent], object]) -> None:
+        """Call *fn* with each :class:`ActivityEvent` once it is in the file.
+
+        Separate from :meth:`subscribe`: write subscribers only ever get writes.
+        """
+        with self._lock:
+            if fn not in self._event_subscribers:
+                self._event_subscribers.append(fn)
+
+    def unsubscribe_events(self, fn: Callable[[ActivityEvent], object]) -> None:
+        """Stop calling *fn* with events."""
+        with self._lock:
+            if fn in self._event_subscribers:
+                self._event_subscribers.remove(fn)
+
+    def event(self, event: ActivityEvent) -> ActivityEvent:
+        """Log *event* (summary redacted and shortened) and tell the event subscribers.
+
+        Never raises, like :meth:`record`.
+        """
+        with self._lock:
+            final = replace(event, time=round(event.time, 3), summary=short_summary(event.summary))
+            try:
+                self._append(jsonio.dumps_line(event_to_json(final)))
+                self.last_error = None
+            except OSError as exc:
+                self.last_error = f"{self.path}: {exc.strerror or exc}"
+                log.warning("activity log not written: %s", self.last_error)
+            subscribers = list(self._event_subscribers)
+        for fn in subscribers:
+            try:
+                fn(final)
+            except Exception:
+                log.exception("activity event subscriber %r failed", fn)
+        return final
+
+    def now(self) -> float:
+        """The log's clock (epoch seconds)."""
+        return self._clock()
 
     def expect(self, writes: Sequence[PlannedWrite]) -> None:
         """Remember the summaries of confirmed writes for the records they will make.

@@ -11,10 +11,25 @@ archive is missing. It refuses a transcript modified in the last few seconds
 with new ids on open, which would orphan the entry), and a leaf or first kept
 entry whose id the agent cannot resolve (no id in the file, or a line of objects
 run together, which pi skips).
+
+One compaction at a time per session: a write holds the session's lane
+(:mod:`core.session_lock`, shared by the app and the CLI) and is refused
+(:class:`LaneBusy`, naming the holder) while another one runs or while OpenClaw
+holds its own write lock on the transcript. With ``update_store=True`` a written
+compaction is then counted in the sibling ``sessions.json`` the way OpenClaw's
+gateway counts its own (:func:`core.openclaw.sessions_store.compaction_changes`).
+The transcript is written first: if ``sessions.json`` cannot be read or
+rewritten, the compaction stays written (it is what the agent replays; the
+store only holds counters, which the agent recomputes on its next turn) and
+:attr:`CompactionRun.store_update` says why the store was not updated.
+:func:`compaction_job` brackets a job with the lane and a pair of
+:class:`~core.activity.ActivityEvent` (started, then finished, failed or
+cancelled).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import secrets
@@ -34,14 +49,25 @@ from core.compaction.summarize import (
     summarize_plan,
 )
 from core.fsutil import AppendResult, append_lines, backup_path, make_backup
+from core.jobs import Cancelled
 from core.jsstr import js_len
+from core.openclaw.sessions_store import (
+    REMOVE,
+    compaction_changes,
+    entries_for_transcript,
+    load_sessions_store,
+    update_sessions_store,
+)
+from core.problems import FormatError
 from core.redact import redact
+from core.session_lock import SessionBusy, SessionLock, acquire, check_agent_lock
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
 from core.writes import PlannedWrite
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
+    from core.activity import ActivityLog
     from core.compaction.summarize import Summarizer
     from core.jobs import CancelCheck, Progress
     from core.llm import ChatMessage, Completion, LLMClient
@@ -76,6 +102,17 @@ def failure_headline(failure: CallRecord) -> str:
     return "knowledge extraction failed" if failure.step == EXTRACTION_STEP else "summary failed"
 
 
+class LaneBusy(CompactionRefused):
+    """Another compaction of the session runs, or the agent holds its write lock.
+
+    :attr:`busy` has the holder (:class:`core.session_lock.SessionBusy`).
+    """
+
+    def __init__(self, busy: SessionBusy) -> None:
+        self.busy = busy
+        super().__init__(f"{busy}; nothing was written")
+
+
 class RecentlyModified(CompactionRefused):
     """The transcript was modified in the last few seconds: the agent may be mid-turn.
 
@@ -101,6 +138,8 @@ class CompactionRun:
     facts_written: list[str] = field(default_factory=list)
     extract_log: list[CallRecord] = field(default_factory=list)
     """The knowledge-extraction call, when a model was asked."""
+    store_update: StoreUpdate | None = None
+    """What became of ``sessions.json`` after the write (None: not asked, or no store)."""
 
     @property
     def call_log(self) -> list[CallRecord]:
@@ -162,6 +201,37 @@ class CompactionRun:
             else None,
             "segments_appended": self.segments_appended,
             "facts_written": self.facts_written,
+            "sessions_store": self.store_update.to_json() if self.store_update else None,
+        }
+
+
+@dataclass(slots=True)
+class StoreUpdate:
+    """``sessions.json`` after a written compaction: updated, or why not."""
+
+    path: str
+    keys: list[str]
+    """The session keys changed (or that would have been)."""
+    updated: bool
+    note: str
+    """One line for the user: what changed, or why nothing did."""
+    backup: Path | None = None
+    changes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``sessions_store`` of ``memlens compact --json``."""
+        return {
+            "path": self.path,
+            "keys": self.keys,
+            "updated": self.updated,
+            "note": self.note,
+            "backup": str(self.backup) if self.backup else None,
+            "set": {
+                k: {f: v for f, v in c.items() if v is not REMOVE} for k, c in self.changes.items()
+            },
+            "removed": {
+                k: [f for f, v in c.items() if v is REMOVE] for k, c in self.changes.items()
+            },
         }
 
 
@@ -318,8 +388,6 @@ class _LoggedClient:
         return self._inner.name
 
     def complete(self, messages: Sequence[ChatMessage], **kwargs: Any) -> Completion:
-        from core.jobs import Cancelled
-
         start = time.monotonic()
         endpoint = str(getattr(self._inner, "display_url", ""))
         step = EXTRACTION_STEP
@@ -451,6 +519,15 @@ def check_before_write(
     check_writable(session, force=force or allow_recent)
     check_ids(result.plan, session)
     _check_unchanged(Path(session.path), session, force)
+    _check_agent_lock(session.path)
+
+
+def _check_agent_lock(path: str) -> None:
+    """Refuse while OpenClaw holds its write lock on the transcript (never overridden)."""
+    try:
+        check_agent_lock(path)
+    except SessionBusy as exc:
+        raise LaneBusy(exc) from None
 
 
 def fresh_segments(result: CompactionRun, stored: list[Segment]) -> list[Segment]:
@@ -466,12 +543,18 @@ def fresh_segments(result: CompactionRun, stored: list[Segment]) -> list[Segment
 
 
 def planned_writes(
-    result: CompactionRun, session: Session, *, store_dir: Path | None = None
+    result: CompactionRun,
+    session: Session,
+    *,
+    store_dir: Path | None = None,
+    update_store: bool = False,
 ) -> list[PlannedWrite]:
     """What :func:`write_compaction` (with ``accept_facts=False``) will write, and where.
 
     Reads segments.jsonl to leave out the segments already archived; fact
     operations are not listed (they go to the review queue, not to the log).
+    With *update_store*, the rewrite of the sibling ``sessions.json`` is listed
+    last when there is one to update (see :func:`plan_store_update`).
     """
     if result.entry is None:
         return []
@@ -489,8 +572,7 @@ def planned_writes(
             f"(parent {result.entry['parentId']}, first kept entry "
             f"{result.entry['firstKeptEntryId']})"
             + (
-                "; its summary is the FALLBACK (the summariser failed), and its first line "
-                "says so"
+                "; its summary is the FALLBACK (the summariser failed), and its first line says so"
                 if result.summary is not None and result.summary.degraded
                 else ""
             ),
@@ -514,7 +596,235 @@ def planned_writes(
                     ),
                 )
             )
+    if update_store:
+        planned = plan_store_update(result, session)
+        if planned is not None and planned.keys:
+            writes.append(
+                PlannedWrite(
+                    planned.path,
+                    "rewrite",
+                    f"{planned.note} (atomic rewrite, with a backup; every other field and "
+                    "session unchanged)",
+                )
+            )
     return writes
+
+
+def sessions_store_of(session: Session) -> Path | None:
+    """The ``sessions.json`` beside an OpenClaw transcript, if there is one."""
+    path = Path(session.path).parent / "sessions.json"
+    return path if path.is_file() else None
+
+
+def _describe_changes(key: str, entry: dict[str, Any], changes: dict[str, Any]) -> str:
+    bits = []
+    for name, value in changes.items():
+        if value is REMOVE:
+            if name in entry:
+                bits.append(f"{name} cleared")
+        elif name == "updatedAt":
+            bits.append("updatedAt now")
+        elif entry.get(name) != value:
+            bits.append(f"{name} {entry.get(name, '(none)')} -> {value}")
+    return f"session {key}: " + ", ".join(bits)
+
+
+def plan_store_update(
+    result: CompactionRun, session: Session, *, now_ms: int | None = None
+) -> StoreUpdate | None:
+    """How ``sessions.json`` would change if *result* were written now.
+
+    None when there is no sibling ``sessions.json`` (a pi transcript, or an
+    OpenClaw home that keeps its sessions in SQLite). Otherwise a
+    :class:`StoreUpdate` (not yet ``updated``) whose *keys* are empty, with the
+    reason in *note*, when the store cannot be read or names no entry, or
+    several, for the transcript. Never raises.
+    """
+    path = sessions_store_of(session)
+    if path is None or result.entry is None:
+        return None
+    name = str(path)
+    try:
+        store = load_sessions_store(path)
+    except FormatError as exc:
+        return StoreUpdate(name, [], False, f"sessions.json not updated: cannot read it: {exc}")
+    except OSError as exc:
+        return StoreUpdate(
+            name, [], False, f"sessions.json not updated: cannot read it: {exc.strerror or exc}"
+        )
+    found = entries_for_transcript(store, session.path, session.id)
+    if not found:
+        return StoreUpdate(
+            name, [], False, f"sessions.json not updated: no session in it names {session.id}"
+        )
+    if len(found) > 1:
+        keys = ", ".join(e.key for e in found)
+        return StoreUpdate(
+            name,
+            [],
+            False,
+            f"sessions.json not updated: several sessions name this transcript ({keys})",
+        )
+    entry = found[0]
+    stamp = now_ms if now_ms is not None else int(time.time() * 1000)
+    changes = compaction_changes(
+        entry.raw, tokens_after=result.entry.get("tokensAfter"), now_ms=stamp
+    )
+    note = "update " + _describe_changes(entry.key, entry.raw, changes)
+    return StoreUpdate(name, [entry.key], False, note, changes={entry.key: changes})
+
+
+def update_store_after(result: CompactionRun, session: Session) -> StoreUpdate | None:
+    """Count the written compaction in ``sessions.json`` as OpenClaw's gateway would.
+
+    Re-reads the store (the gateway writes it all the time) and changes only
+    the fields of :func:`~core.openclaw.sessions_store.compaction_changes` in
+    the one entry of the transcript; atomic rewrite with a backup. Never raises:
+    a store that cannot be read, matched or written is left as it was and the
+    returned :class:`StoreUpdate` says why.
+    """
+    planned = plan_store_update(result, session)
+    if planned is None or not planned.keys:
+        return planned
+    try:
+        done = update_sessions_store(planned.path, planned.changes)
+    except FormatError as exc:
+        planned.note = f"sessions.json not updated: cannot read it: {exc}"
+        planned.keys = []
+        return planned
+    except (KeyError, TypeError) as exc:
+        planned.note = f"sessions.json not updated: it changed meanwhile ({exc})"
+        planned.keys = []
+        return planned
+    except OSError as exc:
+        planned.note = f"sessions.json not updated: cannot write it: {exc.strerror or exc}"
+        planned.keys = []
+        return planned
+    key = planned.keys[0]
+    planned.updated = True
+    planned.backup = done.backup
+    after = done.store.entries.get(key)
+    planned.note = f"sessions.json updated: session {key}" + (
+        f" compactionCount {after.compaction_count}, totalTokens {after.total_tokens}"
+        if after is not None
+        else ""
+    )
+    return planned
+
+
+# -- the job: lane and activity events -------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CompactionJob:
+    """One compaction job in its lane; :func:`compaction_job` makes it.
+
+    Set :attr:`run` to the run before the ``with`` block ends: the closing
+    event takes its tokens and outcome from it.
+    """
+
+    session: Session
+    lane: SessionLock
+    tool: str
+    activity: ActivityLog | None
+    tokens_before: int | None
+    run: CompactionRun | None = None
+    outcome: str = ""
+    """``finished``, ``failed`` or ``cancelled`` once the block has ended."""
+
+
+def _tokens_after(run: CompactionRun | None) -> int | None:
+    if run is None or run.entry is None or not run.written:
+        return None
+    value = run.entry.get("tokensAfter")
+    return value if isinstance(value, int) else None
+
+
+def _finished_summary(job: CompactionJob) -> str:
+    run = job.run
+    assert run is not None
+    entry = run.entry or {}
+    text = (
+        f"compaction finished: entry {entry.get('id', '')} appended to session "
+        f"{job.session.id}, {job.tokens_before or 0:,} -> ~{_tokens_after(run) or 0:,} tokens"
+    )
+    if run.summary_failed:
+        text += " (fallback summary)"
+    if run.store_update is not None:
+        text += f"; {run.store_update.note}"
+    return text
+
+
+@contextlib.contextmanager
+def compaction_job(
+    session: Session,
+    *,
+    tool: str,
+    activity: ActivityLog | None = None,
+    tokens_before: int | None = None,
+) -> Iterator[CompactionJob]:
+    """Hold the session's lane for a compaction job, with its two activity events.
+
+    Takes the lane (or raises :class:`LaneBusy` naming the holder: no event, no
+    write), records ``compaction started``, runs the block, then records
+    ``finished`` (the block ended with :attr:`CompactionJob.run` written),
+    ``cancelled`` (:class:`~core.jobs.Cancelled` or ``KeyboardInterrupt``) or
+    ``failed`` (any other exception, or a run that was not written), and frees
+    the lane in every case. Exceptions propagate.
+    """
+    from core.activity import ActivityEvent
+
+    try:
+        lane = acquire(session.path, tool=tool)
+    except SessionBusy as exc:
+        raise LaneBusy(exc) from None
+    job = CompactionJob(session, lane, tool, activity, tokens_before)
+
+    def event(phase: str, summary: str) -> None:
+        if activity is None:
+            return
+        activity.event(
+            ActivityEvent(
+                time=activity.now(),
+                path=session.path,
+                phase=phase,
+                session=session.id,
+                tokens_before=job.tokens_before,
+                tokens_after=_tokens_after(job.run) if phase == "finished" else None,
+                summary=summary,
+                source=tool,
+            )
+        )
+
+    with lane:
+        started = f"compaction started by {tool}: session {session.id}" + (
+            f", {tokens_before:,} tokens before" if tokens_before is not None else ""
+        )
+        if lane.stale_taken:
+            started += f" ({lane.stale_taken})"
+        event("started", started)
+        try:
+            yield job
+        except (Cancelled, KeyboardInterrupt):
+            job.outcome = "cancelled"
+            written = job.run is not None and job.run.written
+            event(
+                "cancelled",
+                f"compaction cancelled: session {session.id}; "
+                + ("its entry was written" if written else "the compaction entry was not written"),
+            )
+            raise
+        except BaseException as exc:
+            job.outcome = "failed"
+            reason = str(exc) or type(exc).__name__
+            event("failed", f"compaction failed: session {session.id}: {reason}")
+            raise
+        if job.run is not None and job.run.written:
+            job.outcome = "finished"
+            event("finished", _finished_summary(job))
+        else:
+            job.outcome = "failed"
+            event("failed", f"compaction failed: session {session.id}: nothing was written")
 
 
 def write_compaction(
@@ -526,6 +836,9 @@ def write_compaction(
     force: bool = False,
     allow_recent: bool = False,
     allow_fallback: bool = False,
+    update_store: bool = False,
+    lane: SessionLock | None = None,
+    tool: str = "memlens",
 ) -> CompactionRun:
     """Apply a dry run: backup, archive segments, write facts, then append the entry.
 
@@ -536,12 +849,24 @@ def write_compaction(
         to the caller (the app's review queue).
     force, allow_recent, allow_fallback
         See :func:`check_before_write`.
+    update_store
+        After the append, update the transcript's entry in the sibling
+        ``sessions.json`` (:func:`update_store_after`; its outcome is
+        :attr:`CompactionRun.store_update`).
+    lane
+        The session's lane, already held by the caller (:func:`compaction_job`);
+        None takes it for the write and frees it after.
+    tool
+        Who writes, for a refused second compaction's message.
 
     Raises
     ------
     SummaryFailed
         Before anything is written, when a summariser call failed and
         *allow_fallback* is False.
+    LaneBusy
+        Before anything is written, while another compaction of the session
+        runs or the agent holds its write lock.
     CompactionRefused
         Before anything is written when the write is unsafe (see the module
         docstring); after the archive when the transcript changed meanwhile.
@@ -549,12 +874,33 @@ def write_compaction(
     check_before_write(
         result, session, force=force, allow_recent=allow_recent, allow_fallback=allow_fallback
     )
+    if lane is not None:
+        if not lane.held or os.path.realpath(lane.transcript) != os.path.realpath(session.path):
+            raise CompactionRefused(f"{session.path}: this write does not hold the session's lane")
+        return _write_in_lane(result, session, store_dir, accept_facts, force, update_store)
+    try:
+        own = acquire(session.path, tool=tool)
+    except SessionBusy as exc:
+        raise LaneBusy(exc) from None
+    with own:
+        return _write_in_lane(result, session, store_dir, accept_facts, force, update_store)
+
+
+def _write_in_lane(
+    result: CompactionRun,
+    session: Session,
+    store_dir: Path | None,
+    accept_facts: bool,
+    force: bool,
+    update_store: bool,
+) -> CompactionRun:
     src = Path(session.path)
     backup = make_backup(src)
     try:
         if store_dir is not None:
             _archive(result, store_dir, accept_facts=accept_facts)
         _check_unchanged(src, session, force)
+        _check_agent_lock(session.path)  # the agent may have started a turn meanwhile
     except CompactionRefused as exc:
         backup.unlink(missing_ok=True)  # the transcript was not touched
         raise CompactionRefused(
@@ -566,6 +912,8 @@ def write_compaction(
     result.backup = backup
     result.appended = append_lines(src, jsonio.dumps_line(result.entry))
     result.written = True
+    if update_store:
+        result.store_update = update_store_after(result, session)
     return result
 
 

@@ -281,3 +281,97 @@ def update_sessions_store(
     data = render_sessions_store(raw, trailing_newline=current.trailing_newline)
     saved = atomic_write(path, data, backup=backup)
     return StoreWrite(parse_sessions_store(data, current.path), saved)
+
+
+# -- after a compaction ------------------------------------------------------------------------
+
+COMPACTION_USAGE_CLEARED: Final = (
+    "inputTokens",
+    "outputTokens",
+    "cacheRead",
+    "cacheWrite",
+    "estimatedCostUsd",
+)
+"""OpenClaw's ``COMPACTION_RUN_USAGE_CLEAR_PATCH``: the last run's usage, void after compacting."""
+
+
+def compaction_changes(
+    entry: Mapping[str, Any], *, tokens_after: int | float | None, now_ms: int
+) -> dict[str, Any]:
+    """The fields OpenClaw's gateway changes in a session entry after a compaction.
+
+    ``projectCompactionAccountingPatch(existingEntry, {compactionKind,
+    tokensAfter})`` of the gateway's ``sessions.compact`` (OpenClaw 2026.9.6,
+    ``session-accessor.sqlite-transcript-write-*.mjs``), for one compaction that
+    is not a context-engine one: ``compactionCount`` + 1, ``updatedAt`` now, the
+    last run's usage, ``contextBudgetStatus`` and ``transcriptByteCompactionLatch``
+    cleared (a field set to ``undefined`` is dropped by ``JSON.stringify``), and
+    ``totalTokens`` = floor(*tokens_after*) with ``totalTokensFresh`` true and
+    ``totalTokensVersion`` 1; without a usable *tokens_after*, ``totalTokensFresh``
+    false and no ``totalTokensVersion``.
+    """
+    count = entry.get("compactionCount")
+    current = count if isinstance(count, int | float) and not isinstance(count, bool) else 0
+    changes: dict[str, Any] = {
+        "compactionCount": int(current) + 1 if float(current).is_integer() else current + 1,
+        "transcriptByteCompactionLatch": REMOVE,
+        "updatedAt": now_ms,
+    }
+    for name in COMPACTION_USAGE_CLEARED:
+        changes[name] = REMOVE
+    changes["contextBudgetStatus"] = REMOVE
+    usable = (
+        isinstance(tokens_after, int | float)
+        and not isinstance(tokens_after, bool)
+        and tokens_after >= 0
+        and tokens_after != float("inf")
+        and tokens_after == tokens_after  # not NaN
+    )
+    if usable:
+        assert tokens_after is not None
+        changes["totalTokens"] = int(tokens_after // 1)
+        changes["totalTokensFresh"] = True
+        changes["totalTokensVersion"] = 1
+    else:
+        changes["totalTokensFresh"] = False
+        changes["totalTokensVersion"] = REMOVE
+    return changes
+
+
+def _same_path(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def entries_for_transcript(
+    store: SessionStore, transcript: str | os.PathLike[str], session_id: str | None = None
+) -> list[SessionEntry]:
+    """The entries of *store* that name *transcript*.
+
+    Those whose ``sessionFile`` is the transcript (relative names are taken
+    beside the store); when none does, those whose ``sessionId`` is the
+    transcript's (*session_id*, or the file name before ``.jsonl`` and any
+    ``-topic-`` suffix) and whose ``sessionFile`` is missing or has the
+    transcript's file name (a home moved from another machine).
+    """
+    path = os.fspath(transcript)
+    base = os.path.dirname(os.path.abspath(store.path))
+    by_file = []
+    for entry in store.entries.values():
+        name = entry.session_file
+        if name and _same_path(path, name if os.path.isabs(name) else os.path.join(base, name)):
+            by_file.append(entry)
+    if by_file:
+        return by_file
+    stem = os.path.basename(path)
+    stem = stem[: -len(".jsonl")] if stem.endswith(".jsonl") else stem
+    ids = {i for i in (session_id, stem.split("-topic-")[0]) if i}
+    name = os.path.basename(path)
+    return [
+        e
+        for e in store.entries.values()
+        if e.session_id in ids
+        and (not e.session_file or os.path.basename(e.session_file.replace("\\", "/")) == name)
+    ]
