@@ -7,9 +7,10 @@ model registry, default, cap) and ``agents.defaults.compaction`` of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.compaction.sections import SummaryInstructions
 from core.openclaw.config import context_window_for
 
 if TYPE_CHECKING:
@@ -32,6 +33,9 @@ class CompactionSettings:
     window_source: WindowSource = "default"
     model: str | None = None
     """The session's model (its last assistant message's), if any."""
+    instructions: SummaryInstructions = field(default_factory=SummaryInstructions)
+    """Custom instructions and identifier policy of the summary prompts (not in
+    :meth:`kwargs`: they go to ``summarize_plan`` or the ``LLMSummarizer``)."""
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``plan_compaction`` and ``compact``."""
@@ -49,6 +53,18 @@ def session_model(session: Session) -> str | None:
         if e.message is not None and e.message.role == "assistant" and e.message.model:
             return e.message.model
     return None
+
+
+def summary_instructions(config: OpenClawConfig | None) -> SummaryInstructions:
+    """``customInstructions``, ``identifierPolicy`` and ``identifierInstructions`` of *config*."""
+    comp = config.compaction if config else None
+    if comp is None:
+        return SummaryInstructions()
+    return SummaryInstructions(
+        custom_instructions=comp.custom_instructions,
+        identifier_policy=comp.identifier_policy,
+        identifier_instructions=comp.identifier_instructions,
+    )
 
 
 def compaction_settings(
@@ -75,4 +91,5 @@ def compaction_settings(
         max_history_share=comp.max_history_share if comp else DEFAULT_MAX_HISTORY_SHARE,
         window_source=source,
         model=model,
+        instructions=summary_instructions(config),
     )

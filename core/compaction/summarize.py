@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from core import jsonio
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from core.compaction.plan import CompactionPlan
+    from core.compaction.sections import SummaryInstructions
     from core.jobs import CancelCheck, Progress
     from core.llm.base import ErrorKind
     from core.transcript.message import Message
@@ -203,6 +204,9 @@ class LLMSummarizer:
 
     client: object
     """Anything with ``name`` and ``complete(messages, *, system, max_tokens, ...)``."""
+    instructions: SummaryInstructions | None = None
+    """Custom instructions and identifier policy (None: OpenClaw's defaults). Their
+    text is appended to every prompt where OpenClaw's safeguard puts it."""
     last: Any = field(default=None, repr=False)
     """The last :class:`~core.llm.base.Completion` (attempts, seconds), for the call log."""
 
@@ -215,6 +219,12 @@ class LLMSummarizer:
     def endpoint(self) -> str:
         """The client's URL without credentials ("" when it has none)."""
         return str(getattr(self.client, "display_url", ""))
+
+    def _instructions(self, focus: str | None = None) -> SummaryInstructions:
+        from core.compaction.sections import SummaryInstructions
+
+        base = self.instructions or SummaryInstructions()
+        return replace(base, focus=focus) if focus else base
 
     def _ask(
         self,
@@ -273,9 +283,7 @@ class LLMSummarizer:
         prompt = f"<conversation>\n{serialize(messages)}\n</conversation>\n\n"
         if previous:
             prompt += f"<previous-summary>\n{previous}\n</previous-summary>\n\n{UPDATE_RULES}\n\n"
-        prompt += CHECKPOINT_FORMAT
-        if instructions:
-            prompt += f"\n\nAdditional focus: {instructions}"
+        prompt += CHECKPOINT_FORMAT + "\n\n" + self._instructions(instructions).summary_tail()
         return self._ask(prompt, max_tokens, cancelled)
 
     def summarize_turn_prefix(
@@ -283,6 +291,7 @@ class LLMSummarizer:
     ) -> str:
         """Summarise the start of a split turn."""
         prompt = f"<conversation>\n{serialize(messages)}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
+        prompt += self._instructions().turn_prefix_tail()
         return self._ask(prompt, max_tokens, cancelled, TURN_PREFIX_HEADINGS + REQUIRED_HEADINGS)
 
     def merge(
@@ -298,7 +307,8 @@ class LLMSummarizer:
         prompt = body + "\n\n"
         if previous:
             prompt += f"<previous-summary>\n{previous}\n</previous-summary>\n\n{UPDATE_RULES}\n\n"
-        prompt += f"{MERGE_INSTRUCTIONS}\n\n{CHECKPOINT_FORMAT}"
+        prompt += f"{MERGE_INSTRUCTIONS}\n\n{CHECKPOINT_FORMAT}\n\n"
+        prompt += self._instructions().merge_tail()
         return self._ask(prompt, max_tokens, cancelled)
 
 
@@ -651,14 +661,21 @@ def summarize_plan(
     *,
     progress: Progress | None = None,
     cancelled: CancelCheck | None = None,
+    instructions: SummaryInstructions | None = None,
 ) -> SummaryRun:
     """Summarise what *plan* replaces; the result fits the safeguard rules.
+
+    *instructions* (``customInstructions``, ``identifierPolicy``: see
+    :attr:`~core.compaction.settings.CompactionSettings.instructions`) replace
+    those of an :class:`LLMSummarizer`; the offline summariser has no prompt.
 
     Every call is logged (:attr:`SummaryRun.call_log`). A failed call walks
     OpenClaw's fallback ladder as the agent would; the run is then
     :attr:`~SummaryRun.degraded` and its summary starts with a
     :func:`fallback_notice`, which the safeguard never cuts.
     """
+    if instructions is not None and isinstance(summarizer, LLMSummarizer):
+        summarizer = replace(summarizer, instructions=instructions)
     r = _Runner(plan, summarizer, progress, cancelled)
     previous = plan.previous_summary or None
     if plan.history_dropped:

@@ -380,6 +380,13 @@ class CompactionConfig:
     reserve_tokens_floor: int = 20_000
     max_history_share: float = 0.5
     memory_flush: MemoryFlushConfig = field(default_factory=MemoryFlushConfig)
+    custom_instructions: str | None = None
+    """``customInstructions``: read by OpenClaw versions before 2026.9 (2026.9.6's
+    ``openclaw doctor`` removes it); memlens still puts it in its summary prompts."""
+    identifier_policy: Literal["strict", "off", "custom"] | None = None
+    """``identifierPolicy`` (unset: ``strict``; ``custom`` is gone in 2026.9.6)."""
+    identifier_instructions: str | None = None
+    """``identifierInstructions``, the text of the ``custom`` policy."""
 
     @property
     def effective_reserve_tokens(self) -> int:

@@ -117,6 +117,7 @@ def test_json5_features_and_typed_values(tmp_path: Path) -> None:
             system_prompt="Nearing compaction.",
             force_flush_transcript_bytes="2mb",
         ),
+        identifier_policy="strict",
     )
     assert cfg.compaction.effective_reserve_tokens == 24000
     assert cfg.context_tokens == 150000
