@@ -25,6 +25,26 @@ HERE = Path(__file__).parent
 PROVIDER = "fake"
 MODELS = ("fake-small", "fake-large")
 """Two models of the fake provider, so that a model change is a real change."""
+COMPACTION_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUFFIX = "\n</summary>"
+BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUFFIX = "</summary>"
+"""How pi's ``convertToLlm`` wraps summaries into user messages (``dist/core/messages.js``)."""
+OPENAI_ROLE = {
+    "user": "user",
+    "assistant": "assistant",
+    "toolResult": "tool",
+    "bashExecution": "user",
+    "custom": "user",
+    "branchSummary": "user",
+    "compactionSummary": "user",
+}
+"""The role pi sends on the OpenAI chat API for each of its message roles."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,3 +384,20 @@ def replay_mismatches(session: Any, pi: dict[str, Any]) -> list[str]:
                 + "\n".join(detail[:5])
             )
     return out
+
+
+def llm_text(message: dict[str, Any]) -> str:
+    """The text of one message of an OpenAI chat request (string or text parts)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
+    return content or ""
+
+
+def expected_roles(items: list[Any]) -> list[str]:
+    """The OpenAI roles pi sends for memlens's replayed *items* (failed turns are not sent)."""
+    return [
+        OPENAI_ROLE[i.message.role]
+        for i in items
+        if not (i.message.role == "assistant" and i.message.stop_reason in ("error", "aborted"))
+    ]

@@ -28,6 +28,14 @@ import pytest
 from core.transcript import context_at, load_transcript
 from tests.oracle import pi_agent
 from tests.oracle.fake_llm import Answer, FakeLLM, ToolCall, Usage
+from tests.oracle.pi_agent import (
+    BRANCH_PREFIX,
+    BRANCH_SUFFIX,
+    COMPACTION_PREFIX,
+    COMPACTION_SUFFIX,
+    expected_roles,
+    llm_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,24 +44,6 @@ pytestmark = pytest.mark.slow
 
 SUMMARY = "## Goal\nFix the notes (fake summary)."
 BRANCH_SUMMARY = "Tried a long answer on another branch; came back."
-COMPACTION_PREFIX = (
-    "The conversation history before this point was compacted into the following summary:"
-    "\n\n<summary>\n"
-)
-COMPACTION_SUFFIX = "\n</summary>"
-BRANCH_PREFIX = (
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
-)
-BRANCH_SUFFIX = "</summary>"
-OPENAI_ROLE = {
-    "user": "user",
-    "assistant": "assistant",
-    "toolResult": "tool",
-    "bashExecution": "user",
-    "custom": "user",
-    "branchSummary": "user",
-    "compactionSummary": "user",
-}
 
 
 def is_summary_request(body: Any) -> bool:
@@ -211,22 +201,6 @@ def test_replay_equals_pi_at_every_entry(run, which):
     theirs = pi_agent.pi_entries(run.home.pkg, path)
     assert len(theirs["contexts"]) == len(entry_ids(path))
     assert pi_agent.replay_mismatches(load_transcript(path), theirs) == []
-
-
-def llm_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
-    return content or ""
-
-
-def expected_roles(items: list[Any]) -> list[str]:
-    """The OpenAI roles pi sends for a replayed context (failed turns are not sent)."""
-    return [
-        OPENAI_ROLE[i.message.role]
-        for i in items
-        if not (i.message.role == "assistant" and i.message.stop_reason in ("error", "aborted"))
-    ]
 
 
 def test_request_after_compaction_starts_with_the_summary(run):
