@@ -228,7 +228,7 @@ class LiveFollower:
 
     # -- transcripts --------------------------------------------------------------------
     def _track(self, agent: str, session: Session) -> None:
-        last = session.leaf
+        last = session.last_entry
         anchor = (last.line, last.offset) if last is not None else None
         tail = Tail(session.path, session.size, anchor=anchor)
         cursor = cursor_from_file(session, tail.offset)

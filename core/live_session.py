@@ -50,12 +50,33 @@ class SessionCursor:
     known_end: int = -1
     """Lines starting at or before this offset are already in the session."""
     _positions: dict[int, str] | None = field(default=None, repr=False)
+    _recovered: int = field(default=0, repr=False)
+
+    def _build(self) -> dict[int, str]:
+        # pi's position: its parse drops the lines of objects run together
+        out: dict[int, str] = {}
+        dropped = 0
+        for e in self.session.entries:
+            if e.recovered:
+                dropped += 1
+            else:
+                out[e.index - dropped] = e.id
+        self._positions, self._recovered = out, dropped
+        return out
 
     def position_id(self, index: int) -> str | None:
-        """The id of the entry at object *index* (v1 ``firstKeptEntryIndex``)."""
+        """The id of the entry at pi's position *index* (v1 ``firstKeptEntryIndex``)."""
+        positions = self._positions if self._positions is not None else self._build()
+        return positions.get(index)
+
+    def note(self, entry: Entry) -> None:
+        """Record an appended entry's position (after :meth:`position_id` lookups)."""
         if self._positions is None:
-            self._positions = {e.index: e.id for e in self.session.entries}
-        return self._positions.get(index)
+            return  # built from the session's entries when first asked
+        if entry.recovered:
+            self._recovered += 1
+        else:
+            self._positions[entry.index - self._recovered] = entry.id
 
 
 @dataclass(slots=True)
@@ -83,7 +104,7 @@ def session_cursor(session: Session, *, trailing_objects: int = 0) -> SessionCur
         Objects the loader read after the last entry and skipped (not objects,
         or without a type): they took object indexes too.
     """
-    last = session.leaf
+    last = session.last_entry
     next_index = (last.index + 1 if last is not None else 1) + trailing_objects
     known_end = last.offset if last is not None else -1
     return SessionCursor(session, next_index, known_end)
@@ -102,7 +123,7 @@ def cursor_from_file(session: Session, stop: int) -> SessionCursor:
     The skipped objects after the last entry are counted from the file (only
     the lines from that entry on are read).
     """
-    last = session.leaf
+    last = session.last_entry
     start = last.offset if last is not None else 0
     try:
         with open(session.path, "rb") as fh:
@@ -115,7 +136,7 @@ def cursor_from_file(session: Session, stop: int) -> SessionCursor:
 
 def cursor_from_bytes(session: Session, data: bytes) -> SessionCursor:
     """A cursor for a session just parsed from *data* (complete lines from offset 0)."""
-    last = session.leaf
+    last = session.last_entry
     start = last.offset if last is not None else 0
     trailing = objects_after_first_line(data[start:], session.path)
     return session_cursor(session, trailing_objects=trailing)
@@ -159,8 +180,7 @@ def extend_session(
         if entry is not None:
             _add(session, entry)
             out.entries.append(entry)
-            if cursor._positions is not None:
-                cursor._positions[index] = entry.id
+            cursor.note(entry)
     out.problems[:0] = [p for p in read.problems if p.line > skipped_through]
     session.problems.extend(out.problems)
     session.size = max(session.size, base_offset + len(data))
@@ -200,7 +220,18 @@ def _entry(
         parent_id = parent if isinstance(parent, str) else None
         if entry_id in session.by_id:
             problems.append(Problem(name, line, f"duplicate entry id {entry_id!r}", "warning"))
-        if parent_id and parent_id not in session.by_id:
+        up = session.by_id.get(parent_id) if parent_id else None
+        if up is not None and up.recovered and not recovered:
+            problems.append(
+                Problem(
+                    name,
+                    line,
+                    f"entry {entry_id} (line {line}): parentId {parent_id!r:.42} is on line "
+                    f"{up.line}, which the agent cannot parse; its context restarts here",
+                    "warning",
+                )
+            )
+        elif parent_id and up is None:
             problems.append(
                 Problem(
                     name,
@@ -262,7 +293,8 @@ def _entry(
 def _add(session: Session, entry: Entry) -> None:
     session.entries.append(entry)
     session.by_id[entry.id] = entry
-    parent = entry.parent_id if entry.parent_id in session.by_id else None
+    up = session.by_id.get(entry.parent_id) if entry.parent_id is not None else None
+    parent = up.id if up is not None and not up.recovered else None  # as Session
     session.children.setdefault(parent, []).append(entry.id)
 
 

@@ -184,6 +184,10 @@ class EntryRenderer:
         """*text* in the muted colour."""
         return f'<span style="color:{self.t.muted}">{esc(text)}</span>'
 
+    def warning(self, text: str) -> str:
+        """*text* (escaped) set apart as a warning."""
+        return f'<span style="color:{self.t.colour("error")};font-weight:600;">{esc(text)}</span>'
+
     def title(self, role: str, text: str, mono: bool = False) -> str:
         """A block title in *role*'s colour."""
         family = f"font-family:'{esc(self.t.mono)}';" if mono else ""
@@ -285,6 +289,12 @@ class EntryRenderer:
         if msg is not None:
             bits += [msg.model, f"stop: {msg.stop_reason}" if msg.stop_reason else ""]
         first = " · ".join(esc(b) for b in bits if b)
+        if entry.recovered:
+            first += "<br>" + self.warning(
+                f"Never seen by the agent: line {entry.line} holds objects run together, "
+                "which the agent cannot parse and drops. memlens shows it, but leaves it "
+                "out of every replayed context, token count, plan and trim."
+            )
         if msg is None:
             return f"{pill}&nbsp;&nbsp;{first}"
         figures = [f"pi estimate {estimate_message(msg):,} tokens"]

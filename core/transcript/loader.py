@@ -157,11 +157,16 @@ def _parse(read: JsonlRead, name: str) -> Session:
     session_id = header["id"]
     entries: list[Entry] = []
     taken: set[str] = set()
-    position_ids: dict[int, str] = {}  # object index -> id, for v1 positions
+    # pi's position of each object (its parse drops lines of objects run together)
+    # -> id, for v1 firstKeptEntryIndex as pi's migration resolves it
+    position_ids: dict[int, str] = {}
+    pi_position = 0
     pending_v1: list[tuple[int, int]] = []  # (entry list index, firstKeptEntryIndex)
     prev_id: str | None = None
     for index, obj_rec in enumerate(objects[1:], start=1):
         obj = obj_rec.value
+        if not obj_rec.recovered:
+            pi_position += 1
         if not isinstance(obj, dict):
             problems.append(Problem(name, obj_rec.line, "not a JSON object; skipped"))
             continue
@@ -199,7 +204,8 @@ def _parse(read: JsonlRead, name: str) -> Session:
                 Problem(name, obj_rec.line, f"unknown entry type {kind!r} kept raw", "info")
             )
         taken.add(entry_id)
-        position_ids[index] = entry_id
+        if not obj_rec.recovered:
+            position_ids[pi_position] = entry_id
         if kind == "compaction" and version < 2:
             pos = obj.get("firstKeptEntryIndex")
             if isinstance(pos, int):
@@ -221,7 +227,8 @@ def _parse(read: JsonlRead, name: str) -> Session:
                 recovered=obj_rec.recovered,
             )
         )
-        prev_id = entry_id
+        if not obj_rec.recovered:  # pi chains v1 entries over the lines it parsed
+            prev_id = entry_id
     for list_index, pos in pending_v1:
         old = entries[list_index]
         target = position_ids.get(pos)

@@ -73,8 +73,9 @@ class ToolPair:
 class ParentBreak:
     """An entry whose ``parentId`` cuts the context: the chain to the root is broken.
 
-    ``kind`` is ``missing`` (the parent is not in the file), ``cycle`` (following
-    parents comes back to this entry) or ``invalid`` (the parentId is not a string).
+    ``kind`` is ``missing`` (the parent is not in the file), ``unparsed`` (the parent
+    is on a line the agent cannot parse), ``cycle`` (following parents comes back to
+    this entry) or ``invalid`` (the parentId is not a string).
     """
 
     entry_id: str
@@ -102,8 +103,11 @@ class Session:
             self.by_id = {e.id: e for e in self.entries}
         if not self.children:
             kids: dict[str | None, list[str]] = {}
+            by_id = self.by_id
             for e in self.entries:
-                parent = e.parent_id if e.parent_id in self.by_id else None
+                up = by_id.get(e.parent_id) if e.parent_id is not None else None
+                # pi never loads a recovered entry: its children are roots to the agent
+                parent = up.id if up is not None and not up.recovered else None
                 kids.setdefault(parent, []).append(e.id)
             self.children = kids
 
@@ -113,9 +117,21 @@ class Session:
         return str(self.header.get("id", ""))
 
     @property
-    def leaf(self) -> Entry | None:
-        """The current leaf: the last entry in file order."""
+    def last_entry(self) -> Entry | None:
+        """The last entry in file order (a recovered one included): where reading stopped."""
         return self.entries[-1] if self.entries else None
+
+    @property
+    def leaf(self) -> Entry | None:
+        """The current leaf: the last entry in file order that the agent loads.
+
+        As pi's session manager: the last entry it parsed, so never one recovered
+        from a line it cannot parse.
+        """
+        for e in reversed(self.entries):
+            if not e.recovered:
+                return e
+        return None
 
     def entry(self, ref: str) -> Entry:
         """Find an entry by id or by ``#N`` (object index, header = ``#0``).
@@ -146,11 +162,18 @@ class Session:
         return (self.entries[-1].index + 1) if self.entries else 1
 
     def path_to(self, entry_id: str) -> list[Entry]:
-        """Entries from the root to *entry_id*, following ``parentId``."""
+        """Entries from the root to *entry_id*, following ``parentId``, as pi walks them.
+
+        pi never loads an entry recovered from a line it cannot parse: the walk
+        stops at such a parent (pi's context restarts after it), and the path to a
+        recovered entry is the path to its parent (the agent's context there).
+        """
         path: list[Entry] = []
         seen: set[str] = set()
         current = self.by_id.get(entry_id)
-        while current is not None and current.id not in seen:
+        while current is not None and current.recovered:
+            current = self.by_id.get(current.parent_id) if current.parent_id else None
+        while current is not None and current.id not in seen and not current.recovered:
             seen.add(current.id)
             path.append(current)
             current = self.by_id.get(current.parent_id) if current.parent_id else None
@@ -185,7 +208,19 @@ class Session:
                     )
                 continue
             parent = by_id.get(pid)
-            if parent is None:
+            if parent is not None and parent.recovered and not e.recovered:
+                out.append(
+                    ParentBreak(
+                        e.id,
+                        e.line,
+                        "unparsed",
+                        pid,
+                        f"entry {e.id} (line {e.line}): parentId {_short(pid)} is on line "
+                        f"{parent.line}, which the agent cannot parse; its context "
+                        "restarts here",
+                    )
+                )
+            elif parent is None:
                 out.append(
                     ParentBreak(
                         e.id,

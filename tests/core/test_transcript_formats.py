@@ -288,7 +288,13 @@ def test_images_and_thinking_blocks():
     assert [b.kind for b in s.entries[2].message.blocks] == ["thinking", "thinking"]
 
 
-def test_v1_compaction_position_resolves_with_run_together_objects():
+def test_v1_compaction_position_resolves_as_pi_without_its_unparsable_line():
+    """pi's parse drops the line of two objects run together before it migrates v1.
+
+    ``firstKeptEntryIndex`` 3 then names no entry (pi: header, "c", compaction), so
+    pi's context is the summary alone (checked with pi 0.73.1 in tests/oracle); the
+    two recovered messages stay in the session, marked, and out of every context.
+    """
     header = {"type": "session", "id": "s1", "timestamp": "t", "cwd": "/"}
     objs = [
         orjson.dumps(o)
@@ -308,9 +314,53 @@ def test_v1_compaction_position_resolves_with_run_together_objects():
     ]
     data = objs[0] + b"\n" + objs[1] + objs[2] + b"\n" + objs[3] + b"\n" + objs[4] + b"\n"
     s = parse_transcript(data, "v1.jsonl")
-    (c,) = compactions(s)
-    assert s.by_id[c.first_kept_entry_id].message.text() == "c"
-    assert [i.message.text() for i in context_at(s)] == ["S", "c"]
+    assert [e.recovered for e in s.entries] == [True, True, False, False]
+    assert any("firstKeptEntryIndex 3 names no entry" in p.message for p in s.problems)
+    assert [i.message.text() for i in context_at(s)] == ["S"]
+    # the recovered ones are in no context, and pi's chain skips them
+    assert s.entries[2].parent_id is None and s.entries[3].parent_id == s.entries[2].id
+    assert context_at(s, s.entries[1].id) == []
+    assert [i.message.text() for i in context_at(s, s.entries[2].id)] == ["c"]
+
+
+def test_v1_compaction_position_counts_pi_positions_after_an_unparsable_line():
+    header = {"type": "session", "id": "s1", "timestamp": "t", "cwd": "/"}
+
+    def user(text: str) -> bytes:
+        msg = {"type": "message", "timestamp": "t", "message": {"role": "user", "content": text}}
+        return orjson.dumps(msg)
+
+    comp = {"type": "compaction", "timestamp": "t", "summary": "S", "firstKeptEntryIndex": 2}
+    data = b"\n".join(
+        [orjson.dumps(header), user("a") + user("b"), user("c"), user("d"), orjson.dumps(comp)]
+    )
+    s = parse_transcript(data + b"\n", "v1.jsonl")
+    # pi: [header, c, d, compaction]; index 2 is "d"
+    assert [i.message.text() for i in context_at(s)] == ["S", "d"]
+
+
+def test_v3_child_of_an_unparsable_line_restarts_the_context_as_pi():
+    def entry(i: str, parent: str | None, text: str) -> bytes:
+        msg = {"role": "user", "content": text, "timestamp": 1}
+        obj = {"type": "message", "id": i, "parentId": parent, "timestamp": "t", "message": msg}
+        return orjson.dumps(obj)
+
+    data = b"\n".join(
+        [
+            orjson.dumps({**H3}),
+            entry("a", None, "a"),
+            entry("b", "a", "b") + entry("c", "b", "c"),
+            entry("d", "c", "d"),
+            entry("e", "d", "e"),
+        ]
+    )
+    s = parse_transcript(data + b"\n", "v3.jsonl")
+    assert [e.id for e in s.entries if e.recovered] == ["b", "c"]
+    assert s.leaf is not None and s.leaf.id == "e"
+    # pi's byId lacks c: the walk from e stops at d
+    assert [i.message.text() for i in context_at(s)] == ["d", "e"]
+    (brk,) = [b for b in s.parent_breaks() if b.kind == "unparsed"]
+    assert brk.entry_id == "d" and "cannot parse" in brk.message
 
 
 def test_newer_version_is_read_with_a_warning():

@@ -22,6 +22,7 @@ import orjson
 import pytest
 
 from core.cli import main
+from core.compaction.plan import plan_compaction
 from core.demo import write_demo
 from core.transcript import context_at, load_transcript
 from tests.core.summary_fault_server import Fault, running
@@ -101,3 +102,33 @@ def test_pi_reads_the_fallback_written_on_request_with_its_notice_first(
     assert "this is not a real summary" in after["first"]["summary"].splitlines()[0]
     mine = memlens_view(transcript)
     assert (after["messages"], after["tokens"]) == (mine["messages"], mine["tokens"])
+
+
+def _run_together(src: Path, dst: Path, line_no: int) -> None:
+    """Copy *src* with line *line_no* (1-based) and the next written as one line."""
+    lines = src.read_bytes().splitlines()
+    lines[line_no - 1 : line_no + 1] = [lines[line_no - 1] + lines[line_no]]
+    dst.write_bytes(b"\n".join(lines) + b"\n")
+
+
+@pytest.mark.parametrize("line_no", [2, 40, -2])
+def test_a_line_pi_cannot_parse_is_out_of_memlens_context_too(
+    pi_package, transcript, fixtures_dir, tmp_path, line_no
+):
+    for src in (transcript, fixtures_dir / "large-session.jsonl"):
+        n = len(src.read_bytes().splitlines())
+        dst = tmp_path / f"joined-{src.name}"
+        _run_together(src, dst, line_no % n)
+        session = load_transcript(dst)
+        recovered = [e for e in session.entries if e.recovered]
+        assert len(recovered) == 2  # still shown, marked
+        theirs = pi_context(pi_package, dst)
+        mine = memlens_view(dst)
+        assert (mine["messages"], mine["roles"]) == (theirs["messages"], theirs["roles"])
+        assert mine["tokens"] == theirs["tokens"]
+        if src == transcript:  # v3: real ids (pi gives v1 entries random ones)
+            assert session.leaf is not None and session.leaf.id == theirs["leaf"]
+        assert not any(i.entry.recovered for i in context_at(session, None))
+        plan = plan_compaction(session, window=64_000, keep_recent_tokens=2_000)
+        planned = [*plan.summarize, *plan.kept, *plan.turn_prefix, *plan.history_dropped]
+        assert (planned or not plan.ok) and not any(i.entry.recovered for i in planned), plan.reason

@@ -184,3 +184,22 @@ def test_demo_tool_calls_show_their_results(view, tmp_path):
         if checked == 40:
             break
     assert checked == 40 and thinking > 0
+
+
+def test_an_entry_the_agent_cannot_parse_is_marked_never_seen(view):
+    from core.transcript.loader import parse_transcript
+
+    head = {"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"}
+
+    def user(i: str, parent: str | None) -> bytes:
+        msg = {"role": "user", "content": f"text {i}", "timestamp": 1}
+        obj = {"type": "message", "id": i, "parentId": parent, "timestamp": "t", "message": msg}
+        return orjson.dumps(obj)
+
+    data = b"\n".join([orjson.dumps(head), user("a", None), user("b", "a") + user("c", "b")])
+    s = parse_transcript(data + b"\n", "run-together.jsonl")
+    view.show_entry(s, "b")
+    assert "Never seen by the agent: line 3" in view.header.text()
+    assert "text b" in view.plain_text()
+    view.show_entry(s, "a")
+    assert "Never seen" not in view.header.text()
