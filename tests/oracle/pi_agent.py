@@ -309,7 +309,8 @@ def node_json(script: str, *args: str, timeout: float = 120) -> Any:
     )
     if done.returncode != 0:
         raise RuntimeError(f"{script} failed: {done.stderr.decode()}")
-    return orjson.loads(done.stdout)
+    # The standard library: pi's JSON may hold lone surrogates, which orjson refuses.
+    return json.loads(done.stdout)
 
 
 def pi_entries(pkg: Path, transcript: Path) -> dict[str, Any]:
@@ -322,11 +323,17 @@ def pi_messages(pkg: Path, transcript: Path) -> dict[str, Any]:
     return dict(node_json("pi_entries.mjs", str(pkg), str(transcript), "messages"))
 
 
+def pi_leaf(pkg: Path, transcript: Path) -> dict[str, Any]:
+    """pi's parsed entries and the context at the leaf only (for long files)."""
+    return dict(node_json("pi_entries.mjs", str(pkg), str(transcript), "leaf"))
+
+
 def pi_session_ops(pkg: Path, spec: dict[str, Any], workdir: Path) -> dict[str, Any]:
     """Run pi's own SessionManager calls (see ``pi_session.mjs``); return its answer."""
     workdir.mkdir(parents=True, exist_ok=True)
     ops = workdir / f"ops-{len(list(workdir.glob('ops-*.json')))}.json"
-    ops.write_bytes(orjson.dumps(spec))
+    # The standard library, not orjson: it escapes lone surrogates, which orjson refuses.
+    ops.write_text(json.dumps(spec))
     return dict(node_json("pi_session.mjs", str(pkg), str(ops)))
 
 

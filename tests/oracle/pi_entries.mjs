@@ -1,9 +1,10 @@
 // What pi itself makes of a transcript, entry by entry, in one process.
-// node pi_entries.mjs PI_PACKAGE_DIR TRANSCRIPT [contexts|messages]  ->  JSON on stdout
+// node pi_entries.mjs PI_PACKAGE_DIR TRANSCRIPT [contexts|leaf|messages]  ->  JSON on stdout
 //
 // contexts (default): pi's parse + migration, then for EVERY entry id
 //   buildSessionContext(entries, id): per message its role, text, tool call ids,
 //   toolCallId, estimateTokens; also the leaf's context through convertToLlm.
+// leaf: only the leaf's context (for long files, where every entry's is too much).
 // messages: every message an entry puts in context (message, custom_message,
 //   branch_summary, compaction), in file order, with estimateTokens; no replay.
 import { readFileSync } from "node:fs";
@@ -75,6 +76,8 @@ if (mode === "messages") {
     const m = entryMessage(e);
     if (m) out.messages.push({ entry: e.id, entryTimestamp: e.timestamp, ...describe(m) });
   }
+} else if (mode === "leaf") {
+  out.leafContext = pi.buildSessionContext(body).messages.map(describe);
 } else {
   const byId = new Map(body.map((e) => [e.id, e]));
   out.contexts = {};
