@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 Fate = Literal["dropped", "summarised", "turn prefix", "kept"]
 
 FATE_TIPS: dict[Fate, str] = {
-    "dropped": "Older history pruned to fit maxHistoryShare of the window; still summarised "
-    "(first, on its own) and archived",
+    "dropped": "Older history pruned because what stays after the cut exceeds "
+    "maxHistoryShare x 1.2 of the window; still summarised (first, on its own) and archived",
     "summarised": "Replaced by the summary (archived as segments)",
     "turn prefix": "The start of the turn the cut point splits, summarised on its own",
     "kept": "Kept verbatim after the summary",

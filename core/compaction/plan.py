@@ -6,19 +6,28 @@ after it (never a tool result); pull in the non-message entries just before it;
 a cut that is not at a user message splits a turn, whose prefix is summarised on
 its own. The range starts at the previous compaction's first kept entry.
 
-OpenClaw's staged summarisation (``compaction.ts`` of the agent runner): an
+OpenClaw's staged summarisation (``dist/compaction-planning-*.mjs`` of
+OpenClaw 2026.9.6), with OpenClaw's own estimate (:func:`openclaw_estimate`): an
 adaptive chunk ratio, a split into 2 parts by token share, chunks of at most
-``maxChunkTokens / 1.2`` (an oversized message alone), and history-share pruning
-when what is summarised exceeds ``maxHistoryShare`` of the window.
+``maxChunkTokens / 1.2``, never parting a tool call from its results. History
+share (the compaction safeguard's ``buildHistoryPrunePlan``): when what stays
+after the cut (``tokensBefore`` less what is summarised) exceeds
+``window x maxHistoryShare x 1.2``, the older part of a split of what is
+summarised is dropped, tool pairing repaired, until it fits
+``window x maxHistoryShare``; the dropped part is summarised first, on its own.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from core.jsstr import js_json_len, js_len
 from core.tokens import estimate_message
+from core.transcript.normalize import normalize_message
 from core.transcript.replay import context_at, context_size
 
 if TYPE_CHECKING:
@@ -55,40 +64,25 @@ def _item(entry: Entry) -> PlanItem | None:
 
 
 def adaptive_chunk_ratio(tokens: Sequence[int], window: int) -> float:
-    """0.4, reduced when the average message is large against the window."""
+    """0.4, reduced when the average message is large against the window.
+
+    ``computeAdaptiveChunkRatio``; *tokens* are OpenClaw's estimates
+    (:func:`openclaw_estimate`).
+    """
     if not tokens:
         return BASE_CHUNK_RATIO
-    avg_ratio = (sum(tokens) / len(tokens)) * SAFETY_MARGIN / window
+    avg_ratio = sum(tokens) / len(tokens) * SAFETY_MARGIN / window
     if avg_ratio > 0.1:
-        reduction = min(avg_ratio * 2, BASE_CHUNK_RATIO - MIN_CHUNK_RATIO)
+        reduction = min(avg_ratio * 2, 0.25)  # the literal: 0.4 - 0.15 is 0.25000000000000006
         return max(MIN_CHUNK_RATIO, BASE_CHUNK_RATIO - reduction)
     return BASE_CHUNK_RATIO
 
 
-def split_by_token_share(tokens: Sequence[int], parts: int = DEFAULT_PARTS) -> list[list[int]]:
-    """Indexes split into *parts* runs of about equal tokens (OpenClaw's rule)."""
-    if not tokens:
-        return []
-    parts = min(max(1, parts), len(tokens))
-    if parts <= 1:
-        return [list(range(len(tokens)))]
-    target = sum(tokens) / parts
-    chunks: list[list[int]] = []
-    current: list[int] = []
-    acc = 0
-    for i, t in enumerate(tokens):
-        if len(chunks) < parts - 1 and current and acc + t > target:
-            chunks.append(current)
-            current, acc = [], 0
-        current.append(i)
-        acc += t
-    if current:
-        chunks.append(current)
-    return chunks
-
-
 def chunk_by_max_tokens(tokens: Sequence[int], max_tokens: int) -> list[list[int]]:
-    """Indexes in chunks of at most ``max_tokens / 1.2``; an oversized one alone."""
+    """Indexes in chunks of at most ``max_tokens / 1.2``; an oversized one alone.
+
+    Blind to tool-call groups; OpenClaw's rule is :func:`summary_chunks`.
+    """
     effective = max(1, math.floor(max_tokens / SAFETY_MARGIN))
     chunks: list[list[int]] = []
     current: list[int] = []
@@ -107,18 +101,468 @@ def chunk_by_max_tokens(tokens: Sequence[int], max_tokens: int) -> list[list[int
     return chunks
 
 
+# -- OpenClaw's planning estimate and chunking (dist/compaction-planning-*.mjs) ----------
+# estimateStringChars (dist/cjk-chars-*.mjs): UTF-16 length plus a weight per CJK
+# code point; (first, last, extra chars) in the order of WEIGHTED_CJK_RANGES.
+_CJK_WEIGHTS: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = (
+    (3, ((183, 183), (12288, 12703), (19968, 40869), (44032, 55215), (65281, 65376))),
+    (
+        11,
+        (
+            (4352, 4607),
+            (11904, 12287),
+            (12704, 19967),
+            (40870, 40959),
+            (40960, 42239),
+            (42752, 42759),
+            (43360, 43391),
+            (55216, 55295),
+            (63744, 64255),
+        ),
+    ),
+    (
+        7,
+        (
+            (711, 711),
+            (713, 715),
+            (729, 729),
+            (746, 747),
+            (773, 773),
+            (803, 803),
+            (65040, 65103),
+            (65377, 65500),
+            (65504, 65510),
+        ),
+    ),
+    (10, ((119648, 119665),)),
+    (
+        14,
+        (
+            (94176, 94207),
+            (110576, 110591),
+            (110592, 110959),
+            (127488, 127743),
+            (131072, 195103),
+            (196608, 210047),
+        ),
+    ),
+)
+_CJK_EXTRA: dict[int, int] = {}
+for _extra, _ranges in reversed(_CJK_WEIGHTS):  # the first range listed wins, as fill() does
+    for _lo, _hi in _ranges:
+        _CJK_EXTRA.update(dict.fromkeys(range(_lo, _hi + 1), _extra))
+IMAGE_BLOCK_CHARS = 8000
+"""OpenClaw counts an image in user, tool-result and custom content as 2,000 tokens."""
+_OMIT_IMAGE = "[image data omitted from summary input]"
+_OMIT_OTHER = "[non-text data omitted from summary input]"
+MISSING_TOOL_RESULT_TEXT = (
+    "[openclaw] missing tool result in session history; "
+    "inserted synthetic error result for transcript repair."
+)
+_TOOL_CALL_TYPES = frozenset({"toolCall", "toolUse", "functionCall"})
+_RESULT_ID_KEYS = ("toolCallId", "toolUseId", "tool_call_id", "tool_use_id", "callId", "call_id")
+
+
+def estimate_string_chars(text: str) -> int:
+    """OpenClaw's ``estimateStringChars``: JS length, CJK code points weighted."""
+    n = js_len(text)
+    if text.isascii():
+        return n
+    return n + sum(_CJK_EXTRA.get(ord(c), 0) for c in text if ord(c) > 127)
+
+
+def _content_chars(content: Any) -> int:
+    """``countContentChars``: joined block texts, 8,000 per image, omission notes."""
+    if isinstance(content, str):
+        return estimate_string_chars(content)
+    if not isinstance(content, list):
+        return 0
+    texts: list[str] = []
+    omissions: dict[str, None] = {}
+    images = 0
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        images += kind == "image"
+        text = block.get("text")
+        if kind in ("text", "toolResult", "tool_result") and isinstance(text, str) and text:
+            texts.append(text)
+        elif kind in ("toolResult", "tool_result") and isinstance(block.get("content"), str):
+            texts.append(block["content"])
+        elif kind != "text":
+            omissions[_OMIT_IMAGE if kind == "image" else _OMIT_OTHER] = None
+    omission = "\n".join(omissions)
+    chars = estimate_string_chars("\n".join(t for t in texts if t)) + images * IMAGE_BLOCK_CHARS
+    return chars + (js_len(omission) + 17 if omission else 0)
+
+
+def _sender_suffix(raw: dict[str, Any]) -> str:
+    meta = raw.get("__openclaw")
+    if not isinstance(meta, dict):
+        return ""
+
+    def norm(value: Any) -> str | None:
+        return (value.replace("\0", "").strip() or None) if isinstance(value, str) else None
+
+    sender = {
+        k: v
+        for k, v in (
+            ("id", norm(meta.get("senderId"))),
+            ("name", norm(meta.get("senderName"))),
+            ("username", norm(meta.get("senderUsername"))),
+        )
+        if v is not None
+    }
+    if "id" not in sender:
+        return ""
+    return " sender=" + json.dumps(sender, ensure_ascii=False, separators=(",", ":"))
+
+
+def _runtime_context(message: Message) -> bool:
+    """``isOpenClawRuntimeContextCustomMessage``."""
+    return message.role == "custom" and message.raw.get("customType") == "openclaw.runtime-context"
+
+
+def openclaw_estimate(message: Message) -> int:
+    """OpenClaw's planning estimate of one message (``estimateTokens``, agent-core).
+
+    Unlike pi's: CJK characters weigh more, an image is 8,000 characters (also in
+    user messages), blocks are joined by a line break, non-text blocks add an
+    omission note, and an OpenClaw runtime-context message counts 0.
+    """
+    raw = message.raw
+    if raw.get("excludeFromContext") is True:
+        return 0
+    role = message.role
+    if role == "assistant":
+        chars = 0
+        content = raw.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                chars += estimate_string_chars(str(block.get("text") or ""))
+            elif kind == "thinking":
+                chars += estimate_string_chars(str(block.get("thinking") or ""))
+            elif kind == "toolCall":
+                args = block.get("arguments")
+                text = json.dumps(args, ensure_ascii=False) if args is not None else ""
+                chars += estimate_string_chars(str(block.get("name") or ""))
+                chars += js_json_len(args) + estimate_string_chars(text) - js_len(text)
+        return math.ceil(chars / 4)
+    if _runtime_context(message):
+        return 0
+    if role in ("user", "custom", "toolResult"):
+        chars = _content_chars(raw.get("content"))
+        if role == "user":
+            chars += estimate_string_chars(_sender_suffix(raw))
+        return math.ceil(chars / 4)
+    if role == "bashExecution":
+        text = str(raw.get("command") or "") + str(raw.get("output") or "")
+        return math.ceil(estimate_string_chars(text) / 4)
+    if role in ("branchSummary", "compactionSummary"):
+        return math.ceil(estimate_string_chars(message.text()) / 4)
+    return 0
+
+
+def _call_ids(message: Message) -> list[tuple[str, str | None]]:
+    """``extractToolCallsFromAssistant``: ``(id, name)`` of each tool call block."""
+    content = message.raw.get("content")
+    out: list[tuple[str, str | None]] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") in _TOOL_CALL_TYPES:
+            cid, name = block.get("id"), block.get("name")
+            if isinstance(cid, str) and cid:
+                out.append((cid, name if isinstance(name, str) else None))
+    return out
+
+
+def _result_id(message: Message) -> str | None:
+    """``extractToolResultId``: the first non-blank id field, trimmed."""
+    for key in _RESULT_ID_KEYS:
+        value = message.raw.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def message_groups(items: Sequence[PlanItem], tokens: Sequence[int]) -> list[tuple[int, int, int]]:
+    """``forEachCompactionMessageGroup``: ``(start, end, tokens)`` of each group.
+
+    A group ends where no tool call of the latest assistant message waits for its
+    result, so a call and its results are never apart; an aborted or failed
+    assistant message waits for nothing.
+    """
+    groups: list[tuple[int, int, int]] = []
+    start = acc = 0
+    pending: Counter[str] = Counter()
+    for index, item in enumerate(items):
+        acc += tokens[index]
+        m = item.message
+        if m.role == "assistant":
+            failed = str(m.raw.get("stopReason")) in ("aborted", "error")
+            pending = Counter() if failed else Counter(cid for cid, _ in _call_ids(m))
+        elif m.role == "toolResult" and pending.total():
+            rid = _result_id(m)
+            if rid is None:
+                pending.clear()
+            elif pending[rid] > 0:
+                pending[rid] -= 1
+        if not pending.total():
+            groups.append((start, index + 1, acc))
+            start, acc = index + 1, 0
+    if start < len(items):
+        groups.append((start, len(items), acc))
+    return groups
+
+
+def chunk_message_groups(
+    items: Sequence[PlanItem],
+    max_tokens: float,
+    tokens: Sequence[int],
+    max_chunks: float = math.inf,
+) -> list[list[int]]:
+    """``chunkCompactionMessageGroups``: indexes in chunks of whole groups."""
+    chunks: list[list[int]] = []
+    chunk_start = acc = 0
+    for start, _end, t in message_groups(items, tokens):
+        if start > chunk_start and len(chunks) < max_chunks - 1 and acc + t > max_tokens:
+            chunks.append(list(range(chunk_start, start)))
+            chunk_start, acc = start, 0
+        acc += t
+    if chunk_start < len(items):
+        chunks.append(list(range(chunk_start, len(items))))
+    return chunks
+
+
+def _parts(parts: float, count: int) -> int:
+    """``normalizeCompactionParts``."""
+    if not math.isfinite(parts) or parts <= 1:
+        return 1
+    return min(max(1, math.floor(parts)), max(1, count))
+
+
+def stage_split(
+    items: Sequence[PlanItem],
+    max_chunk_tokens: float,
+    *,
+    parts: int = DEFAULT_PARTS,
+    min_messages: int = MIN_MESSAGES_FOR_SPLIT,
+) -> list[list[int]] | None:
+    """``buildStageSplitPlan``: parts of about equal tokens, or None for one stage."""
+    n = _parts(parts, len(items))
+    if n <= 1 or len(items) < max(2, min_messages):
+        return None
+    tokens = [openclaw_estimate(i.message) for i in items]
+    total = sum(tokens)
+    if total <= max_chunk_tokens:
+        return None
+    chunks = chunk_message_groups(items, total / n, tokens, n)
+    return chunks if len(chunks) > 1 else None
+
+
+def summary_chunks(items: Sequence[PlanItem], max_chunk_tokens: int) -> list[list[int]]:
+    """``buildSummaryChunks``: one summarisation call per chunk.
+
+    OpenClaw's runtime-context messages are left out (``sanitizeCompactionMessages``).
+    """
+    safe = [k for k, i in enumerate(items) if not _runtime_context(i.message)]
+    tokens = [openclaw_estimate(items[k].message) for k in safe]
+    effective = max(1, math.floor(max_chunk_tokens / SAFETY_MARGIN))
+    chunks = chunk_message_groups([items[k] for k in safe], effective, tokens)
+    return [[safe[j] for j in chunk] for chunk in chunks]
+
+
+def _is_synthetic_missing(raw: dict[str, Any]) -> bool:
+    """``isSyntheticMissingToolResult``."""
+    if not raw.get("isError"):
+        return False
+    details = raw.get("details")
+    if isinstance(details, dict) and details.get("openclawSyntheticMissingToolResult") is True:
+        return True
+    content = raw.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict)
+        and b.get("type") == "text"
+        and b.get("text") == MISSING_TOOL_RESULT_TEXT
+        for b in content
+    )
+
+
+def _name(value: Any) -> str | None:
+    """``normalizeOptionalString``."""
+    return (value.strip() or None) if isinstance(value, str) else None
+
+
+def _named(raw: dict[str, Any], fallback: str | None) -> dict[str, Any]:
+    """``normalizeToolResultName``: *raw*, or a copy with its tool name set."""
+    own = _name(raw.get("toolName"))
+    if own:
+        return raw if raw.get("toolName") == own else {**raw, "toolName": own}
+    if _name(fallback):
+        return {**raw, "toolName": _name(fallback)}
+    return {**raw, "toolName": "unknown"} if isinstance(raw.get("toolName"), str) else raw
+
+
+def _rewritten(item: PlanItem, raw: dict[str, Any]) -> PlanItem:
+    """*item* as the new object OpenClaw's repair makes of it (same entry)."""
+    if raw is item.message.raw:
+        return item
+    m = normalize_message(raw)
+    return PlanItem(item.entry, m, estimate_message(m))
+
+
+def _missing_result(assistant: PlanItem, call_id: str, name: str | None) -> PlanItem:
+    """``makeMissingToolResult``: the error result repair inserts for a lost one."""
+    raw: dict[str, Any] = {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name or "unknown",
+        "content": [{"type": "text", "text": MISSING_TOOL_RESULT_TEXT}],
+        "details": {"openclawSyntheticMissingToolResult": True, "reason": "missing_tool_result"},
+        "isError": True,
+    }
+    m = normalize_message(raw)
+    return PlanItem(assistant.entry, m, estimate_message(m))
+
+
+@dataclass(slots=True)
+class _Call:
+    id: str
+    name: str | None
+    result: int | None = None
+    """Index of the result that answers it."""
+    synthetic: bool = False
+
+
 def repair_pairing(items: Sequence[PlanItem]) -> tuple[list[PlanItem], list[PlanItem]]:
-    """Drop tool results whose call is not among *items*: ``(kept, orphans)``."""
-    calls = {b.tool_id for i in items for b in i.message.tool_calls() if b.tool_id}
-    kept: list[PlanItem] = []
-    orphans: list[PlanItem] = []
-    for i in items:
-        ids = i.message.result_ids()
-        if i.message.role == "toolResult" and ids and not any(x in calls for x in ids):
-            orphans.append(i)
-        else:
-            kept.append(i)
-    return kept, orphans
+    """OpenClaw's ``repairToolUseResultPairing`` (default options): ``(messages, discarded)``.
+
+    Each assistant message with tool calls is followed by its results, in call
+    order (a result found later in its frame or the next ones moves up); a result
+    no call claims, and a second result for a call, are discarded; a call whose
+    result is missing gets a synthetic error result unless the assistant message
+    was aborted or failed.
+    """
+    msgs = [i.message for i in items]
+    raws: dict[int, dict[str, Any]] = {}
+    """Results given the id of their frame's only call (a new object in OpenClaw)."""
+    starts = [k for k, m in enumerate(msgs) if m.role == "assistant" and _call_ids(m)]
+    dropped: list[int] = []
+    frames: list[tuple[int, int, list[_Call], list[int], list[int]]] = []
+    for f, start in enumerate(starts):
+        end = starts[f + 1] if f + 1 < len(starts) else len(msgs)
+        calls = [_Call(cid, name) for cid, name in _call_ids(msgs[start])]
+        remainder: list[int] = []
+        unclaimed: list[int] = []
+        for k in range(start + 1, end):
+            m = msgs[k]
+            if m.role != "toolResult":
+                remainder.append(k)
+                continue
+            rid = _result_id(m)
+            if rid is None and len(calls) == 1:
+                own, want = _name(m.raw.get("toolName")), _name(calls[0].name)
+                if not (own and want and own != want):  # normalizeLegacyToolResultId
+                    rid = calls[0].id
+                    raws[k] = {**m.raw, "toolCallId": rid, "isError": True}
+            synthetic = _is_synthetic_missing(raws.get(k, m.raw))
+            call = next((c for c in calls if c.id == rid and c.result is None), None)
+            if call is not None:
+                call.result, call.synthetic = k, synthetic
+            elif rid is None or all(c.id != rid for c in calls):
+                unclaimed.append(k)
+            elif not synthetic:
+                swap = next((c for c in calls if c.id == rid and c.synthetic), None)
+                if swap is not None and swap.result is not None:
+                    dropped.append(swap.result)
+                    swap.result, swap.synthetic = k, False
+                else:
+                    dropped.append(k)
+            else:
+                dropped.append(k)
+        frames.append((start, end, calls, remainder, unclaimed))
+    unresolved: dict[str, list[_Call]] = {}
+    for _start, _end, calls, _remainder, unclaimed in frames:
+        for c in calls:
+            if c.result is None or c.synthetic:
+                unresolved.setdefault(c.id, []).append(c)
+        for k in unclaimed:
+            rid = _result_id(msgs[k])
+            synthetic = _is_synthetic_missing(msgs[k].raw)
+            found = [
+                c
+                for c in unresolved.get(rid or "", [])
+                if rid
+                if c.result is None or (c.synthetic and not synthetic)
+            ]
+            if len(found) != 1:
+                dropped.append(k)
+                continue
+            if found[0].result is not None:
+                dropped.append(found[0].result)
+            found[0].result, found[0].synthetic = k, synthetic
+    out: list[PlanItem] = []
+    cursor = 0
+    for start, end, calls, remainder, _unclaimed in [*frames, (len(msgs), len(msgs), [], [], [])]:
+        for k in range(cursor, start):  # outside any frame: a result here is an orphan
+            if msgs[k].role == "toolResult":
+                dropped.append(k)
+            else:
+                out.append(items[k])
+        cursor = end
+        if start == len(msgs):
+            break
+        out.append(items[start])
+        failed = str(msgs[start].raw.get("stopReason")) in ("error", "aborted")
+        for c in calls:
+            if c.result is not None:
+                k = c.result
+                out.append(_rewritten(items[k], _named(raws.get(k, msgs[k].raw), c.name)))
+            elif not failed:
+                out.append(_missing_result(items[start], c.id, c.name))
+        out.extend(items[k] for k in remainder)
+    return out, [items[k] for k in sorted(dropped)]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPrune:
+    """What ``pruneHistoryForContextShare`` keeps and drops."""
+
+    kept: list[PlanItem]
+    dropped: list[PlanItem]
+    """Oldest first, repair's discards included."""
+    dropped_chunks: int
+    budget_tokens: int
+
+
+def prune_history(
+    items: Sequence[PlanItem], window: int, share: float, parts: int = DEFAULT_PARTS
+) -> HistoryPrune:
+    """Drop the older part of a 2-way split, repair tool pairing, until *items* fit.
+
+    OpenClaw's ``pruneHistoryForContextShare``: the budget is
+    ``floor(window * share)``; a list that is one group or at most the budget
+    is not split.
+    """
+    budget = max(1, math.floor(window * share))
+    kept = list(items)
+    dropped: list[PlanItem] = []
+    rounds = 0
+    n = _parts(parts, len(kept))
+    while kept:
+        split = stage_split(kept, budget, parts=n, min_messages=2)
+        if split is None:
+            break
+        retained, discarded = repair_pairing([kept[i] for c in split[1:] for i in c])
+        dropped += [kept[i] for i in split[0]] + discarded
+        kept = retained
+        rounds += 1
+    order = {id(item): k for k, item in enumerate(items)}
+    dropped.sort(key=lambda i: order.get(id(i), len(items)))
+    return HistoryPrune(kept, dropped, rounds, budget)
 
 
 @dataclass(slots=True)
@@ -151,6 +595,17 @@ class CompactionPlan:
     """Indexes into :attr:`summarize` for each summarisation call."""
     history_chunks: list[list[int]] = field(default_factory=list)
     """Indexes into :attr:`history_dropped` for each call summarising dropped history."""
+    max_history_share: float = 0.5
+    summarizable_tokens: int = 0
+    """OpenClaw's estimate of what is summarised and the turn prefix, before pruning."""
+    new_content_tokens: int = 0
+    """``tokens_before`` less :attr:`summarizable_tokens`: what stays after the cut."""
+    max_history_tokens: int = 0
+    """Pruning runs when :attr:`new_content_tokens` exceeds this (window x share x 1.2)."""
+    history_dropped_chunks: int = 0
+    """Rounds of pruning (each drops the older part of a split)."""
+    history_chunk_ratio: float = BASE_CHUNK_RATIO
+    history_max_chunk_tokens: int = 0
     read_files: list[str] = field(default_factory=list)
     modified_files: list[str] = field(default_factory=list)
 
@@ -291,32 +746,42 @@ def plan_compaction(
             "hold every message since the last compaction"
         )
         return plan
-    # History share: what is summarised must fit maxHistoryShare of the window.
-    budget = max(1, math.floor(window * max_history_share))
-    while summarize and sum(i.tokens for i in summarize) > budget:
-        halves = split_by_token_share([i.tokens for i in summarize])
-        if len(halves) <= 1:
-            break
-        dropped = [summarize[i] for i in halves[0]]
-        rest, orphans = repair_pairing([summarize[i] for h in halves[1:] for i in h])
-        plan.history_dropped.extend(dropped + orphans)
-        summarize = rest
+    # History share, as OpenClaw's compaction safeguard (buildHistoryPrunePlan):
+    # prune only when what stays after the cut exceeds window x share x 1.2.
+    plan.max_history_share = max_history_share
+    plan.summarizable_tokens = sum(
+        openclaw_estimate(i.message) for i in (*summarize, *plan.turn_prefix)
+    )
+    plan.new_content_tokens = max(0, math.floor(plan.tokens_before - plan.summarizable_tokens))
+    plan.max_history_tokens = math.floor(window * max_history_share * SAFETY_MARGIN)
+    if plan.new_content_tokens > plan.max_history_tokens:
+        pruned = prune_history(summarize, window, max_history_share)
+        if pruned.dropped_chunks:
+            plan.history_dropped_chunks = pruned.dropped_chunks
+            plan.history_dropped = pruned.dropped
+            summarize = pruned.kept
     plan.summarize = summarize
     _file_ops([*plan.history_dropped, *summarize, *plan.turn_prefix], read, modified)
     plan.modified_files = sorted(modified)
     plan.read_files = sorted(read - modified)
-    plan.chunk_ratio = adaptive_chunk_ratio([i.tokens for i in summarize], window)
+    plan.chunk_ratio = adaptive_chunk_ratio(
+        [openclaw_estimate(i.message) for i in (*summarize, *plan.turn_prefix)], window
+    )
     plan.max_chunk_tokens = max(1, math.floor(window * plan.chunk_ratio) - OVERHEAD_TOKENS)
-    tokens = [i.tokens for i in summarize]
-    if len(summarize) >= MIN_MESSAGES_FOR_SPLIT and sum(tokens) > plan.max_chunk_tokens:
-        plan.parts = split_by_token_share(tokens)
-    else:
-        plan.parts = [list(range(len(summarize)))] if summarize else []
+    split = stage_split(summarize, plan.max_chunk_tokens)
+    plan.parts = split or ([list(range(len(summarize)))] if summarize else [])
     for part in plan.parts:
-        for chunk in chunk_by_max_tokens([tokens[i] for i in part], plan.max_chunk_tokens):
-            plan.chunks.append([part[j] for j in chunk])
-    dropped_tokens = [i.tokens for i in plan.history_dropped]
-    plan.history_chunks = chunk_by_max_tokens(dropped_tokens, plan.max_chunk_tokens)
+        chunks = summary_chunks([summarize[i] for i in part], plan.max_chunk_tokens)
+        plan.chunks += [[part[j] for j in chunk] for chunk in chunks]
+    if plan.history_dropped:
+        dropped = plan.history_dropped
+        plan.history_chunk_ratio = adaptive_chunk_ratio(
+            [openclaw_estimate(i.message) for i in dropped], window
+        )
+        plan.history_max_chunk_tokens = max(
+            1, math.floor(window * plan.history_chunk_ratio) - OVERHEAD_TOKENS
+        )
+        plan.history_chunks = summary_chunks(dropped, plan.history_max_chunk_tokens)
     plan.reason = (
         f"summarise {len(summarize) + len(plan.history_dropped)} messages "
         f"(~{plan.tokens_summarized:,} tokens) in {plan.calls} call(s); keep "

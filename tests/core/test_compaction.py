@@ -13,7 +13,8 @@ from core.compaction.plan import (
     adaptive_chunk_ratio,
     chunk_by_max_tokens,
     plan_compaction,
-    split_by_token_share,
+    stage_split,
+    summary_chunks,
 )
 from core.compaction.run import CompactionRefused, compact, write_compaction
 from core.compaction.summarize import (
@@ -43,13 +44,32 @@ def demo(tmp_path_factory):
     return root, sessions[-1]  # the longest session
 
 
-def test_chunking_rules():
+def _items(tmp_path, chars):
+    objs, parent = [], None
+    for i, n in enumerate(chars, 1):
+        msg = {"role": "user" if i % 2 else "assistant", "timestamp": 1}
+        msg["content"] = [{"type": "text", "text": "x" * n}]
+        if i % 2 == 0:
+            msg["stopReason"] = "stop"
+        objs.append({"type": "message", "id": f"{i:08x}", "parentId": parent, "message": msg})
+        parent = f"{i:08x}"
+    head = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z"}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(o) for o in [head, *objs]) + b"\n")
+    return plan_compaction(load_transcript(path), keep_recent_tokens=10**9).kept  # all kept
+
+
+def test_chunking_rules(tmp_path):
     assert adaptive_chunk_ratio([100] * 10, 200_000) == 0.4
-    # average 20k tokens * 1.2 / 100k = 0.24 > 0.1: 0.4 - min(0.48, 0.25) = 0.15
-    assert adaptive_chunk_ratio([20_000] * 3, 100_000) == pytest.approx(0.15)
-    assert split_by_token_share([10, 10, 10, 10]) == [[0, 1], [2, 3]]
-    assert split_by_token_share([50, 1, 1, 1]) == [[0], [1, 2, 3]]
-    # max 120 -> effective 100; the oversized 500 sits alone
+    # average 20k tokens * 1.2 / 100k = 0.24 > 0.1: 0.4 - min(0.48, 0.25) = 0.15 (+1 ulp)
+    assert adaptive_chunk_ratio([20_000] * 3, 100_000) == 0.4 - 0.25
+    # OpenClaw's buildStageSplitPlan: 2 parts by token share, only above the max
+    assert stage_split(_items(tmp_path, [40, 40, 40, 40]), 39) == [[0, 1], [2, 3]]
+    assert stage_split(_items(tmp_path, [200, 4, 4, 4]), 39) == [[0], [1, 2, 3]]
+    assert stage_split(_items(tmp_path, [40, 40, 40, 40]), 40) is None
+    # buildSummaryChunks: max 120 -> effective 100; after the oversized 500, a new chunk
+    chunks = summary_chunks(_items(tmp_path, [240, 120, 2000, 80, 360]), 120)
+    assert chunks == [[0, 1], [2], [3], [4]]
     assert chunk_by_max_tokens([60, 30, 500, 20, 90], 120) == [[0, 1], [2], [3], [4]]
 
 
@@ -66,7 +86,7 @@ def test_plan_on_the_real_fixture(fixtures_dir):
     assert not {i.entry.id for i in plan.summarize} & {i.entry.id for i in plan.kept}
     assert plan.calls == len(plan.chunks) + len(plan.history_chunks) + (
         1 if plan.turn_prefix else 0
-    )
+    ) + (len(plan.parts) > 1)
     assert "/Users/badlogic/workspaces/pi-mono/packages/coding-agent/src/main.ts" in plan.read_files
     after_first = plan_compaction(s, at="#627")
     # the range starts at the previous compaction's first kept entry (#293)

@@ -67,7 +67,7 @@ def test_oversized_note_rounds_like_math_round(tmp_path):
     p = tmp_path / "s.jsonl"
     write_file(p, lines(objs))
     plan = plan_compaction(load_transcript(p), window=4000, keep_recent_tokens=100)
-    assert any(i.tokens == 2500 for i in plan.history_dropped)
+    assert any(i.tokens == 2500 for i in plan.summarize)
     runner = _Runner(plan, _FailFirst(), None, None)
-    text = runner.with_fallback(plan.history_dropped, plan.history_chunks, None)
+    text = runner.with_fallback(plan.summarize, plan.chunks, None)
     assert "[Large assistant (~3K tokens) omitted]" in text  # Math.round(2.5) = 3

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.compaction.plan import plan_compaction, repair_pairing, split_by_token_share
+from core.compaction.plan import openclaw_estimate, plan_compaction, repair_pairing, stage_split
 from core.demo import write_demo
 from core.recall.evaluate import ndcg
 from core.transcript import context_at, load_transcript
@@ -287,19 +287,22 @@ def test_history_share_pruning_never_splits_a_call_from_its_result(tmp_path, par
     unpruned = plan_compaction(s, window=1_000_000, keep_recent_tokens=500)
     assert unpruned.ok and not unpruned.history_dropped
     assert [i.message.role for i in unpruned.summarize][:2] == ["user", "assistant"]
-    # precondition: the split by token share falls between the call and (a) result
-    halves = split_by_token_share([i.tokens for i in unpruned.summarize])
-    first = [unpruned.summarize[i] for i in halves[0]]
-    assert any(i.message.tool_calls() for i in first)
-    assert any(unpruned.summarize[i].message.role == "toolResult" for i in halves[1])
-    # ... so the second half alone holds a result without its call
-    _rest, orphans = repair_pairing([unpruned.summarize[i] for i in halves[1]])
-    assert orphans and all(o.message.role == "toolResult" for o in orphans)
+    # OpenClaw splits by whole tool-call groups: the call and its results stay together
+    parts = stage_split(unpruned.summarize, 1)
+    assert parts is not None
+    with_call = next(p for p in parts if any(unpruned.summarize[i].message.tool_calls() for i in p))
+    results = [k for k, i in enumerate(unpruned.summarize) if i.message.role == "toolResult"]
+    assert set(results) <= set(with_call)
+    # results alone are orphans: OpenClaw's repair discards them
+    _rest, orphans = repair_pairing([unpruned.summarize[k] for k in results])
+    assert _rest == [] and len(orphans) == len(ids)
 
-    total = sum(i.tokens for i in unpruned.summarize)
-    plan = plan_compaction(s, window=total, keep_recent_tokens=500)  # budget: half of it
+    # pruning starts when what stays (~725 tokens) exceeds window x 0.5 x 1.2
+    plan = plan_compaction(s, window=1000, keep_recent_tokens=500)  # budget: 500
     assert plan.ok and plan.history_dropped
-    assert sum(i.tokens for i in plan.summarize) <= total // 2
+    assert plan.new_content_tokens > plan.max_history_tokens == 600
+    assert sum(openclaw_estimate(i.message) for i in plan.summarize) <= 500
+    assert not plan_compaction(s, window=1300, keep_recent_tokens=500).history_dropped
     dropped_ids = [i.entry.id for i in plan.history_dropped]
     # the call and every one of its results went together
     assert dropped_ids == [f"{i:08x}" for i in range(1, 3 + len(ids))]
@@ -318,7 +321,12 @@ def test_history_share_pairing_on_the_real_session(fixtures_dir, window):
     s = load_transcript(fixtures_dir / "before-compaction.jsonl")
     plan = plan_compaction(s, at="#358", window=window, keep_recent_tokens=2_000)
     assert plan.ok and plan.history_dropped
-    assert sum(i.tokens for i in plan.summarize) <= max(1, window // 2) or len(plan.summarize) < 2
+    assert plan.new_content_tokens > plan.max_history_tokens
+    left = sum(openclaw_estimate(i.message) for i in plan.summarize)
+    assert (
+        left <= max(1, window // 2)
+        or stage_split(plan.summarize, window // 2, min_messages=2) is None
+    )
     # no result in what is summarised lacks its call
     calls = {b.tool_id for i in plan.summarize for b in i.message.tool_calls()}
     for i in plan.summarize:
@@ -332,9 +340,13 @@ def test_history_share_pairing_on_the_real_session(fixtures_dir, window):
         for x in i.message.result_ids()
     }
     assert calls <= later
-    assert len(plan.history_dropped) + len(plan.summarize) == len(
-        plan_compaction(s, at="#358", window=10**9, keep_recent_tokens=2_000).summarize
+    # nothing lost: every message is dropped or summarised (repair adds error results)
+    whole = plan_compaction(
+        s, at="#358", window=window, keep_recent_tokens=2_000, max_history_share=1e9
     )
+    assert {id(i.entry) for i in (*plan.history_dropped, *plan.summarize)} == {
+        id(i.entry) for i in whole.summarize
+    }
 
 
 # -- 4. trim --at / --query ----------------------------------------------------------

@@ -1,0 +1,304 @@
+"""The oracle tier: OpenClaw's own compaction planning decides what memlens plans.
+
+``openclaw_plan.mjs`` imports OpenClaw's bundled ``compaction-planning-*.mjs``
+(found at run time, its export aliases read from its ``export {...}`` line) and
+runs, on the messages memlens would summarise, what the compaction safeguard
+(``dist/builtin-openclaw-*.mjs``, after ``buildHistoryPrunePlan({``) runs:
+``buildHistoryPrunePlan`` (the trigger ``newContentTokens > maxHistoryTokens`` and
+``pruneHistoryForContextShare``), ``computeAdaptiveChunkRatio`` and
+``buildSummaryChunks`` over the dropped messages, then the ratio, the stage split
+(``buildStageSplitPlan``) and the summary chunks of what is left. memlens's
+:func:`core.compaction.plan.plan_compaction` must agree field by field.
+
+The messages are converted to pi ``AgentMessage`` objects from the raw
+transcript entries, as OpenClaw's ``getMessageFromEntryForCompaction`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.compaction.plan import (
+    PlanItem,
+    adaptive_chunk_ratio,
+    openclaw_estimate,
+    plan_compaction,
+)
+from core.transcript import load_transcript
+from tests.core.build import STAMP, assistant, entry, lines, user, write_file
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = Path(__file__).with_name("openclaw_plan.mjs")
+
+
+def agent_message(item: PlanItem) -> dict[str, Any]:
+    """The ``AgentMessage`` OpenClaw builds from the entry of *item*."""
+    raw = item.entry.raw
+    kind = raw.get("type")
+    if kind == "message":
+        return dict(raw["message"])
+    if kind == "custom_message":
+        return {
+            "role": "custom",
+            "customType": raw.get("customType"),
+            "content": raw.get("content"),
+            "display": raw.get("display", True),
+            "details": raw.get("details"),
+            "timestamp": 0,
+        }
+    if kind == "branch_summary":
+        return {"role": "branchSummary", "summary": raw.get("summary"), "fromId": raw.get("fromId")}
+    raise AssertionError(f"no message for entry type {kind!r}")
+
+
+def openclaw_plans(openclaw, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [str(openclaw.node), str(SCRIPT), str(openclaw.package)],
+        input=json.dumps(cases).encode(),
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return json.loads(done.stdout)
+
+
+def _names(items: list[PlanItem], base: list[PlanItem]) -> list[Any]:
+    """Index in *base* of each item (by entry), or ``{"synthetic": id}``."""
+    where = {id(b.entry): k for k, b in enumerate(base)}
+    out: list[Any] = []
+    for i in items:
+        details = i.message.raw.get("details")
+        if isinstance(details, dict) and details.get("openclawSyntheticMissingToolResult"):
+            out.append({"synthetic": i.message.tool_call_id})
+        else:
+            out.append(where[id(i.entry)])
+    return out
+
+
+def _chunks(chunks: list[list[int]], of: list[PlanItem], base: list[PlanItem]) -> list[Any]:
+    """Each chunk (indexes into *of*) as names in *base*."""
+    return [_names([of[k] for k in chunk], base) for chunk in chunks]
+
+
+def memlens_plan(session, **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """memlens's answer, and the case to ask OpenClaw (the unpruned messages)."""
+    share = kw.pop("max_history_share", 0.5)
+    base = plan_compaction(session, max_history_share=1e12, **kw)  # never prunes
+    plan = plan_compaction(session, max_history_share=share, **kw)
+    assert base.ok and plan.ok, plan.reason
+    assert base.history_dropped == [] and base.summarize and plan.tokens_before
+    case = {
+        "window": plan.window,
+        "share": share,
+        "tokensBefore": plan.tokens_before,
+        "summarize": [agent_message(i) for i in base.summarize],
+        "turnPrefix": [agent_message(i) for i in base.turn_prefix],
+    }
+    mine: dict[str, Any] = {
+        "perMessage": [openclaw_estimate(i.message) for i in base.summarize],
+        "summarizableTokens": plan.summarizable_tokens,
+        "newContentTokens": plan.new_content_tokens,
+        "maxHistoryTokens": plan.max_history_tokens,
+        "summarize": _names(plan.summarize, base.summarize),
+        "ratio": plan.chunk_ratio,
+        "maxChunkTokens": plan.max_chunk_tokens,
+        "parts": _chunks(plan.parts, plan.summarize, base.summarize),
+        "chunks": _chunks(plan.chunks, plan.summarize, base.summarize),
+    }
+    if plan.history_dropped_chunks:
+        mine["pruned"] = {
+            "droppedChunks": plan.history_dropped_chunks,
+            "dropped": _names(plan.history_dropped, base.summarize),
+            "kept": mine["summarize"],
+            "ratio": plan.history_chunk_ratio,
+            "maxChunkTokens": plan.history_max_chunk_tokens,
+            "chunks": _chunks(plan.history_chunks, plan.history_dropped, base.summarize),
+        }
+    return mine, case
+
+
+def compare(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
+    pruned = theirs.pop("pruned")
+    if pruned is not None and pruned["droppedChunks"] == 0:
+        pruned = None  # triggered, but nothing split: the safeguard changes nothing
+    if pruned is not None:
+        pruned.pop("budgetTokens")
+    assert mine.pop("pruned", None) == pruned
+    for key, value in theirs.items():
+        assert mine[key] == value, key
+
+
+# -- sessions ------------------------------------------------------------------------------
+def _call(ids: list[str], text: str = "", *, stop: str = "toolUse") -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [
+        {"type": "toolCall", "id": cid, "name": "read", "arguments": {"path": f"/w/{cid}.py"}}
+        for cid in ids
+    ]
+    return {"role": "assistant", "content": content, "stopReason": stop, "timestamp": 1}
+
+
+def _result(cid: str | None, chars: int, **extra: Any) -> dict[str, Any]:
+    m: dict[str, Any] = {
+        "role": "toolResult",
+        "toolName": "read",
+        "content": [{"type": "text", "text": "r" * chars}],
+        "isError": False,
+        "details": {"bytes": chars},
+        "timestamp": 1,
+        **extra,
+    }
+    if cid is not None:
+        m["toolCallId"] = cid
+    return m
+
+
+def _session(tmp_path: Path, name: str, messages: list[dict[str, Any]]):
+    objs, parent = [], None
+    for k, m in enumerate(messages, 1):
+        if m.get("type"):  # a non-message entry given whole
+            objs.append({**m, "id": f"{k:08x}", "parentId": parent, "timestamp": STAMP})
+        else:
+            objs.append(entry(k, parent, m))
+        parent = f"{k:08x}"
+    path = tmp_path / f"{name}.jsonl"
+    write_file(path, lines(objs))
+    return load_transcript(path)
+
+
+def _tool_heavy(turns: int) -> list[dict[str, Any]]:
+    """Turns of calls and results with every pairing OpenClaw's repair cares about."""
+    out: list[dict[str, Any]] = []
+    for t in range(turns):
+        out.append(user(f"turn {t}: read the files " + "please " * (50 + 37 * (t % 5))))
+        a, b = f"t{t}a", f"t{t}b"
+        kind = t % 7
+        if kind == 0:  # two calls, results in order
+            out += [_call([a, b], "reading"), _result(a, 3000), _result(b, 1200)]
+        elif kind == 1:  # results in reverse order, a user nudge between
+            out += [_call([a, b]), _result(b, 800), user("go on"), _result(a, 5000)]
+        elif kind == 2:  # a lost result: the repair inserts a synthetic one
+            out += [_call([a, b]), _result(a, 2600)]
+        elif kind == 3:  # an aborted call whose result still came
+            out += [_call([a], stop="aborted"), _result(a, 900)]
+        elif kind == 4:  # a duplicated result and a legacy result without an id
+            out += [_call([a]), _result(a, 1500), _result(a, 1500), _call([b]), _result(None, 700)]
+        elif kind == 5:  # CJK text and an image in a user message
+            out.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "看看这个截图 " * 90 + "𠀀𠀁"},
+                        {"type": "image", "data": "AAAA" * 50, "mimeType": "image/png"},
+                    ],
+                    "timestamp": 1,
+                }
+            )
+            out += [_call([a], "好的"), _result(a, 2000)]
+        else:  # bash, a custom message, a branch summary, runtime context
+            out.append(
+                {"role": "bashExecution", "command": "ls -la", "output": "x" * 1800, "exitCode": 0}
+            )
+            out.append(
+                {
+                    "type": "custom_message",
+                    "customType": "note",
+                    "content": "n " * 300,
+                    "display": True,
+                }
+            )
+            out.append({"type": "branch_summary", "fromId": "00000001", "summary": "s " * 400})
+            out.append(
+                {
+                    "type": "custom_message",
+                    "customType": "openclaw.runtime-context",
+                    "content": "ctx " * 500,
+                    "display": False,
+                }
+            )
+        out.append(assistant(f"done with turn {t} " + "ok " * (40 + 13 * (t % 4)), 2000 * (t + 1)))
+    return out
+
+
+def test_large_real_session_drops_nothing(openclaw, fixtures_dir):
+    """At the agent's settings OpenClaw prunes nothing of this 1,000-message session."""
+    s = load_transcript(fixtures_dir / "large-session.jsonl")
+    mine, case = memlens_plan(s)
+    [theirs] = openclaw_plans(openclaw, [case])
+    assert theirs["pruned"] is None and "pruned" not in mine
+    assert len(case["summarize"]) > 500
+    compare(mine, theirs)
+
+
+@pytest.mark.parametrize("fixture", ["large-session.jsonl", "before-compaction.jsonl"])
+def test_real_sessions_field_by_field(openclaw, fixtures_dir, fixture):
+    s = load_transcript(fixtures_dir / fixture)
+    at = {"before-compaction.jsonl": ["#358", "#627", None]}.get(fixture, [None])
+    runs = [
+        (where, {"window": w, "keep_recent_tokens": k, "max_history_share": share})
+        for where in at
+        for w, k, share in [
+            (200_000, 20_000, 0.5),
+            (8_000, 2_000, 0.5),
+            (20_000, 2_000, 0.5),
+            (60_000, 2_000, 0.5),
+            (128_000, 8_000, 0.3),
+            (100_000, 20_000, 0.8),
+        ]
+    ]
+    pairs = [memlens_plan(s, at=where, **kw) for where, kw in runs]
+    answers = openclaw_plans(openclaw, [case for _, case in pairs])
+    assert any(t["pruned"] and t["pruned"]["droppedChunks"] for t in answers)
+    for (mine, _), theirs, run in zip(pairs, answers, runs, strict=True):
+        try:
+            compare(mine, theirs)
+        except AssertionError as exc:
+            raise AssertionError(f"{fixture} {run}: {exc}") from exc
+
+
+@pytest.mark.parametrize("turns", [14, 40])
+def test_generated_sessions_with_tool_pairs_around_the_cut(openclaw, tmp_path, turns):
+    s = _session(tmp_path, f"tools{turns}", _tool_heavy(turns))
+    runs = [
+        {"window": w, "keep_recent_tokens": k, "max_history_share": share}
+        for w, k, share in [
+            (4_000, 300, 0.5),
+            (6_000, 500, 0.5),
+            (9_000, 1_000, 0.4),
+            (12_000, 700, 0.6),
+            (16_000, 2_000, 0.5),
+            (30_000, 1_500, 0.25),
+            (200_000, 20_000, 0.5),
+        ]
+    ]
+    ok = [kw for kw in runs if plan_compaction(s, **kw).ok]
+    pairs = [memlens_plan(s, **kw) for kw in ok]
+    answers = openclaw_plans(openclaw, [case for _, case in pairs])
+    pruned = [t for t in answers if t["pruned"] and t["pruned"]["droppedChunks"]]
+    assert pruned, "no run triggered pruning"
+    if turns == 40:  # repair made up a result, and dropped results along the way
+        assert any(isinstance(x, dict) for t in pruned for x in t["pruned"]["kept"])
+    for (mine, _), theirs, kw in zip(pairs, answers, ok, strict=True):
+        try:
+            compare(mine, theirs)
+        except AssertionError as exc:
+            raise AssertionError(f"{kw}: {exc}") from exc
+
+
+def test_adaptive_ratio_matches_on_large_messages(openclaw, tmp_path):
+    """The ratio's lower clamp is the literal 0.25 reduction, as in OpenClaw."""
+    msgs: list[dict[str, Any]] = []
+    for k in range(6):
+        msgs.append(user("u" * 60_000) if k % 2 == 0 else assistant("a" * 60_000))
+    msgs.append(user("last"))
+    s = _session(tmp_path, "big", msgs)
+    mine, case = memlens_plan(s, window=60_000, keep_recent_tokens=10)
+    [theirs] = openclaw_plans(openclaw, [case])
+    compare(mine, theirs)
+    assert mine["ratio"] == adaptive_chunk_ratio([15_000] * 6, 60_000) == 0.15000000000000002
