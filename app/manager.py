@@ -46,13 +46,15 @@ class Manager(QObject):
         self.activity = ActivityLog(data_dir() / "activity.jsonl")
         fsutil.add_write_observer(self.activity.record)
         read = self.activity.load()
-        window.activity_view.set_records(read.records)
+        window.activity_view.set_records(read.items)  # writes and compaction events
         self.activity.subscribe(window.activity_view.post)
+        self.activity.subscribe_events(window.activity_view.post)
         self.confirm: Confirm = confirm or confirm_with_dialog(
             window, on_confirmed=self.activity.expect
         )
         panel = window.compaction_panel
         panel.set_confirm(self.confirm)
+        panel.set_activity(self.activity)
         panel.cut_point_changed.connect(self._on_cut_point)
         panel.written.connect(self._on_compaction_written)
         panel.facts_proposed.connect(self._on_facts_proposed)
@@ -68,6 +70,7 @@ class Manager(QObject):
         """Stop observing writes (the window is closing)."""
         fsutil.remove_write_observer(self.activity.record)
         self.activity.unsubscribe(self.w.activity_view.post)
+        self.activity.unsubscribe_events(self.w.activity_view.post)
         self.w.compaction_panel.cancel_all()
 
     def apply_settings(self) -> None:

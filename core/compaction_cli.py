@@ -10,7 +10,9 @@ from core.budget import budget_for
 from core.compaction.overflow import simulate_overflow
 from core.compaction.run import (
     CompactionRefused,
+    CompactionRun,
     compact,
+    compaction_job,
     failure_headline,
     plan_json,
     write_compaction,
@@ -143,22 +145,12 @@ def cmd_plan(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return payload, "\n".join(lines)
 
 
-def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """``memlens compact SESSION [--write]``: summary, entry, segments, facts.
-
-    The model calls are bounded by ``--connect-timeout``, ``--read-timeout`` and,
-    all together, ``--timeout``. When a summariser call fails after its retries
-    (HTTP error, timeout, deadline, malformed, empty or refused answer, missing
-    key), nothing is written and the command fails (exit 1) naming the call, the
-    endpoint and the reason, dry run or not; with ``--json`` the run (its
-    ``attempts`` log, the would-be fallback ``summary`` and ``entry``) is printed
-    to stdout with an ``error`` key. ``--allow-fallback`` shows (and with
-    ``--write`` writes) the fallback summary instead, its first line saying so.
-    """
+def _summarise(
+    args: argparse.Namespace, session: Session, store: Path | None, s: dict[str, Any]
+) -> CompactionRun:
+    """The dry run of ``compact``: plan, summarise, propose facts (writes nothing)."""
     from core.llm import Deadline
 
-    session, store, config = open_session(args)
-    s = _settings(args, config, session)
     summarizer = summarizer_for(
         args.llm,
         args.key_env,
@@ -168,7 +160,7 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     )
     extract_client = getattr(summarizer, "client", None)
     try:
-        run = compact(
+        return compact(
             session,
             summarizer=summarizer,
             at=args.at,
@@ -185,26 +177,98 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     finally:
         if extract_client is not None:
             extract_client.close()
-    allow_fallback = bool(getattr(args, "allow_fallback", False))
+
+
+def _refuse_failed(args: argparse.Namespace, session: Session, run: CompactionRun) -> None:
+    """Fail (exit 1) when a model call failed and ``--allow-fallback`` was not given."""
     failure = run.failure
-    if failure is not None and not allow_fallback:
-        hint = FALLBACK_HINT if run.summary_failed else EXTRACTION_HINT
-        message = f"{failure_headline(failure)}, nothing was written: {failure.describe()}; {hint}"
-        if args.json:
-            _print_json(
-                {"error": message, "session": session.id, "path": session.path, **run.to_json()},
-                pretty=bool(getattr(args, "pretty", False)),
-            )
-        raise CompactionCliError(message)
-    if args.write:
-        if args.at:
-            raise CompactionCliError("--write compacts the current leaf only; drop --at")
-        try:
+    if failure is None or getattr(args, "allow_fallback", False):
+        return
+    hint = FALLBACK_HINT if run.summary_failed else EXTRACTION_HINT
+    message = f"{failure_headline(failure)}, nothing was written: {failure.describe()}; {hint}"
+    if args.json:
+        _print_json(
+            {"error": message, "session": session.id, "path": session.path, **run.to_json()},
+            pretty=bool(getattr(args, "pretty", False)),
+        )
+    raise CompactionCliError(message)
+
+
+LANE_TOOL = "memlens compact"
+
+
+def _compact_and_write(
+    args: argparse.Namespace, session: Session, store: Path | None, s: dict[str, Any]
+) -> CompactionRun:
+    """``compact --write``: the whole job in the session's lane, logged in the activity log.
+
+    The lane is taken before the summary (a second compaction of the session is
+    refused before it spends any model call); the activity log gets the
+    ``compaction started`` event, the writes, then ``finished``, ``failed`` or
+    ``cancelled`` (Ctrl+C).
+    """
+    from core import fsutil
+    from core.activity import ActivityLog, default_activity_path
+    from core.compaction.plan import plan_compaction
+
+    if args.at:
+        raise CompactionCliError("--write compacts the current leaf only; drop --at")
+    tokens_before = plan_compaction(session, **s).tokens_before
+    activity = ActivityLog(default_activity_path())
+    fsutil.add_write_observer(activity.record)
+    try:
+        with compaction_job(
+            session, tool=LANE_TOOL, activity=activity, tokens_before=tokens_before
+        ) as job:
+            run = _summarise(args, session, store, s)
+            job.run = run
+            _refuse_failed(args, session, run)
             write_compaction(
-                run, session, store_dir=store, force=args.force, allow_fallback=allow_fallback
+                run,
+                session,
+                store_dir=store,
+                force=args.force,
+                allow_fallback=bool(getattr(args, "allow_fallback", False)),
+                update_store=True,
+                lane=job.lane,
+                tool=LANE_TOOL,
             )
-        except CompactionRefused as exc:
-            raise CompactionCliError(str(exc)) from None
+            return run
+    except CompactionRefused as exc:  # LaneBusy too: names the holder
+        raise CompactionCliError(str(exc)) from None
+    finally:
+        fsutil.remove_write_observer(activity.record)
+
+
+def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """``memlens compact SESSION [--write]``: summary, entry, segments, facts.
+
+    The model calls are bounded by ``--connect-timeout``, ``--read-timeout`` and,
+    all together, ``--timeout``. When a summariser call fails after its retries
+    (HTTP error, timeout, deadline, malformed, empty or refused answer, missing
+    key), nothing is written and the command fails (exit 1) naming the call, the
+    endpoint and the reason, dry run or not; with ``--json`` the run (its
+    ``attempts`` log, the would-be fallback ``summary`` and ``entry``) is printed
+    to stdout with an ``error`` key. ``--allow-fallback`` shows (and with
+    ``--write`` writes) the fallback summary instead, its first line saying so.
+
+    ``--write`` runs in the session's lane (:mod:`core.session_lock`): refused,
+    naming the holder, while another compaction of the session runs (app or
+    CLI) or while OpenClaw holds its write lock on the transcript. After the
+    append, the session's entry in the sibling ``sessions.json`` is updated as
+    OpenClaw's gateway does after its own compaction (``sessions_store`` in the
+    JSON; a store that cannot be read is left alone and the output says why).
+    The run is logged in memlens's activity log (``compaction started``, the
+    writes, then ``finished``, ``failed`` or ``cancelled``).
+    """
+    session, store, config = open_session(args)
+    s = _settings(args, config, session)
+    if args.write:
+        run = _compact_and_write(args, session, store, s)
+    else:
+        run = _summarise(args, session, store, s)
+        _refuse_failed(args, session, run)
+    failure = run.failure
     payload = {"session": session.id, "path": session.path, **run.to_json()}
     lines = [f"{session.path}: {run.plan.reason}"]
     if failure is not None and run.summary_failed:
@@ -233,6 +297,9 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             f"{run.appended.offset if run.appended else '?'}; backup {run.backup}; "
             f"{run.segments_appended} segment(s), {len(run.facts_written)} fact line(s)"
         )
+        if run.store_update is not None:
+            backup = f" (backup {run.store_update.backup})" if run.store_update.backup else ""
+            lines.append(f"{run.store_update.note}{backup}")
     else:
         lines.append("dry run: nothing was written (use --write)")
     return payload, "\n".join(lines)

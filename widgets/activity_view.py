@@ -3,7 +3,10 @@
 :class:`ActivityView` is handed :class:`core.fsutil.WriteRecord` objects: all at once
 (:meth:`ActivityView.set_records`, from :meth:`core.activity.ActivityLog.load`) and
 then one by one as writes happen (:meth:`ActivityView.add`, or :meth:`ActivityView.post`
-from any thread: an :class:`core.activity.ActivityLog` subscriber).
+from any thread: an :class:`core.activity.ActivityLog` subscriber). The
+:class:`core.activity.ActivityEvent` rows around them (``compaction started``,
+then ``finished``, ``failed`` or ``cancelled``, with the session and the tokens
+before and after) are shown in the same table, action ``compaction``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 from typing_extensions import override
 
+from core.activity import ActivityEvent
 from core.fsutil import WriteRecord
 from widgets.record_model import Column, RecordRole, RecordTableModel, SortRole
 
@@ -43,8 +47,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 Index = QModelIndex | QPersistentModelIndex
-ACTIONS = ("append", "rewrite", "create", "backup")
+ACTIONS = ("append", "rewrite", "create", "backup", "compaction")
 TIME, FILE, ACTION, OFFSET, LINE, LENGTH, SUMMARY = range(7)
+Item = WriteRecord | ActivityEvent
 
 
 def local_time(seconds: float) -> str:
@@ -55,30 +60,72 @@ def local_time(seconds: float) -> str:
         return "????-??-?? ??:??:??"
 
 
-def location(record: WriteRecord) -> str:
-    """``path:line`` (editors open it there), with the byte range."""
+def location(record: Item) -> str:
+    """``path:line`` (editors open it there), with the byte range (an event: its file)."""
+    if isinstance(record, ActivityEvent):
+        return record.path
     where = f"{record.path}:{record.first_line}" if record.first_line else record.path
     return f"{where} (bytes {record.offset}-{record.offset + record.length})"
 
 
-class ActivityModel(RecordTableModel[WriteRecord]):
-    """One row per write in the order they were made; :meth:`add` inserts at the end."""
+def _write(r: Item, value: Any) -> Any:
+    """*value* for a write's row, nothing for an event's."""
+    return value if isinstance(r, WriteRecord) else ""
+
+
+def _tokens(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
+def event_tooltip(event: ActivityEvent) -> str:
+    """Session, tokens before and after, who ran it, and the summary."""
+    lines = [f"{event.label}: {event.path}", f"session {event.session or '?'}"]
+    tokens = f"tokens before {_tokens(event.tokens_before)}"
+    if event.phase == "finished":
+        tokens += f", after ~{_tokens(event.tokens_after)}"
+    lines.append(tokens)
+    if event.source:
+        lines.append(f"by {event.source}")
+    if event.summary:
+        lines.append(event.summary)
+    return "\n".join(lines)
+
+
+class ActivityModel(RecordTableModel[Item]):
+    """One row per write or event in the order they were made; :meth:`add` appends."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(
             [
                 Column("Time", lambda r: local_time(r.time)),
                 Column("File", lambda r: Path(r.path).name or r.path),
-                Column("Action", lambda r: r.action),
-                Column("Offset", lambda r: r.offset, align_right=True, thousands=False),
-                Column("Line", lambda r: r.first_line or "", lambda r: r.first_line, True, False),
-                Column("Length", lambda r: r.length, align_right=True),
+                Column("Action", lambda r: r.label if isinstance(r, ActivityEvent) else r.action),
+                Column(
+                    "Offset",
+                    lambda r: _write(r, getattr(r, "offset", "")),
+                    lambda r: getattr(r, "offset", -1),
+                    align_right=True,
+                    thousands=False,
+                ),
+                Column(
+                    "Line",
+                    lambda r: _write(r, getattr(r, "first_line", 0) or ""),
+                    lambda r: getattr(r, "first_line", -1),
+                    True,
+                    False,
+                ),
+                Column(
+                    "Length",
+                    lambda r: _write(r, getattr(r, "length", "")),
+                    lambda r: getattr(r, "length", -1),
+                    align_right=True,
+                ),
                 Column("Summary", lambda r: r.summary),
             ],
             parent,
         )
 
-    def add(self, record: WriteRecord) -> None:
+    def add(self, record: Item) -> None:
         """Append one row."""
         row = self.rowCount()
         self.beginInsertRows(QModelIndex(), row, row)
@@ -92,6 +139,8 @@ class ActivityModel(RecordTableModel[WriteRecord]):
             return index.row()
         if role == Qt.ItemDataRole.ToolTipRole and index.isValid():
             rec = self.record(index.row())
+            if isinstance(rec, ActivityEvent):
+                return event_tooltip(rec)
             tip = location(rec)
             if rec.backup:
                 tip += f"\nbackup: {rec.backup}"
@@ -133,13 +182,16 @@ class ActivityFilter(QSortFilterProxyModel):
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
         model = self.sourceModel()
         rec = model.index(source_row, 0, source_parent).data(RecordRole)
-        if not isinstance(rec, WriteRecord):
+        if not isinstance(rec, WriteRecord | ActivityEvent):
             return False
         if self._action and rec.action != self._action:
             return False
         if not self._text:
             return True
-        hay = f"{rec.path}\n{rec.action}\n{rec.summary}\n{rec.backup or ''}".casefold()
+        if isinstance(rec, ActivityEvent):
+            hay = f"{rec.path}\n{rec.label}\n{rec.session}\n{rec.summary}".casefold()
+        else:
+            hay = f"{rec.path}\n{rec.action}\n{rec.summary}\n{rec.backup or ''}".casefold()
         return self._text in hay
 
 
@@ -149,10 +201,12 @@ class ActivityView(QWidget):
     Signals
     -------
     record_activated(WriteRecord)
-        Enter or double click on a row (the app can open the file at the line).
+        Enter or double click on a write's row (the app can open the file at the
+        line); an event's row emits ``event_activated(ActivityEvent)`` instead.
     """
 
     record_activated = Signal(object)
+    event_activated = Signal(object)
     _posted = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -220,28 +274,28 @@ class ActivityView(QWidget):
 
     # --- feeding -----------------------------------------------------------------
 
-    def set_records(self, records: Sequence[WriteRecord]) -> None:
-        """Show *records* (oldest first, as the activity file holds them)."""
+    def set_records(self, records: Sequence[Item]) -> None:
+        """Show *records*, writes and events (oldest first, as the activity file holds them)."""
         self.model.set_records(records)
 
     @Slot(object)
-    def add(self, record: WriteRecord) -> None:
-        """Add one write (GUI thread)."""
+    def add(self, record: Item) -> None:
+        """Add one write or event (GUI thread)."""
         self.model.add(record)
 
-    def post(self, record: WriteRecord) -> None:
-        """Add one write from any thread (queued to the GUI thread)."""
+    def post(self, record: Item) -> None:
+        """Add one write or event from any thread (queued to the GUI thread)."""
         self._posted.emit(record)
 
     def set_filter(self, text: str) -> None:
         """Show only writes whose file, action or summary contains *text*."""
         self.filter_edit.setText(text)
 
-    def visible_records(self) -> list[WriteRecord]:
+    def visible_records(self) -> list[Item]:
         """The records shown, in display order."""
         return [self.proxy.index(r, 0).data(RecordRole) for r in range(self.proxy.rowCount())]
 
-    def selected_records(self) -> list[WriteRecord]:
+    def selected_records(self) -> list[Item]:
         """The selected records, in display order."""
         rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
         return [self.proxy.index(r, 0).data(RecordRole) for r in rows]
@@ -251,12 +305,18 @@ class ActivityView(QWidget):
     @Slot()
     def _update_count(self) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
+        events = sum(isinstance(self.model.record(r), ActivityEvent) for r in range(total))
+        writes = total - events
         if total == 0:
             self.count_label.setText("No writes yet")
         elif shown == total:
-            self.count_label.setText(f"{total:,} write" + ("" if total == 1 else "s"))
+            text = f"{writes:,} write" + ("" if writes == 1 else "s")
+            if events:
+                text += f", {events:,} event" + ("" if events == 1 else "s")
+            self.count_label.setText(text)
         else:
-            self.count_label.setText(f"{shown:,} of {total:,} writes")
+            noun = "writes" if not events else "rows"
+            self.count_label.setText(f"{shown:,} of {total:,} {noun}")
 
     @Slot(str)
     def _on_filter_edit_text_changed(self, text: str) -> None:
@@ -271,6 +331,8 @@ class ActivityView(QWidget):
         rec = index.data(RecordRole)
         if isinstance(rec, WriteRecord):
             self.record_activated.emit(rec)
+        elif isinstance(rec, ActivityEvent):
+            self.event_activated.emit(rec)
 
     @Slot()
     def _on_copy_action_triggered(self) -> None:

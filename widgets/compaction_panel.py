@@ -36,18 +36,24 @@ from core.compaction.run import (
     RecentlyModified,
     check_before_write,
     compact,
+    compaction_job,
     planned_writes,
     write_compaction,
 )
+from core.jobs import check
 from widgets.compaction_display import CompactionDisplay
 from widgets.compaction_html import anchor
 from widgets.compaction_worker import CompactionTask
+
+LANE_TOOL = "memlens app"
+"""Who holds a session's lane during the app's compaction write."""
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from PySide6.QtWidgets import QWidget
 
+    from core.activity import ActivityLog
     from core.compaction.plan import CompactionPlan
     from core.compaction.provider import ProviderChoice
     from core.compaction.target import CompactionTarget
@@ -105,6 +111,7 @@ class CompactionPanel(CompactionDisplay):
         self._active: CompactionTask | None = None
         self._timeouts = Timeouts()
         self._allow_fallback = False  # the write being prepared is the explicit fallback one
+        self._activity: ActivityLog | None = None
         # Background jobs; public so that an owner can wait for them (on quit).
         self.jobs = QThreadPool(self)
         self.jobs.setMaxThreadCount(2)
@@ -152,6 +159,10 @@ class CompactionPanel(CompactionDisplay):
     def set_confirm(self, confirm: Confirm | None) -> None:
         """The callback asked before any write (None: writes are refused)."""
         self._confirm = confirm
+
+    def set_activity(self, activity: ActivityLog | None) -> None:
+        """The log that gets each write's ``compaction started`` / ``finished`` events."""
+        self._activity = activity
 
     def set_timeouts(self, timeouts: Timeouts) -> None:
         """Connect, read and total time limits of the model calls of each run."""
@@ -315,7 +326,9 @@ class CompactionPanel(CompactionDisplay):
         self._allow_fallback = allow_fallback
 
         def prepare(_progress: Progress, cancelled: CancelCheck) -> Any:
-            return planned_writes(result, target.session, store_dir=target.store_dir)
+            return planned_writes(
+                result, target.session, store_dir=target.store_dir, update_store=True
+            )
 
         self.state_label.setText("Preparing the write…")
         self._start("prepare", prepare)
@@ -473,18 +486,32 @@ class CompactionPanel(CompactionDisplay):
             self.state_label.setText("Not written: the write was not confirmed.")
             return
         force, allow_fallback = self.force_check.isChecked(), self._allow_fallback
+        activity = self._activity
 
-        def job(_progress: Progress, _cancelled: CancelCheck) -> object:
+        def job(_progress: Progress, cancelled: CancelCheck) -> object:
+            # The session's lane (shared with the CLI) and the activity events
+            # bracket the write; a second compaction of the session is refused.
             try:
-                return write_compaction(
-                    result,
+                with compaction_job(
                     target.session,
-                    store_dir=target.store_dir,
-                    accept_facts=False,
-                    allow_recent=force,
-                    allow_fallback=allow_fallback,
-                )
-            except CompactionRefused as exc:
+                    tool=LANE_TOOL,
+                    activity=activity,
+                    tokens_before=result.plan.tokens_before,
+                ) as lane_job:
+                    lane_job.run = result
+                    check(cancelled, "before writing the compaction")
+                    return write_compaction(
+                        result,
+                        target.session,
+                        store_dir=target.store_dir,
+                        accept_facts=False,
+                        allow_recent=force,
+                        allow_fallback=allow_fallback,
+                        update_store=True,
+                        lane=lane_job.lane,
+                        tool=LANE_TOOL,
+                    )
+            except CompactionRefused as exc:  # LaneBusy too: it names the holder
                 return exc
 
         self.state_label.setText("Writing…")
@@ -512,9 +539,11 @@ class CompactionPanel(CompactionDisplay):
             + (f" at byte {where.offset:,} of {where.path}" if where else "")
             + (f"; backup {run.backup}" if run.backup else "")
             + f"; {run.segments_appended} segment(s) archived; "
-            f"{len(run.facts)} fact operation(s) sent for review. Reload the session to "
-            "compact it again.",
-            ok=True,
+            f"{len(run.facts)} fact operation(s) sent for review"
+            + (f"; {run.store_update.note}" if run.store_update is not None else "")
+            + ". Reload the session to compact it again.",
+            ok=run.store_update is None or run.store_update.updated,
+            error=run.store_update is not None and not run.store_update.updated,
         )
         self._update_actions()
         self.written.emit(run)
