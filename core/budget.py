@@ -10,21 +10,29 @@ a UI can draw them all as lines.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from core.jsstr import js_round, js_trim
 from core.openclaw.config import CompactionConfig, MemoryContextConfig, context_window_for
 from core.recall.block import hard_cap as recall_hard_cap
 from core.transcript.replay import context_at, context_size
 
 if TYPE_CHECKING:
-    from core.openclaw.config import OpenClawConfig
+    from collections.abc import Mapping
+
+    from core.openclaw.config import MemoryFlushConfig, OpenClawConfig
     from core.openclaw.sessions_store import SessionEntry
     from core.transcript.model import Session
 
 GUARD_BLOCK = 16_000
 GUARD_WARN = 32_000
-FLUSH_TRANSCRIPT_BYTES = 2 * 1024 * 1024
+FLUSH_TRANSCRIPT_BYTES = DEFAULT_FORCE_FLUSH_BYTES = 2 * 1024 * 1024
+"""``DEFAULT_MEMORY_FLUSH_FORCE_TRANSCRIPT_BYTES`` (memory-core)."""
+DEFAULT_RESERVE_TOKENS_FLOOR = 20_000
+"""``DEFAULT_AGENT_COMPACTION_RESERVE_TOKENS_FLOOR``."""
+MAX_COMPACTION_RESERVE_RATIO = 0.25
 RECALL_RESERVE = 4000
 SEED_TRIGGER, SEED_TARGET, SEED_EMERGENCY = 0.8, 0.3, 0.2
 
@@ -61,7 +69,8 @@ class Budget:
     seed_target: int
     seed_emergency: int
     flush_threshold: int
-    """``window - reserveTokensFloor - softThresholdTokens``."""
+    """``window - reserveTokensFloor - softThresholdTokens`` as the agent caps them
+    (see :func:`flush_plan`); the flush never fires at 0."""
     hard_cap: int
     safe_limit: int
     keep_recent_tokens: int
@@ -86,33 +95,176 @@ def guard_for(window: int) -> Guard:
     return "ok"
 
 
+# -- the memory-flush gate ------------------------------------------------------------
+# OpenClaw 2026.9.6: dist/agent-runner-memory-*.mjs (src/auto-reply/reply/memory-flush.ts
+# and agent-runner-memory.ts, runMemoryFlushIfNeeded) and the memory-core plugin's
+# buildMemoryFlushPlan (dist/extensions/memory-core/index.js). Checked against the
+# agent's own code in tests/oracle/test_openclaw_flush.py.
+
+
+@dataclass(frozen=True, slots=True)
+class FlushRecord:
+    """What a ``sessions.json`` entry says about the last memory flush.
+
+    2026.9 writes ``memoryFlush: {kind, compactionCount, failureCount}`` (no time);
+    older versions wrote ``memoryFlushAt`` and ``memoryFlushCompactionCount``, which
+    the agent still reads (``projectCanonicalSessionEntryShape``).
+    """
+
+    kind: Literal["succeeded", "failed"]
+    compaction_count: int | None
+    """The compactionCount of the cycle the flush ran in (the gate compares it)."""
+    failure_count: int = 0
+    at: int | None = None
+    """``memoryFlushAt`` (epoch ms) where an older agent recorded it."""
+
+
+def _count(value: object) -> int | None:
+    # normalizeCount: a finite number >= 0, floored
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return math.floor(value) if math.isfinite(value) and value >= 0 else None
+
+
+def flush_record(raw: Mapping[str, Any]) -> FlushRecord | None:
+    """The entry's flush record as the agent normalises it (None: never flushed)."""
+    at = _count(raw.get("memoryFlushAt"))
+    current = raw.get("memoryFlush")
+    if isinstance(current, dict):  # normalizeMemoryFlush
+        count = _count(current.get("compactionCount"))
+        if current.get("kind") == "succeeded" and count is not None:
+            return FlushRecord("succeeded", count, at=at)
+        failures = _count(current.get("failureCount"))
+        if current.get("kind") == "failed" and failures:
+            return FlushRecord("failed", count, failures, at)
+    count = _count(raw.get("memoryFlushCompactionCount"))
+    failures = _count(raw.get("memoryFlushFailureCount"))
+    if failures:
+        return FlushRecord("failed", count, failures, at)
+    if count is not None:
+        return FlushRecord("succeeded", count, at=at)
+    return None
+
+
+_BYTE_UNITS = {"b": 1, "kb": 1024, "k": 1024, "mb": 1024**2, "m": 1024**2}
+_BYTE_UNITS |= {"gb": 1024**3, "g": 1024**3, "tb": 1024**4, "t": 1024**4}
+_BYTE_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([a-z]+)?$", re.ASCII)
+
+
+def parse_byte_size(value: object) -> int | None:
+    """``parseNonNegativeByteSize``: bytes from ``2097152`` or ``"2mb"`` (None: invalid)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            return None
+        n = math.floor(value)
+        return n if 0 <= n <= 2**53 - 1 else None
+    if not isinstance(value, str) or not js_trim(value):
+        return None
+    m = _BYTE_SIZE.match(js_trim(value).lower())
+    unit = _BYTE_UNITS.get(m.group(2) or "b") if m else None
+    if m is None or unit is None:
+        return None
+    n = js_round(float(m.group(1)) * unit)
+    return n if n <= 2**53 - 1 else None
+
+
+def flush_plan(window: int, flush: MemoryFlushConfig) -> tuple[int, int, int] | None:
+    """``buildMemoryFlushPlan``: ``(reserveTokensFloor, softThresholdTokens, forceBytes)``.
+
+    None when ``memoryFlush.enabled`` is false. The floor is the agent's constant
+    20,000 (2026.9.6 has no ``reserveTokensFloor`` key), at most a quarter of the
+    window; the soft threshold at most half of what the floor leaves.
+    """
+    if not flush.enabled:
+        return None
+    soft = max(0, math.floor(flush.soft_threshold_tokens))
+    force = parse_byte_size(flush.force_flush_transcript_bytes)
+    force_bytes = DEFAULT_FORCE_FLUSH_BYTES if force is None else force
+    floor = DEFAULT_RESERVE_TOKENS_FLOOR
+    if window > 0:
+        floor = min(floor, math.floor(max(1, window) * MAX_COMPACTION_RESERVE_RATIO))
+        soft = min(soft, math.floor((window - floor) / 2))
+    return floor, soft, force_bytes
+
+
+def flush_threshold(window: int, floor: int, soft: int) -> int:
+    """``max(0, resolveCompactionThreshold(window, floor) - max(0, soft))``."""
+    compaction = max(0, max(1, math.floor(window)) - max(0, math.floor(floor)))
+    return max(0, compaction - max(0, math.floor(soft)))
+
+
 def flush_gate(
     total_tokens: int,
     window: int,
     compaction: CompactionConfig,
     *,
-    transcript_bytes: int = 0,
+    transcript_bytes: int | None = 0,
     compaction_count: int = 0,
     flush_compaction_count: int | None = None,
+    has_entry: bool = True,
+    incognito: bool = False,
+    heartbeat: bool = False,
+    cli: bool = False,
 ) -> tuple[bool, int, str]:
-    """The memory-flush gate: ``(fires, threshold, reason)``."""
-    flush = compaction.memory_flush
-    threshold = window - compaction.reserve_tokens_floor - flush.soft_threshold_tokens
-    if not flush.enabled:
-        return False, threshold, "memoryFlush is disabled"
+    """The memory-flush gate of ``runMemoryFlushIfNeeded``: ``(fires, threshold, reason)``.
+
+    Parameters
+    ----------
+    total_tokens
+        The context's tokens (the agent: the fresh ``totalTokens`` or the
+        transcript's usage, plus the last output and the next prompt).
+    transcript_bytes
+        Size of the transcript (None: unknown); at ``forceFlushTranscriptBytes``
+        (2 MiB) or more it forces a flush, whatever the tokens.
+    compaction_count, flush_compaction_count
+        ``compactionCount`` of the entry (absent: 0) and the ``compactionCount``
+        recorded with the last flush: equal means this cycle already flushed.
+    has_entry
+        False when the session has no ``sessions.json`` entry: the agent never
+        flushes then.
+    incognito, heartbeat, cli
+        An incognito session, a heartbeat run, a CLI runtime (or one that owns its
+        compaction): the agent skips the flush.
+    """
+    plan = flush_plan(window, compaction.memory_flush)
+    if plan is None:
+        return False, 0, "memoryFlush is disabled"
+    floor, soft, force = plan
+    threshold = flush_threshold(window, floor, soft)
+    skip = (
+        "the session is incognito"
+        if incognito
+        else "a heartbeat run never flushes"
+        if heartbeat
+        else "a CLI runtime never flushes"
+        if cli
+        else "the session has no sessions.json entry"
+        if not has_entry
+        else None
+    )
+    if skip:
+        return False, threshold, skip
     if flush_compaction_count is not None and flush_compaction_count == compaction_count:
         return (
             False,
             threshold,
             (
-                f"already flushed in this compaction cycle (memoryFlushCompactionCount "
+                f"already flushed in this compaction cycle (memoryFlush.compactionCount "
                 f"{flush_compaction_count} == compactionCount {compaction_count})"
             ),
         )
-    if total_tokens >= threshold:
+    if total_tokens > 0 and threshold > 0 and total_tokens >= threshold:
         return True, threshold, f"{total_tokens:,} tokens >= flush threshold {threshold:,}"
-    if transcript_bytes > FLUSH_TRANSCRIPT_BYTES:
-        return True, threshold, f"transcript is {transcript_bytes:,} bytes (> 2 MiB)"
+    if force > 0 and transcript_bytes is not None and transcript_bytes >= force:
+        return (
+            True,
+            threshold,
+            f"transcript is {transcript_bytes:,} bytes (>= forceFlushTranscriptBytes {force:,})",
+        )
+    if threshold <= 0:
+        return False, threshold, f"the flush threshold is {threshold:,}: the window is too small"
     return False, threshold, f"{total_tokens:,} tokens < flush threshold {threshold:,}"
 
 
@@ -161,12 +313,16 @@ def budget_for(
     safe = window - RECALL_RESERVE - cap
     count = len(session.compaction_entries())
     flush_count = None
+    incognito = False
     if store_entry is not None:
-        count = store_entry.compaction_count if store_entry.compaction_count is not None else count
-        flush_count = store_entry.memory_flush_compaction_count
+        # the agent: entry.compactionCount ?? 0
+        count = store_entry.compaction_count or 0
+        record = flush_record(store_entry.raw)
+        flush_count = record.compaction_count if record else None
+        incognito = store_entry.raw.get("incognito") is True
     fires, flush_at, reason = flush_gate(
         tokens, window, compaction, transcript_bytes=_bytes_at(session, at),
-        compaction_count=count, flush_compaction_count=flush_count,
+        compaction_count=count, flush_compaction_count=flush_count, incognito=incognito,
     )  # fmt: skip
     seed_trigger = math.floor(window * SEED_TRIGGER)
     lines = (

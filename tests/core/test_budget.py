@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from core.budget import budget_for, flush_gate, guard_for
-from core.openclaw.config import CompactionConfig, parse_openclaw_config
+from core.budget import (
+    FlushRecord,
+    budget_for,
+    flush_gate,
+    flush_record,
+    guard_for,
+    parse_byte_size,
+)
+from core.openclaw.config import CompactionConfig, MemoryFlushConfig, parse_openclaw_config
 from core.transcript import load_transcript
 
 
@@ -44,7 +51,50 @@ def test_flush_gate_rules():
     assert fires and at == 176_000
     fires, _, why = flush_gate(176_000, 200_000, c, compaction_count=2, flush_compaction_count=2)
     assert not fires and "already flushed" in why
-    fires, _, why = flush_gate(1000, 200_000, c, transcript_bytes=3 * 1024 * 1024)
-    assert fires and "2 MiB" in why
+    fires, _, why = flush_gate(1000, 200_000, c, transcript_bytes=2 * 1024 * 1024)
+    assert fires and "forceFlushTranscriptBytes 2,097,152" in why  # at 2 MiB, not only past it
     fires, _, _ = flush_gate(175_999, 200_000, c)
     assert not fires
+
+
+def test_flush_never_fires_at_a_threshold_of_zero():
+    # 30,000 window: floor min(20,000, 30,000 / 4) = 7,500, soft min(50,000, 22,500 / 2)
+    c = CompactionConfig(memory_flush=MemoryFlushConfig(soft_threshold_tokens=50_000))
+    assert flush_gate(11_249, 30_000, c)[:2] == (False, 11_250)
+    assert flush_gate(11_250, 30_000, c)[:2] == (True, 11_250)
+    fires, at, why = flush_gate(5, 1, CompactionConfig())
+    assert (fires, at) == (False, 0) and "too small" in why
+    fires, at, why = flush_gate(5, 1, CompactionConfig(), transcript_bytes=3 << 20)
+    assert fires and at == 0  # only the transcript size can force it then
+
+
+def test_flush_gate_skips_as_the_agent_does():
+    c = CompactionConfig()
+    assert not flush_gate(190_000, 200_000, c, has_entry=False)[0]
+    assert not flush_gate(190_000, 200_000, c, heartbeat=True)[0]
+    assert not flush_gate(190_000, 200_000, c, cli=True)[0]
+    assert not flush_gate(190_000, 200_000, c, incognito=True)[0]
+    off = CompactionConfig(memory_flush=MemoryFlushConfig(enabled=False))
+    assert flush_gate(190_000, 200_000, off) == (False, 0, "memoryFlush is disabled")
+    no_force = CompactionConfig(memory_flush=MemoryFlushConfig(force_flush_transcript_bytes=0))
+    assert not flush_gate(1, 200_000, no_force, transcript_bytes=10 << 20)[0]
+
+
+def test_flush_record_reads_both_shapes():
+    assert flush_record({}) is None
+    assert flush_record({"memoryFlushCompactionCount": 2, "memoryFlushAt": 5}) == FlushRecord(
+        "succeeded", 2, at=5
+    )
+    new = flush_record({"memoryFlush": {"kind": "succeeded", "compactionCount": 3}})
+    assert new == FlushRecord("succeeded", 3)
+    failed = flush_record({"memoryFlush": {"kind": "failed", "failureCount": 2}})
+    assert failed == FlushRecord("failed", None, 2)
+    # an invalid new record falls back to the legacy fields
+    legacy = {"memoryFlush": {"kind": "x"}, "memoryFlushCompactionCount": 1.7}
+    assert flush_record(legacy) == FlushRecord("succeeded", 1)
+
+
+def test_byte_sizes_parse_as_the_agent_parses_them():
+    assert [parse_byte_size(v) for v in (0, 2.9, "2mb", " 1.5KB ", "10", "2 mb", "-1", "x")] == [
+        0, 2, 2 << 20, 1536, 10, None, None, None
+    ]  # fmt: skip
