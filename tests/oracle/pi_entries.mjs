@@ -34,6 +34,15 @@ function texts(content) {
     .filter((t) => t);
 }
 
+// pi's estimate; null where pi itself throws (a message shape pi never writes).
+function estimate(m) {
+  try {
+    return pi.estimateTokens(m);
+  } catch {
+    return null;
+  }
+}
+
 function describe(m) {
   let text;
   if (m.role === "bashExecution") text = [m.command, m.output].filter((t) => t).join("\n");
@@ -49,7 +58,7 @@ function describe(m) {
     toolCallId: m.toolCallId ?? null,
     isError: m.isError ?? null,
     timestamp: m.timestamp ?? null,
-    tokens: pi.estimateTokens(m),
+    tokens: estimate(m),
   };
 }
 
