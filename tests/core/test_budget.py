@@ -62,9 +62,12 @@ def test_flush_never_fires_at_a_threshold_of_zero():
     c = CompactionConfig(memory_flush=MemoryFlushConfig(soft_threshold_tokens=50_000))
     assert flush_gate(11_249, 30_000, c)[:2] == (False, 11_250)
     assert flush_gate(11_250, 30_000, c)[:2] == (True, 11_250)
-    fires, at, why = flush_gate(5, 1, CompactionConfig())
+    # a positive window always leaves a positive threshold (the caps see to it) ...
+    assert flush_gate(5, 1, CompactionConfig())[:2] == (True, 1)
+    # ... an unknown (0) one does not: the floor stays 20,000
+    fires, at, why = flush_gate(5, 0, CompactionConfig())
     assert (fires, at) == (False, 0) and "too small" in why
-    fires, at, why = flush_gate(5, 1, CompactionConfig(), transcript_bytes=3 << 20)
+    fires, at, why = flush_gate(5, 0, CompactionConfig(), transcript_bytes=3 << 20)
     assert fires and at == 0  # only the transcript size can force it then
 
 
