@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -269,8 +270,15 @@ class Rpc:
             start = len(self.events)
         self.call({"type": "prompt", "message": message}, timeout)
         self._wait_for(start, lambda e: e.get("type") == "agent_end", timeout)
-        # Auto-compaction runs after agent_end; wait for it when it started.
-        self.call({"type": "get_state"}, timeout)
+        # Auto-compaction runs after agent_end: wait until pi is idle, then for its end.
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.call({"type": "get_state"}, timeout)["data"]
+            if not state.get("isStreaming") and not state.get("isCompacting"):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"pi rpc: still busy after {timeout}s: {state}")
+            time.sleep(0.05)
         with self._cond:
             started = any(e.get("type") == "compaction_start" for e in self.events[start:])
         if started:
