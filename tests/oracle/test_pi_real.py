@@ -18,6 +18,8 @@ the request pi sent after its compaction starts with the summary.
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -234,3 +236,66 @@ def test_fake_server_saw_every_scripted_answer(run):
     assert run.llm.pending() == 0
     summaries = [b for b in run.llm.chat_requests() if is_summary_request(b)]
     assert summaries and all(b["stream"] for b in run.llm.chat_requests())
+
+
+def post(url: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    req = urllib.request.Request(
+        url, data=orjson.dumps(body), headers={"Content-Type": "application/json"}
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only
+    try:
+        with opener.open(req, timeout=10) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_fake_llm_scripts_streams_and_records():
+    """The fake server itself (no agent): rules, queue, default, errors, SSE, embeddings."""
+    with FakeLLM(embedding_dim=4) as llm:
+        url = llm.base_url
+        llm.when(lambda b: b.get("tag") == "rule", Answer("from the rule"))
+        llm.reply("plain", usage=Usage(7, 3, cached=2))
+        llm.reply(tool_calls=[ToolCall("c1", "read", {"path": "é.txt"})], thinking="hm")
+        llm.fail(429, "slow down")
+        status, raw = post(f"{url}/chat/completions", {"messages": [], "tag": "rule"})
+        assert status == 200
+        assert orjson.loads(raw)["choices"][0]["message"]["content"] == "from the rule"
+        status, raw = post(f"{url}/chat/completions", {"messages": [], "model": "m"})
+        done = orjson.loads(raw)
+        assert done["choices"][0]["message"]["content"] == "plain"
+        assert done["usage"] == {
+            "prompt_tokens": 7,
+            "completion_tokens": 3,
+            "total_tokens": 10,
+            "prompt_tokens_details": {"cached_tokens": 2},
+        }
+        status, raw = post(f"{url}/chat/completions", {"messages": [], "stream": True})
+        assert status == 200
+        lines = [ln for ln in raw.decode().split("\n\n") if ln]
+        assert lines[-1] == "data: [DONE]"
+        chunks = [orjson.loads(ln.removeprefix("data: ")) for ln in lines[:-1]]
+        args = "".join(
+            tc["function"].get("arguments", "")
+            for c in chunks
+            for ch in c["choices"]
+            for tc in ch["delta"].get("tool_calls", [])
+        )
+        assert orjson.loads(args) == {"path": "é.txt"}
+        assert (
+            "".join(ch["delta"].get("reasoning_content", "") for c in chunks for ch in c["choices"])
+            == "hm"
+        )
+        assert [ch["finish_reason"] for c in chunks for ch in c["choices"]][-1] == "tool_calls"
+        assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] == 110
+        status, raw = post(f"{url}/chat/completions", {"messages": [], "stream": True})
+        assert status == 429 and orjson.loads(raw)["error"]["message"] == "slow down"
+        status, raw = post(f"{url}/chat/completions", {"messages": []})
+        assert orjson.loads(raw)["choices"][0]["message"]["content"] == "(nothing scripted)"
+        status, raw = post(f"{url}/embeddings", {"input": ["a", "b"], "model": "e"})
+        data = orjson.loads(raw)["data"]
+        assert [d["index"] for d in data] == [0, 1] and len(data[0]["embedding"]) == 4
+        assert data[0]["embedding"] != data[1]["embedding"]
+        assert len(llm.chat_requests()) == 5 and llm.pending() == 0
+        assert llm.requests[0].answer is not None and llm.requests[0].answer.text == "from the rule"
+        assert llm.requests[-1].path == "/v1/embeddings"
