@@ -1,0 +1,235 @@
+"""sessions.json after a written compaction: the gateway's fields, nothing else, never on failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import orjson
+import pytest
+
+from core.compaction.run import (
+    CompactionRefused,
+    LaneBusy,
+    compact,
+    plan_store_update,
+    planned_writes,
+    write_compaction,
+)
+from core.openclaw.sessions_store import (
+    REMOVE,
+    compaction_changes,
+    entries_for_transcript,
+    load_sessions_store,
+)
+from core.session_lock import acquire
+from core.transcript import load_transcript
+
+from .build import chain, lines, write_file
+
+KEY = "agent:main:telegram:direct:123"
+
+ENTRY = {
+    "sessionId": "sess-1",
+    "updatedAt": 1_700_000_000_000,
+    "compactionCount": 2,
+    "memoryFlushAt": 1_699_999_000_000,
+    "memoryFlushCompactionCount": 2,
+    "totalTokens": 150_000,
+    "totalTokensFresh": True,
+    "inputTokens": 140_000,
+    "outputTokens": 2_000,
+    "cacheRead": 90_000,
+    "cacheWrite": 1_000,
+    "estimatedCostUsd": 0.42,
+    "contextTokens": 200_000,
+    "contextBudgetStatus": {"state": "near-limit"},
+    "transcriptByteCompactionLatch": {"bytes": 123},
+    "modelOverride": "claude-opus",
+    "futureField": {"nested": [1, 2, {"x": None}], "ünïcode": "✓"},
+}
+
+
+def _home(tmp_path, *, entry=None, others=True, session_file=True):
+    sessions = tmp_path / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    transcript = sessions / "sess-1.jsonl"
+    write_file(transcript, lines(chain(20)))
+    old = time.time() - 60
+    os.utime(transcript, (old, old))
+    e = dict(ENTRY if entry is None else entry)
+    if session_file:
+        e["sessionFile"] = str(transcript)
+    store = {KEY: e}
+    if others:
+        store["agent:main:main"] = {"sessionId": "other", "updatedAt": 1, "compactionCount": 7}
+        store["broken"] = [1, 2, 3]
+    path = sessions / "sessions.json"
+    path.write_text(json.dumps(store, indent=2, ensure_ascii=False) + "\n")
+    return transcript, path
+
+
+def test_compaction_changes_are_the_gateways():
+    # projectCompactionAccountingPatch(existingEntry, {compactionKind, tokensAfter})
+    got = compaction_changes(ENTRY, tokens_after=41_234.9, now_ms=1_800_000_000_000)
+    assert got == {
+        "compactionCount": 3,
+        "transcriptByteCompactionLatch": REMOVE,
+        "updatedAt": 1_800_000_000_000,
+        "inputTokens": REMOVE,
+        "outputTokens": REMOVE,
+        "cacheRead": REMOVE,
+        "cacheWrite": REMOVE,
+        "estimatedCostUsd": REMOVE,
+        "contextBudgetStatus": REMOVE,
+        "totalTokens": 41_234,
+        "totalTokensFresh": True,
+        "totalTokensVersion": 1,
+    }
+    # no usable tokensAfter: the total is left, marked not fresh, its version dropped
+    for bad in (None, -1, float("nan"), float("inf"), True):
+        got = compaction_changes({}, tokens_after=bad, now_ms=5)
+        assert got["compactionCount"] == 1 and got["totalTokensFresh"] is False
+        assert got["totalTokensVersion"] is REMOVE and "totalTokens" not in got
+
+
+def test_written_compaction_updates_only_its_entry(tmp_path):
+    transcript, path = _home(tmp_path)
+    before = orjson.loads(path.read_bytes())
+    s = load_transcript(transcript)
+    run = compact(s, keep_recent_tokens=3000)
+    t0 = int(time.time() * 1000)
+    run = write_compaction(run, s, update_store=True)
+    assert run.written and run.store_update is not None and run.store_update.updated
+    assert run.store_update.keys == [KEY] and "compactionCount 3" in run.store_update.note
+    after = orjson.loads(path.read_bytes())
+    assert list(after) == list(before)  # key order
+    assert after["agent:main:main"] == before["agent:main:main"]
+    assert after["broken"] == before["broken"]
+    e = after[KEY]
+    assert e["compactionCount"] == 3 and e["updatedAt"] >= t0
+    assert e["totalTokens"] == run.entry["tokensAfter"]
+    assert e["totalTokensFresh"] is True and e["totalTokensVersion"] == 1
+    for gone in (
+        "inputTokens",
+        "outputTokens",
+        "cacheRead",
+        "cacheWrite",
+        "estimatedCostUsd",
+        "contextBudgetStatus",
+        "transcriptByteCompactionLatch",
+    ):
+        assert gone not in e
+    untouched = (
+        "sessionId",
+        "memoryFlushAt",
+        "memoryFlushCompactionCount",
+        "contextTokens",
+        "modelOverride",
+        "futureField",
+        "sessionFile",
+    )
+    assert {k: e[k] for k in untouched} == {k: before[KEY][k] for k in untouched}
+    assert [k for k in e if k in untouched] == [k for k in before[KEY] if k in untouched]
+    assert path.read_bytes().endswith(b"}\n") and b'\n  "' in path.read_bytes()
+    assert run.store_update.backup is not None
+    assert orjson.loads(run.store_update.backup.read_bytes()) == before
+    assert run.to_json()["sessions_store"]["updated"] is True
+
+
+def test_planned_writes_list_the_store_rewrite(tmp_path):
+    transcript, path = _home(tmp_path)
+    s = load_transcript(transcript)
+    run = compact(s, keep_recent_tokens=3000)
+    writes = planned_writes(run, s, update_store=True)
+    assert [w.action for w in writes] == ["backup", "append", "rewrite"]
+    assert writes[-1].path == str(path) and KEY in writes[-1].summary
+    assert "compactionCount 2 -> 3" in writes[-1].summary
+    assert [w.action for w in planned_writes(run, s)] == ["backup", "append"]
+    planned = plan_store_update(run, s)
+    assert planned is not None and not planned.updated and planned.keys == [KEY]
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (b'{\n  "a": {\n', "invalid JSON"),
+        (b"", "empty file"),
+        (b"[1, 2]\n", "top level must be an object"),
+    ],
+)
+def test_a_corrupt_store_is_left_alone_and_the_compaction_stays(tmp_path, content, why):
+    transcript, path = _home(tmp_path)
+    path.write_bytes(content)
+    s = load_transcript(transcript)
+    before = transcript.read_bytes()
+    run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
+    assert run.written and transcript.read_bytes().startswith(before)
+    assert path.read_bytes() == content
+    assert run.store_update is not None and not run.store_update.updated
+    assert "sessions.json not updated: cannot read it" in run.store_update.note
+    assert why in run.store_update.note
+    assert not [p for p in path.parent.iterdir() if p.name.startswith("sessions.json.memlens")]
+
+
+@pytest.mark.parametrize("case", ["several", "none"])
+def test_no_or_several_matching_entries_change_nothing(tmp_path, case):
+    transcript, path = _home(tmp_path, session_file=False)
+    data = orjson.loads(path.read_bytes())
+    if case == "several":
+        data["alias"] = dict(data[KEY])
+    else:
+        del data[KEY]
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    raw = path.read_bytes()
+    s = load_transcript(transcript)
+    run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
+    assert run.written and path.read_bytes() == raw and run.store_update is not None
+    assert not run.store_update.updated
+    why = "several sessions" if case == "several" else "no session in it names sess-1"
+    assert why in run.store_update.note
+
+
+def test_entries_are_matched_by_file_then_by_session_id(tmp_path):
+    transcript, path = _home(tmp_path, session_file=False)
+    store = load_sessions_store(path)
+    assert [e.key for e in entries_for_transcript(store, transcript, "sess-1")] == [KEY]
+    topic = transcript.with_name("sess-1-topic-build%20fix.jsonl")
+    assert [e.key for e in entries_for_transcript(store, topic)] == [KEY]
+    data = orjson.loads(path.read_bytes())
+    data[KEY]["sessionFile"] = "sess-1.jsonl"  # relative: beside the store
+    data["agent:main:main"]["sessionFile"] = "/elsewhere/sess-1.jsonl"
+    data["agent:main:main"]["sessionId"] = "sess-1"
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    store = load_sessions_store(path)
+    assert [e.key for e in entries_for_transcript(store, transcript, "sess-1")] == [KEY]
+
+
+def test_nothing_is_written_when_the_compaction_is_refused(tmp_path):
+    transcript, path = _home(tmp_path)
+    raw, before = path.read_bytes(), transcript.read_bytes()
+    s = load_transcript(transcript)
+    run = compact(s, keep_recent_tokens=3000)
+    with acquire(transcript, tool="memlens compact"):  # another compaction runs
+        with pytest.raises(LaneBusy, match=r"another compaction .* memlens compact"):
+            write_compaction(run, s, update_store=True)
+    os.utime(transcript, None)  # the agent just wrote
+    with pytest.raises(CompactionRefused, match="mid-turn"):
+        write_compaction(run, s, update_store=True)
+    assert path.read_bytes() == raw and transcript.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["sess-1.jsonl", "sessions.json"]
+
+
+def test_the_agents_write_lock_refuses_the_write(tmp_path):
+    transcript, path = _home(tmp_path)
+    raw, before = path.read_bytes(), transcript.read_bytes()
+    sidecar = transcript.with_name("sess-1.jsonl.lock")
+    sidecar.write_text(json.dumps({"pid": os.getpid(), "createdAt": "2026-11-25T00:00:00Z"}))
+    s = load_transcript(transcript)
+    run = compact(s, keep_recent_tokens=3000)
+    with pytest.raises(LaneBusy, match="the agent is writing it"):
+        write_compaction(run, s, update_store=True)
+    assert path.read_bytes() == raw and transcript.read_bytes() == before
+    sidecar.unlink()
+    assert write_compaction(run, s, update_store=True).store_update.updated
