@@ -62,7 +62,9 @@ class PiHome:
         env = {
             k: v
             for k, v in os.environ.items()
-            if not k.endswith("_API_KEY") and not k.startswith(("PI_", "OPENAI", "ANTHROPIC"))
+            if not k.endswith("_API_KEY")
+            and not k.startswith(("PI_", "OPENAI", "ANTHROPIC"))
+            and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
         }
         env.update(
             {
@@ -72,6 +74,9 @@ class PiHome:
                 "PI_TELEMETRY": "0",
                 "HOME": str(self.agent_dir.parent),
                 "NO_COLOR": "1",
+                # pi's CLI installs undici's EnvHttpProxyAgent: keep loopback direct.
+                "NO_PROXY": "127.0.0.1,localhost",
+                "no_proxy": "127.0.0.1,localhost",
             }
         )
         return env
