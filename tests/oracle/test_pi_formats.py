@@ -330,3 +330,10 @@ def test_branched_file_keeps_its_labels(written):
     assert header["parentSession"] == str(written["path"])
     assert load_transcript(written["branched"]).header["parentSession"] == str(written["path"])
     assert [e["type"] for e in entries].count("message") >= 2
+
+
+@pytest.mark.parametrize("which", ["path", "branched"])
+def test_leaf_is_the_one_pi_opens_at(pi_package, written, which, tmp_path):
+    opened = pi_agent.pi_session_ops(pi_package, {"open": str(written[which]), "ops": []}, tmp_path)
+    session = load_transcript(written[which])
+    assert session.leaf is not None and session.leaf.id == opened["leaf"]
