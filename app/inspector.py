@@ -15,6 +15,7 @@ from core.context_breakdown import breakdown_at
 from core.openclaw.config import context_window_for
 from core.recall.block import injection_index
 from core.recall.engine import query_from_context
+from core.transcript.provider import provider_messages
 from core.transcript.replay import context_at
 from core.trim import default_query
 from widgets.timeline_worker import TimelineWorker
@@ -195,7 +196,8 @@ class Inspector(QObject):
         items = context_at(session, entry_id)
         self.w.recall_view.set_default_query(query_from_context(items), session.id)
         self._feed_context(items)
-        messages = [i.message for i in items]
+        # trimmed as sent: pi's results for calls without one, no aborted turns
+        messages = provider_messages([i.message for i in items])
         budget = self.budget or self._budget(entry_id)
         self.w.trim_view.set_context(
             messages,

@@ -18,6 +18,7 @@ from core.jsstr import js_json_len, js_len
 from core.recall.block import MARKER
 from core.recall.block import injection_index as default_injection_index
 from core.tokens import IMAGE_CHARS
+from core.transcript.provider import provider_view
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -32,6 +33,10 @@ ORIGIN_AFTER = "after compaction"
 ORIGIN_HISTORY = "history"
 """A message of a context no compaction has touched yet."""
 ORIGIN_RECALLED = "recalled"
+ORIGIN_SYNTHETIC = "synthetic"
+"""A tool call's missing result, inserted as pi does before a request (never in the file)."""
+ORIGIN_NOT_SENT = "not sent"
+"""In the agent's context but never sent: an aborted or failed turn, a ``!!`` bash run."""
 
 _WS = re.compile(r"\s+")
 
@@ -283,15 +288,21 @@ def context_rows(
     Returns
     -------
     list[ContextRow]
-        Numbered from 1, in the order the model saw them.
+        Numbered from 1, in the order the model saw them; with the results pi
+        makes for calls without one (:data:`ORIGIN_SYNTHETIC`) and what it never
+        sends (:data:`ORIGIN_NOT_SENT`) marked (:func:`core.transcript.provider.provider_view`).
     """
     comp_index = -1
     if items and items[0].entry.type == "compaction":
         comp_index = items[0].entry.index
     pending: list[tuple[str, int, str, str, int, str]] = []
-    for pos, item in enumerate(items):
+    for pos, item in enumerate(provider_view(items)):
         msg = item.message
-        if comp_index >= 0 and pos == 0:
+        if item.synthetic:
+            origin = ORIGIN_SYNTHETIC
+        elif not item.sent:
+            origin = ORIGIN_NOT_SENT
+        elif comp_index >= 0 and pos == 0:
             origin = ORIGIN_SUMMARY
         elif is_recalled_block(msg):
             if recalled_block is not None:

@@ -41,8 +41,10 @@ from core.message_parts import (
     ORIGIN_AFTER,
     ORIGIN_HISTORY,
     ORIGIN_KEPT,
+    ORIGIN_NOT_SENT,
     ORIGIN_RECALLED,
     ORIGIN_SUMMARY,
+    ORIGIN_SYNTHETIC,
     ContextRow,
     context_rows,
 )
@@ -73,7 +75,21 @@ _STYLE_ROLES = frozenset(
         Qt.ItemDataRole.ToolTipRole,
     }
 )
-ORIGIN_ORDER = (ORIGIN_SUMMARY, ORIGIN_KEPT, ORIGIN_AFTER, ORIGIN_HISTORY, ORIGIN_RECALLED)
+ORIGIN_ORDER = (
+    ORIGIN_SUMMARY,
+    ORIGIN_KEPT,
+    ORIGIN_AFTER,
+    ORIGIN_HISTORY,
+    ORIGIN_RECALLED,
+    ORIGIN_SYNTHETIC,
+    ORIGIN_NOT_SENT,
+)
+_NOTES = {
+    ORIGIN_SYNTHETIC: "synthetic: the call's result was never written; pi sends this "
+    "error result in its place (not in the transcript, not in pi's token estimate)",
+    ORIGIN_NOT_SENT: "not sent: pi keeps it in context but leaves it out of the request "
+    "(an aborted or failed turn, or a !! bash run)",
+}
 
 
 class ContextTableModel(RecordTableModel[ContextRow]):
@@ -111,6 +127,11 @@ class ContextTableModel(RecordTableModel[ContextRow]):
             return QBrush(
                 mix(self._base, role_colour(key, self._dark), 0.25 if self._dark else 0.14)
             )
+        if role == Qt.ItemDataRole.FontRole and rec.origin in _NOTES:
+            font = QFont()
+            font.setItalic(True)
+            font.setStrikeOut(rec.origin == ORIGIN_NOT_SENT)
+            return font
         if role == Qt.ItemDataRole.FontRole and rec.entry_id and rec.entry_id == self.target_entry:
             font = QFont()
             font.setBold(True)
@@ -118,7 +139,8 @@ class ContextTableModel(RecordTableModel[ContextRow]):
         if role == Qt.ItemDataRole.ToolTipRole:
             if not rec.entry_id:
                 return "recalled-context block, injected by memory-context (not in the transcript)"
-            return f"entry {rec.entry_id} (#{rec.entry_index}) · {rec.origin}\n{rec.preview}"
+            note = f"\n{_NOTES[rec.origin]}" if rec.origin in _NOTES else ""
+            return f"entry {rec.entry_id} (#{rec.entry_index}) · {rec.origin}{note}\n{rec.preview}"
         return super().data(index, role)
 
 
@@ -325,15 +347,22 @@ class ContextView(QWidget):
 
     @property
     def total_tokens(self) -> int:
-        """Tokens of the whole context shown (pi's estimate), recalled block included."""
-        return sum(r.tokens for r in self._rows)
+        """Tokens of the context (pi's estimate), recalled block included.
+
+        Synthetic results are left out, as pi's estimate leaves them out.
+        """
+        return sum(r.tokens for r in self._rows if r.origin != ORIGIN_SYNTHETIC)
 
     def _update_footer(self) -> None:
         by_origin: dict[str, tuple[int, int]] = {}
         for r in self._rows:
             n, tok = by_origin.get(r.origin, (0, 0))
             by_origin[r.origin] = (n + 1, tok + r.tokens)
-        total = f"{len(self._rows):,} messages · ≈ {self.total_tokens:,} tokens (pi estimate)"
+        made = sum(r.origin == ORIGIN_SYNTHETIC for r in self._rows)
+        count = len(self._rows) - made
+        total = f"{count:,} messages · ≈ {self.total_tokens:,} tokens (pi estimate)"
+        if made:
+            total += f" · {made:,} synthetic result{'s' if made != 1 else ''} added as pi sends"
         if self._measured is not None:
             total += f" · measured {self._measured:,}"
         shown = self.proxy.rowCount()

@@ -25,6 +25,7 @@ from typing_extensions import override
 
 from core import jsonio
 from core.recall.block import safe_limit
+from core.transcript.provider import is_synthetic
 from core.trim import smart_trim
 from widgets.record_model import Column, RecordTableModel, SortRole
 
@@ -115,7 +116,9 @@ def _preview(m: Message) -> str:
 
 
 def _role(m: Message) -> str:
-    return f"{m.role} · {m.tool_name}" if m.role == "toolResult" and m.tool_name else m.role
+    role = f"{m.role} · {m.tool_name}" if m.role == "toolResult" and m.tool_name else m.role
+    # a result pi sends for a call whose result was never written
+    return f"{role} (synthetic)" if is_synthetic(m) else role
 
 
 Outline = tuple[np.ndarray, np.ndarray]

@@ -24,6 +24,12 @@ class ContextItem:
     message: Message
     tokens: int
     """pi's estimate for the message."""
+    synthetic: bool = False
+    """A message memlens made as pi does before a request (a tool call's missing
+    result, :mod:`core.transcript.provider`); never in the file."""
+    sent: bool = True
+    """False for what pi keeps in context but never sends (an aborted or failed
+    turn, a ``!!`` bash run): :func:`core.transcript.provider.provider_view`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,10 @@ from core.message_parts import (
     ORIGIN_AFTER,
     ORIGIN_HISTORY,
     ORIGIN_KEPT,
+    ORIGIN_NOT_SENT,
     ORIGIN_RECALLED,
     ORIGIN_SUMMARY,
+    ORIGIN_SYNTHETIC,
     block_chars,
     clip_lines,
     context_rows,
@@ -26,6 +28,7 @@ from core.message_parts import (
 from core.recall.block import MARKER
 from core.tokens import estimate_message, message_chars
 from core.transcript import context_at, load_transcript, parse_transcript
+from core.transcript.provider import provider_view
 
 PNG = base64.b64encode(b"\x89PNG" + bytes(2996)).decode()  # 3,000 bytes
 JPEG = base64.b64encode(bytes(1200)).decode()
@@ -266,7 +269,15 @@ def test_context_after_second_compaction(before):
     items = context_at(before, target.id)
     rows = context_rows(items)
     comp = before.compaction_entries()[1]
-    assert len(rows) == len(items)
+    shown = provider_view(items)
+    assert len(rows) == len(shown) == len(items) + 1  # pi adds a result at #627
+    (made,) = [r for r in rows if r.origin == ORIGIN_SYNTHETIC]
+    assert (made.entry_index, made.role) == (627, "toolResult")
+    assert made.preview.endswith(": No result provided")
+    skipped = [r for r in rows if r.origin == ORIGIN_NOT_SENT]
+    assert skipped and all(
+        before.entry(f"#{r.entry_index}").message.stop_reason == "aborted" for r in skipped
+    )
     assert [r.position for r in rows] == list(range(1, len(rows) + 1))
     assert (rows[0].origin, rows[0].entry_id, rows[0].role) == (
         ORIGIN_SUMMARY,
@@ -278,14 +289,49 @@ def test_context_after_second_compaction(before):
     assert kept[0].entry_id == comp.raw["firstKeptEntryId"] == before.entry("#551").id
     assert all(551 <= r.entry_index < 628 for r in kept)
     assert all(r.entry_index > 628 for r in after)
-    assert rows[1:] == kept + after  # kept first, then what followed
+    marked = (ORIGIN_SYNTHETIC, ORIGIN_NOT_SENT)
+    assert [r for r in rows[1:] if r.origin not in marked] == kept + after
     assert after[-1].entry_id == target.id
-    assert [r.tokens for r in rows] == [i.tokens for i in items]
+    assert [r.tokens for r in rows] == [i.tokens for i in shown]
+
+
+def test_context_rows_mark_what_pi_adds_and_skips():
+    head = {"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"}
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "x"}}
+    msgs = [
+        {"role": "user", "content": "go", "timestamp": 1},
+        {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 2},
+        {"role": "user", "content": "stop that", "timestamp": 3},
+        {"role": "assistant", "content": [{"type": "text", "text": "h"}], "stopReason": "aborted"},
+    ]
+    lines = [orjson.dumps(head)]
+    for n, m in enumerate(msgs):
+        parent = f"e{n - 1}" if n else None
+        lines.append(
+            orjson.dumps(
+                {
+                    "type": "message",
+                    "id": f"e{n}",
+                    "parentId": parent,
+                    "timestamp": "t",
+                    "message": m,
+                }
+            )
+        )
+    s = parse_transcript(b"\n".join(lines) + b"\n", "s.jsonl")
+    rows = context_rows(context_at(s))
+    assert [(r.entry_id, r.role, r.origin) for r in rows] == [
+        ("e0", "user", ORIGIN_HISTORY),
+        ("e1", "assistant", ORIGIN_HISTORY),
+        ("e1", "toolResult", ORIGIN_SYNTHETIC),
+        ("e2", "user", ORIGIN_HISTORY),
+        ("e3", "assistant", ORIGIN_NOT_SENT),
+    ]
 
 
 def test_context_before_any_compaction_is_history(before):
     rows = context_rows(context_at(before, "#100"))
-    assert {r.origin for r in rows} == {ORIGIN_HISTORY}
+    assert {r.origin for r in rows} - {ORIGIN_SYNTHETIC, ORIGIN_NOT_SENT} == {ORIGIN_HISTORY}
     assert rows[0].entry_id == before.entry("#1").id
 
 
@@ -293,11 +339,13 @@ def test_recalled_block_injection():
     s = synthetic_session()
     items = context_at(s, "e9")
     rows = context_rows(items)
-    assert [r.entry_id for r in rows] == ["e6", "e4", "e5", "e7", "e8", "e9"]
+    # e5's write call has no result in the file: pi sends one (synthetic)
+    assert [r.entry_id for r in rows] == ["e6", "e4", "e5", "e5", "e7", "e8", "e9"]
     assert [r.origin for r in rows] == [
         ORIGIN_SUMMARY,
         ORIGIN_KEPT,
         ORIGIN_KEPT,
+        ORIGIN_SYNTHETIC,
         ORIGIN_RECALLED,
         ORIGIN_AFTER,
         ORIGIN_AFTER,
@@ -305,12 +353,13 @@ def test_recalled_block_injection():
     block = f"{MARKER}\n\n<detail>\n[2026-01-01 00:00 user] fresh\n</detail>\n\n</recalled-context>"
     injected = context_rows(items, block)
     # the stored block goes, the new one sits right after the compaction summary
-    assert [r.entry_id for r in injected] == ["e6", "", "e4", "e5", "e8", "e9"]
+    assert [r.entry_id for r in injected] == ["e6", "", "e4", "e5", "e5", "e8", "e9"]
     new = injected[1]
     assert (new.role, new.origin, new.entry_index) == ("user", ORIGIN_RECALLED, -1)
     assert new.tokens == -(-len(block) // 4)
-    assert [r.position for r in injected] == [1, 2, 3, 4, 5, 6]
-    assert [r.entry_id for r in context_rows(items, block, 0)] == ["", "e6", "e4", "e5", "e8", "e9"]
+    assert [r.position for r in injected] == [1, 2, 3, 4, 5, 6, 7]
+    first = context_rows(items, block, 0)
+    assert [r.entry_id for r in first] == ["", "e6", "e4", "e5", "e5", "e8", "e9"]
     assert context_rows(items, block, 99)[-1].entry_id == ""  # clamped to the end
 
 

@@ -48,7 +48,8 @@ def test_context_after_second_compaction(view, before):
     comp = before.compaction_entries()[1]
     view.show_context(before, "#700")
     items = context_at(before, target.id)
-    assert view.proxy.rowCount() == len(items) == 150
+    # pi adds a result for #627's call (its result was never written)
+    assert view.proxy.rowCount() == len(items) + 1 == 151
     assert _shown(view, 0)[:3] == ["1", "2", "3"]
     assert _shown(view, 1)[0] == "compactionSummary"
     origins = _shown(view, 2)
@@ -58,12 +59,19 @@ def test_context_after_second_compaction(view, before):
     assert records[1].entry_id == comp.raw["firstKeptEntryId"] == before.entry("#551").id
     n_kept = origins.count("kept")
     assert origins[1 : 1 + n_kept] == ["kept"] * n_kept
-    assert set(origins[1 + n_kept :]) == {"after compaction"}
-    assert [r.entry_id for r in records] == [i.entry.id for i in items]
+    assert origins[1 + n_kept] == "synthetic"
+    assert set(origins[2 + n_kept :]) == {"after compaction", "not sent"}
+    made = view.proxy.index(1 + n_kept, 4)
+    assert made.data(Qt.ItemDataRole.FontRole).italic()
+    assert "never written" in made.data(Qt.ItemDataRole.ToolTipRole)
+    skipped = view.proxy.index(origins.index("not sent"), 4)
+    assert skipped.data(Qt.ItemDataRole.FontRole).strikeOut()
+    assert [r.entry_id for r in records if r.origin != "synthetic"] == [i.entry.id for i in items]
     assert _shown(view, 3)[0] == f"{items[0].tokens:,}"
     total = sum(i.tokens for i in items)
     assert view.total_tokens == total
     assert f"150 messages · ≈ {total:,} tokens" in view.footer.text()
+    assert "1 synthetic result added as pi sends" in view.footer.text()
     assert f"kept: {n_kept} msg" in view.footer.text()
     assert "#700" in view.title.text()
     # the selected entry is the last row, in bold
@@ -77,7 +85,7 @@ def test_recalled_block_is_injected(view, before):
     view.show_context(before, "#700")
     plain_total = view.total_tokens
     view.show_context(before, "#700", recalled_block=BLOCK)
-    assert view.proxy.rowCount() == 151
+    assert view.proxy.rowCount() == 152
     assert _shown(view, 2)[:3] == ["summary", "recalled", "kept"]
     rec = _records(view)[1]
     assert rec.entry_id == "" and rec.role == "user"
@@ -150,6 +158,7 @@ def test_stored_recalled_blocks_and_errors(view):
         "summary",
         "kept",
         "kept",
+        "synthetic",
         "recalled",
         "after compaction",
         "after compaction",
@@ -160,6 +169,7 @@ def test_stored_recalled_blocks_and_errors(view):
         "recalled",
         "kept",
         "kept",
+        "synthetic",
         "after compaction",
         "after compaction",
     ]

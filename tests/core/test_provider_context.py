@@ -1,0 +1,52 @@
+"""Provider-valid contexts: pi's synthetic results in trim and replay."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.transcript import context_at, load_transcript
+from core.transcript.provider import (
+    SYNTHETIC_RESULT_TEXT,
+    is_synthetic,
+    provider_context,
+    provider_messages,
+    unanswered_calls,
+)
+from core.trim import smart_trim
+
+
+@pytest.fixture(scope="module")
+def before(fixtures_dir):
+    return load_transcript(fixtures_dir / "before-compaction.jsonl")
+
+
+def test_a_real_interrupted_call_gets_pis_synthetic_result(before):
+    items = context_at(before, "#700")
+    messages = [i.message for i in items]
+    (missing,) = unanswered_calls(messages)  # #627 called a tool, then the compaction came
+    assert missing in [c.tool_id for c in before.entry("#627").message.tool_calls()]
+    sent = provider_context(items)
+    (made,) = [i for i in sent if i.synthetic]
+    assert made.entry.index == 627 and made.message.tool_call_id == missing
+    assert made.message.text() == SYNTHETIC_RESULT_TEXT and made.message.is_error
+    assert is_synthetic(made.message) and not any(is_synthetic(m) for m in messages)
+    # aborted turns are not sent
+    aborted = [i for i in items if i.message.stop_reason == "aborted"]
+    assert aborted and not any(i in sent for i in aborted)
+    assert unanswered_calls([i.message for i in sent]) == []
+
+
+def test_a_trim_of_the_raw_context_keeps_a_call_without_its_result(before):
+    raw = smart_trim([i.message for i in context_at(before, "#700")], window=36_000)
+    assert raw.ran and unanswered_calls(raw.kept_messages())  # what the app fed before
+
+
+@pytest.mark.parametrize("window", [12_000, 20_000, 30_000, 36_000])
+def test_the_trimmed_context_is_valid_for_the_provider(before, window):
+    messages = [i.message for i in context_at(before, "#700")]
+    trimmed = smart_trim(provider_messages(messages), window=window)
+    assert trimmed.ran and unanswered_calls(trimmed.kept_messages()) == []
+    kept_made = [m for m in trimmed.kept_messages() if is_synthetic(m)]
+    # a synthetic result goes or stays with its call, as any pair does
+    calls = {c.tool_id for m in trimmed.kept_messages() for c in m.tool_calls()}
+    assert all(m.tool_call_id in calls for m in kept_made)
