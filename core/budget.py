@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.jsstr import js_round, js_trim
@@ -79,6 +79,8 @@ class Budget:
     should_flush: bool
     flush_reason: str
     thresholds: tuple[Threshold, ...] = field(default=())
+    flush: FlushRecord | None = None
+    """The last memory flush the session's ``sessions.json`` entry records."""
 
     @property
     def headroom(self) -> int:
@@ -117,6 +119,15 @@ class FlushRecord:
     failure_count: int = 0
     at: int | None = None
     """``memoryFlushAt`` (epoch ms) where an older agent recorded it."""
+    entry_compaction_count: int = 0
+    """The entry's own ``compactionCount`` (absent: 0), to place the cycle."""
+
+    @property
+    def cycles_ago(self) -> int | None:
+        """How many compactions ago the flush's cycle began (0: the current cycle)."""
+        if self.compaction_count is None:
+            return None
+        return max(0, self.entry_compaction_count - self.compaction_count)
 
 
 def _count(value: object) -> int | None:
@@ -128,6 +139,13 @@ def _count(value: object) -> int | None:
 
 def flush_record(raw: Mapping[str, Any]) -> FlushRecord | None:
     """The entry's flush record as the agent normalises it (None: never flushed)."""
+    record = _flush_record(raw)
+    if record is None:
+        return None
+    return replace(record, entry_compaction_count=_count(raw.get("compactionCount")) or 0)
+
+
+def _flush_record(raw: Mapping[str, Any]) -> FlushRecord | None:
     at = _count(raw.get("memoryFlushAt"))
     current = raw.get("memoryFlush")
     if isinstance(current, dict):  # normalizeMemoryFlush
@@ -314,6 +332,7 @@ def budget_for(
     count = len(session.compaction_entries())
     flush_count = None
     incognito = False
+    record = None
     if store_entry is not None:
         # the agent: entry.compactionCount ?? 0
         count = store_entry.compaction_count or 0
@@ -353,4 +372,5 @@ def budget_for(
         should_flush=fires,
         flush_reason=reason,
         thresholds=lines,
+        flush=record,
     )

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from core.timeline_summary import message_summary
+from core.timeline_summary import FlushMarker, flush_markers, message_summary
 from core.tokens import estimate_message, message_chars, usage_total
 from core.transcript.replay import context_at, context_size
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from core.budget import Budget
+    from core.budget import Budget, FlushRecord
     from core.transcript.model import Entry, Message, Session
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "BreakMarker",
     "Category",
     "CompactionMarker",
+    "FlushMarker",
     "ThresholdLine",
     "Timeline",
     "bar_outline",
@@ -186,6 +187,8 @@ class Timeline:
     thresholds: tuple[ThresholdLine, ...] = ()
     breaks: tuple[BreakMarker, ...] = ()
     """Where a ``parentId`` cuts the context (also among the session's problems)."""
+    flushes: tuple[FlushMarker, ...] = ()
+    """The memory flush ``sessions.json`` records (the agent keeps only the last)."""
     _entries: tuple[Entry, ...] = field(default=(), repr=False, compare=False)
     _positions: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _summaries: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
@@ -397,8 +400,14 @@ def _walk(
     return states, comps
 
 
-def build_timeline(session: Session, budget: Budget | None = None) -> Timeline:
-    """The timeline arrays of *session*; *budget* adds its threshold lines."""
+def build_timeline(
+    session: Session, budget: Budget | None = None, *, flush: FlushRecord | None = None
+) -> Timeline:
+    """The timeline arrays of *session*.
+
+    *budget* adds its threshold lines and the memory flush its ``sessions.json``
+    entry records (:attr:`~core.budget.Budget.flush`); *flush* overrides that record.
+    """
     msg_entries = session.messages()
     positions = {e.id: i for i, e in enumerate(msg_entries)}
     n = len(msg_entries)
@@ -452,6 +461,13 @@ def build_timeline(session: Session, budget: Budget | None = None) -> Timeline:
         branches=branches,
         thresholds=threshold_lines(budget) if budget is not None else (),
         breaks=_break_markers(session, positions, cols, states),
+        flushes=flush_markers(
+            flush or (budget.flush if budget is not None else None),
+            path,
+            positions,
+            cols.ctx,
+            [m.x for m in markers if m.entry_id in path_ids],
+        ),
         _entries=tuple(msg_entries),
         _positions=positions,
     )
