@@ -816,7 +816,8 @@ def compaction_job(
             raise
         except BaseException as exc:
             job.outcome = "failed"
-            reason = str(exc) or type(exc).__name__
+            # the event names the transcript already: keep the reason short
+            reason = (str(exc) or type(exc).__name__).replace(session.path, Path(session.path).name)
             event("failed", f"compaction failed: session {session.id}: {reason}")
             raise
         if job.run is not None and job.run.written:
