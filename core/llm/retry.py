@@ -1,4 +1,12 @@
-"""Back-off between attempts: 500 ms doubling, jitter 0.2, capped at 5 s (algorithms.md 8)."""
+"""Back-off between attempts, as OpenClaw's compaction summary calls make them.
+
+OpenClaw 2026.9.6 (``dist/builtin-openclaw-*.mjs``, ``summarizeChunks``) wraps
+each summary call in ``retryAsync(..., {attempts: 3, minDelayMs: 500,
+maxDelayMs: 5e3, jitter: .2})``: 3 requests in all, and before retry *n*
+(1-based) ``min(500 * 2 ** (n - 1), 5000)`` ms, jittered symmetrically by up to
+20 %, rounded to the millisecond and kept within [500, 5000] ms
+(``retryAsync`` / ``applyJitter`` in ``dist/src-*.mjs``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.jobs import check
+from core.jsstr import js_round
 
 if TYPE_CHECKING:
     import random
@@ -25,19 +34,21 @@ class RetryPolicy:
     Parameters
     ----------
     retries
-        Retries after the first attempt (so ``retries + 1`` requests at most).
+        Retries after the first attempt (so ``retries + 1`` requests at most);
+        2 as OpenClaw's ``attempts: 3``.
     base
         Delay before the first retry, in seconds; doubles for each further one.
+        Also the floor of every computed delay (OpenClaw's ``minDelayMs``).
     jitter
-        Relative spread: the delay is multiplied by a uniform factor in
-        ``[1 - jitter, 1 + jitter]``.
+        Relative spread: the delay is multiplied by ``1 + (2r - 1) * jitter``
+        for a uniform ``r`` in ``[0, 1)``.
     cap
-        No computed delay exceeds this, jitter included.
+        No computed delay exceeds this, jitter included (``maxDelayMs``).
     retry_after_cap
         Bound on a server's ``Retry-After``, which replaces the computed delay.
     """
 
-    retries: int = 3
+    retries: int = 2
     base: float = 0.5
     jitter: float = 0.2
     cap: float = 5.0
@@ -46,10 +57,16 @@ class RetryPolicy:
     def delay(self, retry: int, rng: random.Random) -> float:
         """Seconds to wait before retry number *retry* (0 for the first retry).
 
-        The cap is applied after the jitter so that it is a hard bound.
+        OpenClaw's ``retryAsync`` without a ``Retry-After``: the doubling capped,
+        jittered, rounded to whole milliseconds, then held within
+        ``[base, cap]``: the cap stays a hard bound and no delay is shorter
+        than the first.
         """
-        raw = self.base * 2.0 ** min(retry, 62)
-        return min(self.cap, raw * rng.uniform(1.0 - self.jitter, 1.0 + self.jitter))
+        low, high = self.base * 1000.0, self.cap * 1000.0
+        nominal = min(low * 2.0 ** min(retry, 62), high)
+        r = rng.uniform(0.0, 1.0)  # Math.random()
+        ms = js_round(nominal * (1.0 + (r * 2.0 - 1.0) * self.jitter))
+        return min(max(ms, low), high) / 1000.0
 
     def honour_retry_after(self, value: str | None) -> float | None:
         """The server's ``Retry-After`` in seconds, bounded; None when absent or unusable.

@@ -291,16 +291,19 @@ def test_jitter_bounds(server: Script) -> None:
     sleeps: list[float] = []
     with pytest.raises(LLMError):
         openai(server, sleeps, retries=4, rng=EdgeRng()).complete(HELLO)
-    assert sleeps == pytest.approx([0.4, 1.2, 1.6, 4.8])
+    # 0.4 s is held at the 0.5 s floor (OpenClaw's minDelayMs)
+    assert sleeps == pytest.approx([0.5, 1.2, 1.6, 4.8])
 
     policy = RetryPolicy()
     rng = random.Random(7)
     for retry, nominal in enumerate([0.5, 1.0, 2.0, 4.0, 8.0]):
         draws = [policy.delay(retry, rng) for _ in range(500)]
-        assert min(draws) >= min(5.0, nominal * 0.8) - 1e-12
+        assert min(draws) >= max(0.5, min(5.0, nominal) * 0.8) - 1e-12  # capped, then jittered
         assert max(draws) <= min(5.0, nominal * 1.2) + 1e-12
-        if nominal * 1.2 < 5.0:  # really jittered, both ways
-            assert max(draws) > nominal * 1.1 and min(draws) < nominal * 0.9
+        assert all(abs(d * 1000 - round(d * 1000)) < 1e-6 for d in draws)  # whole ms
+        if nominal * 1.2 < 5.0:  # really jittered: up, and down unless at the floor
+            assert max(draws) > nominal * 1.1
+            assert min(draws) < nominal * 0.9 or nominal == 0.5
 
 
 def test_retry_after_overrides_back_off(server: Script) -> None:
