@@ -28,6 +28,7 @@ from widgets.timeline_style import (
     BAR_WIDTH,
     CATEGORY_COLORS,
     CUT_COLOR,
+    FLUSH_COLOR,
     THINKING_COLOR,
     IndexAxis,
     TokenAxis,
@@ -207,6 +208,7 @@ class TimelineView(QWidget):
             ("\u2501", text, "context (measured, else estimated)"),
             ("\u2504", mid, "estimate"),
             ("\u2571", self._colors["highlight"].name(), "off the current path"),
+            ("\u2605", FLUSH_COLOR, "memory flush (sessions.json)"),
         ]
         return legend_html(entries, self._colors["text"])
 
@@ -367,8 +369,9 @@ class TimelineView(QWidget):
 
         ``bars:<category>`` (e.g. ``bars:tool_result``), ``thinking``, ``off_path``,
         ``context``, ``estimate``, ``off_path_context``, ``compaction_points``,
-        ``branch_points``, ``threshold:<key>``, ``compaction_labels``, ``branch_labels``,
-        ``select_lines``, ``hover_lines``, ``context_plot``, ``bar_plot``.
+        ``branch_points``, ``flush_points``, ``threshold:<key>``, ``compaction_labels``,
+        ``branch_labels``, ``flush_labels``, ``select_lines``, ``hover_lines``,
+        ``context_plot``, ``bar_plot``.
         """
         items: dict[str, Any] = {f"bars:{c.name.lower()}": i for c, i in self._bars.items()}
         items.update(
@@ -426,6 +429,13 @@ class TimelineView(QWidget):
             f"{len(tl.branches)} forks ({off:,} messages off the current path)",
             f"context at the leaf {last:,} ({kind})",
         ]
+        for f in tl.flushes:
+            cycle = (
+                f" in compaction cycle {f.compaction_count}"
+                if f.compaction_count is not None
+                else ""
+            )
+            parts.append(f"last {f.label}{cycle}")
         if tl.breaks:
             # A missing or cyclic parentId cuts the context: say so, with the line.
             first = tl.breaks[0]

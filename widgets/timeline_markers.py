@@ -1,4 +1,4 @@
-"""Markers of the session timeline: threshold lines, compactions, forks and broken parents.
+"""Markers of the session timeline: thresholds, compactions, memory flushes, forks, breaks.
 
 Created once per view; :meth:`TimelineMarkers.show` feeds them a timeline.
 Compaction labels sit in two rows at the top of the context plot and
@@ -16,7 +16,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from widgets.timeline_style import THRESHOLD_STYLES
+from widgets.timeline_style import FLUSH_COLOR, FLUSH_FAILED_COLOR, THRESHOLD_STYLES
 
 if TYPE_CHECKING:
     from core.timeline import CompactionMarker, ThresholdLine, Timeline
@@ -60,13 +60,23 @@ class TimelineMarkers:
         self.branch_points = pg.ScatterPlotItem(symbol="d", size=11)
         # An entry whose parentId is missing or in a cycle: the context is cut there.
         self.break_points = pg.ScatterPlotItem(symbol="x", size=13, hoverable=True)
-        for item in (self.compaction_points, self.branch_points, self.break_points):
+        # The memory flush sessions.json records (a star; hollow when it failed).
+        self.flush_points = pg.ScatterPlotItem(symbol="star", size=15, hoverable=True)
+        for item in (
+            self.compaction_points,
+            self.branch_points,
+            self.break_points,
+            self.flush_points,
+        ):
             item.setZValue(5)
             ctx_plot.addItem(item)
+        # Under the compaction triangle it usually sits beside: both stay visible.
+        self.flush_points.setZValue(4.5)
         self.thresholds: dict[str, pg.InfiniteLine] = {}
         self.compaction_labels: list[pg.TextItem] = []
         self.branch_labels: list[pg.TextItem] = []
         self.break_labels: list[pg.TextItem] = []
+        self.flush_labels: list[pg.TextItem] = []
         # Made now, hidden, not when the first session arrives: ~15 ms of pyqtgraph
         # items the window would otherwise freeze for while a place opens.
         for key in THRESHOLD_STYLES:
@@ -119,6 +129,13 @@ class TimelineMarkers:
             self._style_threshold(key, line)
         for item in (*self.compaction_labels, *self.branch_labels, *self.break_labels):
             self._style_text(item)
+        flushes = self._timeline.flushes if self._timeline is not None else ()
+        for i, item in enumerate(self.flush_labels):
+            self._style_flush_label(item, failed=i < len(flushes) and not flushes[i].succeeded)
+
+    def _style_flush_label(self, item: pg.TextItem, failed: bool = False) -> None:
+        self._style_text(item)
+        item.setColor(QColor(FLUSH_FAILED_COLOR if failed else FLUSH_COLOR))
 
     def _style_threshold(self, key: str, line: pg.InfiniteLine) -> None:
         color, style = THRESHOLD_STYLES.get(key, ("#7f7f7f", Qt.PenStyle.DashLine))
@@ -188,7 +205,30 @@ class TimelineMarkers:
             label.show()
         for label in self.break_labels[len(breaks) :]:
             label.hide()
+        self._show_flushes(tl)
         self.layout()
+
+    def _show_flushes(self, tl: Timeline) -> None:
+        flushes = tl.flushes
+        self.flush_points.setData(
+            [f.x for f in flushes],
+            [f.context for f in flushes],
+            pen=[pg.mkPen(FLUSH_COLOR if f.succeeded else FLUSH_FAILED_COLOR, width=1.5)
+                 for f in flushes],
+            brush=[pg.mkBrush(FLUSH_COLOR if f.succeeded else None) for f in flushes],
+            data=[f.tooltip for f in flushes],
+            tip=lambda x, y, data: str(data),
+        )  # fmt: skip
+        for i, f in enumerate(flushes):
+            label = self._label(self.flush_labels, i)
+            self._style_flush_label(label, failed=not f.succeeded)
+            label.setText(f" {f.label} ")
+            label.setToolTip(f.tooltip)
+            label.setAnchor((1.0, 1.2))  # above, to the left: the compaction drop is right
+            label.setPos(f.x, f.context)
+            label.show()
+        for label in self.flush_labels[len(flushes) :]:
+            label.hide()
 
     def clear(self) -> None:
         """Draw nothing."""
@@ -199,9 +239,15 @@ class TimelineMarkers:
         self.compaction_points.setData([], [])
         self.branch_points.setData([], [])
         self.break_points.setData([], [])
+        self.flush_points.setData([], [])
         for line in self.thresholds.values():
             line.hide()
-        for label in (*self.compaction_labels, *self.branch_labels, *self.break_labels):
+        for label in (
+            *self.compaction_labels,
+            *self.branch_labels,
+            *self.break_labels,
+            *self.flush_labels,
+        ):
             label.hide()
 
     def layout(self) -> None:
@@ -232,6 +278,8 @@ class TimelineMarkers:
             "compaction_points": self.compaction_points,
             "branch_points": self.branch_points,
             "break_points": self.break_points,
+            "flush_points": self.flush_points,
+            "flush_labels": list(self.flush_labels),
             "compaction_labels": list(self.compaction_labels),
             "branch_labels": list(self.branch_labels),
             "break_labels": list(self.break_labels),

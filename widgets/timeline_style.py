@@ -34,6 +34,9 @@ THRESHOLD_STYLES: dict[str, tuple[str, Qt.PenStyle]] = {
     "flush": ("#9467bd", Qt.PenStyle.DashDotLine),
     "safe_limit": ("#17a2b8", Qt.PenStyle.DotLine),
 }
+FLUSH_COLOR = THRESHOLD_STYLES["flush"][0]
+"""A memory flush the agent recorded: the colour of the flush threshold line."""
+FLUSH_FAILED_COLOR = "#d62728"
 BAR_WIDTH = 0.8
 
 
