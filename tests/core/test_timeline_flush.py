@@ -69,3 +69,24 @@ def test_the_budget_carries_the_store_entrys_flush_to_the_timeline(session):
     tl = build_timeline(session, budget)
     assert len(tl.flushes) == 1 and tl.flushes[0].compaction_count == 1
     assert not build_timeline(session, budget_for(session)).flushes
+
+
+def test_the_demo_flushes_sit_in_the_cycle_they_name(tmp_path):
+    from core.demo import write_demo
+    from core.openclaw.sessions_store import load_sessions_store
+
+    home = tmp_path / "home"
+    write_demo(home, now_ms=1_760_000_000_000, segments=40)
+    seen = 0
+    for store_path in home.glob("agents/*/sessions/sessions.json"):
+        for entry in load_sessions_store(store_path).entries.values():
+            if "memoryFlushAt" not in entry.raw:
+                continue
+            s = load_transcript(store_path.parent / entry.raw["sessionFile"])
+            tl = build_timeline(s, budget_for(s, store_entry=entry))
+            (m,) = tl.flushes
+            n = entry.raw["memoryFlushCompactionCount"]
+            xs = [c.x for c in tl.compactions]
+            assert m.timed and xs[n - 1] < m.x < (xs[n] if n < len(xs) else len(tl))
+            seen += 1
+    assert seen >= 1
