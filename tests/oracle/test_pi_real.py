@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
+from core.compaction.plan import plan_compaction
 from core.transcript import context_at, load_transcript
 from tests.oracle import pi_agent
 from tests.oracle.fake_llm import Answer, FakeLLM, ToolCall, Usage
@@ -299,3 +300,20 @@ def test_fake_llm_scripts_streams_and_records():
         assert len(llm.chat_requests()) == 5 and llm.pending() == 0
         assert llm.requests[0].answer is not None and llm.requests[0].answer.text == "from the rule"
         assert llm.requests[-1].path == "/v1/embeddings"
+
+
+def test_memlens_plans_the_compaction_pi_made(run):
+    """memlens's plan at the entry pi compacted, with pi's settings, is pi's compaction."""
+    session = load_transcript(run.main)
+    (comp,) = session.compaction_entries()
+    raw = comp.raw
+    assert comp.parent_id is not None
+    plan = plan_compaction(
+        session, at=comp.parent_id, window=4000, reserve_tokens=1000, keep_recent_tokens=200
+    )
+    assert plan.ok, plan.reason
+    assert plan.first_kept_entry_id == raw["firstKeptEntryId"]
+    assert plan.is_split_turn == ("**Turn Context (split turn):**" in raw["summary"])
+    assert plan.tokens_before == raw["tokensBefore"]
+    assert plan.read_files == raw["details"]["readFiles"]
+    assert plan.modified_files == raw["details"]["modifiedFiles"]
