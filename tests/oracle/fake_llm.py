@@ -2,7 +2,9 @@
 
 The oracle tier runs pi and OpenClaw themselves against this server: it answers
 ``POST /v1/chat/completions`` (streamed as server-sent events when the request
-says ``"stream": true``, else one JSON body) and ``POST /v1/embeddings``, from a
+says ``"stream": true``, else one JSON body) and ``POST /v1/embeddings`` (float
+lists, or base64 float32 when the request says ``"encoding_format": "base64"``,
+as the openai SDKs do by default), from a
 queue of scripted answers, and records every request it received so a test can
 assert what the agent sent.
 
@@ -25,8 +27,10 @@ it stable.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import struct
 import threading
 import time
 from collections import deque
@@ -388,14 +392,15 @@ def _make_handler(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
         def _embeddings(self, body: Any) -> None:
             inputs = body.get("input") if isinstance(body, dict) else None
             texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
-            data = [
-                {
-                    "object": "embedding",
-                    "index": i,
-                    "embedding": embedding(str(t), llm.embedding_dim),
-                }
-                for i, t in enumerate(texts)
-            ]
+            # The openai SDKs ask for base64 (float32, little-endian) unless told otherwise.
+            b64 = isinstance(body, dict) and body.get("encoding_format") == "base64"
+            data = []
+            for i, t in enumerate(texts):
+                vec = embedding(str(t), llm.embedding_dim)
+                value: Any = (
+                    base64.b64encode(struct.pack(f"<{len(vec)}f", *vec)).decode() if b64 else vec
+                )
+                data.append({"object": "embedding", "index": i, "embedding": value})
             tokens = sum(max(1, len(str(t)) // 4) for t in texts)
             self._send_json(
                 200,

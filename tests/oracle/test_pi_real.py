@@ -18,6 +18,8 @@ the request pi sent after its compaction starts with the summary.
 
 from __future__ import annotations
 
+import base64
+import struct
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -297,7 +299,11 @@ def test_fake_llm_scripts_streams_and_records():
         data = orjson.loads(raw)["data"]
         assert [d["index"] for d in data] == [0, 1] and len(data[0]["embedding"]) == 4
         assert data[0]["embedding"] != data[1]["embedding"]
+        status, raw = post(f"{url}/embeddings", {"input": "a", "encoding_format": "base64"})
+        packed = base64.b64decode(orjson.loads(raw)["data"][0]["embedding"])
+        assert struct.unpack("<4f", packed) == pytest.approx(data[0]["embedding"])
         assert len(llm.chat_requests()) == 5 and llm.pending() == 0
+        assert len(llm.requests) == 7
         assert llm.requests[0].answer is not None and llm.requests[0].answer.text == "from the rule"
         assert llm.requests[-1].path == "/v1/embeddings"
 
