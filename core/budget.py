@@ -81,6 +81,9 @@ class Budget:
     thresholds: tuple[Threshold, ...] = field(default=())
     flush: FlushRecord | None = None
     """The last memory flush the session's ``sessions.json`` entry records."""
+    flush_terms: tuple[int, int] | None = None
+    """``(reserveTokensFloor, softThresholdTokens)`` of :attr:`flush_threshold`, as the
+    agent capped them (None: memoryFlush disabled)."""
 
     @property
     def headroom(self) -> int:
@@ -373,4 +376,5 @@ def budget_for(
         flush_reason=reason,
         thresholds=lines,
         flush=record,
+        flush_terms=plan[:2] if (plan := flush_plan(window, compaction.memory_flush)) else None,
     )

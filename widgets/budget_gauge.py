@@ -349,6 +349,11 @@ class BudgetGauge(QWidget):
         elif t.key == "compaction":
             lines.append(f"window - reserveTokens {b.reserve_tokens:,}")
         elif t.key == "flush":
+            if b.flush_terms is not None:
+                floor, soft = b.flush_terms
+                lines.append(
+                    f"window - reserveTokensFloor {floor:,} - softThresholdTokens {soft:,}"
+                )
             lines.append(b.flush_reason)
         elif t.key == "safe_limit":
             lines.append(f"window - reserve 4,000 - hard cap {b.hard_cap:,}")

@@ -187,9 +187,9 @@ def test_tooltips(gauge, session):
     tip = gauge.tooltip_at(x, r.center().y())
     assert tip.startswith("compaction trigger (pi): 180,000 tokens (90.0%)\n4,996 left")
     label = gauge.marker_label_rects()["flush"]
-    assert gauge.tooltip_at(label.center().x(), label.center().y()).startswith(
-        "memory flush: 176,000"
-    )
+    flush_tip = gauge.tooltip_at(label.center().x(), label.center().y())
+    assert flush_tip.startswith("memory flush: 176,000")
+    assert "window - reserveTokensFloor 20,000 - softThresholdTokens 4,000" in flush_tip
     assert gauge.tooltip_at(gauge.marker_positions()["window"], r.center().y()).endswith(
         "window from: default; guard: ok"
     )
