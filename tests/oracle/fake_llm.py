@@ -88,6 +88,8 @@ class Answer:
     finish_reason: str | None = None
     status: int = 200
     error: str = ""
+    delay: float = 0.0
+    """Seconds to wait before each streamed chunk (to let a test abort mid-answer)."""
 
     def finish(self) -> str:
         """The ``finish_reason`` sent with the last choice chunk."""
@@ -144,6 +146,7 @@ class FakeLLM:
         usage: Usage | None = None,
         thinking: str = "",
         finish_reason: str | None = None,
+        delay: float = 0.0,
     ) -> Answer:
         """Queue a text and/or tool-call answer; return it."""
         answer = Answer(
@@ -152,6 +155,7 @@ class FakeLLM:
             usage or Usage(),
             thinking=thinking,
             finish_reason=finish_reason,
+            delay=delay,
         )
         return self.push(answer)
 
@@ -381,6 +385,8 @@ def _make_handler(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 for c in _chunks(answer, model, cid, created):
+                    if answer.delay:
+                        time.sleep(answer.delay)
                     self.wfile.write(b"data: " + json.dumps(c).encode() + b"\n\n")
                     self.wfile.flush()
                 self.wfile.write(b"data: [DONE]\n\n")

@@ -232,6 +232,10 @@ class Rpc:
         for line in self.proc.stderr:
             self._stderr.append(line)
 
+    def wait_for(self, start: int, pred: Any, timeout: float = 60) -> dict[str, Any]:
+        """The first event from position *start* on that *pred* accepts (waits for it)."""
+        return self._wait_for(start, pred, timeout)
+
     def _wait_for(self, start: int, pred: Any, timeout: float) -> dict[str, Any]:
         with self._cond:
             pos = start

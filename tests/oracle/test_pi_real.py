@@ -5,7 +5,8 @@ pi's CLI runs from its package against the loopback fake LLM server
 dir whose ``models.json`` names two models of a fake OpenAI-compatible provider
 with a tiny context window, so that pi's own auto-compaction fires. The session
 goes through a read, an edit, a write, a bash call, a failed tool call, a user
-``!`` bash run, an HTTP error, a model change, an auto-compaction (the fake
+``!`` bash run, a read of an image, an answer aborted mid-stream, an HTTP error,
+a model change, an auto-compaction (the fake
 server answers pi's summary request), a session name, a label, a branch with a
 summary (pi's own ``SessionManager.branchWithSummary``; no CLI mode branches in
 place) continued by the CLI, and an RPC ``fork`` into a second file.
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.slow
 
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 SUMMARY = "## Goal\nFix the notes (fake summary)."
 BRANCH_SUMMARY = "Tried a long answer on another branch; came back."
 
@@ -89,6 +91,7 @@ def run(pi_package, tmp_path_factory) -> Iterator[Run]:
         llm.when(is_summary_request, Answer(SUMMARY, usage=Usage(300, 40)))
         home = pi_agent.make_home(pi_package, root, llm.base_url)
         (home.cwd / "notes.txt").write_text("hello notes\nteh typo\n")
+        (home.cwd / "dot.png").write_bytes(base64.b64decode(PNG))
         ids: dict[str, str] = {}
         # Run 1 (RPC): tools, a failure, an HTTP error, model change, auto-compaction.
         with pi_agent.Rpc(home) as rpc:
@@ -106,6 +109,15 @@ def run(pi_package, tmp_path_factory) -> Iterator[Run]:
             llm.reply("That file does not exist.", usage=Usage(1000, 5))
             rpc.prompt("read missing.txt")
             rpc.call({"type": "bash", "command": "echo from the user"})
+            llm.reply(tool_calls=[ToolCall("call_png", "read", {"path": "dot.png"})])
+            llm.reply("A dot.", usage=Usage(1100, 5))
+            rpc.prompt("look at dot.png")
+            llm.reply("slow " * 10, delay=0.3)  # aborted after its first chunk
+            start = len(rpc.events)
+            rpc.call({"type": "prompt", "message": "talk slowly"})
+            rpc.wait_for(start, lambda e: e.get("type") == "message_update")
+            rpc.call({"type": "abort"})
+            rpc.wait_for(start, lambda e: e.get("type") == "agent_end")
             llm.fail(400, "bad request (scripted)")
             rpc.prompt("this one fails")
             rpc.call({"type": "set_model", "provider": "fake", "modelId": "fake-large"})
@@ -176,7 +188,14 @@ def test_pi_wrote_every_kind_of_entry(run):
     tools = {m["toolName"] for m in messages if m["role"] == "toolResult"}
     assert tools == {"read", "edit", "bash", "write"}
     assert any(m.get("isError") for m in messages if m["role"] == "toolResult")
-    assert any(m.get("stopReason") == "error" for m in messages if m["role"] == "assistant")
+    stops = {m.get("stopReason") for m in messages if m["role"] == "assistant"}
+    assert stops == {"toolUse", "stop", "error", "aborted"}
+    assert any(
+        b.get("type") == "image"
+        for m in messages
+        if m["role"] == "toolResult"
+        for b in m["content"]
+    )
     assert any(
         b.get("type") == "thinking"
         for m in messages
