@@ -60,12 +60,19 @@ from core.openclaw.sessions_store import (
 )
 from core.problems import FormatError
 from core.redact import redact
-from core.session_lock import SessionBusy, SessionLock, acquire, check_agent_lock
+from core.session_lock import (
+    LockHolder,
+    SessionBusy,
+    SessionLock,
+    acquire,
+    agent_lock_holder,
+    check_agent_lock,
+)
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
 from core.writes import PlannedWrite
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from core.activity import ActivityLog
     from core.compaction.summarize import Summarizer
@@ -674,35 +681,75 @@ def plan_store_update(
     return StoreUpdate(name, [entry.key], False, note, changes={entry.key: changes})
 
 
+class _EntryChanged(Exception):
+    """The session's entry now names another session: the gateway's patch would not apply."""
+
+
+STORE_LOCK_WAIT_SECONDS = 2.0
+
+
+def _wait_for_store_lock(path: str) -> LockHolder | None:
+    """OpenClaw's live ``sessions.json.lock`` after a short wait, or None once it is free."""
+    deadline = time.monotonic() + STORE_LOCK_WAIT_SECONDS
+    while True:
+        holder = agent_lock_holder(path)
+        if holder is None or time.monotonic() >= deadline:
+            return holder
+        time.sleep(0.05)
+
+
 def update_store_after(result: CompactionRun, session: Session) -> StoreUpdate | None:
     """Count the written compaction in ``sessions.json`` as OpenClaw's gateway would.
 
     Re-reads the store (the gateway writes it all the time) and changes only
-    the fields of :func:`~core.openclaw.sessions_store.compaction_changes` in
-    the one entry of the transcript; atomic rewrite with a backup. Never raises:
-    a store that cannot be read, matched or written is left as it was and the
-    returned :class:`StoreUpdate` says why.
+    the fields of :func:`~core.openclaw.sessions_store.compaction_changes`,
+    computed from the entry as it is then, in the one entry of the transcript;
+    atomic rewrite with a backup. Like the gateway, it leaves an entry that
+    names another ``sessionId`` by then (the session was reset) alone, and it
+    waits for a ``sessions.json.lock`` of OpenClaw's file lock to go. Never
+    raises: a store that cannot be read, matched, locked or written is left as
+    it was and the returned :class:`StoreUpdate` says why.
     """
     planned = plan_store_update(result, session)
-    if planned is None or not planned.keys:
-        return planned
-    try:
-        done = update_sessions_store(planned.path, planned.changes)
-    except FormatError as exc:
-        planned.note = f"sessions.json not updated: cannot read it: {exc}"
-        planned.keys = []
-        return planned
-    except (KeyError, TypeError) as exc:
-        planned.note = f"sessions.json not updated: it changed meanwhile ({exc})"
-        planned.keys = []
-        return planned
-    except OSError as exc:
-        planned.note = f"sessions.json not updated: cannot write it: {exc.strerror or exc}"
-        planned.keys = []
+    if planned is None or not planned.keys or result.entry is None:
         return planned
     key = planned.keys[0]
+    try:
+        session_id = load_sessions_store(planned.path).entries[key].session_id
+    except (FormatError, OSError, KeyError):
+        session_id = None  # the update below says why
+    tokens_after = result.entry.get("tokensAfter")
+    stamp = int(time.time() * 1000)
+    applied: dict[str, dict[str, Any]] = {}
+
+    def changes(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+        # like the gateway's projection: only while the entry names the same session
+        if entry.get("sessionId") != session_id:
+            raise _EntryChanged(f"session {key} now names {entry.get('sessionId')!r}")
+        applied[key] = compaction_changes(entry, tokens_after=tokens_after, now_ms=stamp)
+        return applied[key]
+
+    def not_updated(why: str) -> StoreUpdate:
+        planned.note = f"sessions.json not updated: {why}"
+        planned.keys = []
+        return planned
+
+    holder = _wait_for_store_lock(planned.path)
+    if holder is not None:
+        return not_updated(f"OpenClaw holds its lock ({holder.describe()})")
+    try:
+        done = update_sessions_store(planned.path, {key: changes})
+    except FormatError as exc:
+        return not_updated(f"cannot read it: {exc}")
+    except _EntryChanged as exc:
+        return not_updated(f"the session changed meanwhile ({exc})")
+    except (KeyError, TypeError) as exc:
+        return not_updated(f"it changed meanwhile ({exc})")
+    except OSError as exc:
+        return not_updated(f"cannot write it: {exc.strerror or exc}")
     planned.updated = True
     planned.backup = done.backup
+    planned.changes = applied
     after = done.store.entries.get(key)
     planned.note = f"sessions.json updated: session {key}" + (
         f" compactionCount {after.compaction_count}, totalTokens {after.total_tokens}"

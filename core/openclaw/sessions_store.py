@@ -11,8 +11,9 @@ order all survive.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from core import jsonio
 from core.fsutil import atomic_write
@@ -22,7 +23,6 @@ from core.problems import FormatError, Problem
 from core.safe_read import read_regular
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from pathlib import Path
 
 
@@ -215,13 +215,16 @@ def render_sessions_store(raw: Mapping[str, Any], *, trailing_newline: bool = Fa
     return data + b"\n" if trailing_newline else data
 
 
-def apply_changes(
-    raw: Mapping[str, Any], changes: Mapping[str, Mapping[str, Any]]
-) -> dict[str, Any]:
+Changes: TypeAlias = Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
+"""The new fields of one entry, or a function of the entry as it is now that gives them."""
+
+
+def apply_changes(raw: Mapping[str, Any], changes: Mapping[str, Changes]) -> dict[str, Any]:
     """Return a copy of *raw* with *changes* applied; *raw* is not modified.
 
     A changed field keeps its position in the entry, a new field goes last, and
-    :data:`REMOVE` deletes a field.
+    :data:`REMOVE` deletes a field. A callable gets the entry as it is and
+    returns its changes (a counter incremented from the current value).
 
     Raises
     ------
@@ -238,6 +241,8 @@ def apply_changes(
         if not isinstance(entry, dict):
             raise TypeError(f"session {key!r} is not an object; it cannot be changed")
         entry = dict(entry)
+        if callable(fields):
+            fields = fields(entry)
         for field, value in fields.items():
             if value is REMOVE:
                 entry.pop(field, None)
@@ -247,9 +252,20 @@ def apply_changes(
     return out
 
 
+def _stamp(path: str | os.PathLike[str]) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+UPDATE_ATTEMPTS: Final = 3
+
+
 def update_sessions_store(
     path: str | os.PathLike[str],
-    changes: Mapping[str, Mapping[str, Any]],
+    changes: Mapping[str, Changes],
     *,
     backup: bool = True,
 ) -> StoreWrite:
@@ -259,13 +275,20 @@ def update_sessions_store(
     is kept. Nothing else changes: unknown fields, entries that are not objects,
     key order and the trailing newline (or its absence) are preserved.
 
+    The agent may rewrite the store at any moment: the file must be unchanged
+    from the read to the replacement (:func:`core.fsutil.atomic_write` checks
+    from its backup on). When the backup shows that the agent wrote between the
+    read and the backup, the changes are applied again on top of the agent's
+    version (at most :data:`UPDATE_ATTEMPTS` times), so its write is not lost.
+
     Parameters
     ----------
     path
         The ``sessions.json`` file.
     changes
         ``{session_key: {field: new_value}}``; the value :data:`REMOVE` deletes
-        the field.
+        the field. A callable instead of the fields gets the entry as read
+        (each time it is read) and returns them.
     backup
         Keep a copy of the previous file beside it (``core.fsutil.backup_path``).
 
@@ -275,12 +298,34 @@ def update_sessions_store(
         When the current file cannot be read or parsed.
     KeyError, TypeError
         See :func:`apply_changes`; the file is then left untouched.
+    OSError
+        When it cannot be written (:class:`core.fsutil.FileChangedError` when
+        the agent kept changing it).
     """
-    current = load_sessions_store(path)
-    raw = apply_changes(current.raw, changes)
-    data = render_sessions_store(raw, trailing_newline=current.trailing_newline)
-    saved = atomic_write(path, data, backup=backup)
-    return StoreWrite(parse_sessions_store(data, current.path), saved)
+    name = os.fspath(path)
+    first: Path | None = None
+    base: bytes | None = None  # the agent's version our write replaced (to apply to again)
+    expected: bytes | None = None  # what the file holds if nobody wrote since our write
+    for _attempt in range(UPDATE_ATTEMPTS):
+        stamp = _stamp(name)
+        on_disk = read_regular(name, max_bytes=max_document_bytes())
+        source = base if base is not None and on_disk == expected else on_disk
+        current = parse_sessions_store(source, name)
+        raw = apply_changes(current.raw, changes)
+        data = render_sessions_store(raw, trailing_newline=current.trailing_newline)
+        if _stamp(name) != stamp:
+            base = expected = None  # written while we read it: read it again
+            continue
+        saved = atomic_write(name, data, backup=backup)
+        first = first or saved
+        if saved is None or saved.read_bytes() == on_disk:
+            return StoreWrite(parse_sessions_store(data, current.path), first)
+        # The agent wrote between our read and the backup: our write replaced its
+        # version, which that backup holds. Apply the changes to its version.
+        base, expected = saved.read_bytes(), data
+    from core.fsutil import FileChangedError
+
+    raise FileChangedError(f"{name} kept changing while it was updated; try again")
 
 
 # -- after a compaction ------------------------------------------------------------------------

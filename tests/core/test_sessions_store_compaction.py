@@ -233,3 +233,65 @@ def test_the_agents_write_lock_refuses_the_write(tmp_path):
     assert path.read_bytes() == raw and transcript.read_bytes() == before
     sidecar.unlink()
     assert write_compaction(run, s, update_store=True).store_update.updated
+
+
+def test_an_agent_write_between_read_and_backup_is_kept(tmp_path, monkeypatch):
+    from core.fsutil import atomic_write as real_atomic_write
+    from core.openclaw import sessions_store
+
+    transcript, path = _home(tmp_path)
+    calls = []
+
+    def racing(target, data, *, backup=True):  # the gateway writes just before our backup
+        if not calls:
+            now = orjson.loads(path.read_bytes())
+            now[KEY]["compactionCount"] = 10  # its own compaction
+            now["agent:main:new"] = {"sessionId": "new", "updatedAt": 2}
+            path.write_bytes(orjson.dumps(now, option=orjson.OPT_INDENT_2) + b"\n")
+        calls.append(target)
+        return real_atomic_write(target, data, backup=backup)
+
+    monkeypatch.setattr(sessions_store, "atomic_write", racing)
+    s = load_transcript(transcript)
+    run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
+    assert run.store_update is not None and run.store_update.updated and len(calls) == 2
+    after = orjson.loads(path.read_bytes())
+    assert "agent:main:new" in after  # the gateway's write survived ours
+    assert after[KEY]["compactionCount"] == 11  # counted on top of its count
+    assert "inputTokens" not in after[KEY]
+
+
+def test_the_gateways_store_lock_and_a_reset_session_are_respected(tmp_path, monkeypatch):
+    from core.compaction import run as run_module
+
+    monkeypatch.setattr(run_module, "STORE_LOCK_WAIT_SECONDS", 0.2)
+    transcript, path = _home(tmp_path)
+    lock = path.with_name("sessions.json.lock")
+    lock.write_text(json.dumps({"pid": os.getpid(), "createdAt": "2026-11-25T00:00:00Z"}))
+    raw = path.read_bytes()
+    s = load_transcript(transcript)
+    run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
+    assert run.written and path.read_bytes() == raw
+    assert "OpenClaw holds its lock" in run.store_update.note and lock.exists()
+    lock.unlink()
+    # the session was reset between the plan and the update: the gateway's guard
+    transcript2, path2 = _home(tmp_path / "b")
+    s = load_transcript(transcript2)
+    result = compact(s, keep_recent_tokens=3000)
+    real = run_module.load_sessions_store
+    seen = []
+
+    def reset_after_read(p):  # type: ignore[no-untyped-def]
+        store = real(p)
+        seen.append(p)
+        if len(seen) == 2:  # after update_store_after read the entry's session id
+            data = orjson.loads(path2.read_bytes())
+            data[KEY]["sessionId"] = "sess-2"
+            path2.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+        return store
+
+    monkeypatch.setattr(run_module, "load_sessions_store", reset_after_read)
+    run = write_compaction(result, s, update_store=True)
+    assert run.written and not run.store_update.updated
+    assert "the session changed meanwhile" in run.store_update.note
+    assert orjson.loads(path2.read_bytes())[KEY]["compactionCount"] == 2
