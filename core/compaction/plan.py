@@ -693,8 +693,14 @@ def plan_compaction(
     reserve_tokens: int = 20_000,
     keep_recent_tokens: int = 20_000,
     max_history_share: float = 0.5,
+    compaction_leaf: bool = False,
 ) -> CompactionPlan:
-    """Plan a compaction of *session* at entry *at* (its leaf by default)."""
+    """Plan a compaction of *session* at entry *at* (its leaf by default).
+
+    At a compaction pi plans nothing; with *compaction_leaf* memlens plans as
+    OpenClaw's ``prepareCompaction`` does (overflow recovery compacts again right
+    after a compaction), unless that compaction came from a hook.
+    """
     leaf = session.entry(at) if at else session.leaf
     if leaf is None:
         return CompactionPlan(session.id, "", False, "the session has no entries")
@@ -708,7 +714,7 @@ def plan_compaction(
         reserve_tokens=reserve_tokens,
         keep_recent_tokens=keep_recent_tokens,
     )
-    if path[-1].type == "compaction":
+    if path[-1].type == "compaction" and (not compaction_leaf or path[-1].raw.get("fromHook")):
         plan.ok, plan.reason = False, "the last entry is already a compaction"
         return plan
     prev = max((i for i, e in enumerate(path) if e.type == "compaction"), default=-1)

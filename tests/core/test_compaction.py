@@ -226,10 +226,11 @@ def test_overflow_steps(fixtures_dir):
         "compact",
         "recovered",
     ]
+    # OpenClaw's run loop: a fresh plan after the first compaction has nothing left to
+    # summarise; no tool result is over the limit: the overflow error surfaces
     steps = simulate_overflow(s, 20_000, at="#358")
-    assert [x.kind for x in steps][:1] == ["overflow"] and steps[-1].kind == "give_up"
-    assert [x.kind for x in steps].count("compact") == 3 and "truncate" in [x.kind for x in steps]
-    assert max_tool_result_chars(200_000) == 240_000 and max_tool_result_chars(1000) == 2000
+    assert [x.kind for x in steps] == ["overflow", "compact", "overflow", "compact", "give_up"]
+    assert max_tool_result_chars(200_000) == 64_000 and max_tool_result_chars(1000) == 1200
 
 
 def test_tokens_before_is_the_context_size_as_the_agent_measures_it(tmp_path):

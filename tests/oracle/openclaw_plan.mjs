@@ -41,7 +41,9 @@ function stages(messages, maxChunkTokens) {
   };
 }
 
-const cases = JSON.parse(readFileSync(0, "utf8"));
+const input = [];
+for await (const chunk of process.stdin) input.push(chunk); // readFileSync(0) may hit EAGAIN
+const cases = JSON.parse(Buffer.concat(input).toString("utf8"));
 const out = cases.map((c) => {
   const summarize = c.summarize.map((m, i) => ({ ...m, __memlens: i }));
   const turnPrefix = c.turnPrefix.map((m, i) => ({ ...m, __memlens: `p${i}` }));
