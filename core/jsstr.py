@@ -13,6 +13,11 @@ import re
 from typing import Any
 
 _SPECIAL = re.compile(r'["\\\x00-\x1f]')
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile(
+    r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
+)
+"""JSON.stringify (ES2019) writes a lone surrogate as a ``\\uXXXX`` escape."""
 _SHORT_ESCAPES = frozenset('"\\\b\f\n\r\t')
 
 JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
@@ -89,6 +94,8 @@ def _escaped_len(text: str) -> int:
     extra = 0
     for ch in _SPECIAL.findall(text):
         extra += 1 if ch in _SHORT_ESCAPES else 5
+    if _SURROGATE.search(text) is not None:
+        extra += 5 * len(_LONE_SURROGATE.findall(text))
     return js_len(text) + 2 + extra
 
 

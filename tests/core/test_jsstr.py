@@ -61,3 +61,12 @@ def test_slice_counts_utf16_units_and_keeps_pairs_whole():
     assert js_slice("a😀b", 2) == "a" and js_slice("a😀b", 3) == "a😀"
     assert js_len(js_slice("😀" * 10, 7)) == 6
     assert js_slice("abc", 0) == "" and js_slice("abc", 10) == "abc"
+
+
+def test_a_lone_surrogate_is_escaped_as_json_stringify_does():
+    from core.jsstr import js_json_len
+
+    assert js_json_len("a\ud83db") == 2 + 2 + 6  # "a\\ud83db"
+    assert js_json_len("a\udc00") == 2 + 1 + 6
+    assert js_json_len("\ud83d\ude00") == 2 + 2  # a pair stays as it is
+    assert js_json_len("😀") == 4
