@@ -43,7 +43,11 @@ def _cases() -> list[dict[str, str | None]]:
     cases = []
     for policy, custom, ident in itertools.product(POLICIES, CUSTOM, IDENTIFIER_INSTRUCTIONS):
         cases.append(
-            {"identifierPolicy": policy, "customInstructions": custom, "identifierInstructions": ident}
+            {
+                "identifierPolicy": policy,
+                "customInstructions": custom,
+                "identifierInstructions": ident,
+            }
         )
     for focus, latest, custom in itertools.product(FOCUS, LATEST, CUSTOM[:4]):
         cases.append({"focus": focus, "latestRequest": latest, "customInstructions": custom})
