@@ -335,10 +335,9 @@ def _create(path: Path, data: bytes) -> bool:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
+        # no fsync: after a crash the lock is stale anyway (a dead pid, or garbled)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         try:
             os.link(tmp, path)
         except FileExistsError:
