@@ -19,7 +19,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.compaction.sections import SummaryInstructions
+from core.compaction.sections import (
+    SummaryInstructions,
+    exact_identifiers_instruction,
+    identifier_preservation,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -62,8 +66,6 @@ def _memlens(case: dict[str, str | None]) -> dict[str, str | None]:
         focus=case.get("focus"),
         latest_request=case.get("latestRequest"),
     )
-    from core.compaction.sections import exact_identifiers_instruction, identifier_preservation
-
     return {
         "resolved": s.resolved,
         "structured": s.structured,
