@@ -191,6 +191,16 @@ def parse_byte_size(value: object) -> int | None:
     return n if n <= 2**53 - 1 else None
 
 
+_INCOGNITO_KEY = re.compile(
+    r"^agent:[^:]+:(?:dashboard|subagent|internal-session-effects):incognito-[^:]+$"
+)
+
+
+def is_incognito_key(key: str) -> bool:
+    """``isIncognitoSessionKey``: the agent never flushes such a session."""
+    return bool(_INCOGNITO_KEY.match(js_trim(key).lower()))
+
+
 def flush_plan(window: int, flush: MemoryFlushConfig) -> tuple[int, int, int] | None:
     """``buildMemoryFlushPlan``: ``(reserveTokensFloor, softThresholdTokens, forceBytes)``.
 
@@ -341,7 +351,7 @@ def budget_for(
         count = store_entry.compaction_count or 0
         record = flush_record(store_entry.raw)
         flush_count = record.compaction_count if record else None
-        incognito = store_entry.raw.get("incognito") is True
+        incognito = store_entry.raw.get("incognito") is True or is_incognito_key(store_entry.key)
     fires, flush_at, reason = flush_gate(
         tokens, window, compaction, transcript_bytes=_bytes_at(session, at),
         compaction_count=count, flush_compaction_count=flush_count, incognito=incognito,

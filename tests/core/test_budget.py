@@ -83,6 +83,14 @@ def test_flush_gate_skips_as_the_agent_does():
     assert not flush_gate(1, 200_000, no_force, transcript_bytes=10 << 20)[0]
 
 
+def test_incognito_session_keys():
+    from core.budget import is_incognito_key
+
+    assert is_incognito_key(" Agent:main:dashboard:incognito-7 ")
+    assert not is_incognito_key("agent:main:telegram:direct:123")
+    assert not is_incognito_key("agent:main:dashboard:incognito-7:x")
+
+
 def test_flush_record_reads_both_shapes():
     assert flush_record({}) is None
     assert flush_record({"memoryFlushCompactionCount": 2, "memoryFlushAt": 5}) == FlushRecord(
