@@ -294,7 +294,7 @@ def _add(session: Session, entry: Entry) -> None:
     session.entries.append(entry)
     session.by_id[entry.id] = entry
     up = session.by_id.get(entry.parent_id) if entry.parent_id is not None else None
-    parent = up.id if up is not None and not up.recovered else None  # as Session
+    parent = up.id if up is not None and (entry.recovered or not up.recovered) else None
     session.children.setdefault(parent, []).append(entry.id)
 
 

@@ -171,6 +171,8 @@ class Timeline:
     """Share of an assistant message's characters that are thinking (0 elsewhere)."""
     on_path: NDArray[np.bool_]
     """True for messages on the path from the root to the current leaf."""
+    unseen: NDArray[np.bool_]
+    """True for messages on a line the agent cannot parse: shown, never in its context."""
     parent_pos: NDArray[np.int64]
     """Position of the nearest message ancestor, -1 for none."""
     context: NDArray[np.float64]
@@ -376,7 +378,13 @@ def _walk(
             continue  # a damaged tree can name an entry twice
         entry = by_id[eid]
         msg = entry.message
-        if msg is None:
+        if msg is not None and entry.recovered:
+            # shown where it sits, but the agent never loaded it: the context is unchanged
+            pos = positions[eid]
+            cols.parent_pos[pos] = up.msg_pos
+            cols.put(pos, msg, *_measure(msg), up)
+            st = up
+        elif msg is None:
             st = up
         elif entry.type == "compaction":
             parent = by_id.get(entry.parent_id) if entry.parent_id else None
@@ -450,6 +458,7 @@ def build_timeline(
         category=np.asarray(cols.category, dtype=np.int8),
         thinking_share=np.asarray(cols.share, dtype=np.float64),
         on_path=np.fromiter((e.id in path_ids for e in msg_entries), bool, n),
+        unseen=np.fromiter((e.recovered for e in msg_entries), bool, n),
         parent_pos=np.asarray(cols.parent_pos, dtype=np.int64),
         context=np.asarray(cols.ctx, dtype=np.float64),
         context_estimated=np.asarray(cols.ctx_est, dtype=np.float64),

@@ -55,6 +55,8 @@ def message_summary(entry: Entry, message: Message, tokens: int, thinking: float
         command = str(message.raw.get("command") or "")
         code = message.raw.get("exitCode")
         parts.append(f"$ {_snippet(command, 60)}" + (f" (exit {code})" if code else ""))
+        if entry.recovered:
+            parts.insert(0, f"never seen by the agent (line {entry.line} cannot be parsed)")
         return " \u00b7 ".join(parts)
     elif role == "custom":
         kind = entry.raw.get("customType") or message.raw.get("customType") or ""
@@ -66,6 +68,8 @@ def message_summary(entry: Entry, message: Message, tokens: int, thinking: float
     text = _first_text(message)
     if text:
         parts.append(f"\u201c{_snippet(text)}\u201d")
+    if entry.recovered:
+        parts.insert(0, f"never seen by the agent (line {entry.line} cannot be parsed)")
     return " \u00b7 ".join(parts)
 
 

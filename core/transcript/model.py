@@ -107,7 +107,8 @@ class Session:
             for e in self.entries:
                 up = by_id.get(e.parent_id) if e.parent_id is not None else None
                 # pi never loads a recovered entry: its children are roots to the agent
-                parent = up.id if up is not None and not up.recovered else None
+                # (recovered children stay under it, shown with the context before it)
+                parent = up.id if up is not None and (e.recovered or not up.recovered) else None
                 kids.setdefault(parent, []).append(e.id)
             self.children = kids
 

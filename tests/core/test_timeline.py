@@ -243,3 +243,26 @@ def test_empty_and_damaged_sessions():
     assert list(tl.tokens) == [10, 20, 30]
     _assert_matches_replay(session, tl)
     assert tl.nearest(-4.0) == 0 and tl.nearest(1.4) == 1 and tl.nearest(99.0) == 2
+
+
+def test_a_line_the_agent_cannot_parse_adds_nothing_to_the_context():
+    from core.timeline import build_timeline
+    from core.transcript.loader import parse_transcript
+
+    head = {"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"}
+
+    def user(i: str, parent: str | None, n: int) -> bytes:
+        msg = {"role": "user", "content": "x" * n, "timestamp": 1}
+        obj = {"type": "message", "id": i, "parentId": parent, "timestamp": "t", "message": msg}
+        return orjson.dumps(obj)
+
+    lines = [orjson.dumps(head), user("a", None, 400), user("b", "a", 800) + user("c", "b", 80)]
+    lines.append(user("d", "a", 40))
+    s = parse_transcript(b"\n".join(lines) + b"\n", "s.jsonl")
+    tl = build_timeline(s)
+    assert tl.entry_ids == ("a", "b", "c", "d")
+    assert tl.unseen.tolist() == [False, True, True, False]
+    assert tl.tokens.tolist() == [100, 200, 20, 10]  # each bar shows its own size
+    assert tl.context.tolist() == [100, 100, 100, 110]  # but the context never holds b, c
+    assert tl.summary(1).startswith("never seen by the agent (line 3")
+    assert not tl.on_path[1] and not tl.on_path[2]
