@@ -529,6 +529,27 @@ def check_before_write(
     _check_agent_lock(session.path)
 
 
+def take_lane(session: Session, tool: str) -> SessionLock:
+    """The session's lane (:func:`core.session_lock.acquire`) for a compaction by *tool*.
+
+    Raises
+    ------
+    LaneBusy
+        Another compaction of the session runs, or the agent holds its write lock.
+    CompactionRefused
+        The lock cannot be made (memlens's data folder is not writable).
+    """
+    try:
+        return acquire(session.path, tool=tool)
+    except SessionBusy as exc:
+        raise LaneBusy(exc) from None
+    except OSError as exc:
+        raise CompactionRefused(
+            f"cannot lock {session.path} for the compaction "
+            f"({exc.filename or ''}: {exc.strerror or exc}); nothing was written"
+        ) from None
+
+
 def _check_agent_lock(path: str) -> None:
     """Refuse while OpenClaw holds its write lock on the transcript (never overridden)."""
     try:
@@ -821,10 +842,7 @@ def compaction_job(
     """
     from core.activity import ActivityEvent
 
-    try:
-        lane = acquire(session.path, tool=tool)
-    except SessionBusy as exc:
-        raise LaneBusy(exc) from None
+    lane = take_lane(session, tool)
     job = CompactionJob(session, lane, tool, activity, tokens_before)
 
     def event(phase: str, summary: str) -> None:
@@ -926,10 +944,7 @@ def write_compaction(
         if not lane.held or os.path.realpath(lane.transcript) != os.path.realpath(session.path):
             raise CompactionRefused(f"{session.path}: this write does not hold the session's lane")
         return _write_in_lane(result, session, store_dir, accept_facts, force, update_store)
-    try:
-        own = acquire(session.path, tool=tool)
-    except SessionBusy as exc:
-        raise LaneBusy(exc) from None
+    own = take_lane(session, tool)
     with own:
         return _write_in_lane(result, session, store_dir, accept_facts, force, update_store)
 

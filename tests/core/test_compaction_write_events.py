@@ -176,3 +176,15 @@ def test_cli_refuses_a_second_compaction_naming_the_holder(home, tmp_path, capsy
     with acquire(home, tool="memlens app"):
         assert main(["compact", str(home), "--json"]) == 0
     capsys.readouterr()
+
+
+def test_an_unwritable_lock_folder_refuses_the_write(home, tmp_path, monkeypatch):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("MEMLENS_DATA_DIR", str(blocked))  # <data>/locks cannot be made
+    s = load_transcript(home)
+    before = home.read_bytes()
+    run = compact(s, keep_recent_tokens=3000)
+    with pytest.raises(CompactionRefused, match=r"cannot lock .* nothing was written"):
+        write_compaction(run, s, update_store=True)
+    assert home.read_bytes() == before and not run.written
