@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core.budget import flush_record
 from core.dataset import summarize
 from core.discovery import AgentDir
 from core.jsonio import too_long_problem
@@ -465,17 +466,17 @@ class LiveFollower:
             return  # a store seen for the first time: its flushes are history
         before = old.entries
         for key, entry in new.entries.items():
-            at = entry.memory_flush_at
+            # 2026.9's memoryFlush{kind, compactionCount, failureCount} or the older fields
+            record = flush_record(entry.raw)
             prev = before.get(key)
-            if at is None or (prev is not None and prev.memory_flush_at == at):
+            if record is None or (prev is not None and flush_record(prev.raw) == record):
                 continue
             sid = entry.session_id or key
-            when = utc_minute_ms(at) + " UTC"
-            count = entry.memory_flush_compaction_count
+            when = f" at {utc_minute_ms(record.at)} UTC" if record.at is not None else ""
+            count = record.compaction_count
             cycle = f" (compaction cycle {count})" if count is not None else ""
-            message = (
-                f"Memory flush recorded in sessions.json for session {sid[:8]} at {when}{cycle}"
-            )
+            what = "Memory flush" if record.kind == "succeeded" else "Failed memory flush"
+            message = f"{what} recorded in sessions.json for session {sid[:8]}{when}{cycle}"
             self._announce(
                 [Announcement("memory_flush", sid, message, new.path, "", entry.line)],
                 changes,

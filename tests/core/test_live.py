@@ -201,6 +201,13 @@ def test_transcript_appends_with_a_compaction_and_a_flush_announced(live):
     changes = follower.poll(everything=True)
     assert [a.kind for a in changes.announcements] == ["memory_flush"]
     assert changes.announcements[0].session_id == raw[other]["sessionId"]
+    # OpenClaw 2026.9 records it as memoryFlush{kind, compactionCount}, with no time
+    raw[other]["memoryFlush"] = {"kind": "failed", "compactionCount": 7, "failureCount": 1}
+    store_path.write_bytes(orjson.dumps(raw, option=orjson.OPT_INDENT_2))
+    changes = follower.poll(everything=True)
+    (note,) = changes.announcements
+    assert note.message.startswith("Failed memory flush recorded in sessions.json")
+    assert "(compaction cycle 7)" in note.message
 
 
 def test_partial_line_and_bad_line_in_a_transcript(live):
