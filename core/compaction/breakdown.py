@@ -59,10 +59,9 @@ def _group(fate: Fate, items: Sequence[PlanItem], calls: int) -> PlanGroup:
 
 def plan_groups(plan: CompactionPlan) -> list[PlanGroup]:
     """Dropped, summarised, turn prefix and kept, oldest first (empty groups included)."""
-    merge = 1 if len(plan.parts) > 1 else 0
     return [
-        _group("dropped", plan.history_dropped, len(plan.history_chunks)),
-        _group("summarised", plan.summarize, len(plan.chunks) + merge),
-        _group("turn prefix", plan.turn_prefix, 1 if plan.turn_prefix else 0),
+        _group("dropped", plan.history_dropped, plan.history_calls),
+        _group("summarised", plan.summarize, plan.main_calls),
+        _group("turn prefix", plan.turn_prefix, plan.prefix_calls),
         _group("kept", plan.kept, 0),
     ]

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.jsstr import js_json_len, js_len
+from core.jsstr import js_json_len, js_len, js_slice
 from core.tokens import estimate_message
 from core.transcript.normalize import normalize_message
 from core.transcript.replay import context_at, context_size
@@ -231,10 +231,12 @@ def openclaw_estimate(message: Message) -> int:
     user messages), blocks are joined by a line break, non-text blocks add an
     omission note, and an OpenClaw runtime-context message counts 0.
     """
-    raw = message.raw
+    return 0 if _runtime_context(message) else _estimate_raw(message.role, message.raw)
+
+
+def _estimate_raw(role: str, raw: dict[str, Any]) -> int:
     if raw.get("excludeFromContext") is True:
         return 0
-    role = message.role
     if role == "assistant":
         chars = 0
         content = raw.get("content")
@@ -247,13 +249,14 @@ def openclaw_estimate(message: Message) -> int:
             elif kind == "thinking":
                 chars += estimate_string_chars(str(block.get("thinking") or ""))
             elif kind == "toolCall":
-                args = block.get("arguments")
-                text = json.dumps(args, ensure_ascii=False) if args is not None else ""
                 chars += estimate_string_chars(str(block.get("name") or ""))
+                if "arguments" not in block:
+                    chars += 9  # JSON.stringify(undefined) ?? "undefined"
+                    continue
+                args = block["arguments"]
+                text = json.dumps(args, ensure_ascii=False)
                 chars += js_json_len(args) + estimate_string_chars(text) - js_len(text)
         return math.ceil(chars / 4)
-    if _runtime_context(message):
-        return 0
     if role in ("user", "custom", "toolResult"):
         chars = _content_chars(raw.get("content"))
         if role == "user":
@@ -263,8 +266,116 @@ def openclaw_estimate(message: Message) -> int:
         text = str(raw.get("command") or "") + str(raw.get("output") or "")
         return math.ceil(estimate_string_chars(text) / 4)
     if role in ("branchSummary", "compactionSummary"):
-        return math.ceil(estimate_string_chars(message.text()) / 4)
+        return math.ceil(estimate_string_chars(str(raw.get("summary") or "")) / 4)
     return 0
+
+
+# -- the planning worker's view (dist/compaction-planning-*.mjs, projection region) ---------
+# From 64 messages OpenClaw plans in a worker thread, on a bounded projection: past
+# 32,768 chars (or the 262,144 of the whole list) a text is sampled and the rest is
+# counted apart, rounded up on its own.
+WORKER_MIN_MESSAGES = 64
+_TEXT_LIMIT = 32_768
+_TEXT_SAMPLE = 8_192
+_PLANNING_MAX = 262_144
+_MAX_ARGUMENT_CHARS = 1_000_000
+_UNMEASURABLE = 2**53 - 1
+
+
+def _project_text(text: str, budget: list[int]) -> tuple[str, int] | None:
+    """``projectText``: None when *text* fits, else ``(sample, omitted chars)``."""
+    n = js_len(text)
+    if n <= _TEXT_LIMIT and n <= budget[0]:
+        budget[0] -= n
+        return None
+    sample = js_slice(text, min(_TEXT_SAMPLE, budget[0]))
+    budget[0] -= js_len(sample)
+    return sample, estimate_string_chars(text[len(sample) :])
+
+
+def _project_block(block: Any, budget: list[int]) -> tuple[Any, int]:
+    """``projectContentBlock``: the block as projected and its omitted chars."""
+    if not isinstance(block, dict):
+        return block, 0
+    kind = block.get("type") if isinstance(block.get("type"), str) else ""
+    if kind == "image" and isinstance(block.get("data"), str) and block["data"]:
+        return {**block, "data": ""}, 0
+    has_text = isinstance(block.get("text"), str) and bool(block["text"])
+    result = kind in ("toolResult", "tool_result")
+    visible = {
+        "text": kind == "text" or (result and has_text),
+        "content": result and not has_text and isinstance(block.get("content"), str),
+        "thinking": True,
+    }
+    out = block
+    omitted = 0
+    for name in ("text", "content", "thinking"):
+        if name == "thinking" and kind != "thinking":
+            continue
+        value = block.get(name)
+        projected = _project_text(value, budget) if isinstance(value, str) else None
+        if projected is None:
+            continue
+        out = {**out, name: projected[0]}
+        omitted += projected[1] if visible[name] else 0
+    if kind == "toolCall":
+        args = block.get("arguments")
+        length = js_json_len(args) if args is not None else None
+        if length is not None and length > _MAX_ARGUMENT_CHARS:
+            length = None
+        if length is not None and length <= budget[0]:
+            budget[0] -= length
+        else:
+            budget[0] = 0
+            out = {**out, "arguments": {}}
+            if length is None:
+                omitted += _UNMEASURABLE
+            else:
+                text = json.dumps(args, ensure_ascii=False)
+                omitted += length + estimate_string_chars(text) - js_len(text) - 2
+    return out, omitted
+
+
+def _projected_estimate(message: Message, budget: list[int]) -> int:
+    """``projectMessage`` then ``estimateCompactionPlanningTokens``."""
+    raw = message.raw
+    role = message.role
+    content = raw.get("content")
+    omitted = 0
+    if isinstance(content, str) or not isinstance(content, list):
+        names = {
+            "bashExecution": ("command", "output"),
+            "branchSummary": ("summary",),
+            "compactionSummary": ("summary",),
+        }.get(role, ())
+        names = ("content",) if isinstance(content, str) else names
+        for name in names:
+            value = raw.get(name)
+            projected = _project_text(value, budget) if isinstance(value, str) else None
+            if projected is not None:
+                raw = {**raw, name: projected[0]}
+                omitted += projected[1]
+    else:
+        blocks = []
+        for block in content:
+            new, lost = _project_block(block, budget)
+            blocks.append(new)
+            omitted += lost
+        raw = {**raw, "content": blocks}
+    return _estimate_raw(role, raw) + math.ceil(omitted / 4)
+
+
+def planning_tokens(items: Sequence[PlanItem]) -> tuple[list[int], list[int]]:
+    """What OpenClaw's planning of *items* sees: ``(indexes, estimates)``.
+
+    ``runCompactionPlan``: under 64 messages the helpers run on all of them; from
+    64 the worker gets them without runtime-context messages, projected.
+    """
+    safe = [k for k, i in enumerate(items) if not _runtime_context(i.message)]
+    if len(safe) < WORKER_MIN_MESSAGES:
+        return list(range(len(items))), [openclaw_estimate(i.message) for i in items]
+    budget = [_PLANNING_MAX]
+    return safe, [_projected_estimate(items[k].message, budget) for k in safe]
 
 
 def _call_ids(message: Message) -> list[tuple[str, str | None]]:
@@ -350,29 +461,48 @@ def stage_split(
     *,
     parts: int = DEFAULT_PARTS,
     min_messages: int = MIN_MESSAGES_FOR_SPLIT,
+    worker: bool = False,
 ) -> list[list[int]] | None:
-    """``buildStageSplitPlan``: parts of about equal tokens, or None for one stage."""
-    n = _parts(parts, len(items))
-    if n <= 1 or len(items) < max(2, min_messages):
+    """``buildStageSplitPlan``: parts of about equal tokens, or None for one stage.
+
+    With *worker*, as ``buildStageSplitPlanWithWorker`` (summarisation) runs it:
+    from 64 messages on the worker's view (:func:`planning_tokens`).
+    """
+    if worker:
+        where, tokens = planning_tokens(items)
+    else:
+        where, tokens = list(range(len(items))), [openclaw_estimate(i.message) for i in items]
+    view = [items[k] for k in where]
+    n = _parts(parts, len(view))
+    if n <= 1 or len(view) < max(2, min_messages):
         return None
-    tokens = [openclaw_estimate(i.message) for i in items]
     total = sum(tokens)
     if total <= max_chunk_tokens:
         return None
-    chunks = chunk_message_groups(items, total / n, tokens, n)
-    return chunks if len(chunks) > 1 else None
+    chunks = chunk_message_groups(view, total / n, tokens, n)
+    return [[where[j] for j in c] for c in chunks] if len(chunks) > 1 else None
 
 
 def summary_chunks(items: Sequence[PlanItem], max_chunk_tokens: int) -> list[list[int]]:
-    """``buildSummaryChunks``: one summarisation call per chunk.
+    """``buildSummaryChunksWithWorker``: one summarisation call per chunk.
 
-    OpenClaw's runtime-context messages are left out (``sanitizeCompactionMessages``).
+    OpenClaw's runtime-context messages are left out (``sanitizeCompactionMessages``);
+    from 64 messages the worker's view is used (:func:`planning_tokens`).
     """
     safe = [k for k, i in enumerate(items) if not _runtime_context(i.message)]
-    tokens = [openclaw_estimate(items[k].message) for k in safe]
+    where, tokens = planning_tokens([items[k] for k in safe])
+    view = [items[safe[j]] for j in where]
     effective = max(1, math.floor(max_chunk_tokens / SAFETY_MARGIN))
-    chunks = chunk_message_groups([items[k] for k in safe], effective, tokens)
-    return [[safe[j] for j in chunk] for chunk in chunks]
+    chunks = chunk_message_groups(view, effective, tokens)
+    return [[safe[where[j]] for j in chunk] for chunk in chunks]
+
+
+def chunk_ratio(items: Sequence[PlanItem], window: int) -> float:
+    """``computeAdaptiveChunkRatioWithWorker``: :func:`adaptive_chunk_ratio` of *items*."""
+    _where, tokens = planning_tokens(items)
+    if not tokens:
+        return BASE_CHUNK_RATIO
+    return adaptive_chunk_ratio(tokens, window)
 
 
 def _is_synthetic_missing(raw: dict[str, Any]) -> bool:
@@ -565,6 +695,49 @@ def prune_history(
     return HistoryPrune(kept, dropped, rounds, budget)
 
 
+REDISTILL_PREFIX = (
+    "Previous compaction summary to re-distill with the current conversation. Prune stale, "
+    "duplicate, or superseded details instead of preserving it verbatim."
+)
+
+
+def _redistill_item(previous: str, like: PlanItem) -> PlanItem:
+    """``prependPreviousSummaryForRedistill``: the previous summary as a first message."""
+    tag = "previous-compaction-summary"
+    text = f"<{tag}>\n{REDISTILL_PREFIX}\n\n{previous}\n</{tag}>"
+    m = normalize_message(
+        {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 0}
+    )
+    return PlanItem(like.entry, m, estimate_message(m))
+
+
+def staged_calls(
+    items: Sequence[PlanItem], max_chunk_tokens: int, previous: str | None = None
+) -> tuple[list[list[int]], list[list[int]], int]:
+    """``summarizeViaLLM`` -> ``summarizeInStages`` on *items*: ``(parts, chunks, calls)``.
+
+    A previous summary goes first, as a message (``prependPreviousSummaryForRedistill``);
+    the parts and chunks are indexes into *items* (a chunk or part holding only the
+    previous summary is left out, but its call is counted).
+    """
+    if not items:
+        return [], [], 0
+    prev = (previous or "").strip()
+    seq = [_redistill_item(prev, items[0]), *items] if prev else list(items)
+    parts = stage_split(seq, max_chunk_tokens, worker=True) or [list(range(len(seq)))]
+    chunks: list[list[int]] = []
+    for part in parts:
+        own = summary_chunks([seq[i] for i in part], max_chunk_tokens)
+        chunks += [[part[j] for j in chunk] for chunk in own]
+    calls = len(chunks) + (1 if len(parts) > 1 else 0)
+    off = 1 if prev else 0
+
+    def strip(lists: list[list[int]]) -> list[list[int]]:
+        return [[i - off for i in x if i >= off] for x in lists if any(i >= off for i in x)]
+
+    return strip(parts), strip(chunks), calls
+
+
 @dataclass(slots=True)
 class CompactionPlan:
     """Everything a compaction would do, computed before any model call."""
@@ -595,6 +768,17 @@ class CompactionPlan:
     """Indexes into :attr:`summarize` for each summarisation call."""
     history_chunks: list[list[int]] = field(default_factory=list)
     """Indexes into :attr:`history_dropped` for each call summarising dropped history."""
+    history_parts: list[list[int]] = field(default_factory=list)
+    """Indexes into :attr:`history_dropped` for each part (merged when more than one)."""
+    prefix_parts: list[list[int]] = field(default_factory=list)
+    """Indexes into :attr:`turn_prefix` for each part of the split-turn summary."""
+    prefix_chunks: list[list[int]] = field(default_factory=list)
+    """Indexes into :attr:`turn_prefix` for each call summarising it."""
+    main_calls: int = 0
+    """Calls of the main summary: its chunks (a previous summary re-distilled
+    first, as OpenClaw does, can need one of its own) and the merge of its parts."""
+    history_calls: int = 0
+    prefix_calls: int = 0
     max_history_share: float = 0.5
     summarizable_tokens: int = 0
     """OpenClaw's estimate of what is summarised and the turn prefix, before pruning."""
@@ -611,10 +795,8 @@ class CompactionPlan:
 
     @property
     def calls(self) -> int:
-        """Model calls the summary needs (chunks, merge, turn prefix, history)."""
-        n = len(self.chunks) + (1 if len(self.parts) > 1 else 0)
-        n += len(self.history_chunks) + (1 if self.turn_prefix else 0)
-        return n
+        """Model calls the summary needs (chunks and merges: history, main, turn prefix)."""
+        return self.history_calls + self.main_calls + self.prefix_calls
 
     @property
     def tokens_summarized(self) -> int:
@@ -770,24 +952,30 @@ def plan_compaction(
     _file_ops([*plan.history_dropped, *summarize, *plan.turn_prefix], read, modified)
     plan.modified_files = sorted(modified)
     plan.read_files = sorted(read - modified)
-    plan.chunk_ratio = adaptive_chunk_ratio(
-        [openclaw_estimate(i.message) for i in (*summarize, *plan.turn_prefix)], window
-    )
-    plan.max_chunk_tokens = max(1, math.floor(window * plan.chunk_ratio) - OVERHEAD_TOKENS)
-    split = stage_split(summarize, plan.max_chunk_tokens)
-    plan.parts = split or ([list(range(len(summarize)))] if summarize else [])
-    for part in plan.parts:
-        chunks = summary_chunks([summarize[i] for i in part], plan.max_chunk_tokens)
-        plan.chunks += [[part[j] for j in chunk] for chunk in chunks]
+    # The summaries, as the safeguard asks for them (summarizeViaLLM): the dropped
+    # history first, with the previous summary re-distilled; then what is summarised,
+    # with the dropped history's summary (else the previous one); then the turn prefix.
+    previous = plan.previous_summary
     if plan.history_dropped:
         dropped = plan.history_dropped
-        plan.history_chunk_ratio = adaptive_chunk_ratio(
-            [openclaw_estimate(i.message) for i in dropped], window
-        )
+        plan.history_chunk_ratio = chunk_ratio(dropped, window)
         plan.history_max_chunk_tokens = max(
             1, math.floor(window * plan.history_chunk_ratio) - OVERHEAD_TOKENS
         )
-        plan.history_chunks = summary_chunks(dropped, plan.history_max_chunk_tokens)
+        plan.history_parts, plan.history_chunks, plan.history_calls = staged_calls(
+            dropped, plan.history_max_chunk_tokens, previous
+        )
+        # its text is not known before the call: taken at its output budget
+        previous = "s" * (4 * math.floor(0.8 * reserve_tokens))
+    plan.chunk_ratio = chunk_ratio([*summarize, *plan.turn_prefix], window)
+    plan.max_chunk_tokens = max(1, math.floor(window * plan.chunk_ratio) - OVERHEAD_TOKENS)
+    plan.parts, plan.chunks, plan.main_calls = staged_calls(
+        summarize, plan.max_chunk_tokens, previous
+    )
+    if plan.is_split_turn:
+        plan.prefix_parts, plan.prefix_chunks, plan.prefix_calls = staged_calls(
+            plan.turn_prefix, plan.max_chunk_tokens
+        )
     plan.reason = (
         f"summarise {len(summarize) + len(plan.history_dropped)} messages "
         f"(~{plan.tokens_summarized:,} tokens) in {plan.calls} call(s); keep "

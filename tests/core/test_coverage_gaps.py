@@ -313,7 +313,12 @@ def test_history_share_pruning_never_splits_a_call_from_its_result(tmp_path, par
     every = [i.entry.id for i in (*plan.history_dropped, *plan.summarize, *plan.kept)]
     assert sorted(every) == sorted(i.entry.id for i in unpruned.summarize + unpruned.kept)
     assert len(every) == len(set(every))
-    assert plan.calls == len(plan.chunks) + len(plan.history_chunks) + (len(plan.parts) > 1)
+    # each summary: its chunks, and a merge when split into parts (summarizeInStages)
+    assert plan.history_calls == len(plan.history_chunks) + (len(plan.history_parts) > 1)
+    # (+1: the dropped history's summary, re-distilled first, fills a chunk of its own
+    # here, at its output budget of 16,000 tokens against a 1,000-token window)
+    assert plan.main_calls == len(plan.chunks) + (len(plan.parts) > 1) + 1
+    assert plan.calls == plan.history_calls + plan.main_calls + plan.prefix_calls
 
 
 @pytest.mark.parametrize("window", [8_000, 20_000, 60_000])

@@ -1,8 +1,10 @@
-// OpenClaw's own compaction planning (dist/compaction-planning-*.mjs) on given messages.
+// OpenClaw's own compaction planning (dist/compaction-planning-*.mjs) on given messages,
+// in the order and shape its compaction safeguard (dist/builtin-openclaw-*.mjs) uses it.
 // node openclaw_plan.mjs OPENCLAW_PACKAGE_DIR < cases.json  ->  JSON on stdout
-// Each case: {window, share, tokensBefore, summarize: [AgentMessage], turnPrefix: [...]}.
-// Messages are tagged with __memlens (their index in summarize) so results can name them;
-// a message OpenClaw made up (a synthetic tool result) comes back as {synthetic: toolCallId}.
+// Each case: {window, share, tokensBefore, summarize: [AgentMessage], turnPrefix: [...],
+// previousSummary, droppedSummary}. Messages are tagged with __memlens (their index in
+// summarize, "p<k>" in turnPrefix, "prev" for the re-distilled previous summary) so the
+// results can name them; a message OpenClaw made up comes back as {synthetic: toolCallId}.
 import { readFileSync, readdirSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
@@ -13,7 +15,7 @@ const file = readdirSync(dist).find((f) => /^compaction-planning-.*\.mjs$/.test(
 const source = readFileSync(join(dist, file), "utf8");
 const exportLine = source.match(/export \{([^}]*)\};?\s*$/m)[1];
 const alias = Object.fromEntries(
-  exportLine.split(",").map((p) => p.trim().split(/\s+as\s+/)).map(([name, as]) => [name, as]),
+  exportLine.split(",").map((p) => p.trim().split(/\s+as\s+/)).map(([name, as]) => [name, as ?? name]),
 );
 const mod = await import(pathToFileURL(join(dist, file)).href);
 const fn = (name) => {
@@ -26,18 +28,58 @@ const buildStageSplitPlan = fn("buildStageSplitPlan");
 const buildSummaryChunks = fn("buildSummaryChunks");
 const computeAdaptiveChunkRatio = fn("computeAdaptiveChunkRatio");
 const estimateMessagesTokens = fn("estimateMessagesTokens");
+const sanitize = fn("sanitizeCompactionMessages");
+const project = fn("projectCompactionMessagesForPlanning");
 const OVERHEAD = fn("SUMMARIZATION_OVERHEAD_TOKENS");
 
-const name = (m) => (m.__memlens !== undefined ? m.__memlens : { synthetic: m.toolCallId });
-const names = (list) => list.map(name);
+// prependPreviousSummaryForRedistill's prefix, read from the safeguard's bundle
+const PREFIX = JSON.parse(
+  readdirSync(dist)
+    .filter((f) => /^builtin-openclaw-.*\.mjs$/.test(f))
+    .map((f) => readFileSync(join(dist, f), "utf8").match(/const PREVIOUS_SUMMARY_REDISTILL_PREFIX = ("[^"]*");/))
+    .find(Boolean)[1],
+);
+const WORKER_MIN_MESSAGES = 64; // COMPACTION_PLANNING_WORKER_MIN_MESSAGES
 
-function stages(messages, maxChunkTokens) {
-  // summarizeInStages: a split into parts, then buildSummaryChunks per part
-  const plan = buildStageSplitPlan({ messages, maxChunkTokens });
-  const parts = plan.mode === "split" ? plan.chunks : messages.length ? [messages] : [];
+// runCompactionPlan: under 64 sanitized messages the helper runs on the messages as
+// given; from 64 the worker runs it on the sanitized, projected messages.
+function planned(messages, run) {
+  const safe = sanitize(messages);
+  if (safe.length < WORKER_MIN_MESSAGES) return run(messages, (m) => m);
+  const projected = project(safe);
+  const back = new Map(projected.map((m, i) => [m, safe[i]]));
+  return run(projected, (m) => back.get(m));
+}
+const ratioOf = (messages, window) => planned(messages, (ms) => computeAdaptiveChunkRatio(ms, window));
+const splitOf = (messages, maxChunkTokens) =>
+  planned(messages, (ms, back) => {
+    const plan = buildStageSplitPlan({ messages: ms, maxChunkTokens });
+    return plan.mode === "split" ? plan.chunks.map((c) => c.map(back)) : null;
+  });
+const chunksOf = (messages, maxChunkTokens) =>
+  planned(messages, (ms, back) => buildSummaryChunks({ messages: ms, maxChunkTokens }).map((c) => c.map(back)));
+
+const name = (m) => (m.__memlens !== undefined ? m.__memlens : { synthetic: m.toolCallId });
+const names = (list) => list.map(name).filter((n) => n !== "prev");
+
+// summarizeViaLLM -> summarizeInStages -> summarizeWithFallback -> summarizeChunks
+function stages(messages, maxChunkTokens, previousSummary) {
+  const prev = previousSummary?.trim();
+  const seq = prev
+    ? [{
+        role: "user",
+        content: [{ type: "text", text: `<previous-compaction-summary>\n${PREFIX}\n\n${prev}\n</previous-compaction-summary>` }],
+        timestamp: 0,
+        __memlens: "prev",
+      }, ...messages]
+    : messages;
+  if (seq.length === 0) return { parts: [], chunks: [], calls: 0 };
+  const parts = splitOf(seq, maxChunkTokens) ?? [seq];
+  const chunks = parts.flatMap((part) => chunksOf(part, maxChunkTokens));
   return {
-    parts: parts.map(names),
-    chunks: parts.flatMap((part) => buildSummaryChunks({ messages: part, maxChunkTokens }).map(names)),
+    parts: parts.map(names).filter((p) => p.length),
+    chunks: chunks.map(names).filter((c) => c.length),
+    calls: chunks.length + (parts.length > 1 ? 1 : 0),
   };
 }
 
@@ -57,13 +99,17 @@ const out = cases.map((c) => {
   });
   const result = {
     perMessage: summarize.map((m) => estimateMessagesTokens([m])),
+    // what the planning worker sees of them (projected), from 64 messages
+    workerPerMessage: sanitize(summarize).length >= WORKER_MIN_MESSAGES
+      ? project(sanitize(summarize)).map((m) => estimateMessagesTokens([m]))
+      : null,
     summarizableTokens: prune.summarizableTokens,
     newContentTokens: prune.newContentTokens,
     maxHistoryTokens: prune.maxHistoryTokens,
     pruned: null,
   };
   let messages = summarize;
-  // the compaction safeguard (dist/builtin-openclaw-*.mjs, "buildHistoryPrunePlan({")
+  let previous = c.previousSummary;
   if (prune.newContentTokens > prune.maxHistoryTokens && prune.pruned) {
     const p = prune.pruned;
     result.pruned = {
@@ -74,19 +120,19 @@ const out = cases.map((c) => {
     };
     if (p.droppedChunks > 0) {
       messages = p.messages;
-      const ratio = computeAdaptiveChunkRatio(p.droppedMessagesList, c.window);
+      const ratio = ratioOf(p.droppedMessagesList, c.window);
       const max = Math.max(1, Math.floor(c.window * ratio) - OVERHEAD);
-      result.pruned.ratio = ratio;
-      result.pruned.maxChunkTokens = max;
-      result.pruned.chunks = buildSummaryChunks({ messages: p.droppedMessagesList, maxChunkTokens: max }).map(names);
+      Object.assign(result.pruned, { ratio, maxChunkTokens: max }, stages(p.droppedMessagesList, max, previous));
+      previous = c.droppedSummary; // the dropped history's summary (its text stands in)
     }
   }
-  const ratio = computeAdaptiveChunkRatio([...messages, ...turnPrefix], c.window);
+  const ratio = ratioOf([...messages, ...turnPrefix], c.window);
   const maxChunkTokens = Math.max(1, Math.floor(c.window * ratio) - OVERHEAD);
   result.summarize = names(messages);
   result.ratio = ratio;
   result.maxChunkTokens = maxChunkTokens;
-  Object.assign(result, stages(messages, maxChunkTokens));
+  Object.assign(result, stages(messages, maxChunkTokens, previous));
+  result.prefix = turnPrefix.length ? stages(turnPrefix, maxChunkTokens, undefined) : { parts: [], chunks: [], calls: 0 };
   return result;
 });
 process.stdout.write(JSON.stringify(out));

@@ -17,6 +17,7 @@ transcript entries, as OpenClaw's ``getMessageFromEntryForCompaction`` does.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from core.compaction.plan import (
     adaptive_chunk_ratio,
     openclaw_estimate,
     plan_compaction,
+    planning_tokens,
 )
 from core.transcript import load_transcript
 from tests.core.build import STAMP, assistant, entry, lines, user, write_file
@@ -99,9 +101,19 @@ def memlens_plan(session, **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         "tokensBefore": plan.tokens_before,
         "summarize": [agent_message(i) for i in base.summarize],
         "turnPrefix": [agent_message(i) for i in base.turn_prefix],
+        "previousSummary": plan.previous_summary,
+        # the dropped history's summary is not known before its call: memlens takes it
+        # at its output budget, and so is it handed to OpenClaw
+        "droppedSummary": "s" * (4 * math.floor(0.8 * plan.reserve_tokens)),
     }
+    prefix = [f"p{k}" for k in range(len(plan.turn_prefix))]
+    runtime = [
+        i.message.raw.get("customType") == "openclaw.runtime-context" for i in base.summarize
+    ]
+    worker = planning_tokens(base.summarize)[1] if runtime.count(False) >= 64 else None
     mine: dict[str, Any] = {
         "perMessage": [openclaw_estimate(i.message) for i in base.summarize],
+        "workerPerMessage": worker,
         "summarizableTokens": plan.summarizable_tokens,
         "newContentTokens": plan.new_content_tokens,
         "maxHistoryTokens": plan.max_history_tokens,
@@ -110,6 +122,12 @@ def memlens_plan(session, **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         "maxChunkTokens": plan.max_chunk_tokens,
         "parts": _chunks(plan.parts, plan.summarize, base.summarize),
         "chunks": _chunks(plan.chunks, plan.summarize, base.summarize),
+        "calls": plan.main_calls,
+        "prefix": {
+            "parts": [[prefix[k] for k in part] for part in plan.prefix_parts],
+            "chunks": [[prefix[k] for k in chunk] for chunk in plan.prefix_chunks],
+            "calls": plan.prefix_calls,
+        },
     }
     if plan.history_dropped_chunks:
         mine["pruned"] = {
@@ -118,8 +136,11 @@ def memlens_plan(session, **kw: Any) -> tuple[dict[str, Any], dict[str, Any]]:
             "kept": mine["summarize"],
             "ratio": plan.history_chunk_ratio,
             "maxChunkTokens": plan.history_max_chunk_tokens,
+            "parts": _chunks(plan.history_parts, plan.history_dropped, base.summarize),
             "chunks": _chunks(plan.history_chunks, plan.history_dropped, base.summarize),
+            "calls": plan.history_calls,
         }
+    assert plan.calls == plan.main_calls + plan.prefix_calls + plan.history_calls
     return mine, case
 
 
@@ -233,6 +254,8 @@ def test_large_real_session_drops_nothing(openclaw, fixtures_dir):
     [theirs] = openclaw_plans(openclaw, [case])
     assert theirs["pruned"] is None and "pruned" not in mine
     assert len(case["summarize"]) > 500
+    # the worker's projection rounds texts past its budget apart: not the direct estimate
+    assert theirs["workerPerMessage"] != theirs["perMessage"]
     compare(mine, theirs)
 
 
