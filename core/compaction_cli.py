@@ -17,16 +17,19 @@ from core.compaction.run import (
     plan_json,
     write_compaction,
 )
+from core.compaction.settings import summary_instructions
 from core.compaction.summarize import LLMSummarizer, OfflineSummarizer
 from core.dataset import load_dataset
 from core.discovery import discover
 from core.openclaw.config import OpenClawConfig, load_openclaw_config
 from core.problems import FormatError
 from core.transcript import load_transcript
+from core.transcript.provider import SYNTHETIC_KEY
 
 if TYPE_CHECKING:
     import argparse
 
+    from core.compaction.sections import SummaryInstructions
     from core.compaction.summarize import Summarizer
     from core.llm import Deadline
     from core.transcript.model import Session
@@ -146,9 +149,16 @@ def cmd_plan(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def _summarise(
-    args: argparse.Namespace, session: Session, store: Path | None, s: dict[str, Any]
+    args: argparse.Namespace,
+    session: Session,
+    store: Path | None,
+    s: dict[str, Any],
+    instructions: SummaryInstructions | None = None,
 ) -> CompactionRun:
-    """The dry run of ``compact``: plan, summarise, propose facts (writes nothing)."""
+    """The dry run of ``compact``: plan, summarise, propose facts (writes nothing).
+
+    *instructions* are the config's ``customInstructions`` and ``identifierPolicy``.
+    """
     from core.llm import Deadline
 
     summarizer = summarizer_for(
@@ -166,6 +176,7 @@ def _summarise(
             at=args.at,
             store_dir=store,
             extract_client=extract_client,
+            instructions=instructions,
             **s,
         )
     except Exception as exc:
@@ -198,7 +209,11 @@ LANE_TOOL = "memlens compact"
 
 
 def _compact_and_write(
-    args: argparse.Namespace, session: Session, store: Path | None, s: dict[str, Any]
+    args: argparse.Namespace,
+    session: Session,
+    store: Path | None,
+    s: dict[str, Any],
+    instructions: SummaryInstructions | None = None,
 ) -> CompactionRun:
     """``compact --write``: the whole job in the session's lane, logged in the activity log.
 
@@ -220,7 +235,7 @@ def _compact_and_write(
         with compaction_job(
             session, tool=LANE_TOOL, activity=activity, tokens_before=tokens_before
         ) as job:
-            run = _summarise(args, session, store, s)
+            run = _summarise(args, session, store, s, instructions)
             job.run = run
             _refuse_failed(args, session, run)
             write_compaction(
@@ -263,10 +278,11 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """
     session, store, config = open_session(args)
     s = _settings(args, config, session)
+    instructions = summary_instructions(config)
     if args.write:
-        run = _compact_and_write(args, session, store, s)
+        run = _compact_and_write(args, session, store, s, instructions)
     else:
-        run = _summarise(args, session, store, s)
+        run = _summarise(args, session, store, s, instructions)
         _refuse_failed(args, session, run)
     failure = run.failure
     payload = {"session": session.id, "path": session.path, **run.to_json()}
@@ -390,7 +406,8 @@ def _agent_message(item: Any) -> dict[str, Any]:
     """A context item as pi's AgentMessage (summaries and custom messages as pi makes them)."""
     entry, message = item.entry, item.message
     if entry.type == "message":
-        return dict(message.raw)
+        # a synthetic result as pi sends it, without memlens's marker
+        return {k: v for k, v in message.raw.items() if k != SYNTHETIC_KEY}
     if entry.type == "compaction":
         return {
             "role": "compactionSummary",
@@ -417,12 +434,14 @@ def _agent_message(item: Any) -> dict[str, Any]:
 def cmd_trim(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """``memlens trim SESSION --window N``: a decision for every message of the context."""
     from core.transcript import context_at
+    from core.transcript.provider import provider_context
     from core.trim import smart_trim
 
     session, _store, _config = open_session(args)
     if args.window is None:
         raise CompactionCliError("trim needs --window N (the context window to trim for)")
-    items = context_at(session, args.at)
+    # trimmed as pi sends it: a call without a result gets pi's synthetic one
+    items = provider_context(context_at(session, args.at))
     messages = [item.message for item in items]
     result = smart_trim(
         messages,
@@ -451,6 +470,7 @@ def cmd_trim(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                 "reason": d.reason,
                 "tokens": d.tokens,
                 "bm25": d.bm25_score,
+                **({"synthetic": True} if items[d.index].synthetic else {}),
             }
             for d in result.decisions
         ],

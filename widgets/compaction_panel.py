@@ -265,6 +265,7 @@ class CompactionPanel(CompactionDisplay):
                     extract_client=opened.client,
                     progress=progress,
                     cancelled=cancelled,
+                    instructions=target.settings.instructions,
                     **target.settings.kwargs(),
                 )
             finally:

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
     from core.activity import ActivityLog
+    from core.compaction.sections import SummaryInstructions
     from core.compaction.summarize import Summarizer
     from core.jobs import CancelCheck, Progress
     from core.llm import ChatMessage, Completion, LLMClient
@@ -331,8 +332,13 @@ def compact(
     extract_client: LLMClient | None = None,
     progress: Progress | None = None,
     cancelled: CancelCheck | None = None,
+    instructions: SummaryInstructions | None = None,
 ) -> CompactionRun:
     """Plan and summarise (writes nothing; see :func:`write_compaction`).
+
+    *instructions* (the config's ``customInstructions`` and ``identifierPolicy``,
+    :func:`core.compaction.settings.summary_instructions`) reach an LLM summariser's
+    prompts as OpenClaw's do.
 
     A summariser call that fails does not raise: the run is returned with the
     fallback summary, its :attr:`CompactionRun.failure` and the attempt log, and
@@ -354,7 +360,9 @@ def compact(
     if not plan.ok:
         return CompactionRun(plan, None, None)
     summ = summarizer or OfflineSummarizer()
-    run = summarize_plan(plan, summ, progress=progress, cancelled=cancelled)
+    run = summarize_plan(
+        plan, summ, progress=progress, cancelled=cancelled, instructions=instructions
+    )
     entry = compaction_entry(plan, run, taken=set(session.by_id))
     result = CompactionRun(plan, run, entry, archive_segments(plan, session))
     if store_dir is not None and run.failure is not None:

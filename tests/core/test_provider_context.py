@@ -50,3 +50,26 @@ def test_the_trimmed_context_is_valid_for_the_provider(before, window):
     # a synthetic result goes or stays with its call, as any pair does
     calls = {c.tool_id for m in trimmed.kept_messages() for c in m.tool_calls()}
     assert all(m.tool_call_id in calls for m in kept_made)
+
+
+def test_the_trim_command_trims_what_pi_sends(fixtures_dir, capsys):
+    import orjson
+
+    from core.cli import main
+
+    path = str(fixtures_dir / "before-compaction.jsonl")
+    assert main(["trim", path, "--window", "36000", "--at", "#700", "--json"]) == 0
+    out = orjson.loads(capsys.readouterr().out)
+    (made,) = [d for d in out["decisions"] if d.get("synthetic")]
+    assert made["role"] == "toolResult"
+    sent = out["messages"]
+    assert not any("__memlens" in m for m in sent)
+    calls = {
+        b["id"]
+        for m in sent
+        if m.get("role") == "assistant"
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "toolCall"
+    }
+    answered = {m["toolCallId"] for m in sent if m.get("role") == "toolResult"}
+    assert calls <= answered  # every call kept has its result

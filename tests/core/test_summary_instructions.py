@@ -107,3 +107,32 @@ def test_settings_read_the_keys_from_the_config(tmp_path):
     config = _config(tmp_path, f"customInstructions: '{CUSTOM}', identifierPolicy: 'off'")
     assert summary_instructions(config) == SummaryInstructions(CUSTOM, "off", None)
     assert summary_instructions(None) == SummaryInstructions()
+
+
+def test_the_compact_command_sends_the_configs_instructions(server, tmp_path, capsys):
+    """The CLI (and the app: CompactionTarget.settings.instructions) pass them on."""
+    import os
+    import time
+
+    from core.cli import main
+    from core.demo import write_demo
+
+    home = tmp_path / "home"
+    write_demo(home, now_ms=1_795_305_600_000, segments=40)
+    config = home / "openclaw.json"
+    text = config.read_text(encoding="utf-8")
+    extra = f'customInstructions: "{CUSTOM}", identifierPolicy: "off",'
+    config.write_text(text.replace('mode: "safeguard",', f'mode: "safeguard", {extra}', 1))
+    path = home / "agents/main/sessions/57b355d7-a4ad-4175-b7cd-8c1338e69d98.jsonl"
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+    server.add(*[_answer()] * 20)
+    url = f"openai:{server.url}/v1:m"
+    assert main(["compact", str(path), "--llm", url, "--json"]) == 0
+    capsys.readouterr()
+    prompts = [s.body["messages"][-1]["content"] for s in server.seen]
+    summaries = [p for p in prompts if p.startswith("<conversation>")]  # not the extraction
+    assert summaries
+    escaped = CUSTOM.replace("<", "&lt;").replace(">", "&gt;")
+    assert all(f"<untrusted-text>\n{escaped}\n</untrusted-text>" in p for p in summaries)
+    assert not any(STRICT_EXACT_IDENTIFIERS_INSTRUCTION in p for p in summaries)
