@@ -1,6 +1,8 @@
 // OpenClaw's own compaction planning (dist/compaction-planning-*.mjs) on given messages,
 // in the order and shape its compaction safeguard (dist/builtin-openclaw-*.mjs) uses it.
 // node openclaw_plan.mjs OPENCLAW_PACKAGE_DIR < cases.json  ->  JSON on stdout
+// node openclaw_plan.mjs OPENCLAW_PACKAGE_DIR --tokens-before PI_PACKAGE_DIR TRANSCRIPT [#N]
+//   -> prepareCompaction's tokensBefore (estimateContextTokens of buildSessionContext)
 // Each case: {window, share, tokensBefore, summarize: [AgentMessage], turnPrefix: [...],
 // previousSummary, droppedSummary}. Messages are tagged with __memlens (their index in
 // summarize, "p<k>" in turnPrefix, "prev" for the re-distilled previous summary) so the
@@ -9,8 +11,39 @@ import { readFileSync, readdirSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
-const [pkg] = process.argv.slice(2);
+const [pkg, mode, ...rest] = process.argv.slice(2);
 const dist = join(pkg, "dist");
+
+// A bundled module (hashed file name) and its exports by their source names.
+async function bundled(pattern, wanted) {
+  for (const f of readdirSync(dist).filter((n) => pattern.test(n))) {
+    const line = readFileSync(join(dist, f), "utf8").match(/export \{([^}]*)\};?\s*$/m);
+    if (!line) continue;
+    const names = Object.fromEntries(
+      line[1].split(",").map((p) => p.trim().split(/\s+as\s+/)).map(([n, as]) => [n, as ?? n]),
+    );
+    if (!wanted.every((n) => n in names)) continue;
+    const m = await import(pathToFileURL(join(dist, f)).href);
+    return Object.fromEntries(wanted.map((n) => [n, m[names[n]]]));
+  }
+  throw new Error(`no ${pattern} exports ${wanted.join(", ")}`);
+}
+
+if (mode === "--tokens-before") {
+  // pi parses and migrates the file (v1 included); OpenClaw builds the context and sizes it
+  const [piPkg, transcript, at] = rest;
+  const pi = await import(pathToFileURL(join(piPkg, "dist", "index.js")).href);
+  const { buildSessionContext } = await bundled(/^session-.*\.mjs$/, ["buildSessionContext"]);
+  const { estimateContextTokens } = await bundled(/^compaction-.*\.mjs$/, ["estimateContextTokens"]);
+  const entries = pi.parseSessionEntries(readFileSync(transcript, "utf8"));
+  pi.migrateSessionEntries(entries);
+  const body = entries.filter((e) => e.type !== "session");
+  const byId = new Map(body.map((e) => [e.id, e]));
+  const path = [];
+  for (let e = at ? body[Number(at.slice(1)) - 1] : body.at(-1); e; e = byId.get(e.parentId)) path.unshift(e);
+  process.stdout.write(JSON.stringify(estimateContextTokens(buildSessionContext(path).messages)));
+  process.exit(0);
+}
 const file = readdirSync(dist).find((f) => /^compaction-planning-.*\.mjs$/.test(f));
 const source = readFileSync(join(dist, file), "utf8");
 const exportLine = source.match(/export \{([^}]*)\};?\s*$/m)[1];

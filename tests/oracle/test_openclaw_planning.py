@@ -247,6 +247,25 @@ def _tool_heavy(turns: int) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.parametrize(
+    ("fixture", "at"),
+    [
+        ("large-session.jsonl", None),
+        ("before-compaction.jsonl", "#358"),
+        ("before-compaction.jsonl", "#627"),
+    ],
+)
+def test_tokens_before_is_openclaws(openclaw, pi_package, fixtures_dir, fixture, at):
+    """The trigger's tokensBefore: prepareCompaction's estimateContextTokens of the context."""
+    path = fixtures_dir / fixture
+    args = [str(openclaw.node), str(SCRIPT), str(openclaw.package), "--tokens-before"]
+    args += [str(pi_package), str(path), *([at] if at else [])]
+    done = subprocess.run(args, check=True, capture_output=True, timeout=300)
+    theirs = json.loads(done.stdout)
+    plan = plan_compaction(load_transcript(path), at=at)
+    assert plan.tokens_before == theirs["tokens"] and plan.tokens_before_measured
+
+
 def test_large_real_session_drops_nothing(openclaw, fixtures_dir):
     """At the agent's settings OpenClaw prunes nothing of this 1,000-message session."""
     s = load_transcript(fixtures_dir / "large-session.jsonl")
