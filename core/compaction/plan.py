@@ -19,12 +19,12 @@ summarised is dropped, tool pairing repaired, until it fits
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.jsonio import dumps
 from core.jsstr import js_json_len, js_len, js_slice
 from core.tokens import estimate_message
 from core.transcript.normalize import normalize_message
@@ -216,7 +216,7 @@ def _sender_suffix(raw: dict[str, Any]) -> str:
     }
     if "id" not in sender:
         return ""
-    return " sender=" + json.dumps(sender, ensure_ascii=False, separators=(",", ":"))
+    return " sender=" + dumps(sender).decode()
 
 
 def _runtime_context(message: Message) -> bool:
@@ -254,7 +254,7 @@ def _estimate_raw(role: str, raw: dict[str, Any]) -> int:
                     chars += 9  # JSON.stringify(undefined) ?? "undefined"
                     continue
                 args = block["arguments"]
-                text = json.dumps(args, ensure_ascii=False)
+                text = dumps(args).decode()
                 chars += js_json_len(args) + estimate_string_chars(text) - js_len(text)
         return math.ceil(chars / 4)
     if role in ("user", "custom", "toolResult"):
@@ -331,7 +331,7 @@ def _project_block(block: Any, budget: list[int]) -> tuple[Any, int]:
             if length is None:
                 omitted += _UNMEASURABLE
             else:
-                text = json.dumps(args, ensure_ascii=False)
+                text = dumps(args).decode()
                 omitted += length + estimate_string_chars(text) - js_len(text) - 2
     return out, omitted
 
