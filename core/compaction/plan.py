@@ -320,7 +320,8 @@ def _project_block(block: Any, budget: list[int]) -> tuple[Any, int]:
         omitted += projected[1] if visible[name] else 0
     if kind == "toolCall":
         args = block.get("arguments")
-        length = js_json_len(args) if args is not None else None
+        # jsonLengthWithin: undefined (no arguments) cannot be measured; null is 4
+        length = js_json_len(args) if "arguments" in block else None
         if length is not None and length > _MAX_ARGUMENT_CHARS:
             length = None
         if length is not None and length <= budget[0]:

@@ -344,3 +344,45 @@ def test_adaptive_ratio_matches_on_large_messages(openclaw, tmp_path):
     [theirs] = openclaw_plans(openclaw, [case])
     compare(mine, theirs)
     assert mine["ratio"] == adaptive_chunk_ratio([15_000] * 6, 60_000) == 0.15000000000000002
+
+
+def _big(k: int, usage: int = 0) -> list[dict[str, Any]]:
+    """Messages past the worker projection's limits (32,768 chars a text, 262,144 a list)."""
+    thinking = {"type": "thinking", "thinking": "思考 " * 9000}
+    calls = {
+        "type": "toolCall",
+        "id": f"w{k}",
+        "name": "write",
+        "arguments": {"path": f"/w/{k}.py", "content": "x = 1\n" * 7000 + "写入"},
+    }
+    return [
+        user(f"task {k} " + "describe the change in detail " * (1400 if k % 3 == 0 else 40)),
+        {
+            "role": "assistant",
+            "content": [thinking, {"type": "text", "text": "plan"}, calls],
+            "stopReason": "toolUse",
+            "timestamp": 1,
+        },
+        _result(f"w{k}", 36_000 if k % 2 else 900),
+        {"role": "bashExecution", "command": "pytest -q", "output": "." * 34_000, "exitCode": 0},
+        assistant(f"done {k} " + "ok " * 30, usage * (k + 1)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("usage", "kw"),
+    [
+        (0, {"window": 200_000, "keep_recent_tokens": 5_000}),
+        (0, {"window": 1_000_000, "keep_recent_tokens": 5_000}),
+        (100_000, {"window": 120_000, "keep_recent_tokens": 60_000, "max_history_share": 0.3}),
+        (150_000, {"window": 200_000, "keep_recent_tokens": 20_000}),
+    ],
+)
+def test_the_planning_worker_view_on_large_messages(openclaw, tmp_path, usage, kw):
+    msgs = [m for k in range(16) for m in _big(k, usage)]
+    s = _session(tmp_path, "big-worker", msgs)
+    mine, case = memlens_plan(s, **kw)
+    [theirs] = openclaw_plans(openclaw, [case])
+    assert theirs["workerPerMessage"] and theirs["workerPerMessage"] != theirs["perMessage"]
+    assert bool(usage) == bool(theirs["pruned"] and theirs["pruned"]["droppedChunks"])
+    compare(mine, theirs)
