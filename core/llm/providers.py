@@ -38,7 +38,8 @@ class OpenAICompatibleClient(HttpProvider):
     timeout
         Seconds allowed for connecting and for each read, unless given apart.
     retries
-        Retries after the first attempt on 429, 5xx, timeouts and connection errors.
+        Retries after the first attempt on 429, 5xx, timeouts and connection errors
+        (2: three attempts, as OpenClaw's summary call makes).
     transport
         An ``httpx`` transport (tests, proxies); None for the default.
     sleep, rng
@@ -60,7 +61,7 @@ class OpenAICompatibleClient(HttpProvider):
         *,
         api_key_env: str | None = None,
         timeout: float = 60.0,
-        retries: int = 3,
+        retries: int = 2,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
@@ -159,7 +160,7 @@ class AnthropicClient(HttpProvider):
         base_url: str = ANTHROPIC_URL,
         api_key_env: str | None = "ANTHROPIC_API_KEY",
         timeout: float = 60.0,
-        retries: int = 3,
+        retries: int = 2,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,

@@ -17,6 +17,7 @@ from core.compaction.plan import openclaw_estimate, plan_compaction, repair_pair
 from core.demo import write_demo
 from core.recall.evaluate import ndcg
 from core.transcript import context_at, load_transcript
+from core.transcript.provider import provider_context
 from core.trim import default_query
 
 from .build import SESSION_KEYS, entry, lines, run_json, user, write_file
@@ -376,7 +377,9 @@ def test_trim_at_replays_the_context_there(capsys, fixtures_dir):
     # another entry: another context, of the length show reports
     early = run(capsys, "show", str(path), "--at", "#100")
     at100 = run(capsys, "trim", str(path), "--window", "14000", "--at", "#100")
-    assert len(at100["decisions"]) == len(early["messages"]) != 68
+    # trimmed as pi sends it: #100's context holds an aborted turn pi does not send
+    sent = provider_context(context_at(load_transcript(path), "#100"))
+    assert len(at100["decisions"]) == len(sent) == len(early["messages"]) - 1 != 68
     # the default query is the agent's: its last user messages at that entry
     s = load_transcript(path)
     msgs = [i.message for i in context_at(s, "#360")]

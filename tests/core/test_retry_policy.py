@@ -103,11 +103,8 @@ def test_a_summary_server_that_recovers_on_the_third_request():
     assert 0.5 <= sleeps[0] <= 0.6 and 0.8 <= sleeps[1] <= 1.2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/llm/providers.py defaults to retries=3 (4 requests); OpenClaw makes 3",
-)
 def test_the_default_client_makes_three_requests():
+    """OpenClaw's summary call: ``retryAsync(..., {attempts: 3})``, 3 requests in all."""
     with running() as server:
         server.set(DOWN)
         client = OpenAICompatibleClient(f"{server.url}/v1", "m", sleep=lambda s: None)

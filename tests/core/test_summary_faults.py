@@ -181,7 +181,7 @@ def test_a_failed_summary_writes_nothing_and_says_why(capsys, home, faulty, faul
 def test_retries_are_counted_in_the_message(capsys, home, faulty):
     faulty.set(Fault(status=500, body={"error": {"message": "boom"}}))
     assert compact(home, faulty.url) == 1
-    assert "failed after 4 attempts: HTTP 500" in capsys.readouterr().err
+    assert "failed after 3 attempts: HTTP 500" in capsys.readouterr().err
 
 
 def test_a_timeout_writes_nothing(capsys, home, faulty):
@@ -191,7 +191,7 @@ def test_a_timeout_writes_nothing(capsys, home, faulty):
     assert compact(home, faulty.url, "--read-timeout", "0.3", "--timeout", "30") == 1
     err = capsys.readouterr().err
     assert "call 1 of 2 (summarising chunk 1 of 1)" in err
-    assert "failed after 4 attempts: no answer within 0.3 s" in err
+    assert "failed after 3 attempts: no answer within 0.3 s" in err
     assert time.monotonic() - start < 25  # never waited on the server's (absent) answer
     assert tree(home) == before
 
@@ -244,7 +244,7 @@ def test_a_dry_run_with_a_failed_summary_also_fails(capsys, home, faulty):
     assert payload["error"] == err.removeprefix("memlens: error: ").strip()
     assert payload["written"] is False and payload["degraded"] is True
     calls = payload["attempts"]
-    assert calls[0]["ok"] is False and calls[0]["status"] == 500 and calls[0]["attempts"] == 4
+    assert calls[0]["ok"] is False and calls[0]["status"] == 500 and calls[0]["attempts"] == 3
     assert calls[0]["endpoint"] == f"{faulty.url}/v1" and calls[0]["kind"] == "server"
     assert payload["summary"].startswith("[memlens fallback summary:")  # what would be written
     assert tree(home) == before

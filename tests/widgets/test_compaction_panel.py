@@ -109,7 +109,8 @@ def test_plan_shown_matches_core_plan(qtbot, fixture_copy):
     assert panel.figures["calls"].text() == str(core.calls)
     assert panel.figures["chunks"].text().startswith(f"{len(core.chunks)} ")
     rows = {panel.plan_model.record(r).fate: panel.plan_model.record(r) for r in range(4)}
-    assert rows["dropped"].messages == len(core.history_dropped) == 171
+    # OpenClaw's safeguard prunes only when what stays exceeds window x share x 1.2
+    assert rows["dropped"].messages == len(core.history_dropped) == 0
     assert rows["summarised"].messages == len(core.summarize)
     assert rows["turn prefix"].messages == len(core.turn_prefix) == 7
     assert rows["kept"].messages == len(core.kept) == 55
