@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from core.jsonio import dumps
 from core.jsstr import js_json_len, js_len, js_slice
 from core.tokens import estimate_message
-from core.transcript.normalize import normalize_message
-from core.transcript.replay import context_at, context_size
+from core.transcript.normalize import normalize_message, summary_message
+from core.transcript.replay import context_at, pi_context_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -58,6 +58,10 @@ class PlanItem:
 
 def _item(entry: Entry) -> PlanItem | None:
     m = entry.message
+    if m is None and entry.type == "branch_summary":
+        # pi's prepareCompaction (getMessageFromEntry) summarises an empty branch
+        # summary too, which its buildSessionContext leaves out of the context
+        m = summary_message("branchSummary", "", entry.raw.get("timestamp"), entry.raw)
     if m is None or entry.type == "compaction":
         return None
     return PlanItem(entry, m, estimate_message(m))
@@ -923,11 +927,11 @@ def plan_compaction(
         plan.turn_prefix = [x for e in path[turn_start:cut] if (x := _item(e))]
     summarize = [x for e in path[start:history_end] if (x := _item(e))]
     plan.kept = [x for e in path[cut:] if (x := _item(e))]
-    # As the agent: the last usage since the latest compaction plus pi's estimate
-    # of what follows it; pi's estimate of the whole context without such usage.
-    size = context_size(context_at(session, leaf.id))
-    plan.tokens_before = size.measured if size.measured is not None else size.estimated
-    plan.tokens_before_measured = size.measured is not None
+    # As pi's prepareCompaction (estimateContextTokens): the last usage in context,
+    # a kept one from before a compaction included, plus pi's estimate after it.
+    plan.tokens_before, plan.tokens_before_measured = pi_context_tokens(
+        context_at(session, leaf.id)
+    )
     if not summarize and not plan.turn_prefix:
         plan.ok = False
         plan.reason = (

@@ -155,18 +155,19 @@ def context_size(items: list[ContextItem]) -> ContextSize:
     return ContextSize(estimated, None)
 
 
-def pi_context_tokens(items: list[ContextItem]) -> int:
+def pi_context_tokens(items: list[ContextItem]) -> tuple[int, bool]:
     """The context tokens of pi's ``estimateContextTokens`` (``prepareCompaction``'s tokensBefore).
 
     The last usable assistant ``usage`` in the context (not aborted, not an error),
     wherever it is, plus pi's estimate of every message after it; pi's estimate of
     the whole context without one. Unlike :func:`context_size`, a kept assistant
-    from before a compaction counts (pi 0.73.1 ``compaction.js``).
+    from before a compaction counts (pi 0.73.1 ``compaction.js``). Returns the
+    tokens and whether a usage was used.
     """
     trailing = 0
     for item in reversed(items):
         msg = item.message
         if msg.role == "assistant" and msg.stop_reason not in ("aborted", "error") and msg.usage:
-            return (usage_total(msg.usage) or 0) + trailing
+            return (usage_total(msg.usage) or 0) + trailing, True
         trailing += item.tokens
-    return trailing
+    return trailing, False

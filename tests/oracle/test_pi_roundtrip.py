@@ -202,25 +202,13 @@ def test_memlens_cuts_where_pi_would_on_the_real_session(trip):
 
 
 def test_memlens_cuts_where_pi_would_on_every_entry_type(pi_package, every_type):
-    fields = tuple(f for f in CUT if f != "summarize")  # see the xfail below
+    fields = tuple(f for f in CUT if f != "summarize")  # summarize: its own test below
     assert plan_mismatches(pi_package, every_type, (*fields, "readFiles", "modifiedFiles")) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pi's prepareCompaction summarises a branch_summary entry with an empty summary "
-    "(getMessageFromEntry does not check it; buildSessionContext does); memlens's plan "
-    "(core/compaction/plan.py) leaves it out",
-)
 def test_an_empty_branch_summary_is_summarised_as_pi(pi_package, every_type):
     assert plan_mismatches(pi_package, every_type, ("summarize",)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="right after a compaction pi's prepareCompaction takes tokensBefore from the last "
-    "usage in context, a kept pre-compaction assistant's; memlens's context_size "
-    "(core/transcript/replay.py) ignores that usage and estimates instead",
-)
 def test_tokens_before_after_a_compaction_are_pi_s(trip):
     assert plan_mismatches(trip.home.pkg, trip.path, ("tokensBefore",)) == []
