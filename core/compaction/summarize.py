@@ -22,6 +22,7 @@ from core.compaction.plan import SAFETY_MARGIN, PlanItem
 from core.jobs import Cancelled, check
 from core.jsstr import js_len, js_round, js_slice
 from core.redact import redact
+from core.transcript.provider import missing_results
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -141,7 +142,8 @@ def _truncate(text: str, limit: int) -> str:
 def serialize(messages: Sequence[Message]) -> str:
     """The conversation as tagged text, so a model summarises instead of replying."""
     parts: list[str] = []
-    for m in messages:
+    missing = missing_results(messages)
+    for n, m in enumerate(messages):
         role = m.role
         if role == "assistant":
             thinking = [b.text for b in m.blocks if b.kind == "thinking" and b.text]
@@ -157,6 +159,12 @@ def serialize(messages: Sequence[Message]) -> str:
                 parts.append("[Assistant]: " + "\n".join(texts))
             if calls:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
+            # a call whose result was never written: what pi sends in its place
+            parts.extend(
+                f"[Tool result]: {r.text()} (synthetic: the {r.tool_name or 'tool'} result "
+                "was never written)"
+                for r in missing.get(n, ())
+            )
         elif role == "toolResult":
             text = m.text()
             if text:

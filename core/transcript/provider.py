@@ -151,3 +151,16 @@ def unanswered_calls(messages: Sequence[Message]) -> list[str]:
         for _, made in _transform(messages)
         if made is not None and made.tool_call_id
     ]
+
+
+def missing_results(messages: Sequence[Message]) -> dict[int, list[Message]]:
+    """Synthetic results pi would send, keyed by the index of the call's message.
+
+    For text that replays a conversation (a summary's input), where the results go
+    right after the call.
+    """
+    out: dict[int, list[Message]] = {}
+    for source, made in _transform(messages):
+        if made is not None:
+            out.setdefault(source, []).append(made)
+    return out

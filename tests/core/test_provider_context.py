@@ -73,3 +73,15 @@ def test_the_trim_command_trims_what_pi_sends(fixtures_dir, capsys):
     }
     answered = {m["toolCallId"] for m in sent if m.get("role") == "toolResult"}
     assert calls <= answered  # every call kept has its result
+
+
+def test_the_summary_input_holds_the_result_pi_sends_for_an_interrupted_call(before):
+    from core.compaction.summarize import serialize
+
+    items = context_at(before, "#700")
+    text = serialize([i.message for i in items])
+    (call,) = before.entry("#627").message.tool_calls()
+    line = f"[Tool result]: {SYNTHETIC_RESULT_TEXT} (synthetic: the {call.name} result was never"
+    assert text.count(line) == 1
+    clean = serialize([i.message for i in provider_context(items) if not i.synthetic])
+    assert "(synthetic:" in clean  # the call is still there, so is its stand-in
