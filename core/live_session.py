@@ -176,7 +176,8 @@ def extend_session(
             continue
         index = cursor.next_index
         cursor.next_index += 1
-        entry = _entry(cursor, rec.value, rec.line, rec.offset, rec.recovered, index, out)
+        recovered = rec.recovered or not session.agent_readable
+        entry = _entry(cursor, rec.value, rec.line, rec.offset, recovered, index, out)
         if entry is not None:
             _add(session, entry)
             out.entries.append(entry)
@@ -312,6 +313,7 @@ def replace_session(session: Session, fresh: Session) -> None:
     session.size = fresh.size
     session.by_id = fresh.by_id
     session.children = fresh.children
+    session.agent_readable = fresh.agent_readable
 
 
 # -- announcements ------------------------------------------------------------------------

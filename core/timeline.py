@@ -378,13 +378,13 @@ def _walk(
             continue  # a damaged tree can name an entry twice
         entry = by_id[eid]
         msg = entry.message
-        if msg is not None and entry.recovered:
+        if msg is not None and entry.recovered and eid in positions:
             # shown where it sits, but the agent never loaded it: the context is unchanged
             pos = positions[eid]
             cols.parent_pos[pos] = up.msg_pos
             cols.put(pos, msg, *_measure(msg), up)
             st = up
-        elif msg is None:
+        elif msg is None or entry.recovered:  # a recovered compaction: no marker, no drop
             st = up
         elif entry.type == "compaction":
             parent = by_id.get(entry.parent_id) if entry.parent_id else None

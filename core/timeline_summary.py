@@ -27,6 +27,10 @@ def _first_text(message: Message) -> str:
     return ""
 
 
+def _unseen(entry: Entry) -> str:
+    return f"never seen by the agent (a line it cannot parse: {entry.line} or the header)"
+
+
 def message_summary(entry: Entry, message: Message, tokens: int, thinking: float) -> str:
     """One line for a hover: role, tokens, tools, and the start of the text."""
     role = message.role
@@ -56,7 +60,7 @@ def message_summary(entry: Entry, message: Message, tokens: int, thinking: float
         code = message.raw.get("exitCode")
         parts.append(f"$ {_snippet(command, 60)}" + (f" (exit {code})" if code else ""))
         if entry.recovered:
-            parts.insert(0, f"never seen by the agent (line {entry.line} cannot be parsed)")
+            parts.insert(0, _unseen(entry))
         return " \u00b7 ".join(parts)
     elif role == "custom":
         kind = entry.raw.get("customType") or message.raw.get("customType") or ""
@@ -69,7 +73,7 @@ def message_summary(entry: Entry, message: Message, tokens: int, thinking: float
     if text:
         parts.append(f"\u201c{_snippet(text)}\u201d")
     if entry.recovered:
-        parts.insert(0, f"never seen by the agent (line {entry.line} cannot be parsed)")
+        parts.insert(0, _unseen(entry))
     return " \u00b7 ".join(parts)
 
 

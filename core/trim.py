@@ -38,6 +38,7 @@ from core.recall import batch_bm25
 from core.recall import block as recall_block
 from core.recall.tokenize import tokenize
 from core.redact import redact
+from core.transcript.provider import SYNTHETIC_KEY, is_synthetic
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -109,8 +110,11 @@ class TrimResult:
         return [m for m, d in zip(self.messages, self.decisions, strict=True) if not d.removed]
 
     def kept_raw(self) -> list[dict[str, Any]]:
-        """The kept messages exactly as the session file holds them."""
-        return [m.raw for m in self.kept_messages()]
+        """The kept messages as the session file holds them (as pi sends a synthetic one)."""
+        return [
+            {k: v for k, v in m.raw.items() if k != SYNTHETIC_KEY} if is_synthetic(m) else m.raw
+            for m in self.kept_messages()
+        ]
 
     def counts(self) -> dict[str, int]:
         """How many messages got each decision."""

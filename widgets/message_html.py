@@ -291,9 +291,9 @@ class EntryRenderer:
         first = " · ".join(esc(b) for b in bits if b)
         if entry.recovered:
             first += "<br>" + self.warning(
-                f"Never seen by the agent: line {entry.line} holds objects run together, "
-                "which the agent cannot parse and drops. memlens shows it, but leaves it "
-                "out of every replayed context, token count, plan and trim."
+                f"Never seen by the agent: it cannot parse line {entry.line} (objects run "
+                "together), or the file's header line, and drops it. memlens shows it, but "
+                "leaves it out of every replayed context, token count, plan and trim."
             )
         if msg is None:
             return f"{pill}&nbsp;&nbsp;{first}"

@@ -361,7 +361,13 @@ def _branch(session: Session) -> list[Entry]:
 
 
 def _session(session: Session, entries: list[Entry]) -> Session:
-    return Session(session.path, session.header, session.version, entries)
+    return Session(
+        session.path,
+        session.header,
+        session.version,
+        entries,
+        agent_readable=session.agent_readable,
+    )
 
 
 def _compacted(session: Session, plan: CompactionPlan, summary_tokens: int, n: int) -> Session:

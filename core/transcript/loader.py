@@ -142,6 +142,18 @@ def _parse(read: JsonlRead, name: str) -> Session:
             '({"type":"session","id":...})',
             first.line,
         )
+    readable = not first.recovered
+    if not readable:
+        problems.append(
+            Problem(
+                name,
+                first.line,
+                "the session header has another object run together with it: the agent "
+                "cannot parse that line, so it finds no session in this file (pi starts a "
+                "new session and rewrites the file when it opens it); every entry is "
+                "shown as never seen by the agent, and nothing is written to it",
+            )
+        )
     raw_version = header.get("version", 1)
     version = raw_version if isinstance(raw_version, int) and raw_version > 0 else 1
     if version > 3:
@@ -224,7 +236,7 @@ def _parse(read: JsonlRead, name: str) -> Session:
                 timestamp=ts if isinstance(ts, str) else "",
                 raw=obj,
                 synthetic_id=synthetic,
-                recovered=obj_rec.recovered,
+                recovered=obj_rec.recovered or not readable,
             )
         )
         if not obj_rec.recovered:  # pi chains v1 entries over the lines it parsed
@@ -252,6 +264,7 @@ def _parse(read: JsonlRead, name: str) -> Session:
         entries=entries,
         problems=problems,
         size=read.size,
+        agent_readable=readable,
     )
     problems.extend(Problem(name, b.line, b.message, "warning") for b in session.parent_breaks())
     return session

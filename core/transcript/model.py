@@ -97,6 +97,9 @@ class Session:
     size: int = 0
     by_id: dict[str, Entry] = field(default_factory=dict)
     children: dict[str | None, list[str]] = field(default_factory=dict)
+    agent_readable: bool = True
+    """False when the header's line holds objects run together: the agent cannot
+    parse it, so it sees no session in the file (every entry is ``recovered``)."""
 
     def __post_init__(self) -> None:
         if not self.by_id:

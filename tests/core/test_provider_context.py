@@ -85,3 +85,12 @@ def test_the_summary_input_holds_the_result_pi_sends_for_an_interrupted_call(bef
     assert text.count(line) == 1
     clean = serialize([i.message for i in provider_context(items) if not i.synthetic])
     assert "(synthetic:" in clean  # the call is still there, so is its stand-in
+
+
+def test_the_exported_trim_holds_no_memlens_marker(before):
+    messages = provider_messages([i.message for i in context_at(before, "#700")])
+    kept = smart_trim(messages, window=200_000).kept_raw()  # nothing trimmed: all kept
+    made = [
+        m for m in kept if m.get("content") == [{"type": "text", "text": SYNTHETIC_RESULT_TEXT}]
+    ]
+    assert made and not any("__memlens" in m for m in kept)

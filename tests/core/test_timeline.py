@@ -264,5 +264,20 @@ def test_a_line_the_agent_cannot_parse_adds_nothing_to_the_context():
     assert tl.unseen.tolist() == [False, True, True, False]
     assert tl.tokens.tolist() == [100, 200, 20, 10]  # each bar shows its own size
     assert tl.context.tolist() == [100, 100, 100, 110]  # but the context never holds b, c
-    assert tl.summary(1).startswith("never seen by the agent (line 3")
+    assert tl.summary(1).startswith("never seen by the agent (a line it cannot parse: 3")
     assert not tl.on_path[1] and not tl.on_path[2]
+
+
+def test_a_compaction_on_a_line_the_agent_cannot_parse_is_no_marker(fixtures_dir, tmp_path):
+    from core.timeline import build_timeline
+    from core.transcript import load_transcript
+
+    lines = (fixtures_dir / "before-compaction.jsonl").read_bytes().splitlines()
+    at = next(i for i, x in enumerate(lines) if b'"type":"compaction"' in x)
+    lines[at - 1 : at + 1] = [lines[at - 1] + lines[at]]  # the compaction glued to its parent
+    path = tmp_path / "glued.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    s = load_transcript(path)
+    (comp,) = [e for e in s.entries if e.type == "compaction" and e.recovered]
+    tl = build_timeline(s)
+    assert comp.id not in {m.entry_id for m in tl.compactions}

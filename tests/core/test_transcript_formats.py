@@ -367,3 +367,28 @@ def test_newer_version_is_read_with_a_warning():
     s = parse_transcript(_file({**H3, "version": 9}), "v9.jsonl")
     assert s.version == 9
     assert any("newer than memlens knows" in p.message for p in s.problems)
+
+
+def test_a_header_glued_to_an_entry_leaves_the_agent_no_session(tmp_path):
+    """pi's loadEntriesFromFile drops the header's line and then finds no header."""
+    from core.compaction.run import CompactionRefused, compact, write_compaction
+
+    def user(i: str, parent: str | None) -> bytes:
+        msg = {"role": "user", "content": f"text {i} " * 200, "timestamp": 1}
+        obj = {"type": "message", "id": i, "parentId": parent, "timestamp": "t", "message": msg}
+        return orjson.dumps(obj)
+
+    ids = [f"e{n}" for n in range(8)]
+    body = [user(i, ids[n - 1] if n else None) for n, i in enumerate(ids)]
+    data = b"\n".join([orjson.dumps(H3) + body[0], *body[1:]]) + b"\n"
+    path = tmp_path / "glued-header.jsonl"
+    path.write_bytes(data)
+    s = parse_transcript(data, str(path))
+    assert not s.agent_readable and all(e.recovered for e in s.entries)
+    assert any("session header has another object" in p.message for p in s.problems)
+    assert s.leaf is None and context_at(s) == []
+    run = compact(s, keep_recent_tokens=100)
+    assert not run.plan.ok
+    with pytest.raises(CompactionRefused, match="the session has no entries"):
+        write_compaction(run, s, force=True)
+    assert path.read_bytes() == data

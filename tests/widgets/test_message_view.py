@@ -199,7 +199,7 @@ def test_an_entry_the_agent_cannot_parse_is_marked_never_seen(view):
     data = b"\n".join([orjson.dumps(head), user("a", None), user("b", "a") + user("c", "b")])
     s = parse_transcript(data + b"\n", "run-together.jsonl")
     view.show_entry(s, "b")
-    assert "Never seen by the agent: line 3" in view.header.text()
+    assert "Never seen by the agent: it cannot parse line 3" in view.header.text()
     assert "text b" in view.plain_text()
     view.show_entry(s, "a")
     assert "Never seen" not in view.header.text()
