@@ -5,7 +5,13 @@ import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
 const [pkg, transcript] = process.argv.slice(2);
-const pi = await import(pathToFileURL(join(pkg, "dist", "index.js")).href);
+// The modules themselves, not dist/index.js: that loads the whole agent (seconds).
+const mod = (p) => import(pathToFileURL(join(pkg, "dist", "core", ...p.split("/"))).href);
+const pi = {
+  ...(await mod("session-manager.js")),
+  ...(await mod("compaction/compaction.js")),
+  ...(await mod("messages.js")),
+};
 const entries = pi.parseSessionEntries(readFileSync(transcript, "utf8"));
 pi.migrateSessionEntries(entries);
 const body = entries.filter((e) => e.type !== "session");

@@ -5,7 +5,13 @@ import { pathToFileURL } from "node:url";
 import { dirname, join } from "node:path";
 
 const [pkg, transcript] = process.argv.slice(2);
-const pi = await import(pathToFileURL(join(pkg, "dist", "index.js")).href);
+// The modules themselves, not dist/index.js: that loads the whole agent (seconds).
+const mod = (p) => import(pathToFileURL(join(pkg, "dist", "core", ...p.split("/"))).href);
+const pi = {
+  ...(await mod("session-manager.js")),
+  ...(await mod("compaction/compaction.js")),
+  ...(await mod("messages.js")),
+};
 // pi-ai sits beside pi (npm hoists it); transformMessages is not exported from its index
 const ai = join(dirname(pkg), "pi-ai", "dist", "providers", "transform-messages.js");
 const { transformMessages } = await import(pathToFileURL(ai).href);
