@@ -450,7 +450,7 @@ class ActivityLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             if self.path.stat().st_size + len(line) > self.max_bytes:
-                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+                self._rotate(len(line))
         except FileNotFoundError:
             pass
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -460,6 +460,38 @@ class ActivityLog:
                 view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
+
+    def _rotate(self, adding: int) -> None:
+        """Move the full log to ``<name>.1``, once, though the app and the CLI both see it full.
+
+        Under an exclusive ``flock`` of the log itself, the size is checked again
+        on the file still under the name: a process that saw it full before
+        another one rotated it finds a new, small file (or a lock on the moved
+        one) and does not move it over the ``.1`` just made. Where there is no
+        ``flock`` (Windows) it is moved as before, unlocked.
+        """
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows: an open file cannot be renamed
+            os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+            return
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                now = os.stat(self.path)
+            except FileNotFoundError:
+                return  # moved by another process
+            if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+                return  # another process rotated it while we waited
+            if held.st_size + adding > self.max_bytes:
+                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+        finally:
+            os.close(fd)  # releases the lock
 
     def load(self) -> ActivityRead:
         """The records in the file, oldest first (see :func:`load_activity`)."""

@@ -352,6 +352,8 @@ class _Copy:
     size: int
     lines: int
     sha256: str
+    identity: tuple[int, int, int]
+    """Inode, size and modification time of the original the copy was verified against."""
 
 
 def file_digest(path: str | os.PathLike[str], *, chunk: int = 1 << 20) -> tuple[int, str]:
@@ -399,7 +401,12 @@ def _copy_once(src: Path, tmp: str) -> _Copy | None:
     copied = file_digest(tmp)
     if copied != (size, digest.hexdigest()):
         raise OSError(errno.EIO, f"the copy does not match {src} (size or SHA-256)", tmp)
-    return _Copy(size, lines + (0 if last == b"\n" else 1), copied[1])
+    return _Copy(
+        size,
+        lines + (0 if last == b"\n" else 1),
+        copied[1],
+        (now.st_ino, now.st_size, now.st_mtime_ns),
+    )
 
 
 def _last_seq(base: Path) -> int:
@@ -463,6 +470,17 @@ def _fsync_dir(folder: Path) -> None:
 def make_backup(path: str | os.PathLike[str]) -> Path:
     """Copy *path* to a new backup beside it and return the backup's path.
 
+    See :func:`make_verified_backup`, which also gives the identity of the
+    original the copy was verified against.
+    """
+    return make_verified_backup(path)[0]
+
+
+def make_verified_backup(
+    path: str | os.PathLike[str],
+) -> tuple[Path, tuple[int, int, int]]:
+    """Copy *path* to a new backup beside it and return the backup's path.
+
     The copy is made in a temp file in the same folder (a name no listing takes
     for a backup, see :data:`TEMP_INFIX`), fsynced, then verified: its size and
     SHA-256 must be those of the original as read, and the original must not have
@@ -476,6 +494,11 @@ def make_backup(path: str | os.PathLike[str]) -> Path:
     so two backups in the same second (or from two processes) never overwrite one
     another. Mode and times are copied. The write observers get a ``backup``
     record with the copy's SHA-256.
+
+    Returns the backup's path and the identity (:func:`file_identity`) of the
+    original as copied: a writer that compares it with the file's identity
+    right before replacing the file knows whether the backup holds what it
+    replaces.
 
     Raises
     ------
@@ -516,7 +539,7 @@ def make_backup(path: str | os.PathLike[str]) -> Path:
                 sha256=copy.sha256,
             )
             _notify(observers, record)
-        return claimed
+        return claimed, copy.identity
     raise BackupChanged(
         errno.EAGAIN,
         f"the file changed during each of {COPY_ATTEMPTS} copies (is the agent writing to it?); "
@@ -526,11 +549,19 @@ def make_backup(path: str | os.PathLike[str]) -> Path:
 
 
 class FileChangedError(OSError):
-    """The file changed between its backup and its replacement: nothing was replaced."""
+    """The file changed between its read (or backup) and its replacement: nothing was replaced."""
 
 
-def _identity(path: Path) -> tuple[int, int, int] | None:
-    """Inode, size and modification time of *path* (None when it does not exist)."""
+Identity = tuple[int, int, int]
+"""Inode, size and modification time (ns) of a file: :func:`file_identity`."""
+
+
+def file_identity(path: str | os.PathLike[str]) -> Identity | None:
+    """Inode, size and modification time of *path* (None when it does not exist).
+
+    An agent that rewrites a file atomically gives it a new inode, so a
+    rewrite of the same size within the same clock tick is still seen.
+    """
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -538,21 +569,49 @@ def _identity(path: Path) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = True) -> Path | None:
+_identity = file_identity
+
+
+def _changed(target: Path, when: str) -> FileChangedError:
+    return FileChangedError(f"{target} changed {when} (the agent wrote it); nothing was replaced")
+
+
+def atomic_write(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    backup: bool = True,
+    expect: Identity | None = None,
+) -> Path | None:
     """Replace *path* with *data* atomically; returns the backup path, if any.
 
-    The backup (:func:`make_backup`) is made and verified first: when it fails,
-    *path* is not touched. The new content goes to a temp file in the same
-    folder, is fsynced and renamed over *path*; the folder is fsynced.
+    The backup (:func:`make_verified_backup`) is made and verified first: when
+    it fails, *path* is not touched. The new content goes to a temp file in the
+    same folder, is fsynced and renamed over *path*; the folder is fsynced.
+
+    The file must be, right before the rename, the very file the backup copied
+    (its :func:`file_identity`), so a write of the agent's during the backup or
+    after it is never replaced, nor missing from every backup. With *expect*
+    (the identity of the file when the caller read it, to compute *data*) it
+    must also be that file: a write of the agent's between the caller's read
+    and the backup is not replaced either.
+
+    Raises
+    ------
+    FileChangedError
+        When the file changed: nothing was replaced (a backup made meanwhile
+        is kept; it holds the agent's version). Read it again and retry.
     """
     target = Path(path)
+    if expect is not None and _identity(target) != expect:
+        raise _changed(target, "since it was read")
     existed = target.exists()
     saved: Path | None = None
-    if backup and existed:
-        saved = make_backup(target)
     before = _identity(target)
-    if saved is not None and before is not None and before[1] != saved.stat().st_size:
-        raise FileChangedError(f"{target} changed while it was backed up; nothing was replaced")
+    if backup and existed:
+        saved, before = make_verified_backup(target)
+    if expect is not None and before != expect:
+        raise _changed(target, "since it was read")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -563,9 +622,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, backup: bool = Tr
             os.chmod(tmp, target.stat().st_mode & 0o777)
         if _identity(target) != before:
             # someone (the agent) wrote meanwhile: replacing now would lose that write
-            raise FileChangedError(
-                f"{target} changed while it was being replaced; nothing was replaced"
-            )
+            raise _changed(target, "while it was being replaced")
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

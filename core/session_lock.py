@@ -10,14 +10,19 @@ on release, whatever the outcome.
 
 A lock is stale (and is taken over) when its process is gone: same host and the
 pid is dead, or the pid now belongs to a process started at another time (Linux
-``/proc/<pid>/stat`` start time, as OpenClaw records it). A lock from another
+``/proc/<pid>/stat`` start time, as OpenClaw records it), or the lock was taken
+before the system last started (:func:`boot_time`; where no start time can be
+read, macOS, that is what tells a pid reused after a reboot). A lock from another
 host, or one whose content cannot be read, is stale only once it is older than
 :data:`STALE_SECONDS` (an unreadable one after :data:`GARBLED_GRACE_SECONDS`).
 
 OpenClaw's own session write lock is honoured too, never taken or removed: the
 ``<transcript>.lock`` sidecar of its file lock (``{"pid", "createdAt",
 "starttime"?}``, see :func:`agent_lock_holder`). While it is held by a live
-process memlens does not write the transcript.
+process memlens does not write the transcript. Only older OpenClaw releases
+take that lock: from 2026.9.6 on ``acquireSessionWriteLock`` is a no-op and the
+gateway fences its writes with the session entry's ``lifecycleRevision`` and
+``activeWriterRunId`` instead (see :mod:`core.compaction.run`).
 """
 
 from __future__ import annotations
@@ -81,7 +86,7 @@ def process_start_time(pid: int) -> int | None:
     Field 22 of ``/proc/<pid>/stat``, counted after the command's closing
     parenthesis as OpenClaw's ``getProcessStartTime`` does.
     """
-    if pid <= 0 or not sys.platform.startswith("linux"):
+    if pid <= 0 or pid > MAX_PID or not sys.platform.startswith("linux"):
         return None
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
@@ -99,6 +104,50 @@ def process_start_time(pid: int) -> int | None:
     return value if value >= 0 else None
 
 
+BOOT_MARGIN_SECONDS = 120.0
+"""How much earlier than the boot time a lock must be dated to be from before the boot
+(the wall clock may have been set meanwhile)."""
+
+_boot: list[float | None] = []
+
+
+def _read_boot_time() -> float | None:
+    platform = str(sys.platform)  # not narrowed: every branch is checked on every platform
+    if platform.startswith("linux"):
+        try:
+            return time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)  # counts suspend
+        except (AttributeError, OSError):
+            return None
+    if platform == "darwin" or "bsd" in platform:
+        import re
+        import subprocess
+
+        try:
+            out = subprocess.run(
+                ["sysctl", "-n", "kern.boottime"],
+                capture_output=True,
+                text=True,
+                timeout=2,
+                check=True,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+        found = re.search(r"sec\s*=\s*(\d+)", out)  # "{ sec = 1700000000, usec = 1 } ..."
+        return float(found.group(1)) if found else None
+    return None
+
+
+def boot_time() -> float | None:
+    """When the system started (epoch seconds), or None when it cannot be told.
+
+    Linux: the wall clock minus ``CLOCK_BOOTTIME`` (time asleep included, unlike
+    ``time.monotonic``); macOS and the BSDs: ``sysctl kern.boottime``. Read once.
+    """
+    if not _boot:
+        _boot.append(_read_boot_time())
+    return _boot[0]
+
+
 def _zombie(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as fh:
@@ -110,9 +159,17 @@ def _zombie(pid: int) -> bool:
     return False
 
 
+MAX_PID = 2**31 - 1
+"""Largest pid a process can have (Linux's ``pid_max`` is at most 2**22, others 2**31 - 1)."""
+
+
 def pid_dead(pid: int) -> bool:
-    """True only when *pid* is certainly not running (invalid, gone or a zombie)."""
-    if pid <= 0:
+    """True only when *pid* is certainly not running (invalid, gone or a zombie).
+
+    A pid no process can have (0, negative, past :data:`MAX_PID`: a garbled lock
+    file) is dead; so is one ``os.kill`` cannot even take (``OverflowError``).
+    """
+    if pid <= 0 or pid > MAX_PID:
         return True
     if sys.platform == "win32":  # pragma: no cover - os.kill(pid, 0) would kill it there
         import ctypes
@@ -129,7 +186,7 @@ def pid_dead(pid: int) -> bool:
         return code.value != 259  # STILL_ACTIVE
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return True
     except PermissionError:
         return False
@@ -238,6 +295,11 @@ def stale_reason(holder: LockHolder, *, now: float | None = None) -> str | None:
             seen = process_start_time(holder.pid)
             if seen is not None and seen != holder.starttime:
                 return f"pid {holder.pid} is now another process"
+        boot = boot_time()
+        if boot is not None and holder.created is not None:
+            if holder.created < boot - BOOT_MARGIN_SECONDS:
+                # its process died with the system: the pid now is another one's
+                return f"taken before the system started (pid {holder.pid} is another process)"
         return None
     if age is None or age > STALE_SECONDS:
         return f"older than {STALE_SECONDS / 60:.0f} minutes"

@@ -15,7 +15,10 @@ run together, which pi skips).
 One compaction at a time per session: a write holds the session's lane
 (:mod:`core.session_lock`, shared by the app and the CLI) and is refused
 (:class:`LaneBusy`, naming the holder) while another one runs or while OpenClaw
-holds its own write lock on the transcript. With ``update_store=True`` a written
+holds its own write lock on the transcript (``<transcript>.lock``, taken only by
+OpenClaw releases before 2026.9.6); a newer OpenClaw's run is seen in the
+session's ``sessions.json`` entry (``status: "running"``) and refused too
+(:class:`AgentRunning`, see :func:`agent_run_fence`). With ``update_store=True`` a written
 compaction is then counted in the sibling ``sessions.json`` the way OpenClaw's
 gateway counts its own (:func:`core.openclaw.sessions_store.compaction_changes`).
 The transcript is written first: if ``sessions.json`` cannot be read or
@@ -535,6 +538,7 @@ def check_before_write(
     check_ids(result.plan, session)
     _check_unchanged(Path(session.path), session, force)
     _check_agent_lock(session.path)
+    agent_run_fence(session, force=force)
 
 
 def take_lane(session: Session, tool: str) -> SessionLock:
@@ -559,11 +563,63 @@ def take_lane(session: Session, tool: str) -> SessionLock:
 
 
 def _check_agent_lock(path: str) -> None:
-    """Refuse while OpenClaw holds its write lock on the transcript (never overridden)."""
+    """Refuse while OpenClaw holds its write lock on the transcript (never overridden).
+
+    Only OpenClaw releases before 2026.9.6 take that ``<transcript>.lock``; a
+    newer one is seen running by its session entry (:func:`agent_run_fence`).
+    """
     try:
         check_agent_lock(path)
     except SessionBusy as exc:
         raise LaneBusy(exc) from None
+
+
+class AgentRunning(CompactionRefused):
+    """The session's ``sessions.json`` entry says a run of the agent is in progress."""
+
+
+FENCE_FIELDS = ("sessionId", "lifecycleRevision", "activeWriterRunId")
+"""The fields of a session entry OpenClaw's gateway fences its post-compaction patch with."""
+
+
+def agent_run_fence(session: Session, *, force: bool = False) -> dict[str, Any] | None:
+    """Refuse while the agent runs in the session; else the entry's fence fields.
+
+    OpenClaw 2026.9.6 takes no transcript lock any more (``acquireSessionWriteLock``
+    is a no-op): a run claims the session in its entry instead, which says
+    ``status: "running"`` until the run ends (``done``, ``failed``...; the
+    gateway's own admission and ``doctor`` treat a running entry as busy). A
+    compaction appended then would race the run's own appends, so it is
+    refused (:class:`AgentRunning`, naming the run's ``activeWriterRunId``);
+    *force* overrides it, for a status left behind by a crash. The
+    ``activeWriterRunId`` alone does not mean busy: it stays set after the run
+    ended (the next run supersedes it).
+
+    Returns the entry's :data:`FENCE_FIELDS` (those present) as they were
+    before the append: :func:`update_store_after` updates the entry only if
+    they are unchanged, as the gateway's ``sessions.compact`` does. None when
+    there is no ``sessions.json``, or no single entry names the transcript, or
+    it cannot be read (the store update then says why).
+    """
+    path = sessions_store_of(session)
+    if path is None:
+        return None
+    try:
+        found = entries_for_transcript(load_sessions_store(path), session.path, session.id)
+    except (FormatError, OSError, ValueError):
+        return None
+    if len(found) != 1:
+        return None
+    entry = found[0].raw
+    if entry.get("status") == "running" and not force:
+        writer = entry.get("activeWriterRunId")
+        raise AgentRunning(
+            f"{session.path}: the agent is running in session {found[0].key} "
+            f"(sessions.json: status running"
+            + (f", activeWriterRunId {writer}" if isinstance(writer, str) and writer else "")
+            + "). Nothing was written; try again when the agent is idle."
+        )
+    return {name: entry[name] for name in FENCE_FIELDS if name in entry}
 
 
 def fresh_segments(result: CompactionRun, stored: list[Segment]) -> list[Segment]:
@@ -688,7 +744,10 @@ def plan_store_update(
         return StoreUpdate(
             name, [], False, f"sessions.json not updated: cannot read it: {exc.strerror or exc}"
         )
-    found = entries_for_transcript(store, session.path, session.id)
+    try:
+        found = entries_for_transcript(store, session.path, session.id)
+    except ValueError as exc:  # a name the OS refuses (a NUL in it)
+        return StoreUpdate(name, [], False, f"sessions.json not updated: {exc}")
     if not found:
         return StoreUpdate(
             name, [], False, f"sessions.json not updated: no session in it names {session.id}"
@@ -727,7 +786,9 @@ def _wait_for_store_lock(path: str) -> LockHolder | None:
         time.sleep(0.05)
 
 
-def update_store_after(result: CompactionRun, session: Session) -> StoreUpdate | None:
+def update_store_after(
+    result: CompactionRun, session: Session, *, fence: Mapping[str, Any] | None = None
+) -> StoreUpdate | None:
     """Count the written compaction in ``sessions.json`` as OpenClaw's gateway would.
 
     Re-reads the store (the gateway writes it all the time) and changes only
@@ -735,26 +796,55 @@ def update_store_after(result: CompactionRun, session: Session) -> StoreUpdate |
     computed from the entry as it is then, in the one entry of the transcript;
     atomic rewrite with a backup. Like the gateway, it leaves an entry that
     names another ``sessionId`` by then (the session was reset) alone, and it
-    waits for a ``sessions.json.lock`` of OpenClaw's file lock to go. Never
-    raises: a store that cannot be read, matched, locked or written is left as
-    it was and the returned :class:`StoreUpdate` says why.
+    waits for a ``sessions.json.lock`` of OpenClaw's file lock to go. With
+    *fence* (:func:`agent_run_fence`, taken before the append) the entry must
+    still have the same ``sessionId``, ``lifecycleRevision`` and
+    ``activeWriterRunId`` (the gateway's guard: a run that started meanwhile
+    owns the entry). Never raises: a store that cannot be read, matched,
+    locked or written is left as it was and the returned :class:`StoreUpdate`
+    says why.
     """
+    try:
+        return _update_store_after(result, session, fence)
+    except Exception as exc:  # the compaction is written: never fail it for the counters
+        path = sessions_store_of(session)
+        return StoreUpdate(
+            str(path) if path is not None else "",
+            [],
+            False,
+            f"sessions.json not updated: {exc or type(exc).__name__}",
+        )
+
+
+def _update_store_after(
+    result: CompactionRun, session: Session, fence: Mapping[str, Any] | None
+) -> StoreUpdate | None:
     planned = plan_store_update(result, session)
     if planned is None or not planned.keys or result.entry is None:
         return planned
     key = planned.keys[0]
-    try:
-        session_id = load_sessions_store(planned.path).entries[key].session_id
-    except (FormatError, OSError, KeyError):
-        session_id = None  # the update below says why
+    if fence is not None:
+        expected: Mapping[str, Any] = fence
+    else:
+        try:
+            now = load_sessions_store(planned.path).entries[key].raw
+            expected = {name: now[name] for name in FENCE_FIELDS if name in now}
+        except (FormatError, OSError, KeyError):
+            expected = {"sessionId": None}  # the update below says why
     tokens_after = result.entry.get("tokensAfter")
     stamp = int(time.time() * 1000)
     applied: dict[str, dict[str, Any]] = {}
 
     def changes(entry: Mapping[str, Any]) -> Mapping[str, Any]:
-        # like the gateway's projection: only while the entry names the same session
-        if entry.get("sessionId") != session_id:
+        # like the gateway's projection: only while the entry names the same session,
+        # in the same lifecycle, with the same writer
+        if entry.get("sessionId") != expected.get("sessionId"):
             raise _EntryChanged(f"session {key} now names {entry.get('sessionId')!r}")
+        for name in FENCE_FIELDS[1:]:
+            if entry.get(name) != expected.get(name):
+                raise _EntryChanged(
+                    f"session {key}: {name} {expected.get(name)!r} -> {entry.get(name)!r}"
+                )
         applied[key] = compaction_changes(entry, tokens_after=tokens_after, now_ms=stamp)
         return applied[key]
 
@@ -972,6 +1062,7 @@ def _write_in_lane(
             _archive(result, store_dir, accept_facts=accept_facts)
         _check_unchanged(src, session, force)
         _check_agent_lock(session.path)  # the agent may have started a turn meanwhile
+        fence = agent_run_fence(session, force=force)
     except CompactionRefused as exc:
         backup.unlink(missing_ok=True)  # the transcript was not touched
         raise CompactionRefused(
@@ -984,7 +1075,7 @@ def _write_in_lane(
     result.appended = append_lines(src, jsonio.dumps_line(result.entry))
     result.written = True
     if update_store:
-        result.store_update = update_store_after(result, session)
+        result.store_update = update_store_after(result, session, fence=fence)
     return result
 
 

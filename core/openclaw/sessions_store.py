@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from core import jsonio
-from core.fsutil import atomic_write
+from core.fsutil import FileChangedError, atomic_write, file_identity
 from core.jsonio import as_int
 from core.limits import max_document_bytes
 from core.problems import FormatError, Problem
@@ -252,14 +252,6 @@ def apply_changes(raw: Mapping[str, Any], changes: Mapping[str, Changes]) -> dic
     return out
 
 
-def _stamp(path: str | os.PathLike[str]) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 UPDATE_ATTEMPTS: Final = 3
 
 
@@ -275,11 +267,12 @@ def update_sessions_store(
     is kept. Nothing else changes: unknown fields, entries that are not objects,
     key order and the trailing newline (or its absence) are preserved.
 
-    The agent may rewrite the store at any moment: the file must be unchanged
-    from the read to the replacement (:func:`core.fsutil.atomic_write` checks
-    from its backup on). When the backup shows that the agent wrote between the
-    read and the backup, the changes are applied again on top of the agent's
-    version (at most :data:`UPDATE_ATTEMPTS` times), so its write is not lost.
+    The agent may rewrite the store at any moment: the file must be the one
+    read, from the read to the replacement (:func:`core.fsutil.atomic_write`
+    with the identity of the file as read, checked after its backup and right
+    before the rename). When the agent wrote meanwhile nothing is replaced and
+    the changes are applied again on top of its version (at most
+    :data:`UPDATE_ATTEMPTS` times), so its write is never lost.
 
     Parameters
     ----------
@@ -303,28 +296,19 @@ def update_sessions_store(
         the agent kept changing it).
     """
     name = os.fspath(path)
-    first: Path | None = None
-    base: bytes | None = None  # the agent's version our write replaced (to apply to again)
-    expected: bytes | None = None  # what the file holds if nobody wrote since our write
     for _attempt in range(UPDATE_ATTEMPTS):
-        stamp = _stamp(name)
+        stamp = file_identity(name)
         on_disk = read_regular(name, max_bytes=max_document_bytes())
-        source = base if base is not None and on_disk == expected else on_disk
-        current = parse_sessions_store(source, name)
+        current = parse_sessions_store(on_disk, name)
         raw = apply_changes(current.raw, changes)
         data = render_sessions_store(raw, trailing_newline=current.trailing_newline)
-        if _stamp(name) != stamp:
-            base = expected = None  # written while we read it: read it again
-            continue
-        saved = atomic_write(name, data, backup=backup)
-        first = first or saved
-        if saved is None or saved.read_bytes() == on_disk:
-            return StoreWrite(parse_sessions_store(data, current.path), first)
-        # The agent wrote between our read and the backup: our write replaced its
-        # version, which that backup holds. Apply the changes to its version.
-        base, expected = saved.read_bytes(), data
-    from core.fsutil import FileChangedError
-
+        if stamp is None or file_identity(name) != stamp:
+            continue  # written while we read it: read it again
+        try:
+            saved = atomic_write(name, data, backup=backup, expect=stamp)
+        except FileChangedError:
+            continue  # the agent wrote since our read: apply the changes to its version
+        return StoreWrite(parse_sessions_store(data, current.path), saved)
     raise FileChangedError(f"{name} kept changing while it was updated; try again")
 
 
@@ -386,8 +370,12 @@ def compaction_changes(
 def _same_path(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name with a NUL in it
+        pass
+    try:
         return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+    except ValueError:
+        return False
 
 
 def entries_for_transcript(

@@ -188,3 +188,43 @@ def test_an_unwritable_lock_folder_refuses_the_write(home, tmp_path, monkeypatch
     with pytest.raises(CompactionRefused, match=r"cannot lock .* nothing was written"):
         write_compaction(run, s, update_store=True)
     assert home.read_bytes() == before and not run.written
+
+
+def test_a_nul_in_sessions_json_never_fails_a_written_cli_compaction(home, tmp_path, capsys):
+    store_path = home.parent / "sessions.json"
+    store = orjson.loads(store_path.read_bytes())
+    store["agent:main:other"] = {"sessionId": "x", "sessionFile": "bad\x00.jsonl"}
+    store_path.write_bytes(orjson.dumps(store, option=orjson.OPT_INDENT_2) + b"\n")
+    assert main(["compact", str(home), "--write", "--json"]) == 0
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["written"] and out["sessions_store"]["updated"]
+    read = load_activity(tmp_path / "data" / "activity.jsonl")
+    assert [e.phase for e in read.events] == ["started", "finished"]
+
+
+def test_the_app_and_the_cli_rotate_the_shared_log_once(tmp_path, monkeypatch):
+    """Both see the log full: the second must not move the fresh log over the first's ``.1``."""
+    path = tmp_path / "activity.jsonl"
+    event = ActivityEvent(time=1.0, path="/a/s.jsonl", phase="started", session="s", summary="x")
+    ActivityLog(path).event(event)
+    size = path.stat().st_size  # one line
+    limit = 2 * size + size // 2  # two lines fit, a third does not
+    app, cli = ActivityLog(path, max_bytes=limit), ActivityLog(path, max_bytes=limit)
+    app.event(event)
+    full = path.read_bytes()
+    real_stat = os.stat
+    raced = []
+
+    def stat(p, *a, **k):  # type: ignore[no-untyped-def]
+        st = real_stat(p, *a, **k)
+        if not raced and os.fspath(p) == str(path):
+            raced.append(True)  # the CLI saw it full; the app rotates it right then
+            app.event(event)
+        return st
+
+    monkeypatch.setattr(os, "stat", stat)
+    cli.event(event)
+    monkeypatch.undo()
+    assert raced
+    assert (tmp_path / "activity.jsonl.1").read_bytes() == full  # the old log is kept
+    assert len(load_activity(path).events) == 2  # the app's line and the CLI's

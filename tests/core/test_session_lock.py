@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,11 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def _now_iso() -> str:
+    """A lock's ``createdAt`` of now (a lock from before the boot is stale)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
 
 @pytest.fixture
@@ -172,7 +178,7 @@ def test_release_never_removes_someone_elses_lock(transcript, folder):
 def test_openclaw_write_lock_is_honoured_read_only(transcript, folder):
     sidecar = transcript.with_name(transcript.name + ".lock")
     # OpenClaw's file-lock payload: {pid, createdAt, starttime?}
-    sidecar.write_text(json.dumps({"pid": os.getpid(), "createdAt": "2026-11-25T10:00:00.000Z"}))
+    sidecar.write_text(json.dumps({"pid": os.getpid(), "createdAt": _now_iso()}))
     holder = agent_lock_holder(transcript)
     assert holder is not None and holder.pid == os.getpid()
     with pytest.raises(SessionBusy) as err:
@@ -180,7 +186,7 @@ def test_openclaw_write_lock_is_honoured_read_only(transcript, folder):
     assert err.value.agent and "the agent is writing it" in str(err.value)
     assert not lock_path_for(transcript, folder).exists()
     # a dead owner: OpenClaw would reclaim it; memlens ignores it and leaves it alone
-    before = json.dumps({"pid": _dead_pid(), "createdAt": "2026-11-25T10:00:00.000Z"})
+    before = json.dumps({"pid": _dead_pid(), "createdAt": _now_iso()})
     sidecar.write_text(before)
     assert agent_lock_holder(transcript) is None
     with acquire(transcript, folder=folder):
@@ -192,3 +198,45 @@ def test_openclaw_write_lock_is_honoured_read_only(transcript, folder):
     fresh = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
     sidecar.write_text(json.dumps({"createdAt": fresh}))
     assert agent_lock_holder(transcript) is not None
+
+
+@pytest.mark.parametrize("pid", [2**40, 2**31, 2**63])
+def test_a_pid_no_process_can_have_is_dead(transcript, folder, pid):
+    assert session_lock.pid_dead(pid)
+    assert session_lock.process_start_time(pid) is None
+    # a garbage OpenClaw lock beside the transcript: ignored, never a crash
+    sidecar = session_lock.agent_lock_path(transcript)
+    sidecar.write_text(json.dumps({"pid": pid, "createdAt": _now_iso()}))
+    assert agent_lock_holder(transcript) is None
+    session_lock.check_agent_lock(transcript)
+    # and a garbage lane lock is taken over
+    path = lock_path_for(transcript, folder)
+    folder.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "time": time.time()}))
+    with acquire(transcript, folder=folder) as lock:
+        assert lock.stale_taken is not None and "is gone" in lock.stale_taken
+
+
+def test_a_lock_taken_before_the_boot_is_stale(monkeypatch):
+    """Off Linux no start time tells a reused pid: a lock older than the boot is stale."""
+    monkeypatch.setattr(session_lock, "process_start_time", lambda pid: None)  # as on macOS
+    boot = time.time() - 3600
+    monkeypatch.setattr(session_lock, "boot_time", lambda: boot)
+    here = socket.gethostname()
+    live = os.getpid()  # the pid is alive now: after a reboot, some other process's
+    old = session_lock.LockHolder(Path("x.lock"), live, here, boot - 86_400, starttime=5)
+    reason = stale_reason(old)
+    assert reason is not None and "before the system started" in reason
+    assert stale_reason(session_lock.LockHolder(Path("x.lock"), live, None, boot - 600)) is not None
+    # taken after the boot (or within the clock's margin): its live pid is respected
+    assert stale_reason(session_lock.LockHolder(Path("x.lock"), live, here, boot + 10)) is None
+    assert stale_reason(session_lock.LockHolder(Path("x.lock"), live, here, boot - 30)) is None
+    # unknown boot time: as before
+    monkeypatch.setattr(session_lock, "boot_time", lambda: None)
+    assert stale_reason(old) is None
+
+
+def test_the_boot_time_is_in_the_past():
+    boot = session_lock.boot_time()
+    if sys.platform.startswith("linux") or sys.platform == "darwin":
+        assert boot is not None and 0 < boot < time.time()

@@ -30,6 +30,12 @@ from .build import chain, lines, write_file
 
 KEY = "agent:main:telegram:direct:123"
 
+
+def _now_iso() -> str:
+    """A lock's ``createdAt`` of now (a lock from before the boot is stale)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+
+
 ENTRY = {
     "sessionId": "sess-1",
     "updatedAt": 1_700_000_000_000,
@@ -225,7 +231,7 @@ def test_the_agents_write_lock_refuses_the_write(tmp_path):
     transcript, path = _home(tmp_path)
     raw, before = path.read_bytes(), transcript.read_bytes()
     sidecar = transcript.with_name("sess-1.jsonl.lock")
-    sidecar.write_text(json.dumps({"pid": os.getpid(), "createdAt": "2026-11-25T00:00:00Z"}))
+    sidecar.write_text(json.dumps({"pid": os.getpid(), "createdAt": _now_iso()}))
     s = load_transcript(transcript)
     run = compact(s, keep_recent_tokens=3000)
     with pytest.raises(LaneBusy, match="the agent is writing it"):
@@ -242,14 +248,14 @@ def test_an_agent_write_between_read_and_backup_is_kept(tmp_path, monkeypatch):
     transcript, path = _home(tmp_path)
     calls = []
 
-    def racing(target, data, *, backup=True):  # the gateway writes just before our backup
+    def racing(target, data, *, backup=True, **kw):  # the gateway writes just before our backup
         if not calls:
             now = orjson.loads(path.read_bytes())
             now[KEY]["compactionCount"] = 10  # its own compaction
             now["agent:main:new"] = {"sessionId": "new", "updatedAt": 2}
             path.write_bytes(orjson.dumps(now, option=orjson.OPT_INDENT_2) + b"\n")
         calls.append(target)
-        return real_atomic_write(target, data, backup=backup)
+        return real_atomic_write(target, data, backup=backup, **kw)
 
     monkeypatch.setattr(sessions_store, "atomic_write", racing)
     s = load_transcript(transcript)
@@ -267,7 +273,7 @@ def test_the_gateways_store_lock_and_a_reset_session_are_respected(tmp_path, mon
     monkeypatch.setattr(run_module, "STORE_LOCK_WAIT_SECONDS", 0.2)
     transcript, path = _home(tmp_path)
     lock = path.with_name("sessions.json.lock")
-    lock.write_text(json.dumps({"pid": os.getpid(), "createdAt": "2026-11-25T00:00:00Z"}))
+    lock.write_text(json.dumps({"pid": os.getpid(), "createdAt": _now_iso()}))
     raw = path.read_bytes()
     s = load_transcript(transcript)
     run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
@@ -295,3 +301,177 @@ def test_the_gateways_store_lock_and_a_reset_session_are_respected(tmp_path, mon
     assert run.written and not run.store_update.updated
     assert "the session changed meanwhile" in run.store_update.note
     assert orjson.loads(path2.read_bytes())[KEY]["compactionCount"] == 2
+
+
+def _agent_replaces_during_backup(monkeypatch, path, change):
+    """The agent's atomic rewrite of *path* lands inside make_backup, after the copy was verified."""
+    import shutil
+
+    from core import fsutil
+
+    real = shutil.copystat
+    done = []
+
+    def copystat(src, dst, **kw):  # type: ignore[no-untyped-def]
+        real(src, dst, **kw)
+        if not done and os.fspath(src) == os.fspath(path):
+            done.append(True)
+            now = orjson.loads(path.read_bytes())
+            change(now)
+            tmp = path.with_name(".agent.tmp")
+            tmp.write_bytes(orjson.dumps(now, option=orjson.OPT_INDENT_2) + b"\n")
+            os.replace(tmp, path)
+
+    monkeypatch.setattr(fsutil.shutil, "copystat", copystat)
+    return done
+
+
+def test_an_agent_rewrite_of_the_same_size_during_the_backup_is_never_replaced(
+    tmp_path, monkeypatch
+):
+    from core.openclaw.sessions_store import update_sessions_store
+
+    _transcript, path = _home(tmp_path)
+
+    def agent(now):  # only updatedAt's digits change: the same size
+        now[KEY]["updatedAt"] = 1_799_999_999_999
+
+    done = _agent_replaces_during_backup(monkeypatch, path, agent)
+    update_sessions_store(path, {KEY: {"totalTokens": 1}})
+    assert done
+    after = orjson.loads(path.read_bytes())
+    assert after[KEY]["updatedAt"] == 1_799_999_999_999  # the agent's write survived
+    assert after[KEY]["totalTokens"] == 1  # ours, applied on top of it
+
+
+def test_atomic_write_refuses_a_file_replaced_during_its_backup(tmp_path, monkeypatch):
+    from core.fsutil import FileChangedError, atomic_write, file_identity
+
+    p = tmp_path / "sessions.json"
+    p.write_bytes(orjson.dumps({KEY: {"updatedAt": 1_000}}, option=orjson.OPT_INDENT_2))
+    read = file_identity(p)
+
+    def agent(now):
+        now[KEY]["updatedAt"] = 2_000
+
+    done = _agent_replaces_during_backup(monkeypatch, p, agent)
+    with pytest.raises(FileChangedError, match="nothing was replaced"):
+        atomic_write(p, b"ours", expect=read)
+    assert done and orjson.loads(p.read_bytes())[KEY]["updatedAt"] == 2_000
+    # without expect too: the backup's verified identity is the one checked
+    done.clear()
+    with pytest.raises(FileChangedError, match="nothing was replaced"):
+        atomic_write(p, b"ours")
+    assert done and orjson.loads(p.read_bytes())[KEY]["updatedAt"] == 2_000
+
+
+def test_a_write_between_the_read_and_the_backup_is_refused_with_expect(tmp_path):
+    from core.fsutil import FileChangedError, atomic_write, file_identity
+
+    p = tmp_path / "sessions.json"
+    p.write_bytes(b'{"a": 1}')
+    read = file_identity(p)
+    tmp = tmp_path / "x"
+    tmp.write_bytes(b'{"a": 2}')
+    os.replace(tmp, p)  # same size, new inode
+    with pytest.raises(FileChangedError):
+        atomic_write(p, b"ours", expect=read)
+    assert p.read_bytes() == b'{"a": 2}'
+    assert not list(tmp_path.glob("sessions.json.memlens-backup-*"))  # refused before the backup
+
+
+def test_a_session_file_with_a_nul_never_raises(tmp_path):
+    transcript, path = _home(tmp_path, session_file=False)
+    data = orjson.loads(path.read_bytes())
+    data["agent:main:main"]["sessionFile"] = "bad\x00name.jsonl"
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    store = load_sessions_store(path)
+    assert [e.key for e in entries_for_transcript(store, transcript, "sess-1")] == [KEY]
+
+
+def test_a_nul_in_a_session_file_neither_fails_the_plan_nor_the_written_compaction(tmp_path):
+    transcript, path = _home(tmp_path)
+    data = orjson.loads(path.read_bytes())
+    data["agent:main:main"]["sessionFile"] = "evil\x00.jsonl"
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    s = load_transcript(transcript)
+    result = compact(s, keep_recent_tokens=3000)
+    assert planned_writes(result, s, update_store=True)[-1].path == str(path)
+    run = write_compaction(result, s, update_store=True)
+    assert run.written and run.store_update is not None and run.store_update.updated
+    assert orjson.loads(path.read_bytes())[KEY]["compactionCount"] == 3
+
+
+def test_a_failing_store_update_never_fails_the_written_compaction(tmp_path, monkeypatch):
+    from core.compaction import run as run_module
+
+    transcript, path = _home(tmp_path)
+    raw = path.read_bytes()
+
+    def boom(*a, **k):  # type: ignore[no-untyped-def]
+        raise RuntimeError("something unexpected")
+
+    monkeypatch.setattr(run_module, "update_sessions_store", boom)
+    s = load_transcript(transcript)
+    run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
+    assert run.written and run.store_update is not None and not run.store_update.updated
+    assert run.store_update.note == "sessions.json not updated: something unexpected"
+    assert path.read_bytes() == raw
+
+
+def test_a_running_agent_refuses_the_write_before_anything_is_written(tmp_path):
+    from core.compaction.run import AgentRunning, check_before_write
+
+    entry = dict(ENTRY, status="running", activeWriterRunId="run-77", lifecycleRevision=4)
+    transcript, path = _home(tmp_path, entry=entry)
+    before, raw = transcript.read_bytes(), path.read_bytes()
+    s = load_transcript(transcript)
+    run = compact(s, keep_recent_tokens=3000)
+    with pytest.raises(AgentRunning, match="run-77") as err:
+        check_before_write(run, s)
+    assert "try again when the agent is idle" in str(err.value)
+    with pytest.raises(CompactionRefused, match="the agent is running"):
+        write_compaction(run, s, update_store=True)
+    assert transcript.read_bytes() == before and path.read_bytes() == raw
+    assert not list(transcript.parent.glob("*.memlens-backup-*"))
+    # a finished run leaves its writer id behind: that is no refusal
+    data = orjson.loads(raw)
+    data[KEY]["status"] = "done"
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+    done = write_compaction(run, s, update_store=True)
+    assert done.written and done.store_update is not None and done.store_update.updated
+
+
+def test_a_stale_running_status_is_overridden_by_force(tmp_path):
+    transcript, _path = _home(tmp_path, entry=dict(ENTRY, status="running"))
+    s = load_transcript(transcript)
+    run = write_compaction(compact(s, keep_recent_tokens=3000), s, force=True, update_store=True)
+    assert run.written
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("lifecycleRevision", 5), ("activeWriterRunId", "run-new")]
+)
+def test_the_store_update_is_fenced_like_the_gateways(tmp_path, monkeypatch, field, value):
+    """A run that claims the session after the append owns the entry: no patch."""
+    from core.compaction import run as run_module
+
+    entry = dict(ENTRY, status="done", activeWriterRunId="run-1", lifecycleRevision=4)
+    transcript, path = _home(tmp_path, entry=entry)
+    real = run_module.append_lines
+
+    def append_then_agent(p, payload):  # type: ignore[no-untyped-def]
+        done = real(p, payload)
+        data = orjson.loads(path.read_bytes())
+        data[KEY][field] = value
+        path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        return done
+
+    monkeypatch.setattr(run_module, "append_lines", append_then_agent)
+    s = load_transcript(transcript)
+    run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
+    assert run.written and run.store_update is not None and not run.store_update.updated
+    assert (
+        "the session changed meanwhile" in run.store_update.note and field in run.store_update.note
+    )
+    assert orjson.loads(path.read_bytes())[KEY]["compactionCount"] == 2
