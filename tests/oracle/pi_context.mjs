@@ -1,17 +1,10 @@
 // What pi itself makes of a transcript: its own parse, migration and buildSessionContext.
 // node pi_context.mjs PI_PACKAGE_DIR TRANSCRIPT  ->  JSON on stdout
 import { readFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
-import { join } from "node:path";
+import { loadPi } from "./pi_modules.mjs";
 
 const [pkg, transcript] = process.argv.slice(2);
-// The modules themselves, not dist/index.js: that loads the whole agent (seconds).
-const mod = (p) => import(pathToFileURL(join(pkg, "dist", "core", ...p.split("/"))).href);
-const pi = {
-  ...(await mod("session-manager.js")),
-  ...(await mod("compaction/compaction.js")),
-  ...(await mod("messages.js")),
-};
+const pi = await loadPi(pkg);
 const entries = pi.parseSessionEntries(readFileSync(transcript, "utf8"));
 pi.migrateSessionEntries(entries);
 const body = entries.filter((e) => e.type !== "session");

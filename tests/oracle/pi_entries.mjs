@@ -8,17 +8,10 @@
 // messages: every message an entry puts in context (message, custom_message,
 //   branch_summary, compaction), in file order, with estimateTokens; no replay.
 import { readFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
-import { join } from "node:path";
+import { loadPi } from "./pi_modules.mjs";
 
 const [pkg, transcript, mode = "contexts"] = process.argv.slice(2);
-// The modules themselves, not dist/index.js: that loads the whole agent (seconds).
-const mod = (p) => import(pathToFileURL(join(pkg, "dist", "core", ...p.split("/"))).href);
-const pi = {
-  ...(await mod("session-manager.js")),
-  ...(await mod("compaction/compaction.js")),
-  ...(await mod("messages.js")),
-};
+const pi = await loadPi(pkg);
 const entries = pi.parseSessionEntries(readFileSync(transcript, "utf8"));
 const header = entries.find((e) => e.type === "session") ?? null;
 pi.migrateSessionEntries(entries);

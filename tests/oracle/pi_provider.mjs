@@ -1,17 +1,12 @@
 // What pi sends: its buildSessionContext, convertToLlm and pi-ai's transformMessages.
 // node pi_provider.mjs PI_PACKAGE_DIR TRANSCRIPT  ->  JSON on stdout
 import { readFileSync } from "node:fs";
+import { loadPi } from "./pi_modules.mjs";
 import { pathToFileURL } from "node:url";
 import { dirname, join } from "node:path";
 
 const [pkg, transcript] = process.argv.slice(2);
-// The modules themselves, not dist/index.js: that loads the whole agent (seconds).
-const mod = (p) => import(pathToFileURL(join(pkg, "dist", "core", ...p.split("/"))).href);
-const pi = {
-  ...(await mod("session-manager.js")),
-  ...(await mod("compaction/compaction.js")),
-  ...(await mod("messages.js")),
-};
+const pi = await loadPi(pkg);
 // pi-ai sits beside pi (npm hoists it); transformMessages is not exported from its index
 const ai = join(dirname(pkg), "pi-ai", "dist", "providers", "transform-messages.js");
 const { transformMessages } = await import(pathToFileURL(ai).href);
