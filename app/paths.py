@@ -7,6 +7,8 @@ from pathlib import Path
 
 import platformdirs
 
+from core import session_lock
+
 
 def cache_dir() -> Path:
     """Memlens cache: demo data and vector caches (``MEMLENS_CACHE_DIR`` overrides)."""
@@ -15,6 +17,8 @@ def cache_dir() -> Path:
 
 
 def data_dir() -> Path:
-    """Memlens data: the activity log (``MEMLENS_DATA_DIR`` overrides)."""
-    override = os.environ.get("MEMLENS_DATA_DIR")
-    return Path(override) if override else Path(platformdirs.user_data_dir("memlens"))
+    """Memlens data: the activity log, lane locks (``MEMLENS_DATA_DIR`` overrides).
+
+    The same folder the command line uses (:func:`core.session_lock.data_dir`).
+    """
+    return session_lock.data_dir()

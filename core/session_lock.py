@@ -52,7 +52,7 @@ MAX_LOCK_BYTES = 64 << 10
 
 
 def data_dir() -> Path:
-    """Memlens's data folder (``MEMLENS_DATA_DIR`` overrides), as ``app.paths.data_dir``."""
+    """Memlens's data folder (``MEMLENS_DATA_DIR`` overrides); the app's too."""
     override = os.environ.get("MEMLENS_DATA_DIR")
     return Path(override) if override else Path(platformdirs.user_data_dir("memlens"))
 
