@@ -15,7 +15,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from core import jsonio
 from core.fsutil import WriteRecord
@@ -25,7 +25,7 @@ from core.redact import redact
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from core.writes import PlannedWrite
+    from core.writes import PlannedWrite, WriteAction
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +165,20 @@ def _opt_int(obj: dict[str, Any], key: str) -> int | None:
     return value
 
 
+def _line_head(obj: Any, actions: Sequence[str]) -> tuple[float, str, str]:
+    """``(time, file, action)`` of an activity line, checked."""
+    if not isinstance(obj, dict):
+        raise ValueError("not a JSON object")
+    stamp, path, action = obj.get("time"), obj.get("file"), obj.get("action")
+    if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+        raise ValueError("'time' must be a number")
+    if not isinstance(path, str) or not path:
+        raise ValueError("'file' must be a file name")
+    if action not in actions:
+        raise ValueError(f"'action' must be one of {', '.join(actions)}")
+    return float(stamp), path, str(action)
+
+
 def event_from_json(obj: Any) -> ActivityEvent:
     """The event of one activity line.
 
@@ -173,20 +187,13 @@ def event_from_json(obj: Any) -> ActivityEvent:
     ValueError
         When a field is missing or has the wrong type.
     """
-    if not isinstance(obj, dict):
-        raise ValueError("not a JSON object")
-    stamp, path, kind, phase = obj.get("time"), obj.get("file"), obj.get("action"), obj.get("phase")
-    if isinstance(stamp, bool) or not isinstance(stamp, int | float):
-        raise ValueError("'time' must be a number")
-    if not isinstance(path, str) or not path:
-        raise ValueError("'file' must be a file name")
-    if kind not in EVENT_KINDS:
-        raise ValueError(f"'action' must be one of {', '.join(EVENT_KINDS)}")
+    stamp, path, kind = _line_head(obj, EVENT_KINDS)
+    phase = obj.get("phase")
     if phase not in PHASES:
         raise ValueError(f"'phase' must be one of {', '.join(PHASES)}")
     session, summary, source = obj.get("session"), obj.get("summary"), obj.get("source")
     return ActivityEvent(
-        time=float(stamp),
+        time=stamp,
         path=path,
         phase=phase,
         session=session if isinstance(session, str) else "",
@@ -213,22 +220,13 @@ def from_json(obj: Any) -> WriteRecord:
     ValueError
         When a field is missing or has the wrong type.
     """
-    if not isinstance(obj, dict):
-        raise ValueError("not a JSON object")
-    stamp = obj.get("time")
-    if isinstance(stamp, bool) or not isinstance(stamp, int | float):
-        raise ValueError("'time' must be a number")
-    path, action = obj.get("file"), obj.get("action")
-    if not isinstance(path, str) or not path:
-        raise ValueError("'file' must be a file name")
-    if action not in ACTIONS:
-        raise ValueError(f"'action' must be one of {', '.join(ACTIONS)}")
+    stamp, path, action = _line_head(obj, ACTIONS)
     backup, summary = obj.get("backup"), obj.get("summary", "")
     digest = obj.get("sha256")
     return WriteRecord(
-        time=float(stamp),
+        time=stamp,
         path=path,
-        action=action,
+        action=cast("WriteAction", action),
         offset=_int(obj, "offset"),
         length=_int(obj, "length"),
         first_line=_int(obj, "line"),
