@@ -228,3 +228,28 @@ def test_the_app_and_the_cli_rotate_the_shared_log_once(tmp_path, monkeypatch):
     assert raced
     assert (tmp_path / "activity.jsonl.1").read_bytes() == full  # the old log is kept
     assert len(load_activity(path).events) == 2  # the app's line and the CLI's
+
+
+def test_a_failed_summary_writes_nothing_unless_the_fallback_is_asked_for(home, tmp_path, capsys):
+    """The lane, the store update and the events never turn a failure into a write."""
+    from tests.core.summary_fault_server import Fault, running
+
+    folder = home.parent
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with running() as server:
+        server.set(Fault(status=500, body={"error": {"message": "boom"}}))
+        url = f"openai:{server.url}/v1:m"
+        argv = ["compact", str(home), "--write", "--llm", url, "--timeout", "20"]
+        assert main(argv) == 1
+        assert "nothing was written" in capsys.readouterr().err
+        # transcript and sessions.json byte for byte, no backup, no new file
+        assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+        assert not lock_path_for(home).exists()
+        read = load_activity(tmp_path / "data" / "activity.jsonl")
+        assert [e.phase for e in read.events] == ["started", "failed"] and read.records == []
+        # only when the user asks for the fallback
+        assert main([*argv, "--allow-fallback", "--json"]) == 0
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["written"] and out["summary"].startswith("[memlens fallback summary:")
+    store = orjson.loads((folder / "sessions.json").read_bytes())
+    assert store["agent:main:main"]["compactionCount"] == 5
