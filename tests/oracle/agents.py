@@ -15,12 +15,14 @@ field. Update README ("Tested against ...") and ../shared notes with what moved.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -110,6 +112,10 @@ class OpenClaw:
         """The command line that runs ``openclaw``."""
         return [str(self.node), str(self.package / "openclaw.mjs")]
 
+    def run(self, script: Path, *args: str, **kw: Any) -> Any:
+        """:func:`run_node` with Node 24, the package folder as the first argument."""
+        return run_node(script, str(self.package), *args, node=self.node, **kw)
+
     def env(self, home: Path) -> dict[str, str]:
         """An environment for OpenClaw with its state under *home* and Node 24 first."""
         env = dict(os.environ)
@@ -130,6 +136,33 @@ def openclaw() -> OpenClaw:
     if _version(pkg) != OPENCLAW_VERSION:
         raise OracleUnavailable(f"{pkg}: not openclaw {OPENCLAW_VERSION} after npm install")
     return OpenClaw(pkg, node)
+
+
+def run_node(
+    script: Path,
+    *args: str,
+    node: str | Path = "node",
+    stdin: Any = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> Any:
+    """Run ``node SCRIPT ARGS...`` (JSON on stdin when given) and parse its JSON stdout.
+
+    The standard library parses it: an agent's JSON may hold lone surrogates, which
+    orjson refuses. A failure raises with the script's stderr.
+    """
+    done = subprocess.run(
+        [str(node), str(script), *args],
+        input=None if stdin is None else json.dumps(stdin).encode(),
+        env=env,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace")[-3000:]
+        raise RuntimeError(f"{script.name} failed ({done.returncode}): {tail}")
+    return json.loads(done.stdout)
 
 
 def main(argv: list[str]) -> int:

@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from tests.oracle.agents import run_node
+
 HERE = Path(__file__).parent
 PROVIDER = "fake"
 MODELS = ("fake-small", "fake-large")
@@ -318,16 +320,7 @@ class Rpc:
 
 def node_json(script: str, *args: str, timeout: float = 120) -> Any:
     """Run ``node tests/oracle/<script> args...`` and parse its JSON stdout."""
-    done = subprocess.run(
-        ["node", str(HERE / script), *args],
-        capture_output=True,
-        timeout=timeout,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"{script} failed: {done.stderr.decode()}")
-    # The standard library: pi's JSON may hold lone surrogates, which orjson refuses.
-    return json.loads(done.stdout)
+    return run_node(HERE / script, *args, timeout=timeout)
 
 
 def pi_entries(pkg: Path, transcript: Path) -> dict[str, Any]:

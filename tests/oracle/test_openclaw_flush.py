@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +109,7 @@ def test_memlens_flushes_exactly_when_the_agent_does(openclaw, tmp_path):
     cases = _cases()
     path = tmp_path / "cases.json"
     path.write_bytes(orjson.dumps(cases))
-    done = subprocess.run(
-        [str(openclaw.node), str(SCRIPT), str(openclaw.package), str(path)],
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
-    theirs = orjson.loads(done.stdout)
+    theirs = openclaw.run(SCRIPT, str(path), timeout=180)
     assert len(theirs) == len(cases) > 3000
     fired = 0
     for case, agent in zip(cases, theirs, strict=True):

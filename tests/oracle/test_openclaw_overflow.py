@@ -17,8 +17,6 @@ tested against its quoted source in ``tests/core/test_overflow_recovery.py``.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +35,7 @@ SCRIPT = Path(__file__).with_name("openclaw_overflow.mjs")
 
 
 def run(openclaw, cases: dict[str, Any]) -> dict[str, Any]:
-    done = subprocess.run(
-        [str(openclaw.node), str(SCRIPT), str(openclaw.package)],
-        input=json.dumps(cases).encode(),
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return json.loads(done.stdout)
+    return dict(openclaw.run(SCRIPT, stdin=cases))
 
 
 def _call(cid: str) -> dict[str, Any]:

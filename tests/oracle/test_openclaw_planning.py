@@ -16,9 +16,7 @@ transcript entries, as OpenClaw's ``getMessageFromEntryForCompaction`` does.
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +58,7 @@ def agent_message(item: PlanItem) -> dict[str, Any]:
 
 
 def openclaw_plans(openclaw, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [str(openclaw.node), str(SCRIPT), str(openclaw.package)],
-        input=json.dumps(cases).encode(),
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    return json.loads(done.stdout)
+    return list(openclaw.run(SCRIPT, stdin=cases))
 
 
 def _names(items: list[PlanItem], base: list[PlanItem]) -> list[Any]:
@@ -258,10 +249,8 @@ def _tool_heavy(turns: int) -> list[dict[str, Any]]:
 def test_tokens_before_is_openclaws(openclaw, pi_package, fixtures_dir, fixture, at):
     """The trigger's tokensBefore: prepareCompaction's estimateContextTokens of the context."""
     path = fixtures_dir / fixture
-    args = [str(openclaw.node), str(SCRIPT), str(openclaw.package), "--tokens-before"]
-    args += [str(pi_package), str(path), *([at] if at else [])]
-    done = subprocess.run(args, check=True, capture_output=True, timeout=300)
-    theirs = json.loads(done.stdout)
+    args = ["--tokens-before", str(pi_package), str(path), *([at] if at else [])]
+    theirs = openclaw.run(SCRIPT, *args)
     plan = plan_compaction(load_transcript(path), at=at)
     assert plan.tokens_before == theirs["tokens"] and plan.tokens_before_measured
 

@@ -13,7 +13,6 @@ must produce the same text, byte for byte.
 from __future__ import annotations
 
 import itertools
-import subprocess
 from pathlib import Path
 
 import orjson
@@ -86,13 +85,7 @@ def test_memlens_builds_the_agents_summary_instructions(openclaw, tmp_path):
     cases = _cases()
     path = tmp_path / "cases.json"
     path.write_bytes(orjson.dumps(cases))
-    done = subprocess.run(
-        [str(openclaw.node), str(SCRIPT), str(openclaw.package), str(path)],
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
-    theirs = orjson.loads(done.stdout)
+    theirs = openclaw.run(SCRIPT, str(path), timeout=180)
     assert len(theirs) == len(cases)
     for case, agent in zip(cases, theirs, strict=True):
         assert _memlens(case) == agent, case

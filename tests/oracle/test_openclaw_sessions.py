@@ -97,16 +97,7 @@ process.stdout.write(JSON.stringify({ module: name, store: fn(process.argv[3], {
 def _node(openclaw: Any, home: Path, source: str, *args: str) -> Any:
     script = home.parent / "script.mjs"
     script.write_text(source)
-    done = subprocess.run(
-        [str(openclaw.node), str(script), str(openclaw.package), *args],
-        env=openclaw.env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
+    return openclaw.run(script, *args, env=openclaw.env(home), timeout=120)
 
 
 def _openclaw(openclaw: Any, home: Path, *args: str) -> str:

@@ -14,7 +14,6 @@ outside the repository); Node 20 is enough for pi.
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from core.compaction.plan import plan_compaction
 from core.demo import write_demo
 from core.transcript import context_at, load_transcript
 from tests.core.summary_fault_server import Fault, running
+from tests.oracle.agents import run_node
 
 pytestmark = pytest.mark.slow
 
@@ -37,13 +37,7 @@ NOW = 1_795_305_600_000
 
 
 def pi_context(pkg: Path, transcript: Path) -> dict:
-    done = subprocess.run(
-        ["node", str(SCRIPT), str(pkg), str(transcript)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return orjson.loads(done.stdout)
+    return dict(run_node(SCRIPT, str(pkg), str(transcript), timeout=120))
 
 
 @pytest.fixture

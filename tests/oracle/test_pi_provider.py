@@ -10,7 +10,6 @@ for message, and its trim and compaction inputs stay valid in the same way.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import orjson
@@ -18,6 +17,7 @@ import pytest
 
 from core.transcript import context_at, load_transcript
 from core.transcript.provider import SYNTHETIC_RESULT_TEXT, USER_LIKE, provider_context
+from tests.oracle.agents import run_node
 
 pytestmark = pytest.mark.slow
 
@@ -107,10 +107,7 @@ CASES = {
 
 
 def pi_sent(pkg: Path, path: Path) -> list[dict]:
-    done = subprocess.run(
-        ["node", str(SCRIPT), str(pkg), str(path)], check=True, capture_output=True, timeout=120
-    )
-    return orjson.loads(done.stdout)
+    return list(run_node(SCRIPT, str(pkg), str(path), timeout=120))
 
 
 def memlens_sent(path: Path) -> list[dict]:
