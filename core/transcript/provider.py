@@ -37,7 +37,7 @@ SYNTHETIC_KEY = "__memlens"
 SKIPPED_STOPS = frozenset({"error", "aborted"})
 
 
-def synthetic_result(call: Block, timestamp: int | None = None) -> Message:
+def _synthetic_result(call: Block, timestamp: int | None = None) -> Message:
     """The error result pi-ai inserts for *call*, marked as memlens-made in ``raw``."""
     raw: dict[str, Any] = {
         "role": "toolResult",
@@ -58,19 +58,14 @@ def is_synthetic(message: Message) -> bool:
     return isinstance(message.raw.get(SYNTHETIC_KEY), dict)
 
 
-def is_skipped(message: Message) -> bool:
-    """True for an assistant turn pi does not send (it ended in error or was aborted)."""
-    return message.role == "assistant" and message.stop_reason in SKIPPED_STOPS
-
-
 USER_LIKE = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 """Roles pi's ``convertToLlm`` sends as user messages (which end a tool-call turn)."""
 
 
-def is_sent(message: Message) -> bool:
+def _sent(message: Message) -> bool:
     """False for what pi never sends: error/aborted turns, ``!!`` bash runs, unknown roles."""
     if message.role == "assistant":
-        return not is_skipped(message)
+        return message.stop_reason not in SKIPPED_STOPS
     if message.role == "bashExecution":
         return not message.raw.get("excludeFromContext")
     return message.role in USER_LIKE or message.role == "toolResult"
@@ -88,11 +83,11 @@ def _transform(messages: Sequence[Message]) -> list[tuple[int, Message | None]]:
         stamp = messages[source].timestamp if source >= 0 else None
         for call in pending:
             if call.tool_id not in answered:
-                out.append((source, synthetic_result(call, stamp)))
+                out.append((source, _synthetic_result(call, stamp)))
         pending, answered = [], set()
 
     for i, msg in enumerate(messages):
-        if not is_sent(msg):
+        if not _sent(msg):
             if msg.role == "assistant":
                 flush()  # pi flushes before it skips the turn
             continue
@@ -138,19 +133,6 @@ def provider_context(items: Sequence[ContextItem]) -> list[ContextItem]:
 def provider_messages(messages: Sequence[Message]) -> list[Message]:
     """:func:`provider_context` over bare messages (trim, compaction input)."""
     return [messages[i] if made is None else made for i, made in _transform(messages)]
-
-
-def unanswered_calls(messages: Sequence[Message]) -> list[str]:
-    """Ids of tool calls with no result before the next turn: what a provider rejects.
-
-    Empty for every output of :func:`provider_messages` (the property trim and
-    compaction keep).
-    """
-    return [
-        made.tool_call_id
-        for _, made in _transform(messages)
-        if made is not None and made.tool_call_id
-    ]
 
 
 def missing_results(messages: Sequence[Message]) -> dict[int, list[Message]]:

@@ -10,9 +10,14 @@ from core.transcript.provider import (
     is_synthetic,
     provider_context,
     provider_messages,
-    unanswered_calls,
 )
 from core.trim import smart_trim
+
+
+def unanswered_calls(messages):
+    """Tool calls with no result before the next turn (what a provider rejects)."""
+    given = {id(m) for m in messages}
+    return [m.tool_call_id for m in provider_messages(messages) if id(m) not in given]
 
 
 @pytest.fixture(scope="module")
