@@ -122,7 +122,7 @@ class FlushRecord:
     failure_count: int = 0
     at: int | None = None
     """``memoryFlushAt`` (epoch ms) where an older agent recorded it."""
-    entry_compaction_count: int = 0
+    entry_compaction_count: int = field(default=0, compare=False)
     """The entry's own ``compactionCount`` (absent: 0), to place the cycle."""
 
     @property

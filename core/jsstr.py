@@ -13,7 +13,6 @@ import re
 from typing import Any
 
 _SPECIAL = re.compile(r'["\\\x00-\x1f]')
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _LONE_SURROGATE = re.compile(
     r"[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]"
 )

@@ -208,6 +208,10 @@ def test_transcript_appends_with_a_compaction_and_a_flush_announced(live):
     (note,) = changes.announcements
     assert note.message.startswith("Failed memory flush recorded in sessions.json")
     assert "(compaction cycle 7)" in note.message
+    # a compaction alone (compactionCount moves, the flush record does not) is no flush
+    raw[other]["compactionCount"] = int(raw[other].get("compactionCount") or 0) + 1
+    store_path.write_bytes(orjson.dumps(raw, option=orjson.OPT_INDENT_2))
+    assert follower.poll(everything=True).announcements == []
 
 
 def test_partial_line_and_bad_line_in_a_transcript(live):
