@@ -357,11 +357,13 @@ def budget_for(
         compaction_count=count, flush_compaction_count=flush_count, incognito=incognito,
     )  # fmt: skip
     seed_trigger = math.floor(window * SEED_TRIGGER)
+    # no flush line where the agent never flushes (disabled: threshold 0)
+    flush_line = (Threshold("flush", "memory flush", flush_at, tokens >= flush_at),)
     lines = (
         Threshold("window", "context window", window, tokens >= window),
         Threshold("compaction", "compaction trigger (pi)", trigger, tokens > trigger),
         Threshold("seed", "80% rule", seed_trigger, tokens >= seed_trigger),
-        Threshold("flush", "memory flush", flush_at, tokens >= flush_at),
+        *(flush_line if flush_at > 0 else ()),
         Threshold("safe_limit", "safeLimit (smart trim)", safe, tokens > safe),
     )
     return Budget(

@@ -239,10 +239,11 @@ class Timeline:
 
 def threshold_lines(budget: Budget) -> tuple[ThresholdLine, ...]:
     """The window, pi's compaction trigger, the memory-flush threshold and safeLimit."""
+    flush = ThresholdLine("flush", "memory flush", budget.flush_threshold)
     return (
         ThresholdLine("window", "context window", budget.window),
         ThresholdLine("compaction", "compaction trigger", budget.compaction_trigger),
-        ThresholdLine("flush", "memory flush", budget.flush_threshold),
+        *((flush,) if budget.flush_threshold > 0 else ()),  # none where it never flushes
         ThresholdLine("safe_limit", "safeLimit", budget.safe_limit),
     )
 

@@ -109,3 +109,18 @@ def test_byte_sizes_parse_as_the_agent_parses_them():
     assert [parse_byte_size(v) for v in (0, 2.9, "2mb", " 1.5KB ", "10", "2 mb", "-1", "x")] == [
         0, 2, 2 << 20, 1536, 10, None, None, None
     ]  # fmt: skip
+
+
+def test_no_flush_line_where_the_agent_never_flushes(fixtures_dir):
+    from core.timeline import threshold_lines
+
+    cfg = parse_openclaw_config(
+        "{agents: {defaults: {compaction: {memoryFlush: {enabled: false}}}}}"
+    )
+    s = load_transcript(fixtures_dir / "before-compaction.jsonl")
+    b = budget_for(s, at="#358", config=cfg)
+    assert not b.should_flush and b.flush_threshold == 0
+    assert "flush" not in {t.key for t in b.thresholds}  # was a line at 0, "crossed"
+    assert "flush" not in {t.key for t in threshold_lines(b)}
+    on = budget_for(s, at="#358")
+    assert "flush" in {t.key for t in on.thresholds} | {t.key for t in threshold_lines(on)}
