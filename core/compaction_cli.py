@@ -29,6 +29,7 @@ from core.transcript.provider import SYNTHETIC_KEY
 if TYPE_CHECKING:
     import argparse
 
+    from core.compaction.plan import CompactionPlan
     from core.compaction.sections import SummaryInstructions
     from core.compaction.summarize import Summarizer
     from core.llm import Deadline
@@ -154,10 +155,12 @@ def _summarise(
     store: Path | None,
     s: dict[str, Any],
     instructions: SummaryInstructions | None = None,
+    plan: CompactionPlan | None = None,
 ) -> CompactionRun:
     """The dry run of ``compact``: plan, summarise, propose facts (writes nothing).
 
-    *instructions* are the config's ``customInstructions`` and ``identifierPolicy``.
+    *instructions* are the config's ``customInstructions`` and ``identifierPolicy``;
+    *plan* one already made with *s*.
     """
     from core.llm import Deadline
 
@@ -177,6 +180,7 @@ def _summarise(
             store_dir=store,
             extract_client=extract_client,
             instructions=instructions,
+            plan=plan,
             **s,
         )
     except Exception as exc:
@@ -228,14 +232,14 @@ def _compact_and_write(
 
     if args.at:
         raise CompactionCliError("--write compacts the current leaf only; drop --at")
-    tokens_before = plan_compaction(session, **s).tokens_before
+    plan = plan_compaction(session, **s)
     activity = ActivityLog(default_activity_path())
     fsutil.add_write_observer(activity.record)
     try:
         with compaction_job(
-            session, tool=LANE_TOOL, activity=activity, tokens_before=tokens_before
+            session, tool=LANE_TOOL, activity=activity, tokens_before=plan.tokens_before
         ) as job:
-            run = _summarise(args, session, store, s, instructions)
+            run = _summarise(args, session, store, s, instructions, plan)
             job.run = run
             _refuse_failed(args, session, run)
             write_compaction(

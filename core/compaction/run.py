@@ -336,8 +336,11 @@ def compact(
     progress: Progress | None = None,
     cancelled: CancelCheck | None = None,
     instructions: SummaryInstructions | None = None,
+    plan: CompactionPlan | None = None,
 ) -> CompactionRun:
     """Plan and summarise (writes nothing; see :func:`write_compaction`).
+
+    *plan*, when given, is this session's plan already made with the same settings.
 
     *instructions* (the config's ``customInstructions`` and ``identifierPolicy``,
     :func:`core.compaction.settings.summary_instructions`) reach an LLM summariser's
@@ -352,14 +355,15 @@ def compact(
     core.jobs.Cancelled
         When *cancelled* says so (nothing is returned, nothing was written).
     """
-    plan = plan_compaction(
-        session,
-        at=at,
-        window=window,
-        reserve_tokens=reserve_tokens,
-        keep_recent_tokens=keep_recent_tokens,
-        max_history_share=max_history_share,
-    )
+    if plan is None:
+        plan = plan_compaction(
+            session,
+            at=at,
+            window=window,
+            reserve_tokens=reserve_tokens,
+            keep_recent_tokens=keep_recent_tokens,
+            max_history_share=max_history_share,
+        )
     if not plan.ok:
         return CompactionRun(plan, None, None)
     summ = summarizer or OfflineSummarizer()
