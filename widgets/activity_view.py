@@ -39,7 +39,8 @@ from PySide6.QtWidgets import (
 )
 from typing_extensions import override
 
-from core.activity import ActivityEvent
+from core.activity import ACTIONS as WRITE_ACTIONS
+from core.activity import EVENT_KINDS, ActivityEvent, ActivityItem
 from core.fsutil import WriteRecord
 from widgets.record_model import Column, RecordRole, RecordTableModel, SortRole
 
@@ -47,9 +48,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 Index = QModelIndex | QPersistentModelIndex
-ACTIONS = ("append", "rewrite", "create", "backup", "compaction")
+ACTIONS = (*WRITE_ACTIONS, *EVENT_KINDS)
 TIME, FILE, ACTION, OFFSET, LINE, LENGTH, SUMMARY = range(7)
-Item = WriteRecord | ActivityEvent
+Item = ActivityItem
 
 
 def local_time(seconds: float) -> str:
@@ -124,10 +125,18 @@ class ActivityModel(RecordTableModel[Item]):
             ],
             parent,
         )
+        self.events = 0
+        """How many rows are events (kept as rows come, not recounted per insert)."""
+
+    @override
+    def set_records(self, rows: Sequence[Item]) -> None:
+        self.events = sum(isinstance(r, ActivityEvent) for r in rows)
+        super().set_records(rows)
 
     def add(self, record: Item) -> None:
         """Append one row."""
         row = self.rowCount()
+        self.events += isinstance(record, ActivityEvent)
         self.beginInsertRows(QModelIndex(), row, row)
         self._rows.append(record)
         self.endInsertRows()
@@ -305,7 +314,7 @@ class ActivityView(QWidget):
     @Slot()
     def _update_count(self) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
-        events = sum(isinstance(self.model.record(r), ActivityEvent) for r in range(total))
+        events = self.model.events
         writes = total - events
         if total == 0:
             self.count_label.setText("No writes yet")
