@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -63,10 +64,18 @@ _CJK_WEIGHTS: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = (
         ),
     ),
 )
-_CJK_EXTRA: dict[int, int] = {}
-for _extra, _ranges in reversed(_CJK_WEIGHTS):  # the first range listed wins, as fill() does
-    for _lo, _hi in _ranges:
-        _CJK_EXTRA.update(dict.fromkeys(range(_lo, _hi + 1), _extra))
+
+
+@functools.cache
+def _cjk_extra() -> dict[int, int]:
+    """Extra chars per code point (~120,000 entries: built on the first non-ASCII text)."""
+    table: dict[int, int] = {}
+    for extra, ranges in reversed(_CJK_WEIGHTS):  # the first range listed wins, as fill() does
+        for lo, hi in ranges:
+            table.update(dict.fromkeys(range(lo, hi + 1), extra))
+    return table
+
+
 IMAGE_BLOCK_CHARS = 8000
 """OpenClaw counts an image in user, tool-result and custom content as 2,000 tokens."""
 _OMIT_IMAGE = "[image data omitted from summary input]"
@@ -84,7 +93,8 @@ def estimate_string_chars(text: str) -> int:
     n = js_len(text)
     if text.isascii():
         return n
-    return n + sum(_CJK_EXTRA.get(ord(c), 0) for c in text if ord(c) > 127)
+    extra = _cjk_extra()
+    return n + sum(extra.get(ord(c), 0) for c in text if ord(c) > 127)
 
 
 def _content_chars(content: Any) -> int:
