@@ -569,9 +569,6 @@ def file_identity(path: str | os.PathLike[str]) -> Identity | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-_identity = file_identity
-
-
 def _changed(target: Path, when: str) -> FileChangedError:
     return FileChangedError(f"{target} changed {when} (the agent wrote it); nothing was replaced")
 
@@ -603,15 +600,15 @@ def atomic_write(
         is kept; it holds the agent's version). Read it again and retry.
     """
     target = Path(path)
-    if expect is not None and _identity(target) != expect:
-        raise _changed(target, "since it was read")
-    existed = target.exists()
-    saved: Path | None = None
-    before = _identity(target)
-    if backup and existed:
-        saved, before = make_verified_backup(target)
+    before = file_identity(target)
     if expect is not None and before != expect:
         raise _changed(target, "since it was read")
+    existed = before is not None
+    saved: Path | None = None
+    if backup and existed:
+        saved, before = make_verified_backup(target)  # the identity of what it copied
+        if expect is not None and before != expect:
+            raise _changed(target, "since it was read")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -620,7 +617,7 @@ def atomic_write(
             os.fsync(fh.fileno())
         if target.exists():
             os.chmod(tmp, target.stat().st_mode & 0o777)
-        if _identity(target) != before:
+        if file_identity(target) != before:
             # someone (the agent) wrote meanwhile: replacing now would lose that write
             raise _changed(target, "while it was being replaced")
         os.replace(tmp, target)

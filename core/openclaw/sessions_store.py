@@ -302,8 +302,8 @@ def update_sessions_store(
         current = parse_sessions_store(on_disk, name)
         raw = apply_changes(current.raw, changes)
         data = render_sessions_store(raw, trailing_newline=current.trailing_newline)
-        if stamp is None or file_identity(name) != stamp:
-            continue  # written while we read it: read it again
+        if stamp is None:
+            continue  # replaced while we read it: read it again (atomic_write checks the rest)
         try:
             saved = atomic_write(name, data, backup=backup, expect=stamp)
         except FileChangedError:
