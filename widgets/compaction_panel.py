@@ -34,6 +34,7 @@ from core.compaction.run import (
     CompactionRefused,
     CompactionRun,
     RecentlyModified,
+    SummaryFailed,
     check_before_write,
     compact,
     compaction_job,
@@ -316,17 +317,21 @@ class CompactionPanel(CompactionDisplay):
         if self._confirm is None:
             self.set_message("Cannot write: no confirmation dialog is available.", error=True)
             return
-        force = self.force_check.isChecked()
-        try:
-            check_before_write(
-                result, target.session, allow_recent=force, allow_fallback=allow_fallback
-            )
-        except CompactionRefused as exc:
-            self._refused(exc)
+        if result.failure is not None and not allow_fallback:
+            # decided at once: a failure is never written unless the fallback is asked for
+            self._refused(SummaryFailed(result, result.failure))
             return
+        force = self.force_check.isChecked()
         self._allow_fallback = allow_fallback
 
         def prepare(_progress: Progress, cancelled: CancelCheck) -> Any:
+            # the refusals read files (sessions.json, lock files): off the GUI thread
+            try:
+                check_before_write(
+                    result, target.session, allow_recent=force, allow_fallback=allow_fallback
+                )
+            except CompactionRefused as exc:
+                return exc
             return planned_writes(
                 result, target.session, store_dir=target.store_dir, update_store=True
             )
@@ -479,7 +484,10 @@ class CompactionPanel(CompactionDisplay):
         )
         self.summary_ready.emit(result)
 
-    def _on_writes_prepared(self, writes: list[Any]) -> None:
+    def _on_writes_prepared(self, writes: list[Any] | CompactionRefused) -> None:
+        if isinstance(writes, CompactionRefused):
+            self._refused(writes)
+            return
         result, target, confirm = self._result, self._target, self._confirm
         if result is None or target is None or confirm is None:
             return

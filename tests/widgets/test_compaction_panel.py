@@ -297,8 +297,8 @@ def test_v1_transcript_write_is_refused(qtbot, fixture_copy):
     panel = _panel(qtbot, confirm)
     _planned(qtbot, panel, target_for(load_transcript(fixture_copy)))
     _run(qtbot, panel)
-    panel.write()
-    assert "v1 transcript" in panel.message_label.text()
+    panel.write()  # the refusals read files: decided in the prepare job
+    qtbot.waitUntil(lambda: "v1 transcript" in panel.message_label.text(), timeout=10_000)
     assert panel.message_label.isVisibleTo(panel)
     assert confirm.calls == [] and fixture_copy.read_bytes() == before
     assert _backups(fixture_copy) == []
@@ -314,7 +314,7 @@ def test_recently_modified_refused_until_forced(qtbot, demo):
     _planned(qtbot, panel, target_from_dataset(data, session))
     _run(qtbot, panel)
     panel.write()
-    assert "mid-turn" in panel.message_label.text()
+    qtbot.waitUntil(lambda: "mid-turn" in panel.message_label.text(), timeout=10_000)
     assert "Write even if" in panel.message_label.text()
     assert confirm.calls == [] and transcript.read_bytes() == before
     panel.force_check.setChecked(True)
@@ -471,7 +471,9 @@ def test_a_failed_summary_shows_why_and_write_is_disabled_until_retry(qtbot, dem
     assert not panel.write_button.isEnabled() and not panel.write_action.isEnabled()
     assert panel.fallback_button.isEnabled() and panel.retry_button.isEnabled()
     assert panel.other_button.isEnabled() and panel.discard_button.isEnabled()
-    panel.write()  # Ctrl+S is refused too
+    panel.write()  # Ctrl+S is refused too, at once
+    assert panel.message_label.text().startswith("Not written:")
+    assert panel._active is None  # no job started
     qtbot.wait(100)
     assert confirm.calls == [] and _snapshot(*files) == before
     assert _backups(files[0]) == []
