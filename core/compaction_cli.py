@@ -24,7 +24,7 @@ from core.discovery import discover
 from core.openclaw.config import OpenClawConfig, load_openclaw_config
 from core.problems import FormatError
 from core.transcript import load_transcript
-from core.transcript.provider import SYNTHETIC_KEY
+from core.transcript.provider import as_sent
 
 if TYPE_CHECKING:
     import argparse
@@ -410,8 +410,7 @@ def _agent_message(item: Any) -> dict[str, Any]:
     """A context item as pi's AgentMessage (summaries and custom messages as pi makes them)."""
     entry, message = item.entry, item.message
     if entry.type == "message":
-        # a synthetic result as pi sends it, without memlens's marker
-        return {k: v for k, v in message.raw.items() if k != SYNTHETIC_KEY}
+        return as_sent(message)  # a synthetic result without memlens's marker
     if entry.type == "compaction":
         return {
             "role": "compactionSummary",

@@ -38,7 +38,7 @@ from core.recall import batch_bm25
 from core.recall import block as recall_block
 from core.recall.tokenize import tokenize
 from core.redact import redact
-from core.transcript.provider import SYNTHETIC_KEY, is_synthetic
+from core.transcript.provider import as_sent
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -111,10 +111,7 @@ class TrimResult:
 
     def kept_raw(self) -> list[dict[str, Any]]:
         """The kept messages as the session file holds them (as pi sends a synthetic one)."""
-        return [
-            {k: v for k, v in m.raw.items() if k != SYNTHETIC_KEY} if is_synthetic(m) else m.raw
-            for m in self.kept_messages()
-        ]
+        return [as_sent(m) for m in self.kept_messages()]
 
     def counts(self) -> dict[str, int]:
         """How many messages got each decision."""

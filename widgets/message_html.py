@@ -184,10 +184,6 @@ class EntryRenderer:
         """*text* in the muted colour."""
         return f'<span style="color:{self.t.muted}">{esc(text)}</span>'
 
-    def warning(self, text: str) -> str:
-        """*text* (escaped) set apart as a warning."""
-        return f'<span style="color:{self.t.colour("error")};font-weight:600;">{esc(text)}</span>'
-
     def title(self, role: str, text: str, mono: bool = False) -> str:
         """A block title in *role*'s colour."""
         family = f"font-family:'{esc(self.t.mono)}';" if mono else ""
@@ -290,10 +286,11 @@ class EntryRenderer:
             bits += [msg.model, f"stop: {msg.stop_reason}" if msg.stop_reason else ""]
         first = " · ".join(esc(b) for b in bits if b)
         if entry.recovered:
-            first += "<br>" + self.warning(
+            first += "<br>" + self.title(
+                "error",
                 f"Never seen by the agent: it cannot parse line {entry.line} (objects run "
                 "together), or the file's header line, and drops it. memlens shows it, but "
-                "leaves it out of every replayed context, token count, plan and trim."
+                "leaves it out of every replayed context, token count, plan and trim.",
             )
         if msg is None:
             return f"{pill}&nbsp;&nbsp;{first}"

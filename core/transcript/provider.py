@@ -53,6 +53,12 @@ def _synthetic_result(call: Block, timestamp: int | None = None) -> Message:
     return msg
 
 
+def as_sent(message: Message) -> dict[str, Any]:
+    """The message's JSON as pi sends it: a synthetic one without memlens's marker."""
+    raw = message.raw
+    return {k: v for k, v in raw.items() if k != SYNTHETIC_KEY} if SYNTHETIC_KEY in raw else raw
+
+
 def is_synthetic(message: Message) -> bool:
     """True for a message memlens made (a synthetic tool result), never in the file."""
     return isinstance(message.raw.get(SYNTHETIC_KEY), dict)
