@@ -450,7 +450,7 @@ DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
-    "backups",
+    "backups", "memory",
 )  # fmt: skip
 
 
@@ -729,9 +729,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     from core.backups_cli import register as register_backups
     from core.fact_cli import register as register_fact
+    from core.memory_cli import register as register_memory
 
     register_fact(sub)
     register_backups(sub)
+    register_memory(sub)
     p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", _cmd_demo)
     p.add_argument("dir", metavar="DIR", help="the folder to write to (created if missing)")
     p.add_argument(
