@@ -22,8 +22,8 @@ from core.compaction.provider import ProviderChoice, Timeouts
 from core.compaction.target import target_from_dataset
 from core.dataset import summarize
 from core.fact_sources import MessageIndex, SourceHit, fact_sources
+from core.openclaw.agentdb import load_session_ref
 from core.problems import FormatError
-from core.transcript import load_transcript
 from widgets.record_model import RecordRole
 from widgets.write_preview import confirm_with_dialog
 
@@ -131,7 +131,7 @@ class Manager(QObject):
         if data is None:
             return None
         try:
-            session = load_transcript(path)
+            session = load_session_ref(path)
         except FormatError as exc:
             self.w.place_label.setText(f"Could not reload {path}: {exc}")
             return None
@@ -139,7 +139,11 @@ class Manager(QObject):
             if old.path == path:
                 data.sessions[i] = session
                 agent = data.summaries[i].agent
-                data.summaries[i] = summarize(session, agent, os.path.getmtime(path))
+                prev = data.summaries[i]
+                modified = os.path.getmtime(path) if os.path.isfile(path) else prev.modified
+                data.summaries[i] = summarize(
+                    session, agent, modified, storage=prev.storage, key=prev.key
+                )
                 break
         self.sync_message_index(data)
         shown = self.w.inspector.session

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 from core import __version__, hashembed, jsonio
 from core.compaction_cli import CompactionCliError
 from core.dataset import DataSet, load_dataset
+from core.openclaw.agentdb import load_session_ref, split_session_path
 from core.openclaw.memindex import open_memory_index
 from core.problems import FormatError
 from core.recall_cli import RecallCliError
 from core.timefmt import utc_minute, utc_minute_ms
-from core.transcript import compactions, context_at, context_size, load_transcript
+from core.transcript import compactions, context_at, context_size
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -107,6 +108,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         "vectors": len(data.vectors.ids) if data.vectors else 0,
         "vector_dim": data.vectors.dim if data.vectors else None,
         "facts": facts,
+        "stores": _stores(data),
         "memory_indexes": [_index_summary(p) for p in data.discovery.memory_indexes],
         "config": str(data.discovery.config) if data.discovery.config else None,
         "tokens": {
@@ -130,6 +132,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
                 f" {seg.evicted_count} over maxSegments)  vectors: {payload['vectors']}"
             )
         lines.append("facts: " + ", ".join(f"{v} {k}" for k, v in facts.items()))
+        lines.extend(f"store {s['agent']}: {s['era']} at {s['path']}" for s in payload["stores"])
         for index in payload["memory_indexes"]:
             parts = [
                 f"{s['source']} {s['files']} files/{s['chunks']} chunks" for s in index["sources"]
@@ -151,6 +154,36 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
     _out(args, payload, text)
     return 0
+
+
+def _stores(data: DataSet) -> list[dict[str, Any]]:
+    """Where each agent's sessions live and which era of OpenClaw wrote them."""
+    out: list[dict[str, Any]] = [
+        {**db.to_json(), "era": f"SQLite agent database, {db.describe()}"} for db in data.databases
+    ]
+    for agent in data.discovery.agents:
+        if agent.transcripts or agent.sessions_json is not None:
+            out.append(
+                {
+                    "agent": agent.name,
+                    "path": str(agent.sessions_dir),
+                    "kind": "jsonl",
+                    "era": f"JSONL transcripts ({len(agent.transcripts)})"
+                    + (" and sessions.json" if agent.sessions_json is not None else ""),
+                    "sessions": len(agent.transcripts),
+                }
+            )
+        if agent.archives:
+            out.append(
+                {
+                    "agent": agent.name,
+                    "path": str(agent.sessions_dir),
+                    "kind": "archive",
+                    "era": f"archived transcripts ({len(agent.archives)})",
+                    "sessions": len(agent.archives),
+                }
+            )
+    return out
 
 
 def _index_summary(path: Path) -> dict[str, Any]:
@@ -202,13 +235,14 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
     def text() -> str:
         head = (
             f"{'agent':<10} {'session':<36} {'v':>1} {'msgs':>6} {'comp':>4} "
-            f"{'tokens':>8} {'modified':<16}"
+            f"{'tokens':>8} {'modified':<16} {'store':<7} where"
         )
         lines = [head]
         for s in rows:
             lines.append(
                 f"{s.agent[:10]:<10} {s.id[:36]:<36} {s.version:>1} {s.messages:>6} "
-                f"{s.compactions:>4} {s.tokens_estimated:>8} {_fmt_time(s.modified):<16}"
+                f"{s.compactions:>4} {s.tokens_estimated:>8} {_fmt_time(s.modified):<16} "
+                f"{s.storage:<7} {s.path}"
             )
         return "\n".join(lines)
 
@@ -220,11 +254,11 @@ def _cmd_sessions(args: argparse.Namespace) -> int:
 def _open_session(ref: str, data_dir: str | None) -> Session:
     if data_dir:
         return load_dataset(data_dir).session(ref)
-    if not Path(ref).exists():
+    if not Path(ref).exists() and split_session_path(ref) is None:
         raise CliError(f"{ref}: no such transcript (give a path, or --data DIR with a session id)")
     if Path(ref).is_dir():
         raise CliError(f"{ref}: is a folder; give a transcript, or --data {ref} SESSION_ID")
-    return load_transcript(ref)
+    return load_session_ref(ref)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:

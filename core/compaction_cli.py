@@ -21,9 +21,9 @@ from core.compaction.settings import summary_instructions
 from core.compaction.summarize import LLMSummarizer, OfflineSummarizer
 from core.dataset import load_dataset
 from core.discovery import discover
+from core.openclaw.agentdb import load_session_ref, split_session_path
 from core.openclaw.config import OpenClawConfig, load_openclaw_config
 from core.problems import FormatError
-from core.transcript import load_transcript
 from core.transcript.provider import as_sent
 
 if TYPE_CHECKING:
@@ -57,11 +57,12 @@ def open_session(args: argparse.Namespace) -> tuple[Session, Path | None, OpenCl
         home = dataset.discovery.path if dataset.discovery.kind == "openclaw-home" else None
     else:
         path = Path(args.session)
-        if not path.exists():  # a FIFO, a device or a folder: load_transcript names it
+        if not path.exists() and split_session_path(args.session) is None:
+            # a FIFO, a device or a folder: load_session_ref names it
             raise CompactionCliError(
                 f"{args.session}: no such transcript (give a path, or --data DIR with a session id)"
             )
-        session = load_transcript(path)
+        session = load_session_ref(args.session)
         home = _home_of(path)
     store = None
     config = None

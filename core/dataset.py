@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.discovery import Discovery, discover
 from core.jobs import Cancelled, Progress
+from core.openclaw.agentdb import AgentDb, load_archive
 from core.openclaw.config import MemoryContextConfig, OpenClawConfig, load_openclaw_config
 from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.problems import FormatError, Problem
@@ -51,6 +52,11 @@ class SessionSummary:
     size: int
     name: str = ""
     model: str = ""
+    storage: str = "jsonl"
+    """Where the session lives: ``jsonl`` (a transcript file), ``sqlite`` (OpenClaw
+    2026.9+'s agent database) or ``archive`` (an archived transcript, file or row)."""
+    key: str | None = None
+    """The session key (``agent:main:main``) when the store names one."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``info --json`` and ``sessions --json``."""
@@ -58,6 +64,8 @@ class SessionSummary:
             "agent": self.agent,
             "id": self.id,
             "path": self.path,
+            "storage": self.storage,
+            "key": self.key,
             "version": self.version,
             "entries": self.entries,
             "messages": self.messages,
@@ -74,7 +82,14 @@ class SessionSummary:
         }
 
 
-def summarize(session: Session, agent: str, modified: float) -> SessionSummary:
+def summarize(
+    session: Session,
+    agent: str,
+    modified: float,
+    *,
+    storage: str = "jsonl",
+    key: str | None = None,
+) -> SessionSummary:
     """Figures of a loaded session."""
     items = context_at(session)
     size = context_size(items)
@@ -111,11 +126,48 @@ def summarize(session: Session, agent: str, modified: float) -> SessionSummary:
         size=session.size,
         name=name,
         model=model,
+        storage=storage,
+        key=key,
     )
 
 
 def _tokens(entry: Entry) -> int:
     return estimate_message(entry.message) if entry.message else 0
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseInfo:
+    """One OpenClaw agent database as loaded: which era, how it was opened."""
+
+    agent: str
+    path: str
+    schema: int
+    app_version: str | None
+    mode: str
+    """``ro``, ``immutable`` or ``snapshot`` (see :mod:`core.openclaw.sqlite_ro`)."""
+    sessions: int
+    events: int
+
+    def describe(self) -> str:
+        """``main: schema 23 (OpenClaw 2026.9.6), 3 sessions, 120 events``."""
+        app = f" (OpenClaw {self.app_version})" if self.app_version else ""
+        return (
+            f"{self.agent}: schema {self.schema}{app}, {self.sessions} sessions, "
+            f"{self.events} events"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape of ``info --json``."""
+        return {
+            "agent": self.agent,
+            "path": self.path,
+            "kind": "openclaw-agent-sqlite",
+            "schema": self.schema,
+            "app_version": self.app_version,
+            "open_mode": self.mode,
+            "sessions": self.sessions,
+            "events": self.events,
+        }
 
 
 @dataclass(slots=True)
@@ -130,7 +182,10 @@ class DataSet:
     knowledge: KnowledgeLog | None = None
     config: OpenClawConfig | None = None
     stores: dict[str, SessionStore] = field(default_factory=dict)
-    """``sessions.json`` of each agent that has one."""
+    """``sessions.json`` of each agent that has one; an agent database's session rows
+    under ``<agent> (sqlite)``."""
+    databases: list[DatabaseInfo] = field(default_factory=list)
+    """The OpenClaw agent databases read (2026.9+)."""
     problems: list[Problem] = field(default_factory=list)
 
     def session(self, ref: str) -> Session:
@@ -179,7 +234,13 @@ def load_dataset(
     found = discover(path)
     data = DataSet(found)
     data.problems.extend(found.problems)
-    steps = len(found.transcripts) + (3 if found.memory_context else 0) + 1
+    steps = (
+        len(found.transcripts)
+        + sum(len(a.archives) for a in found.agents)
+        + len(found.databases)
+        + (3 if found.memory_context else 0)
+        + 1
+    )
     done = 0
 
     def step(label: str) -> None:
@@ -217,6 +278,12 @@ def load_dataset(
             data.sessions.append(session)
             data.summaries.append(summarize(session, agent.name, modified))
             data.problems.extend(session.problems)
+        if agent.database is not None:
+            step(f"{agent.name}/{agent.database.name}")
+            _load_database(data, agent.name, agent.database, cancelled)
+        for archive in agent.archives:
+            step(f"{agent.name}/{archive.name}")
+            _load_archive(data, agent.name, archive)
     store = found.memory_context
     if store is not None:
         step("segments.jsonl")
@@ -247,6 +314,63 @@ def load_dataset(
     if progress is not None:
         progress(steps, steps, "done")
     return data
+
+
+def _load_database(
+    data: DataSet, agent: str, path: Path, cancelled: Callable[[], bool] | None
+) -> None:
+    """Every session of an OpenClaw agent database, read-only; problems name the file."""
+    try:
+        db = AgentDb(path, agent)
+    except FormatError as exc:
+        _add_error(data, exc)
+        return
+    with db:
+        try:
+            rows = db.sessions()
+        except FormatError as exc:
+            _add_error(data, exc)
+            return
+        data.stores[f"{agent} (sqlite)"] = db.store(rows)
+        data.databases.append(
+            DatabaseInfo(
+                agent, str(path), db.schema_version, db.app_version, db.mode, len(rows),
+                sum(r.events for r in rows),
+            )
+        )  # fmt: skip
+        for row in rows:
+            if cancelled is not None and cancelled():
+                raise Cancelled(f"{agent}/{row.session_id}")
+            if not row.events:
+                continue
+            try:
+                session = db.load_session(row.session_id)
+            except FormatError as exc:
+                _add_error(data, exc)
+                continue
+            modified = (row.updated_ms or 0) / 1000
+            data.sessions.append(session)
+            data.summaries.append(
+                summarize(session, agent, modified, storage="sqlite", key=row.key)
+            )
+            data.problems.extend(session.problems)
+        data.problems.extend(db.problems)
+
+
+def _load_archive(data: DataSet, agent: str, path: Path) -> None:
+    """An archived transcript file (plain or zstd), read-only."""
+    try:
+        session = load_archive(path)
+        modified = path.stat().st_mtime
+    except FormatError as exc:
+        _add_error(data, exc)
+        return
+    except OSError as exc:
+        data.problems.append(Problem(str(path), 0, f"cannot read: {exc}"))
+        return
+    data.sessions.append(session)
+    data.summaries.append(summarize(session, agent, modified, storage="archive"))
+    data.problems.extend(session.problems)
 
 
 def _add_error(data: DataSet, exc: FormatError) -> None:

@@ -7,6 +7,7 @@ single transcript.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -16,6 +17,10 @@ from core.safe_read import NotRegularFile, open_regular, skip_message, special_k
 
 Kind = Literal["openclaw-home", "pi-sessions", "memory-context", "transcript"]
 STORE_FILES = ("segments.jsonl", "knowledge.jsonl", "vectors.bin")
+AGENT_DB = "openclaw-agent.sqlite"
+_ARCHIVE_STAMP = re.compile(
+    r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z(?:\.[0-9a-f]{32})?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +31,11 @@ class AgentDir:
     sessions_dir: Path
     transcripts: tuple[Path, ...]
     sessions_json: Path | None = None
+    database: Path | None = None
+    """OpenClaw 2026.9+: ``agents/<id>/agent/openclaw-agent.sqlite``, where session rows
+    and transcripts live (read-only to memlens)."""
+    archives: tuple[Path, ...] = ()
+    """Archived transcript files in ``sessions/`` (``<id>.jsonl.reset.<time>[.zst]``...)."""
 
 
 @dataclass(slots=True)
@@ -54,14 +64,24 @@ class Discovery:
 
     @property
     def transcripts(self) -> list[Path]:
-        """Every transcript found, agent by agent."""
+        """Every transcript file found, agent by agent (not those in databases)."""
         return [t for a in self.agents for t in a.transcripts]
+
+    @property
+    def databases(self) -> list[Path]:
+        """Every OpenClaw agent database found (2026.9+)."""
+        return [a.database for a in self.agents if a.database is not None]
 
     def describe(self) -> str:
         """One paragraph saying what was found."""
         parts = [f"{self.path}: {self.kind}"]
         if self.agents:
             parts.append(f"{len(self.agents)} agent(s), {len(self.transcripts)} transcript(s)")
+        if self.databases:
+            parts.append(f"{len(self.databases)} agent database(s)")
+        archives = sum(len(a.archives) for a in self.agents)
+        if archives:
+            parts.append(f"{archives} archived transcript(s)")
         if self.memory_context:
             present = [f for f in STORE_FILES if (self.memory_context / f).exists()]
             parts.append(
@@ -86,6 +106,29 @@ def _jsonl_files(folder: Path, found: Discovery | None = None) -> tuple[Path, ..
         if p.is_file():
             files.append(p)
     return tuple(sorted(files))
+
+
+def is_archive_name(name: str) -> bool:
+    """True for OpenClaw's archived transcript names (``x.jsonl.reset.<time>[.<hash>][.zst]``).
+
+    As OpenClaw's ``isRetainedSessionTranscriptArchiveName`` (2026.9.6,
+    ``src/config/sessions/artifacts.ts``): reasons ``reset``, ``deleted`` and ``bak``.
+    """
+    base = name.removesuffix(".zst")
+    for reason in ("reset", "deleted", "bak"):
+        marker = f".jsonl.{reason}."
+        index = base.rfind(marker)
+        if index > 0 and _ARCHIVE_STAMP.match(base[index + len(marker) :]):
+            return True
+    return False
+
+
+def _archive_files(folder: Path, found: Discovery) -> tuple[Path, ...]:
+    try:
+        names = [p for p in folder.iterdir() if is_archive_name(p.name)]
+    except OSError:
+        return ()
+    return tuple(sorted(p for p in names if not found.skip_special(p) and p.is_file()))
 
 
 def looks_like_transcript(path: Path) -> bool:
@@ -115,15 +158,19 @@ def _openclaw_home(root: Path, found: Discovery) -> None:
             agent_dirs = []
         for agent in agent_dirs:
             sessions = agent / "sessions"
-            if not sessions.is_dir():
+            db = agent / "agent" / AGENT_DB
+            has_db = not found.skip_special(db) and db.is_file()
+            if not sessions.is_dir() and not has_db:
                 continue
             store = sessions / "sessions.json"
             found.agents.append(
                 AgentDir(
                     agent.name,
                     sessions,
-                    _jsonl_files(sessions, found),
+                    _jsonl_files(sessions, found) if sessions.is_dir() else (),
                     store if not found.skip_special(store) and store.is_file() else None,
+                    db if has_db else None,
+                    _archive_files(sessions, found) if sessions.is_dir() else (),
                 )
             )
     memory = root / "memory"
@@ -138,6 +185,8 @@ def _openclaw_home(root: Path, found: Discovery) -> None:
             found.problems.append(Problem(str(memory), 0, f"cannot list: {exc.strerror or exc}"))
             indexes = []
         found.memory_indexes = [p for p in indexes if not found.skip_special(p)]
+    # OpenClaw 2026.9+ keeps each agent's memory index in its database, newest first
+    found.memory_indexes[:0] = [a.database for a in found.agents if a.database is not None]
     config = root / "openclaw.json"
     if not found.skip_special(config) and config.is_file():
         found.config = config
@@ -176,6 +225,14 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     if root.is_file():
         if root.name in STORE_FILES:
             return discover(root.parent)
+        if root.name == AGENT_DB:  # agents/<id>/agent/openclaw-agent.sqlite
+            agent = root.parent.parent.name if root.parent.name == "agent" else root.parent.name
+            return Discovery(
+                root,
+                "openclaw-home",
+                [AgentDir(agent, root.parent, (), database=root)],
+                memory_indexes=[root],
+            )
         if looks_like_transcript(root):
             return Discovery(root, "transcript", [AgentDir(root.parent.name, root.parent, (root,))])
         raise FormatError(name, "not a pi transcript: the first line is not a session header")

@@ -1,4 +1,7 @@
-"""Load a pi / OpenClaw transcript (JSONL, versions 1 to 3) into a :class:`Session`.
+"""Load a pi / OpenClaw transcript (versions 1 to 4) into a :class:`Session`.
+
+pi writes versions 1 to 3 (JSONL); OpenClaw 2026.9's headers are version 4 (rows of
+its database, :mod:`core.openclaw.agentdb`).
 
 Migration happens in memory only: v1 entries get ids derived from the session
 id and their position (stable from run to run), parentIds chaining them in file
@@ -32,6 +35,10 @@ KNOWN_TYPES = frozenset(
     }
 )
 
+
+CURRENT_VERSION = 4
+"""The newest header version known: OpenClaw 2026.9's (``CURRENT_SESSION_VERSION``);
+pi writes 3. Entries of versions 3 and 4 read alike."""
 
 _NONE: list[Problem] = []  # never appended to: the answer when all is well
 
@@ -124,6 +131,17 @@ def parse_transcript(data: bytes, name: str) -> Session:
         return _parse(read_jsonl(data, name), name)
 
 
+def parse_read(read: JsonlRead, name: str) -> Session:
+    """Build a :class:`Session` from objects already read (a JSONL file, database rows).
+
+    Raises
+    ------
+    FormatError
+        When the first object is not a session header.
+    """
+    return _parse(read, name)
+
+
 def _parse(read: JsonlRead, name: str) -> Session:
     problems = read.problems
     objects = read.objects
@@ -156,13 +174,13 @@ def _parse(read: JsonlRead, name: str) -> Session:
         )
     raw_version = header.get("version", 1)
     version = raw_version if isinstance(raw_version, int) and raw_version > 0 else 1
-    if version > 3:
+    if version > CURRENT_VERSION:
         problems.append(
             Problem(
                 name,
                 first.line,
-                f"transcript version {raw_version} is newer than memlens knows (3); "
-                "read as version 3",
+                f"transcript version {raw_version} is newer than memlens knows "
+                f"({CURRENT_VERSION}); read as version {CURRENT_VERSION}",
                 "warning",
             )
         )

@@ -100,6 +100,12 @@ class Session:
     agent_readable: bool = True
     """False when the header's line holds objects run together: the agent cannot
     parse it, so it sees no session in the file (every entry is ``recovered``)."""
+    db: str | None = None
+    """The OpenClaw database the session was read from (``path`` is then
+    ``<db>#<session id>`` and each entry's ``line`` its event ``seq``); None for a
+    JSONL file. memlens never writes to a database."""
+    db_seq: int = -1
+    """Highest event ``seq`` read from the database."""
 
     def __post_init__(self) -> None:
         if not self.by_id:

@@ -77,6 +77,8 @@ SESSION_KEYS = {  # a session row of `info` and `sessions` (SessionSummary.to_js
     "agent",
     "id",
     "path",
+    "storage",
+    "key",
     "version",
     "entries",
     "messages",

@@ -1,0 +1,561 @@
+"""Current OpenClaw's per-agent database, ``agents/<id>/agent/openclaw-agent.sqlite``.
+
+OpenClaw 2026.9 keeps session rows and transcripts in SQLite (docs/notes/openclaw-sqlite.md):
+
+* ``session_nodes``: one row per session key; ``entry_json`` is what ``sessions.json``
+  held per key (token counters, model, compactionCount...);
+* ``session_windows``: one row per transcript generation (session id), with its
+  channel, conversation, model and lifecycle timestamps;
+* ``transcript_events``: the transcript, one row per entry ordered by ``seq`` (the
+  header is seq 0). A row holds ``event_json``, or (schema 23, events of 1 kB and more)
+  a zstd frame ``event_zstd`` of ``event_utf8_bytes`` bytes with ``navigation_json``, a
+  content-less projection of the entry;
+* ``session_transcript_fts``: OpenClaw's full-text index of user and assistant text.
+
+Everything is read through :class:`core.openclaw.sqlite_ro.ReadOnlyDb`: memlens never
+writes here. A transcript becomes the same :class:`core.transcript.model.Session` as a
+JSONL file, so every view works on it; its ``path`` is ``<database>#<session id>`` and
+the ``line`` of its entries and problems is the event's ``seq``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from core import jsonio
+from core.jsonio import JsonlObject, JsonlRead, as_int, gc_paused
+from core.openclaw.sessions_store import SessionEntry, SessionStore
+from core.openclaw.sqlite_ro import ReadOnlyDb
+from core.problems import FormatError, Problem
+from core.transcript.loader import parse_read
+
+if TYPE_CHECKING:
+    import sqlite3
+    from types import TracebackType
+
+    from core.transcript.model import Session
+
+DB_NAME = "openclaw-agent.sqlite"
+KNOWN_SCHEMA = 23
+"""``OPENCLAW_AGENT_SCHEMA_VERSION`` of OpenClaw 2026.9.6."""
+SEP = "#"
+"""Between the database path and the session id in a session's ``path``."""
+
+_WINDOW_COLUMNS = (
+    "session_key", "previous_session_id", "reason", "session_scope", "created_at",
+    "updated_at", "transcript_updated_at", "started_at", "ended_at", "status", "chat_type",
+    "channel", "account_id", "primary_conversation_id", "model_provider", "model",
+    "agent_harness_id", "parent_session_key", "spawned_by", "display_name",
+)  # fmt: skip
+_NODE_COLUMNS = (
+    "session_key", "current_session_id", "entry_json", "updated_at", "status", "created_at",
+    "label", "display_name", "archived_at", "last_interaction_at", "last_activity_at",
+)  # fmt: skip
+
+
+def session_path(db: str | os.PathLike[str], session_id: str) -> str:
+    """The ``path`` memlens gives a session stored in *db*."""
+    return f"{os.fspath(db)}{SEP}{session_id}"
+
+
+def split_session_path(path: str) -> tuple[str, str] | None:
+    """``(database, session id)`` for a path made by :func:`session_path`, else None."""
+    db, sep, sid = path.rpartition(SEP)
+    if not sep or not sid or not db.endswith(".sqlite"):
+        return None
+    return db, sid
+
+
+def is_agent_db(path: str | os.PathLike[str]) -> bool:
+    """True for a file named like OpenClaw's per-agent database."""
+    return os.path.basename(os.fspath(path)) == DB_NAME
+
+
+@dataclass(frozen=True, slots=True)
+class DbSession:
+    """One transcript of the database: its window row and its session key's row."""
+
+    session_id: str
+    key: str | None
+    """The session key (``agent:main:explicit:s1``) whose current window this is, or
+    whose window it was (``previous`` generations keep their key)."""
+    current: bool
+    """True when the key's ``current_session_id`` is this session."""
+    window: dict[str, Any]
+    entry: dict[str, Any]
+    """The key's ``entry_json`` (the old ``sessions.json`` entry); {} when absent."""
+    events: int
+    max_seq: int
+    """Highest ``seq`` (-1 without events)."""
+    bytes: int
+    """Sum of ``event_utf8_bytes`` (the transcript's size as JSON)."""
+
+    @property
+    def channel(self) -> str | None:
+        """The window's channel (``telegram``...), if any."""
+        value = self.window.get("channel")
+        return value if isinstance(value, str) else None
+
+    @property
+    def updated_ms(self) -> int | None:
+        """When the transcript last changed (epoch ms)."""
+        for key in ("transcript_updated_at", "updated_at", "created_at"):
+            value = as_int(self.window.get(key))
+            if value is not None:
+                return value
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptHit:
+    """One match of OpenClaw's transcript full-text index."""
+
+    session_id: str
+    message_id: str | None
+    role: str | None
+    snippet: str
+    score: float
+    """``-bm25`` (higher is better), as OpenClaw's session search ranks."""
+    timestamp: int | None
+
+
+@dataclass(slots=True)
+class EventRead:
+    """Rows of one session read from ``transcript_events``."""
+
+    objects: list[JsonlObject] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    size: int = 0
+    max_seq: int = -1
+
+
+def _zstd() -> Any:
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - a dependency; said plainly if missing
+        return None
+    return zstandard.ZstdDecompressor()
+
+
+class AgentDb:
+    """A read-only handle on one agent database; use as a context manager or close()."""
+
+    def __init__(self, path: str | os.PathLike[str], agent: str | None = None) -> None:
+        self.path = os.fspath(path)
+        self.agent = agent or _agent_from_path(Path(self.path))
+        self._db = ReadOnlyDb(self.path)
+        self.problems: list[Problem] = []
+        try:
+            self._tables = self._db.tables()
+            self.schema_version = self._db.user_version()
+            self.app_version = self._app_version()
+            self._event_cols = self._columns("transcript_events")
+        except FormatError:
+            self._db.close()
+            raise
+        if "transcript_events" not in self._tables or "session_windows" not in self._tables:
+            self._db.close()
+            raise FormatError(
+                self.path,
+                "not an OpenClaw agent database: no transcript_events / session_windows table",
+            )
+        if self.schema_version > KNOWN_SCHEMA:
+            self.problems.append(
+                Problem(
+                    self.path,
+                    0,
+                    f"schema version {self.schema_version} is newer than memlens knows "
+                    f"({KNOWN_SCHEMA}, OpenClaw 2026.9.6); read what is recognisable",
+                    "warning",
+                )
+            )
+        self._decoder: Any = None
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def __enter__(self) -> AgentDb:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    @property
+    def mode(self) -> str:
+        """How the file is open: ``ro``, ``immutable`` or ``snapshot``."""
+        return self._db.mode
+
+    def refresh(self) -> bool:
+        """Reopen when a writer appeared or left (see :meth:`ReadOnlyDb.refresh`)."""
+        return self._db.refresh()
+
+    def _columns(self, table: str) -> set[str]:
+        if table not in self._tables:
+            return set()
+        return {str(r[1]) for r in self._db.rows(f'PRAGMA table_info("{table}")')}
+
+    def _app_version(self) -> str | None:
+        if "schema_meta" not in self._tables:
+            return None
+        try:
+            rows = self._db.rows("SELECT app_version FROM schema_meta WHERE role = 'agent'")
+        except FormatError:
+            return None
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def describe_version(self) -> str:
+        """``schema 23 (OpenClaw 2026.9.6)``."""
+        app = f" (OpenClaw {self.app_version})" if self.app_version else ""
+        return f"schema {self.schema_version}{app}"
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def sessions(self) -> list[DbSession]:
+        """Every transcript window, newest first, with its key's entry and event counts."""
+        return self._db.snapshot(self._sessions)  # type: ignore[no-any-return]
+
+    def _sessions(self, db: sqlite3.Connection) -> list[DbSession]:
+        wcols = self._columns("session_windows")
+        have_w = [c for c in _WINDOW_COLUMNS if c in wcols]
+        windows: dict[str, dict[str, Any]] = {}
+        sql = f"SELECT session_id, {', '.join(have_w)} FROM session_windows"
+        for row in db.execute(sql):
+            windows[str(row[0])] = dict(zip(have_w, row[1:], strict=True))
+        nodes: dict[str, dict[str, Any]] = {}
+        ncols = self._columns("session_nodes")
+        have_n = [c for c in _NODE_COLUMNS if c in ncols]
+        if "session_key" in have_n:
+            for row in db.execute(f"SELECT {', '.join(have_n)} FROM session_nodes"):
+                nodes[str(row[0])] = dict(zip(have_n, row, strict=True))
+        bytes_col = "sum(event_utf8_bytes)" if "event_utf8_bytes" in self._event_cols else "0"
+        counts: dict[str, tuple[int, int, int]] = {}
+        for sid, n, top, size in db.execute(
+            f"SELECT session_id, count(*), max(seq), {bytes_col} FROM transcript_events "
+            "GROUP BY session_id"
+        ):
+            counts[str(sid)] = (int(n), int(top), int(size or 0))
+        current = {
+            str(n.get("current_session_id")): key for key, n in nodes.items()
+        }
+        out = []
+        for sid in set(windows) | set(counts):
+            window = windows.get(sid, {})
+            key = current.get(sid) or window.get("session_key")
+            node = nodes.get(key) if isinstance(key, str) else None
+            entry = self._entry_json(node, key) if node is not None else {}
+            n, top, size = counts.get(sid, (0, -1, 0))
+            out.append(
+                DbSession(
+                    session_id=sid,
+                    key=key if isinstance(key, str) else None,
+                    current=sid in current,
+                    window=window,
+                    entry=entry,
+                    events=n,
+                    max_seq=top,
+                    bytes=size,
+                )
+            )
+        out.sort(key=lambda s: (-(s.updated_ms or 0), s.session_id))
+        return out
+
+    def _entry_json(self, node: dict[str, Any], key: str | None) -> dict[str, Any]:
+        raw = node.get("entry_json")
+        if not isinstance(raw, str):
+            return {}
+        try:
+            value = jsonio.loads(raw)
+        except jsonio.JSONDecodeError as exc:
+            self.problems.append(
+                Problem(self.path, 0, f"session {key}: entry_json is not JSON ({exc}); ignored")
+            )
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def store(self, sessions: list[DbSession] | None = None) -> SessionStore:
+        """The session rows as a :class:`SessionStore` (what ``sessions.json`` was).
+
+        Each entry is the key's ``entry_json`` with the window's promoted fields added
+        under names that ``sessions.json`` never used (``channel``, ``chatType``...
+        only when the entry lacks them).
+        """
+        rows = self.sessions() if sessions is None else sessions
+        raw: dict[str, Any] = {}
+        entries: dict[str, SessionEntry] = {}
+        for s in rows:
+            if s.key is None or not s.current:
+                continue
+            merged = dict(s.entry)
+            merged.setdefault("sessionId", s.session_id)
+            for col, name in (
+                ("channel", "channel"),
+                ("chat_type", "chatType"),
+                ("account_id", "accountId"),
+                ("primary_conversation_id", "conversationId"),
+                ("model_provider", "modelProvider"),
+                ("model", "model"),
+                ("started_at", "startedAt"),
+                ("ended_at", "endedAt"),
+                ("created_at", "createdAt"),
+                ("status", "status"),
+            ):
+                value = s.window.get(col)
+                if value is not None:
+                    merged.setdefault(name, value)
+            raw[s.key] = merged
+            entries[s.key] = SessionEntry(s.key, merged)
+        return SessionStore(self.path, raw, entries, tuple(self.problems))
+
+    # -- transcripts -------------------------------------------------------------------
+
+    def max_seqs(self) -> dict[str, int]:
+        """Highest ``seq`` of each session (cheap: the primary key index)."""
+        rows = self._db.rows(
+            "SELECT session_id, max(seq) FROM transcript_events GROUP BY session_id"
+        )
+        return {str(sid): int(top) for sid, top in rows}
+
+    def read_events(self, session_id: str, after_seq: int = -1) -> EventRead:
+        """The events of *session_id* with ``seq > after_seq``, decoded, in order."""
+        cols = self._event_cols
+        select = ", ".join(
+            c if c in cols else "NULL"
+            for c in ("seq", "event_json", "event_zstd", "event_utf8_bytes", "navigation_json")
+        )
+        rows = self._db.rows(
+            f"SELECT {select} FROM transcript_events WHERE session_id = ? AND seq > ? "
+            "ORDER BY seq",
+            (session_id, after_seq),
+        )
+        name = session_path(self.path, session_id)
+        out = EventRead(max_seq=after_seq)
+        loads = orjson.loads
+        for seq, text, frame, nbytes, nav in rows:
+            out.max_seq = seq
+            data: bytes | str | None = text
+            if data is None and frame is not None:
+                data = self._decode(name, seq, frame, nbytes, out)
+            if data is None:
+                value = _from_navigation(nav)
+                if value is None:
+                    out.problems.append(
+                        Problem(
+                            name, seq, "event has neither JSON nor a readable zstd frame; skipped"
+                        )
+                    )
+                    continue
+                out.problems.append(
+                    Problem(
+                        name,
+                        seq,
+                        "event content unreadable; shown from its navigation data, without "
+                        "its text",
+                        "warning",
+                    )
+                )
+                out.objects.append(JsonlObject(seq, value, seq))
+                continue
+            out.size += nbytes if isinstance(nbytes, int) else len(data)
+            try:
+                value = loads(data)
+            except orjson.JSONDecodeError as exc:
+                out.problems.append(Problem(name, seq, f"event is not JSON ({exc}); skipped"))
+                continue
+            out.objects.append(JsonlObject(seq, value, seq))
+        return out
+
+    def _decode(
+        self, name: str, seq: int, frame: bytes, nbytes: Any, out: EventRead
+    ) -> bytes | None:
+        if self._decoder is None:
+            self._decoder = _zstd()
+            if self._decoder is None:
+                out.problems.append(
+                    Problem(name, seq, "zstd event and no zstandard module: install zstandard")
+                )
+                return None
+        size = nbytes if isinstance(nbytes, int) and nbytes > 0 else 0
+        try:
+            if size:
+                data: bytes = self._decoder.decompress(frame, max_output_size=size)
+            else:
+                data = self._decoder.decompress(frame)
+        except Exception as exc:  # zstandard.ZstdError and bad frames
+            out.problems.append(Problem(name, seq, f"zstd frame cannot be decoded ({exc})"))
+            return None
+        if size and len(data) != size:
+            out.problems.append(
+                Problem(
+                    name,
+                    seq,
+                    f"zstd frame decodes to {len(data)} bytes, event_utf8_bytes says {size}",
+                )
+            )
+            return None
+        return data
+
+    def load_session(self, session_id: str) -> Session:
+        """The transcript of *session_id* as a :class:`Session` (read-only).
+
+        Raises
+        ------
+        FormatError
+            When the session has no events or its first event is not a session header.
+        """
+        name = session_path(self.path, session_id)
+        with gc_paused():
+            events = self.read_events(session_id)
+            if not events.objects:
+                raise FormatError(name, "no transcript events for this session")
+            read = JsonlRead(objects=events.objects, problems=events.problems, size=events.size)
+            session = parse_read(read, name)
+        session.db = self.path
+        session.db_seq = events.max_seq
+        return session
+
+    # -- transcript search -------------------------------------------------------------
+
+    def has_transcript_fts(self) -> bool:
+        """True when the database has OpenClaw's transcript full-text index."""
+        return "session_transcript_fts" in self._tables
+
+    def search_transcripts(
+        self, query: str, *, limit: int = 20, session_id: str | None = None
+    ) -> list[TranscriptHit]:
+        """Search ``session_transcript_fts`` as OpenClaw's session search does.
+
+        The query is split on whitespace, each token double-quoted, joined with AND;
+        ranked by ``-bm25`` with a 48-token snippet (docs/notes/openclaw-sqlite.md §6).
+        """
+        if not self.has_transcript_fts():
+            return []
+        tokens = [t for t in query.split() if t]
+        if not tokens:
+            return []
+        match = " AND ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+        cols = self._columns("session_transcript_fts")
+        role = "role" if "role" in cols else "NULL"
+        stamp = "timestamp" if "timestamp" in cols else "NULL"
+        sid_col = "session_id" if "session_id" in cols else "NULL"
+        mid_col = "message_id" if "message_id" in cols else "NULL"
+        where = "session_transcript_fts MATCH ?"
+        params: list[Any] = [match]
+        if session_id is not None and sid_col != "NULL":
+            where += " AND session_id = ?"
+            params.append(session_id)
+        params.append(limit)
+        text_col = _fts_text_column(cols)
+        sql = (
+            f"SELECT {sid_col}, {mid_col}, {role}, "
+            f"snippet(session_transcript_fts, {text_col}, '', '', ' … ', 48), "
+            f"-bm25(session_transcript_fts), {stamp} "
+            f"FROM session_transcript_fts WHERE {where} ORDER BY bm25(session_transcript_fts) "
+            "LIMIT ?"
+        )
+        try:
+            rows = self._db.rows(sql, params)
+        except FormatError as exc:
+            raise FormatError(self.path, f"transcript search failed: {exc.detail}") from exc
+        return [
+            TranscriptHit(
+                session_id=str(sid) if sid is not None else "",
+                message_id=str(mid) if mid is not None else None,
+                role=str(r) if r is not None else None,
+                snippet=str(snip or ""),
+                score=float(score or 0.0),
+                timestamp=as_int(ts),
+            )
+            for sid, mid, r, snip, score, ts in rows
+        ]
+
+
+def _fts_text_column(cols: set[str]) -> int:
+    # snippet() takes the column's index; the schema lists the text column first
+    return 0
+
+
+def _from_navigation(nav: Any) -> dict[str, Any] | None:
+    if not isinstance(nav, str):
+        return None
+    try:
+        value = jsonio.loads(nav)
+    except jsonio.JSONDecodeError:
+        return None
+    entry = value.get("navigation") if isinstance(value, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def _agent_from_path(path: Path) -> str:
+    # agents/<id>/agent/openclaw-agent.sqlite
+    parent = path.parent
+    if parent.name == "agent" and parent.parent.parent.name == "agents":
+        return parent.parent.name
+    return path.stem
+
+
+ARCHIVE_MAX_BYTES = 1 << 30
+"""Largest archived transcript memlens decompresses (1 GiB): a bigger one is refused."""
+
+
+def load_archive(path: str | os.PathLike[str]) -> Session:
+    """An archived transcript file: ``<id>.jsonl.<reason>.<time>``, zstd when ``.zst``.
+
+    Raises
+    ------
+    FormatError
+        When it cannot be read or decoded, or is not a transcript.
+    """
+    from core.safe_read import open_regular
+    from core.transcript.loader import load_transcript, parse_transcript
+
+    name = os.fspath(path)
+    if not name.endswith(".zst"):
+        return load_transcript(name)
+    decoder = _zstd()
+    if decoder is None:  # pragma: no cover - a dependency
+        raise FormatError(name, "a zstd archive and no zstandard module: install zstandard")
+    try:
+        with open_regular(name) as fh, decoder.stream_reader(fh) as reader:
+            data = reader.read(ARCHIVE_MAX_BYTES + 1)
+    except FileNotFoundError as exc:
+        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
+    except OSError as exc:
+        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
+    except Exception as exc:  # zstandard.ZstdError: a damaged frame
+        raise FormatError(name, f"not a readable zstd archive ({exc})") from exc
+    if len(data) > ARCHIVE_MAX_BYTES:
+        raise FormatError(name, f"decompresses to more than {ARCHIVE_MAX_BYTES:,} bytes; skipped")
+    return parse_transcript(data, name)
+
+
+def load_session_ref(ref: str | os.PathLike[str]) -> Session:
+    """A session by path: a transcript file, an archive, or ``<agent database>#<session id>``.
+
+    Raises
+    ------
+    FormatError
+        When it cannot be read.
+    """
+    from core.transcript.loader import load_transcript
+
+    name = os.fspath(ref)
+    split = split_session_path(name)
+    if split is not None and not os.path.exists(name) and os.path.isfile(split[0]):
+        with AgentDb(split[0]) as db:
+            return db.load_session(split[1])
+    if name.endswith(".zst"):
+        return load_archive(name)
+    return load_transcript(name)
