@@ -1,40 +1,60 @@
-"""OpenClaw's memory index, ``~/.openclaw/memory/<agentId>.sqlite``, opened read-only.
+"""OpenClaw's memory index, opened read-only.
 
-Two table layouts are known (formats.md section 5 and openclaw/openclaw
-``src/memory/memory-schema.ts``): the shipped one (``meta``, ``files``, ``chunks``,
-``embedding_cache``, ``chunks_fts``, ``chunks_vec``) and the later canonical one
-(``memory_index_meta``, ``memory_index_sources``, ``memory_index_chunks``,
-``memory_embedding_cache``, ``memory_index_chunks_fts``, ``memory_index_chunks_vec``).
-Missing tables or columns (older or newer indexes) are reported, never fatal.
+Two places and two table layouts are known:
 
-The database is opened with ``mode=ro`` and ``PRAGMA query_only``: memlens cannot
-change it. No extension is loaded: the sqlite-vec table is listed but never read.
-Embeddings are only decoded when asked for.
+* **canonical**, inside the per-agent database
+  ``$STATE/agents/<agentId>/agent/openclaw-agent.sqlite`` (OpenClaw 2026.9+):
+  ``memory_index_meta``, ``memory_index_sources``, ``memory_index_chunks``,
+  ``memory_embedding_cache``, ``memory_index_chunks_fts``,
+  ``memory_index_paths_fts``, ``memory_index_chunks_vec``,
+  ``memory_index_chunk_recall_metadata``, ``memory_index_chunk_provenance``. The
+  database holds many other tables (sessions, transcripts): they are ignored.
+* **legacy**, the standalone ``$STATE/memory/<agentId>.sqlite`` of older
+  releases (formats.md section 5): ``meta``, ``files``, ``chunks``,
+  ``embedding_cache``, ``chunks_fts``, ``chunks_vec``. ``openclaw doctor``
+  imports it into the agent database (``doctor-memory-sidecar-import``).
+
+Embeddings: since schema v23 a BLOB of little-endian float64 values (8 bytes per
+dimension, no header; an FTS-only chunk has a 0-byte BLOB and model
+``fts-only``). Before v23, and in the legacy layout, a TEXT JSON array. A BLOB
+whose length is not a multiple of 8, or that holds a non-finite value, is
+unusable (OpenClaw's ``decodeMemoryEmbedding`` gives ``[]``): memlens reports it
+as a problem naming the file and the chunk.
+
+The file is opened with :class:`core.openclaw.sqlite_ro.ReadOnlyDb`: never a
+write, never a ``-wal``/``-shm`` file beside OpenClaw's database. Missing tables
+or columns are reported, never fatal. No extension is loaded: the sqlite-vec
+table is listed but never read (the chunks table holds the same vectors).
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
-import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from core import jsonio
 from core.jsonio import as_int
+from core.openclaw.sqlite_ro import ReadOnlyDb
 from core.problems import FormatError, Problem
-from core.safe_read import open_regular
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Iterator, Sequence
     from types import TracebackType
 
     import numpy.typing as npt
 
 META_KEY = "memory_index_meta_v1"
-SQLITE_MAGIC = b"SQLite format 3\x00"
+VECTOR_REBUILD_KEY = "memory_vector_rebuild_v1"
+SCHEMA_VERSION = 23
+"""The newest agent-database schema memlens knows (OpenClaw 2026.9.6)."""
+FTS_ONLY_MODEL = "fts-only"
 
 _LAYOUTS: dict[str, tuple[str, ...]] = {
     "legacy": ("meta", "files", "chunks", "embedding_cache", "chunks_fts", "chunks_vec"),
@@ -47,6 +67,14 @@ _LAYOUTS: dict[str, tuple[str, ...]] = {
         "memory_index_chunks_vec",
     ),
 }
+_CANONICAL_EXTRA = (
+    "memory_index_paths_fts",
+    "memory_index_chunk_recall_metadata",
+    "memory_index_chunk_provenance",
+)
+
+Staleness = Literal["fresh", "stale", "missing", "new-unindexed", "unknown"]
+EmbeddingState = Literal["ok", "empty", "bad-length", "non-finite", "bad-json", "none"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,17 +91,25 @@ class IndexLayout:
     vec: str | None
     missing: tuple[str, ...]
     """Names of the expected tables that are absent."""
+    paths_fts: str | None = None
+    recall_metadata: str | None = None
+    provenance: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class IndexFile:
-    """One indexed source file (a ``files`` row)."""
+    """One indexed source file (a ``memory_index_sources`` / ``files`` row).
+
+    ``mtime`` is in epoch milliseconds (OpenClaw stores a REAL there since v23;
+    it is rounded down here, :attr:`mtime_ms` keeps the fraction).
+    """
 
     path: str
     source: str
     hash: str | None
     mtime: int | None
     size: int | None
+    mtime_ms: float | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +125,10 @@ class IndexChunk:
     model: str | None
     text: str
     updated_at: int | None
-    embedding: npt.NDArray[np.float32] | None = None
+    embedding: npt.NDArray[np.float64] | None = None
+    embedding_state: EmbeddingState = "none"
+    """``ok``, ``empty`` (FTS-only), ``bad-length``, ``non-finite``, ``bad-json``;
+    ``none`` when the embedding was not read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +146,120 @@ class SourceSummary:
     """Newest chunk ``updated_at`` (epoch ms), if recorded."""
 
 
-def _lenient_text(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One ``memory_embedding_cache`` row (the vector itself is not kept)."""
+
+    provider: str
+    model: str
+    provider_key: str
+    hash: str
+    dims: int | None
+    bytes: int
+    """Stored size of the embedding."""
+    updated_at: int | None
+    state: EmbeddingState
+
+
+@dataclass(frozen=True, slots=True)
+class RecallInfo:
+    """Recall metadata and provenance of one chunk (both tables are optional)."""
+
+    chunk_id: str
+    importance: int | None = None
+    triggers: str | None = None
+    project_key: str | None = None
+    origin_class: str | None = None
+    session_kind: str | None = None
+    observed_at: int | None = None
+    supersedes_key: str | None = None
+
+    def provenance(self) -> dict[str, Any] | None:
+        """OpenClaw's ``provenance`` object (``decodeChunkProvenance``), or None."""
+        if (
+            self.origin_class not in _ORIGIN_CLASSES
+            or self.session_kind not in _SESSION_KINDS
+            or self.observed_at is None
+        ):
+            return None
+        out: dict[str, Any] = {
+            "originClass": self.origin_class,
+            "sessionKind": self.session_kind,
+            "observedAt": self.observed_at,
+        }
+        if self.supersedes_key and self.supersedes_key.strip():
+            out["supersedesKey"] = self.supersedes_key
+        return out
+
+
+_ORIGIN_CLASSES = frozenset({"owner", "agent", "untrusted", "system"})
+_SESSION_KINDS = frozenset({"interactive", "cron", "heartbeat", "subagent", "unknown"})
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """An indexed (or indexable) file compared with the workspace."""
+
+    path: str
+    source: str
+    state: Staleness
+    """``fresh`` (same content hash), ``stale`` (changed since indexing),
+    ``missing`` (gone from the workspace), ``new-unindexed`` (a memory file the
+    index does not have yet), ``unknown`` (no workspace, or a session source)."""
+    indexed: IndexFile | None
+    disk_size: int | None = None
+    disk_mtime_ms: float | None = None
+    disk_hash: str | None = None
+
+
+def decode_embedding(value: Any) -> tuple[npt.NDArray[np.float64] | None, EmbeddingState]:
+    """Decode one stored embedding as OpenClaw does.
+
+    A BLOB is little-endian float64 (``decodeMemoryEmbedding``); TEXT is a JSON
+    array (``parseEmbedding``, before schema v23 and in the legacy layout).
+
+    Returns
+    -------
+    (vector, state)
+        ``vector`` is None unless ``state`` is ``ok``; an empty BLOB or array is
+        ``empty`` (an FTS-only chunk).
+    """
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        if not data:
+            return None, "empty"
+        if len(data) % 8:
+            return None, "bad-length"
+        vec = np.frombuffer(data, dtype="<f8").astype(np.float64)
+        if not np.all(np.isfinite(vec)):
+            return None, "non-finite"
+        return vec, "ok"
+    if isinstance(value, str):
+        try:
+            data_json = jsonio.loads(value)
+        except jsonio.JSONDecodeError:
+            return None, "bad-json"
+        if not isinstance(data_json, list) or jsonio.too_deep(data_json, value):
+            return None, "bad-json"
+        if not data_json:
+            return None, "empty"
+        try:
+            vec = np.asarray(data_json, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None, "bad-json"
+        if vec.ndim != 1 or not np.all(np.isfinite(vec)):
+            return None, "non-finite" if vec.ndim == 1 else "bad-json"
+        return vec, "ok"
+    if value is None:
+        return None, "empty"
+    return None, "bad-json"
+
+
+_STATE_TEXT = {
+    "bad-length": "its embedding BLOB is not a whole number of float64 values",
+    "non-finite": "its embedding holds a value that is not finite",
+    "bad-json": "its embedding is neither a float64 BLOB nor a JSON array of numbers",
+}
 
 
 def open_memory_index(path: str | os.PathLike[str]) -> MemoryIndex:
@@ -127,35 +278,31 @@ class MemoryIndex:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        target = Path(self.path)
-        # mode=ro fails on a missing file anyway, but never let sqlite create one.
+        self.db = ReadOnlyDb(self.path)
         try:
-            with open_regular(target) as fh:  # never a FIFO or a device
-                head = fh.read(len(SQLITE_MAGIC))
-        except FileNotFoundError:
-            raise FormatError(self.path, "no such file") from None
-        except OSError as exc:
-            raise FormatError(self.path, f"cannot read: {exc.strerror or exc}") from exc
-        if head != SQLITE_MAGIC:
-            raise FormatError(self.path, "not an SQLite database")
-        uri = target.resolve().as_uri() + "?mode=ro"
-        try:
-            self._db = sqlite3.connect(uri, uri=True)
-        except sqlite3.Error as exc:
-            raise FormatError(self.path, f"cannot open: {exc}") from exc
-        # A damaged page can hold bytes that are not UTF-8: read them, never fail on them.
-        self._db.text_factory = _lenient_text
-        try:
-            self._db.execute("PRAGMA query_only = ON")
             self._objects = self._read_schema()
+            self.schema_version = self.db.user_version()
         except FormatError:
-            self._db.close()
+            self.db.close()
             raise
+        self._column_cache: dict[str, list[str]] = {}
         self.layout = self._detect_layout()
-        self.problems = tuple(
+        problems = [
             Problem(self.path, 0, f"table {name!r} is missing", "warning")
             for name in self.layout.missing
-        )
+        ]
+        if self.layout.name == "canonical" and self.schema_version > SCHEMA_VERSION:
+            problems.insert(
+                0,
+                Problem(
+                    self.path,
+                    0,
+                    f"schema version {self.schema_version} is newer than the {SCHEMA_VERSION}"
+                    " memlens knows: reading what is recognisable",
+                    "warning",
+                ),
+            )
+        self.problems = tuple(problems)
 
     # -- plumbing ----------------------------------------------------------------
 
@@ -172,13 +319,10 @@ class MemoryIndex:
 
     def close(self) -> None:
         """Close the database connection."""
-        self._db.close()
+        self.db.close()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        try:
-            return self._db.execute(sql, params).fetchall()
-        except (sqlite3.Error, ValueError) as exc:
-            raise FormatError(self.path, f"cannot read the index: {exc}") from exc
+        return self.db.rows(sql, params)
 
     def _read_schema(self) -> dict[str, str]:
         rows = self._rows("SELECT name, coalesce(sql, '') FROM sqlite_master WHERE type = 'table'")
@@ -186,23 +330,32 @@ class MemoryIndex:
 
     def _detect_layout(self) -> IndexLayout:
         legacy, canonical = _LAYOUTS["legacy"], _LAYOUTS["canonical"]
-        # The canonical layout lives in a database of its own; a legacy table wins.
+        # An agent database has many tables of its own; the memory_index_* ones decide.
         has_canonical = any(t in self._objects for t in canonical[:3])
         has_legacy = any(t in self._objects for t in legacy[:3])
-        name = "canonical" if has_canonical and not has_legacy else "legacy"
+        name = "canonical" if has_canonical or not has_legacy else "legacy"
+        if not has_canonical and not has_legacy:
+            name = "legacy" if Path(self.path).name != "openclaw-agent.sqlite" else "canonical"
         tables = _LAYOUTS[name]
         meta, files, chunks, cache, fts, vec = (t if t in self._objects else None for t in tables)
         missing = tuple(t for t in tables if t not in self._objects)
-        return IndexLayout(name, meta, files, chunks, cache, fts, vec, missing)
+        extra: list[str | None] = [None, None, None]
+        if name == "canonical":
+            extra = [t if t in self._objects else None for t in _CANONICAL_EXTRA]
+        return IndexLayout(name, meta, files, chunks, cache, fts, vec, missing, *extra)
 
-    def _columns(self, table: str) -> list[str]:
-        return [row[1] for row in self._rows(f"PRAGMA table_info({_quote(table)})")]
+    def columns(self, table: str) -> list[str]:
+        """Column names of *table* (empty when it is missing)."""
+        if table not in self._column_cache:
+            rows = self._rows(f"PRAGMA table_info({quote(table)})")
+            self._column_cache[table] = [str(row[1]) for row in rows]
+        return self._column_cache[table]
 
     def _select(self, table: str, wanted: Sequence[str]) -> str:
         # Older indexes lack some columns (``source`` came later): select NULL.
-        have = set(self._columns(table))
-        cols = ", ".join(_quote(c) if c in have else "NULL" for c in wanted)
-        return f"SELECT {cols} FROM {_quote(table)}"
+        have = set(self.columns(table))
+        cols = ", ".join(quote(c) if c in have else "NULL" for c in wanted)
+        return f"SELECT {cols} FROM {quote(table)}"
 
     # -- public ------------------------------------------------------------------
 
@@ -210,22 +363,30 @@ class MemoryIndex:
         """Every table in the database (virtual and shadow tables included)."""
         return tuple(sorted(self._objects))
 
-    def meta_raw(self) -> str | None:
-        """Return the ``memory_index_meta_v1`` value as stored, or None."""
+    def has_memory(self) -> bool:
+        """True when the database holds a memory index at all (chunks or sources)."""
+        return self.layout.chunks is not None or self.layout.files is not None
+
+    def meta_value(self, key: str) -> str | None:
+        """One ``memory_index_meta`` value as stored, or None."""
         if self.layout.meta is None:
             return None
-        sql = f"SELECT value FROM {_quote(self.layout.meta)} WHERE key = ?"
-        rows = self._rows(sql, (META_KEY,))
+        rows = self._rows(f"SELECT value FROM {quote(self.layout.meta)} WHERE key = ?", (key,))
         if not rows or rows[0][0] is None:
             return None
         value = rows[0][0]
         return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
+    def meta_raw(self) -> str | None:
+        """Return the ``memory_index_meta_v1`` value as stored, or None."""
+        return self.meta_value(META_KEY)
+
     def meta(self) -> Any:
         """Return the ``memory_index_meta_v1`` value, parsed when it is JSON (else the text).
 
-        OpenClaw stores e.g. ``{"model", "provider", "providerKey", "chunkTokens",
-        "chunkOverlap", "vectorDims"}``.
+        OpenClaw stores ``{"model", "provider", "providerKey", "sources", "scopeHash",
+        "chunkTokens", "chunkOverlap", "chunkingVersion", "ftsTokenizer",
+        "provenanceVersion", "vectorDims"}``.
         """
         raw = self.meta_raw()
         if raw is None:
@@ -236,15 +397,37 @@ class MemoryIndex:
             return raw
         return raw if jsonio.too_deep(value, raw) else value
 
+    def meta_dict(self) -> dict[str, Any]:
+        """:meth:`meta` when it is an object, else ``{}``."""
+        value = self.meta()
+        return value if isinstance(value, dict) else {}
+
+    def fts_tokenizer(self) -> str:
+        """``unicode61`` or ``trigram``: from the meta, else from the FTS table's DDL."""
+        tokenizer = self.meta_dict().get("ftsTokenizer")
+        if isinstance(tokenizer, str) and tokenizer:
+            return tokenizer
+        ddl = self._objects.get(self.layout.fts or "", "")
+        return "trigram" if "trigram" in ddl else "unicode61"
+
     def files(self, source: str | None = None) -> list[IndexFile]:
         """List the indexed files, by path; only those of *source* when given."""
         if self.layout.files is None:
             return []
         sql = self._select(self.layout.files, ("path", "source", "hash", "mtime", "size"))
-        out = [
-            IndexFile(str(p), str(s) if s is not None else "memory", h, as_int(m), as_int(z))
-            for p, s, h, m, z in self._rows(sql + " ORDER BY path")
-        ]
+        out: list[IndexFile] = []
+        for p, s, h, m, z in self._rows(sql + " ORDER BY path"):
+            mtime_ms = float(m) if isinstance(m, (int, float)) and math.isfinite(m) else None
+            out.append(
+                IndexFile(
+                    str(p),
+                    str(s) if s is not None else "memory",
+                    None if h is None else str(h),
+                    None if mtime_ms is None else math.floor(mtime_ms),
+                    as_int(z),
+                    mtime_ms,
+                )
+            )
         return [f for f in out if source is None or f.source == source]
 
     def chunk_counts(self) -> dict[str, int]:
@@ -252,10 +435,10 @@ class MemoryIndex:
         if self.layout.chunks is None:
             return {}
         table = self.layout.chunks
-        if "source" not in self._columns(table):
-            (n,) = self._rows(f"SELECT count(*) FROM {_quote(table)}")[0]
+        if "source" not in self.columns(table):
+            (n,) = self._rows(f"SELECT count(*) FROM {quote(table)}")[0]
             return {"memory": int(n)} if n else {}
-        rows = self._rows(f"SELECT source, count(*) FROM {_quote(table)} GROUP BY source")
+        rows = self._rows(f"SELECT source, count(*) FROM {quote(table)} GROUP BY source")
         return {str(s) if s is not None else "memory": int(n) for s, n in rows}
 
     def iter_chunks(
@@ -276,13 +459,13 @@ class MemoryIndex:
         limit, offset
             Page through the chunks.
         with_embedding
-            Decode the ``embedding`` column (JSON array or float32 blob) too;
-            off by default because it is by far the largest column.
+            Decode the ``embedding`` column too (float64 BLOB or JSON array); off
+            by default because it is by far the largest column.
         """
         if self.layout.chunks is None:
             return
         table = self.layout.chunks
-        have = set(self._columns(table))
+        have = set(self.columns(table))
         wanted = ["id", "path", "source", "start_line", "end_line", "hash", "model", "text"]
         wanted += ["updated_at"] + (["embedding"] if with_embedding else [])
         sql = self._select(table, wanted)
@@ -300,29 +483,44 @@ class MemoryIndex:
         if limit is not None or offset:
             sql += " LIMIT ? OFFSET ?"
             params += [-1 if limit is None else limit, offset]
-        try:
-            cursor = self._db.execute(sql, params)
-            for row in cursor:
-                emb = _embedding(row[9]) if with_embedding else None
-                cid, cpath, csrc, start, end, chash, model, text, updated = row[:9]
-                yield IndexChunk(
-                    str(cid),
-                    str(cpath),
-                    str(csrc) if csrc is not None else "memory",
-                    as_int(start),
-                    as_int(end),
-                    chash,
-                    model,
-                    text if isinstance(text, str) else "",
-                    as_int(updated),
-                    emb,
-                )
-        except (sqlite3.Error, ValueError) as exc:
-            raise FormatError(self.path, f"cannot read the index: {exc}") from exc
+        for row in self._rows(sql, params):
+            emb: npt.NDArray[np.float64] | None = None
+            state: EmbeddingState = "none"
+            if with_embedding:
+                emb, state = decode_embedding(row[9])
+            cid, cpath, csrc, start, end, chash, model, text, updated = row[:9]
+            yield IndexChunk(
+                str(cid),
+                str(cpath),
+                str(csrc) if csrc is not None else "memory",
+                as_int(start),
+                as_int(end),
+                None if chash is None else str(chash),
+                None if model is None else str(model),
+                text if isinstance(text, str) else "",
+                as_int(updated),
+                emb,
+                state,
+            )
 
     def chunks(self, **filters: Any) -> list[IndexChunk]:
         """List the chunks; same arguments as :meth:`iter_chunks`."""
         return list(self.iter_chunks(**filters))
+
+    def embedding_problems(self, *, limit: int = 50) -> list[Problem]:
+        """Chunks whose stored embedding is unusable, one problem each (at most *limit*)."""
+        if self.layout.chunks is None or "embedding" not in self.columns(self.layout.chunks):
+            return []
+        table = quote(self.layout.chunks)
+        sql = f"SELECT id, path, embedding FROM {table} WHERE length(embedding) > 0"
+        out: list[Problem] = []
+        for cid, cpath, value in self._rows(sql):
+            _, state = decode_embedding(value)
+            if state in _STATE_TEXT:
+                out.append(embedding_problem(self.path, str(cid), str(cpath), state))
+                if len(out) >= limit:
+                    break
+        return out
 
     def sources(self) -> list[SourceSummary]:
         """One summary per source found in the files or chunks tables."""
@@ -332,11 +530,11 @@ class MemoryIndex:
         latest: dict[str, int] = {}
         if self.layout.chunks is not None:
             table = self.layout.chunks
-            have = set(self._columns(table))
+            have = set(self.columns(table))
             src = "source" if "source" in have else "'memory'"
             model = "model" if "model" in have else "NULL"
             upd = "max(updated_at)" if "updated_at" in have else "NULL"
-            sql = f"SELECT {src}, {model}, {upd} FROM {_quote(table)} GROUP BY 1, 2"
+            sql = f"SELECT {src}, {model}, {upd} FROM {quote(table)} GROUP BY 1, 2"
             for s, m, u in self._rows(sql):
                 key = str(s) if s is not None else "memory"
                 if m is not None:
@@ -361,10 +559,122 @@ class MemoryIndex:
         if self.layout.fts is None:
             return None
         try:
-            (n,) = self._db.execute(f"SELECT count(*) FROM {_quote(self.layout.fts)}").fetchone()
-        except sqlite3.DatabaseError:  # this Python's SQLite may lack fts5
+            rows = self._rows(f"SELECT count(*) FROM {quote(self.layout.fts)}")
+        except FormatError:  # this Python's SQLite may lack fts5
             return None
-        return int(n)
+        return int(rows[0][0])
+
+    def cache_entries(self, *, limit: int | None = None, offset: int = 0) -> list[CacheEntry]:
+        """Rows of the embedding cache (newest first), without their vectors."""
+        table = self.layout.embedding_cache
+        if table is None:
+            return []
+        have = set(self.columns(table))
+        cols = ["provider", "model", "provider_key", "hash", "dims", "updated_at"]
+        select = ", ".join(quote(c) if c in have else "NULL" for c in cols)
+        emb = "embedding" if "embedding" in have else "NULL"
+        sql = f"SELECT {select}, {emb} FROM {quote(table)}"
+        sql += " ORDER BY updated_at DESC, hash" if "updated_at" in have else ""
+        params: list[Any] = []
+        if limit is not None or offset:
+            sql += " LIMIT ? OFFSET ?"
+            params = [-1 if limit is None else limit, offset]
+        out = []
+        for prov, model, key, h, dims, upd, value in self._rows(sql, params):
+            _, state = decode_embedding(value)
+            size = len(value) if isinstance(value, (bytes, str)) else 0
+            out.append(
+                CacheEntry(
+                    str(prov or ""), str(model or ""), str(key or ""), str(h or ""),
+                    as_int(dims), size, as_int(upd), state,
+                )
+            )  # fmt: skip
+        return out
+
+    def cache_count(self) -> int:
+        """Rows in the embedding cache."""
+        if self.layout.embedding_cache is None:
+            return 0
+        return int(self._rows(f"SELECT count(*) FROM {quote(self.layout.embedding_cache)}")[0][0])
+
+    def recall_info(self, ids: Sequence[str] | None = None) -> dict[str, RecallInfo]:
+        """Recall metadata and provenance per chunk id (only chunks that have some).
+
+        With *ids*, only those chunks; OpenClaw reads them with a LEFT JOIN from
+        the chunks table, so a chunk without either row has no entry here.
+        """
+        meta, prov = self.layout.recall_metadata, self.layout.provenance
+        if meta is None and prov is None:
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        wanted = None if ids is None else set(ids)
+        if meta is not None:
+            sql = self._select(meta, ("chunk_id", "importance", "triggers", "project_key"))
+            for cid, imp, trig, proj in self._rows(sql):
+                if wanted is None or cid in wanted:
+                    entry = out.setdefault(str(cid), {})
+                    entry.update(importance=imp if isinstance(imp, int) else None)
+                    entry.update(triggers=trig if isinstance(trig, str) else None)
+                    entry.update(project_key=proj if isinstance(proj, str) else None)
+        if prov is not None:
+            cols = ("chunk_id", "origin_class", "session_kind", "observed_at", "supersedes_key")
+            for cid, origin, kind, seen, sup in self._rows(self._select(prov, cols)):
+                if wanted is None or cid in wanted:
+                    entry = out.setdefault(str(cid), {})
+                    entry.update(origin_class=origin if isinstance(origin, str) else None)
+                    entry.update(session_kind=kind if isinstance(kind, str) else None)
+                    entry.update(observed_at=seen if isinstance(seen, int) else None)
+                    entry.update(supersedes_key=sup if isinstance(sup, str) else None)
+        return {cid: RecallInfo(cid, **fields) for cid, fields in out.items()}
+
+    def vector_state(self) -> dict[str, Any]:
+        """What ``openclaw memory status`` calls ``vector.index``, as far as a reader knows.
+
+        ``state`` is ``empty`` (no semantic chunk or provider ``none``),
+        ``complete``, or ``incomplete`` (the rebuild flag is set); ``dims`` from
+        the meta.
+        """
+        meta = self.meta_dict()
+        semantic = 0
+        if self.layout.chunks is not None and "model" in self.columns(self.layout.chunks):
+            sql = f"SELECT count(*) FROM {quote(self.layout.chunks)} WHERE model != ?"
+            semantic = int(self._rows(sql, (FTS_ONLY_MODEL,))[0][0])
+        if meta.get("provider") == "none" or semantic == 0:
+            return {"state": "empty", "dims": meta.get("vectorDims")}
+        rebuild = self.meta_value(VECTOR_REBUILD_KEY)
+        state = "incomplete" if rebuild not in (None, "clean") else "complete"
+        return {
+            "state": state,
+            "dims": meta.get("vectorDims"),
+            "table": self.layout.vec,
+            "semanticChunks": semantic,
+        }
+
+    def file_states(self, workspace: str | os.PathLike[str] | None) -> list[FileState]:
+        """Compare the indexed files with the workspace (never written, only read).
+
+        A ``memory`` file is ``fresh`` when its content hash (sha256 of the
+        text, as OpenClaw's ``buildFileEntry``) equals the indexed one,
+        ``stale`` when it differs, ``missing`` when the file is gone. Files
+        OpenClaw would index (``MEMORY.md``, ``USER.md``, ``memory/**/*.md``)
+        that the index lacks are ``new-unindexed``. Session sources and a
+        missing workspace give ``unknown``.
+        """
+        indexed = self.files()
+        root = Path(workspace) if workspace is not None else None
+        out: list[FileState] = []
+        for f in indexed:
+            if root is None or f.source != "memory":
+                out.append(FileState(f.path, f.source, "unknown", f))
+                continue
+            out.append(_compare(root, f))
+        if root is not None and root.is_dir():
+            known = {f.path for f in indexed if f.source == "memory"}
+            for rel in eligible_memory_files(root):
+                if rel not in known:
+                    disk = _disk(root / rel)
+                    out.append(FileState(rel, "memory", "new-unindexed", None, *disk))
+        return out
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run a read query of your own; sqlite3 errors pass through unchanged.
@@ -372,27 +682,62 @@ class MemoryIndex:
         The connection is read-only: a statement that writes raises
         ``sqlite3.OperationalError``.
         """
-        return self._db.execute(sql, params).fetchall()
+        return self.db.connection.execute(sql, params).fetchall()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The read-only connection (for memsearch's FTS queries)."""
+        return self.db.connection
 
 
-def _quote(name: str) -> str:
+def embedding_problem(file: str, chunk_id: str, path: str, state: str) -> Problem:
+    """The problem for an unusable stored embedding."""
+    text = _STATE_TEXT.get(state, "its embedding cannot be read")
+    return Problem(file, 0, f"chunk {chunk_id} ({path}): {text}; it has no vector", "warning")
+
+
+def eligible_memory_files(root: Path) -> list[str]:
+    """Workspace-relative paths OpenClaw indexes as memory.
+
+    ``MEMORY.md``, ``USER.md`` and ``memory/**/*.md``, symlinks skipped.
+    """
+    out: list[str] = []
+    for name in ("MEMORY.md", "USER.md"):
+        p = root / name
+        if p.is_file() and not p.is_symlink():
+            out.append(name)
+    folder = root / "memory"
+    if folder.is_dir() and not folder.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
+            for name in sorted(filenames):
+                p = Path(dirpath) / name
+                if name.endswith(".md") and p.is_file() and not p.is_symlink():
+                    out.append(p.relative_to(root).as_posix())
+    return out
+
+
+def _disk(path: Path) -> tuple[int | None, float | None, str | None]:
+    try:
+        st = path.stat()
+        data = path.read_bytes()
+    except OSError:
+        return None, None, None
+    text = data.decode("utf-8", "replace").encode("utf-8")
+    return st.st_size, st.st_mtime_ns / 1e6, hashlib.sha256(text).hexdigest()
+
+
+def _compare(root: Path, f: IndexFile) -> FileState:
+    target = root / f.path
+    if not target.is_file():
+        return FileState(f.path, f.source, "missing", f)
+    size, mtime, digest = _disk(target)
+    if digest is None:
+        return FileState(f.path, f.source, "unknown", f)
+    state: Staleness = "fresh" if digest == f.hash else "stale"
+    return FileState(f.path, f.source, state, f, size, mtime, digest)
+
+
+def quote(name: str) -> str:
+    """An SQL identifier, quoted."""
     return '"' + name.replace('"', '""') + '"'
-
-
-def _embedding(value: Any) -> npt.NDArray[np.float32] | None:
-    # OpenClaw stores a JSON array as TEXT; a BLOB is read as packed float32.
-    if isinstance(value, bytes):
-        if len(value) % 4:
-            return None
-        return np.frombuffer(value, dtype="<f4").astype(np.float32)
-    if isinstance(value, str):
-        try:
-            data = jsonio.loads(value)
-        except jsonio.JSONDecodeError:
-            return None
-        if isinstance(data, list) and not jsonio.too_deep(data, value):
-            try:
-                return np.asarray(data, dtype=np.float32)
-            except (TypeError, ValueError):
-                return None
-    return None

@@ -1,17 +1,16 @@
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from core.openclaw.memindex import IndexChunk, IndexFile, SourceSummary, open_memory_index
-from core.problems import FormatError
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from core.problems import FormatError, Problem
 
 # The shipped schema (openclaw/openclaw src/memory/memory-schema.ts).
 LEGACY_SCHEMA = """
@@ -165,7 +164,8 @@ def test_chunks_listing(index_path: Path) -> None:
         assert [c.id for c in idx.chunks(offset=3)] == ["c4"]
         with_emb = idx.chunks(source="memory", with_embedding=True)
         assert with_emb[0].embedding is not None
-        assert with_emb[0].embedding.dtype == np.float32
+        assert with_emb[0].embedding.dtype == np.float64
+        assert with_emb[0].embedding_state == "ok"
         np.testing.assert_array_equal(with_emb[0].embedding, [0.0, 0.5, -1.0])
 
 
@@ -320,21 +320,21 @@ def test_canonical_layout(tmp_path: Path) -> None:
         assert "memory_embedding_cache" in idx.layout.missing
 
 
-def test_blob_embedding(tmp_path: Path) -> None:
+def test_blob_embedding_is_little_endian_float64(tmp_path: Path) -> None:
     path = tmp_path / "blob.sqlite"
     db = sqlite3.connect(path)
     db.execute(
         "CREATE TABLE chunks (id TEXT, path TEXT, source TEXT, start_line INT, end_line INT,"
         " hash TEXT, model TEXT, text TEXT, embedding BLOB, updated_at INT)"
     )
-    blob = np.array([1.0, -2.0], dtype="<f4").tobytes()
+    blob = np.array([1.0, -2.0, 0.1], dtype="<f8").tobytes()
     db.execute("INSERT INTO chunks VALUES ('b', 'p', 'memory', 1, 1, 'h', 'm', 't', ?, 1)", (blob,))
     db.commit()
     db.close()
     with open_memory_index(path) as idx:
         (chunk,) = idx.chunks(with_embedding=True)
         assert chunk.embedding is not None
-        np.testing.assert_array_equal(chunk.embedding, [1.0, -2.0])
+        np.testing.assert_array_equal(chunk.embedding, [1.0, -2.0, 0.1])  # 3 dims, not 6
 
 
 # --- files that are not usable -----------------------------------------------------
@@ -393,3 +393,228 @@ def test_truncated_sqlite(tmp_path: Path, keep: float) -> None:
             idx.sources()
     assert info.value.file == str(path)
     assert path.read_bytes() == cut
+
+
+# --- the canonical layout inside OpenClaw 2026.9.6's agent database (schema v23) -------
+
+V23_SCHEMA = (Path(__file__).parent / "data" / "openclaw_memory_v23.sql").read_text()
+V23_META = {
+    "model": "fake-embed",
+    "provider": "openai-compatible",
+    "providerKey": "k",
+    "sources": ["memory", "sessions"],
+    "chunkTokens": 400,
+    "chunkOverlap": 80,
+    "chunkingVersion": 5,
+    "ftsTokenizer": "unicode61",
+    "provenanceVersion": 1,
+    "vectorDims": 3,
+}
+
+
+def f64(*values: float) -> bytes:
+    """An embedding as OpenClaw 2026.9.6 stores it: little-endian float64, no header."""
+    return np.array(values, dtype="<f8").tobytes()
+
+
+def make_v23(
+    path: Path,
+    chunks: list[dict[str, Any]],
+    *,
+    meta: dict[str, Any] | None = None,
+    sources: list[tuple[str, str, str, float, int]] | None = None,
+    recall: list[tuple[str, int | None]] = (),  # type: ignore[assignment]
+    provenance: list[tuple[str, str, str, int]] = (),  # type: ignore[assignment]
+    cache: list[tuple[str, str, str, str, bytes, int]] = (),  # type: ignore[assignment]
+    other_tables: bool = True,
+    wal: bool = False,
+    text_embeddings: bool = False,
+) -> Path:
+    """An agent database with the real v23 memory DDL (and unrelated tables besides).
+
+    Each chunk is ``{id, path, text, embedding, [source, start, end, model, hash]}``.
+    """
+    db = sqlite3.connect(path)
+    if wal:
+        db.execute("PRAGMA journal_mode = WAL")
+    schema = V23_SCHEMA
+    if text_embeddings:  # before v23 (LEGACY_STORAGE_TABLES): JSON text arrays
+        schema = schema.replace("embedding BLOB NOT NULL", "embedding TEXT NOT NULL")
+        schema = schema.replace("user_version = 23", "user_version = 22")
+    db.executescript(schema)
+    if other_tables:
+        db.execute("CREATE TABLE session_nodes (session_key TEXT PRIMARY KEY, entry_json TEXT)")
+        db.execute("CREATE TABLE transcript_events (session_id TEXT, seq INTEGER, event_json TEXT)")
+    db.execute(
+        "INSERT INTO memory_index_meta VALUES (?, ?)",
+        ("memory_index_meta_v1", json.dumps(meta if meta is not None else V23_META)),
+    )
+    db.execute("INSERT INTO memory_index_meta VALUES ('memory_vector_rebuild_v1', 'clean')")
+    if sources is None:
+        seen: dict[tuple[str, str], None] = {}
+        for c in chunks:
+            seen[(c["path"], c.get("source", "memory"))] = None
+        sources = [(p, s, f"hash-{p}", 1_790_000_000_000.5, 100) for p, s in seen]
+    db.executemany(
+        "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?)",
+        sources,
+    )
+    for c in chunks:
+        db.execute(
+            "INSERT INTO memory_index_chunks (id, path, source, start_line, end_line, hash, model,"
+            " text, embedding, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                c["id"], c["path"], c.get("source", "memory"), c.get("start", 1),
+                c.get("end", 1 + c["text"].count("\n")), c.get("hash", "h-" + c["id"]),
+                c.get("model", "fake-embed"), c["text"], c.get("embedding", b""), 1_790_000_000_000,
+            ),
+        )  # fmt: skip
+    db.executemany(
+        "INSERT INTO memory_index_chunk_recall_metadata VALUES (?, ?, NULL, NULL)", recall
+    )
+    db.executemany(
+        "INSERT INTO memory_index_chunk_provenance VALUES (?, ?, ?, ?, NULL)", provenance
+    )
+    db.executemany("INSERT INTO memory_embedding_cache VALUES (?, ?, ?, ?, ?, 3, ?)", cache)
+    db.commit()
+    db.close()
+    return path
+
+
+def test_agent_database_v23(tmp_path: Path) -> None:
+    path = make_v23(
+        tmp_path / "openclaw-agent.sqlite",
+        [
+            {"id": "a", "path": "MEMORY.md", "text": "# Memory\\nx", "embedding": f64(1, 0, 0)},
+            {"id": "b", "path": "memory/2026-01-02.md", "text": "day", "embedding": f64(0, 1, 0)},
+            {"id": "s", "path": "sessions/main/s1.jsonl", "source": "sessions", "text": "User: hi",
+             "embedding": f64(0, 0, 1)},
+        ],
+        recall=[("a", 7)],
+        provenance=[("a", "agent", "unknown", 1_795_622_914_652)],
+        cache=[("openai-compatible", "fake-embed", "k", "h-a", f64(1, 0, 0), 5)],
+    )  # fmt: skip
+    with open_memory_index(path) as idx:
+        assert idx.layout.name == "canonical"
+        assert idx.layout.paths_fts == "memory_index_paths_fts"
+        assert idx.schema_version == 23
+        assert idx.problems == (
+            Problem(str(path), 0, "table 'memory_index_chunks_vec' is missing", "warning"),
+        )
+        assert idx.meta_dict()["vectorDims"] == 3
+        assert idx.fts_tokenizer() == "unicode61"
+        (f,) = idx.files("memory")[:1]
+        assert (f.mtime, f.mtime_ms) == (1_790_000_000_000, 1_790_000_000_000.5)
+        chunks = idx.chunks(with_embedding=True)
+        assert [c.embedding_state for c in chunks] == ["ok", "ok", "ok"]
+        np.testing.assert_array_equal(chunks[0].embedding, [1.0, 0.0, 0.0])
+        assert [(s.source, s.files, s.chunks, s.models) for s in idx.sources()] == [
+            ("memory", 2, 2, ("fake-embed",)),
+            ("sessions", 1, 1, ("fake-embed",)),
+        ]
+        (entry,) = idx.cache_entries()
+        assert (entry.provider, entry.hash, entry.dims, entry.bytes, entry.state) == (
+            "openai-compatible", "h-a", 3, 24, "ok",
+        )  # fmt: skip
+        info = idx.recall_info()
+        assert info["a"].importance == 7
+        assert info["a"].provenance() == {
+            "originClass": "agent",
+            "sessionKind": "unknown",
+            "observedAt": 1_795_622_914_652,
+        }
+        assert idx.vector_state()["state"] == "complete"
+        assert idx.embedding_problems() == []
+
+
+def test_fts_only_chunks_and_unusable_blobs(tmp_path: Path) -> None:
+    bad_nan = f64(1.0, float("nan"), 0.0)
+    path = make_v23(
+        tmp_path / "openclaw-agent.sqlite",
+        [
+            {"id": "e", "path": "MEMORY.md", "text": "a", "embedding": b"", "model": "fts-only"},
+            {"id": "odd", "path": "memory/x.md", "text": "b", "embedding": b"\x00" * 12},
+            {"id": "nan", "path": "memory/y.md", "text": "c", "embedding": bad_nan},
+        ],
+    )
+    with open_memory_index(path) as idx:
+        states = {c.id: (c.embedding_state, c.embedding) for c in idx.chunks(with_embedding=True)}
+        assert states == {
+            "e": ("empty", None),
+            "odd": ("bad-length", None),
+            "nan": ("non-finite", None),
+        }
+        problems = idx.embedding_problems()
+        assert [p.file for p in problems] == [str(path)] * 2
+        assert [p.message.split(":")[0] for p in problems] == [
+            "chunk odd (memory/x.md)",
+            "chunk nan (memory/y.md)",
+        ]
+
+
+def test_pre_v23_text_embeddings(tmp_path: Path) -> None:
+    path = make_v23(
+        tmp_path / "openclaw-agent.sqlite",
+        [{"id": "j", "path": "MEMORY.md", "text": "a", "embedding": "[0.5, 0.25, 1e-300]"}],
+        text_embeddings=True,
+    )
+    with open_memory_index(path) as idx:
+        assert idx.schema_version == 22
+        (chunk,) = idx.chunks(with_embedding=True)
+        np.testing.assert_array_equal(chunk.embedding, [0.5, 0.25, 1e-300])
+
+
+def test_newer_schema_version_is_read_with_a_warning(tmp_path: Path) -> None:
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", [{"id": "a", "path": "A.md", "text": "x"}])
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 24")
+    db.commit()
+    db.close()
+    with open_memory_index(path) as idx:
+        assert "schema version 24 is newer than the 23" in idx.problems[0].message
+        assert [c.id for c in idx.chunks()] == ["a"]
+
+
+def test_file_staleness_against_the_workspace(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    fresh = "# Memory\\nsame\\n"
+    (ws / "MEMORY.md").write_text(fresh)
+    (ws / "memory" / "2026-01-02.md").write_text("changed since indexing\\n")
+    (ws / "memory" / "new.md").write_text("never indexed\\n")
+    digest = hashlib.sha256(fresh.encode()).hexdigest()
+    path = make_v23(
+        tmp_path / "openclaw-agent.sqlite",
+        [{"id": "a", "path": "MEMORY.md", "text": "x"}],
+        sources=[
+            ("MEMORY.md", "memory", digest, 1.0, len(fresh)),
+            ("memory/2026-01-02.md", "memory", "old-hash", 1.0, 5),
+            ("memory/gone.md", "memory", "h", 1.0, 5),
+            ("sessions/main/s1.jsonl", "sessions", "sqlite:1:x", 1.0, 5),
+        ],
+    )
+    with open_memory_index(path) as idx:
+        states = {s.path: s.state for s in idx.file_states(ws)}
+        assert states == {
+            "MEMORY.md": "fresh",
+            "memory/2026-01-02.md": "stale",
+            "memory/gone.md": "missing",
+            "sessions/main/s1.jsonl": "unknown",
+            "memory/new.md": "new-unindexed",
+        }
+        assert {s.state for s in idx.file_states(None)} == {"unknown"}
+
+
+def test_wal_agent_database_leaves_no_wal_or_shm(tmp_path: Path) -> None:
+    path = make_v23(
+        tmp_path / "openclaw-agent.sqlite",
+        [{"id": "a", "path": "MEMORY.md", "text": "x", "embedding": f64(1, 0, 0)}],
+        wal=True,
+    )
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert before == ["openclaw-agent.sqlite"]
+    with open_memory_index(path) as idx:
+        idx.chunks(with_embedding=True)
+        idx.file_states(tmp_path)
+        idx.cache_entries()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

@@ -1,0 +1,807 @@
+"""Text helpers of OpenClaw's memory search (2026.9.6), ported one to one.
+
+The FTS5 query builder, the keyword extraction of the keyword fallback (with its
+stop-word lists), the tokenizer and Jaccard similarity of MMR, UTF-16 lengths and
+truncation, and an approximation of JavaScript's ``localeCompare`` for tie-breaks.
+Each function names the OpenClaw function it ports; the sources are
+``dist/manager-search-*.mjs``, ``dist/query-expansion-*.mjs`` and
+``dist/tokenize-*.mjs`` of the npm package (docs/notes/openclaw-sqlite.md section 6).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import regex
+
+FTS_TOKEN = regex.compile(r"[\p{L}\p{N}_]+")
+"""``FTS_QUERY_TOKEN_RE``."""
+FTS_TOKEN_MARKS = regex.compile(r"[\p{L}\p{M}\p{N}_]+")
+_CJK = regex.compile(
+    r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]"
+)
+_ASCII_WORD = regex.compile(r"[a-z0-9_]+")
+_SPLIT = regex.compile(r"[\s\p{P}]+")
+_KANA = regex.compile(r"[\u3040-\u30ff]")
+_JA_PARTS = regex.compile(r"[a-z0-9_]+|[\u30a0-\u30ffー]+|[\u4e00-\u9fff]+|[\u3040-\u309f]{2,}")
+_HAN = regex.compile(r"[\u4e00-\u9fff]")
+_HAN_ONLY = regex.compile(r"^[\u4e00-\u9fff]+$")
+_HANGUL = regex.compile(r"[\uac00-\ud7af\u3131-\u3163]")
+_HANGUL_SYLLABLE = regex.compile(r"[\uac00-\ud7af]")
+_LATIN_ONLY = regex.compile(r"^[a-zA-Z]+$")
+_DIGITS_ONLY = regex.compile(r"^\d+$")
+_PUNCT_ONLY = regex.compile(r"^[\p{P}\p{S}]+$")
+_ALNUM_STEM = regex.compile(r"^[a-z0-9_]+$", regex.IGNORECASE)
+
+
+def js_lower(text: str) -> str:
+    """``String.prototype.toLowerCase`` (Python's ``lower`` is close enough)."""
+    return text.lower()
+
+
+def lower_trimmed(text: str) -> str:
+    """``normalizeLowercaseStringOrEmpty``: trimmed, lower case."""
+    return js_lower(text.strip())
+
+
+def entries(tokens: list[str]) -> list[str]:
+    """``normalizeStringEntries``: trimmed, empty ones dropped."""
+    return [t.strip() for t in tokens if t.strip()]
+
+
+def unique(values: list[str]) -> list[str]:
+    """``uniqueStrings``: first occurrence kept, order kept."""
+    return list(dict.fromkeys(values))
+
+
+def build_fts_query(raw: str) -> str | None:
+    """``buildFtsQuery``: every token quoted, joined with AND; None without a token."""
+    tokens = entries(FTS_TOKEN.findall(raw))
+    if not tokens:
+        return None
+    return " AND ".join('"' + t.replace('"', "") + '"' for t in tokens)
+
+
+def match_query_from_terms(terms: list[str]) -> str | None:
+    """``buildMatchQueryFromTerms``."""
+    if not terms:
+        return None
+    return " AND ".join('"' + t.replace('"', "") + '"' for t in terms)
+
+
+def search_tokens(raw: str) -> list[str]:
+    """``normalizeSearchTokens``: NFC, tokens, lower case."""
+    return [js_lower(t) for t in entries(FTS_TOKEN.findall(unicodedata.normalize("NFC", raw)))]
+
+
+def is_ascii(value: str) -> bool:
+    """``isAscii``."""
+    return all(ord(c) <= 127 for c in value)
+
+
+def bm25_rank_to_score(rank: float | None) -> float:
+    """``bm25RankToScore``: FTS5's (negative) bm25 rank to a 0..1 score."""
+    if rank is None or rank != rank or rank in (float("inf"), float("-inf")):
+        return 1 / 1e3
+    if rank < 0:
+        relevance = -rank
+        return relevance / (1 + relevance)
+    return 1 / (1 + rank)
+
+
+# -- UTF-16 (JavaScript string lengths) ----------------------------------------------
+
+
+def utf16_len(text: str) -> int:
+    """``text.length`` in JavaScript: UTF-16 code units."""
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+
+
+def truncate_utf16(text: str, limit: int) -> str:
+    """``truncateUtf16Safe``: at most *limit* UTF-16 units, never half a surrogate pair."""
+    if utf16_len(text) <= limit:
+        return text
+    units = 0
+    for i, c in enumerate(text):
+        units += 2 if ord(c) > 0xFFFF else 1
+        if units > limit:
+            return text[:i]
+    return text
+
+
+def locale_key(text: str) -> tuple[tuple[int, str], ...]:
+    """Sort key approximating ``a.localeCompare(b)`` (ICU root collation).
+
+    Punctuation and symbols sort before digits, digits before letters, letters
+    without regard to case; exact ties fall back on the code points (see
+    :func:`locale_cmp`).
+    """
+    out: list[tuple[int, str]] = []
+    for c in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(c):
+            continue
+        if c.isalpha():
+            out.append((3, c.casefold()))
+        elif c.isdigit():
+            out.append((2, c))
+        elif c.isspace():
+            out.append((0, c))
+        else:
+            out.append((1, c))
+    return tuple(out)
+
+
+def locale_cmp(a: str, b: str) -> int:
+    """``a.localeCompare(b)`` as -1/0/1 (lower case before upper case on a tie)."""
+    ka, kb = locale_key(a), locale_key(b)
+    if ka != kb:
+        return -1 if ka < kb else 1
+    if a == b:
+        return 0
+    sa, sb = a.swapcase(), b.swapcase()  # ICU: lower case first
+    return -1 if sa < sb else 1
+
+
+# -- MMR (tokenize.ts) -----------------------------------------------------------------
+
+
+def mmr_tokens(text: str) -> frozenset[str]:
+    """``tokenize`` of MMR: ASCII words, CJK characters and adjacent CJK pairs."""
+    lower = lower_trimmed(text)
+    tokens = set(_ASCII_WORD.findall(lower))
+    if not _CJK.search(lower):
+        return frozenset(tokens)
+    unigrams: list[str] = []
+    previous: str | None = None
+    for char in lower:
+        if _CJK.match(char):
+            if previous is not None:
+                tokens.add(previous + char)
+            unigrams.append(char)
+            previous = char
+        else:
+            previous = None
+    tokens.update(unigrams)
+    return frozenset(tokens)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """``jaccardSimilarity``."""
+    if not a and not b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    union = len(a) + len(b) - inter
+    return 0.0 if union == 0 else inter / union
+
+
+# -- keyword extraction (query-expansion.ts) -------------------------------------------
+
+
+def _strip_korean_particle(token: str) -> str | None:
+    for particle in _KO_PARTICLES:
+        if len(token) > len(particle) and token.endswith(particle):
+            return token[: -len(particle)]
+    return None
+
+
+def _useful_korean_stem(stem: str) -> bool:
+    if _HANGUL_SYLLABLE.search(stem):
+        return len(stem) >= 2
+    return bool(_ALNUM_STEM.match(stem))
+
+
+def _keyword_tokens(text: str, trigram: bool) -> list[str]:
+    tokens: list[str] = []
+    for segment in (s for s in _SPLIT.split(lower_trimmed(text)) if s):
+        if _KANA.search(segment):
+            for part in _JA_PARTS.findall(segment):
+                tokens.append(part)
+                if _HAN_ONLY.match(part) and not trigram:
+                    tokens.extend(part[i : i + 2] for i in range(len(part) - 1))
+        elif _HAN.search(segment):
+            chars = [c for c in segment if _HAN.match(c)]
+            if trigram:
+                if chars:
+                    tokens.append("".join(chars))
+            else:
+                tokens.extend(chars)
+                tokens.extend(chars[i] + chars[i + 1] for i in range(len(chars) - 1))
+        elif _HANGUL.search(segment):
+            stem = _strip_korean_particle(segment)
+            stem_stop = stem is not None and stem in _STOP_KO
+            if segment not in _STOP_KO and not stem_stop:
+                tokens.append(segment)
+            if stem and stem not in _STOP_KO and _useful_korean_stem(stem):
+                tokens.append(stem)
+        else:
+            tokens.append(segment)
+    return tokens
+
+
+def is_stop_word(token: str) -> bool:
+    """``isQueryStopWordToken``."""
+    return any(token in words for words in _STOP_WORDS)
+
+
+def _valid_keyword(token: str) -> bool:
+    if not token:
+        return False
+    if _LATIN_ONLY.match(token) and len(token) < 3:
+        return False
+    if _DIGITS_ONLY.match(token):
+        return False
+    return not _PUNCT_ONLY.match(token)
+
+
+def extract_keywords(query: str, *, fts_tokenizer: str = "unicode61") -> list[str]:
+    """``extractKeywords``: the keywords the keyword fallback searches one by one."""
+    out: list[str] = []
+    for token in _keyword_tokens(query, fts_tokenizer == "trigram"):
+        if is_stop_word(token) or not _valid_keyword(token) or token in out:
+            continue
+        out.append(token)
+    return out
+
+
+# Stop words and Korean particles, copied from query-expansion.ts of OpenClaw 2026.9.6.
+_STOP_EN = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "you",
+        "your",
+        "he",
+        "she",
+        "it",
+        "they",
+        "them",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "could",
+        "should",
+        "can",
+        "may",
+        "might",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "of",
+        "with",
+        "by",
+        "from",
+        "about",
+        "into",
+        "through",
+        "during",
+        "before",
+        "after",
+        "above",
+        "below",
+        "between",
+        "under",
+        "over",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "because",
+        "as",
+        "while",
+        "when",
+        "where",
+        "what",
+        "which",
+        "who",
+        "how",
+        "why",
+        "yesterday",
+        "today",
+        "tomorrow",
+        "earlier",
+        "later",
+        "recently",
+        "ago",
+        "just",
+        "now",
+        "thing",
+        "things",
+        "stuff",
+        "something",
+        "anything",
+        "everything",
+        "nothing",
+        "please",
+        "help",
+        "find",
+        "show",
+        "get",
+        "tell",
+        "give",
+    }
+)
+_STOP_ES = frozenset(
+    {
+        "el",
+        "la",
+        "los",
+        "las",
+        "un",
+        "una",
+        "unos",
+        "unas",
+        "este",
+        "esta",
+        "ese",
+        "esa",
+        "yo",
+        "me",
+        "mi",
+        "nosotros",
+        "nosotras",
+        "tu",
+        "tus",
+        "usted",
+        "ustedes",
+        "ellos",
+        "ellas",
+        "de",
+        "del",
+        "a",
+        "en",
+        "con",
+        "por",
+        "para",
+        "sobre",
+        "entre",
+        "y",
+        "o",
+        "pero",
+        "si",
+        "porque",
+        "como",
+        "es",
+        "son",
+        "fue",
+        "fueron",
+        "ser",
+        "estar",
+        "haber",
+        "tener",
+        "hacer",
+        "ayer",
+        "hoy",
+        "mañana",
+        "antes",
+        "despues",
+        "después",
+        "ahora",
+        "recientemente",
+        "que",
+        "qué",
+        "cómo",
+        "cuando",
+        "cuándo",
+        "donde",
+        "dónde",
+        "porqué",
+        "favor",
+        "ayuda",
+    }
+)
+_STOP_PT = frozenset(
+    {
+        "o",
+        "a",
+        "os",
+        "as",
+        "um",
+        "uma",
+        "uns",
+        "umas",
+        "este",
+        "esta",
+        "esse",
+        "essa",
+        "eu",
+        "me",
+        "meu",
+        "minha",
+        "nos",
+        "nós",
+        "você",
+        "vocês",
+        "ele",
+        "ela",
+        "eles",
+        "elas",
+        "de",
+        "do",
+        "da",
+        "em",
+        "com",
+        "por",
+        "para",
+        "sobre",
+        "entre",
+        "e",
+        "ou",
+        "mas",
+        "se",
+        "porque",
+        "como",
+        "é",
+        "são",
+        "foi",
+        "foram",
+        "ser",
+        "estar",
+        "ter",
+        "fazer",
+        "ontem",
+        "hoje",
+        "amanhã",
+        "antes",
+        "depois",
+        "agora",
+        "recentemente",
+        "que",
+        "quê",
+        "quando",
+        "onde",
+        "porquê",
+        "favor",
+        "ajuda",
+    }
+)
+_STOP_AR = frozenset(
+    {
+        "ال",
+        "و",
+        "أو",
+        "لكن",
+        "ثم",
+        "بل",
+        "أنا",
+        "نحن",
+        "هو",
+        "هي",
+        "هم",
+        "هذا",
+        "هذه",
+        "ذلك",
+        "تلك",
+        "هنا",
+        "هناك",
+        "من",
+        "إلى",
+        "الى",
+        "في",
+        "على",
+        "عن",
+        "مع",
+        "بين",
+        "ل",
+        "ب",
+        "ك",
+        "كان",
+        "كانت",
+        "يكون",
+        "تكون",
+        "صار",
+        "أصبح",
+        "يمكن",
+        "ممكن",
+        "بالأمس",
+        "امس",
+        "اليوم",
+        "غدا",
+        "الآن",
+        "قبل",
+        "بعد",
+        "مؤخرا",
+        "لماذا",
+        "كيف",
+        "ماذا",
+        "متى",
+        "أين",
+        "هل",
+        "من فضلك",
+        "فضلا",
+        "ساعد",
+    }
+)
+_STOP_KO = frozenset(
+    {
+        "은",
+        "는",
+        "이",
+        "가",
+        "을",
+        "를",
+        "의",
+        "에",
+        "에서",
+        "로",
+        "으로",
+        "와",
+        "과",
+        "도",
+        "만",
+        "까지",
+        "부터",
+        "한테",
+        "에게",
+        "께",
+        "처럼",
+        "같이",
+        "보다",
+        "마다",
+        "밖에",
+        "대로",
+        "나",
+        "나는",
+        "내가",
+        "나를",
+        "너",
+        "우리",
+        "저",
+        "저희",
+        "그",
+        "그녀",
+        "그들",
+        "이것",
+        "저것",
+        "그것",
+        "여기",
+        "저기",
+        "거기",
+        "있다",
+        "없다",
+        "하다",
+        "되다",
+        "이다",
+        "아니다",
+        "주다",
+        "오다",
+        "가다",
+        "것",
+        "거",
+        "등",
+        "수",
+        "때",
+        "곳",
+        "중",
+        "분",
+        "잘",
+        "더",
+        "또",
+        "매우",
+        "정말",
+        "아주",
+        "많이",
+        "너무",
+        "좀",
+        "그리고",
+        "하지만",
+        "그래서",
+        "그런데",
+        "그러나",
+        "또는",
+        "그러면",
+        "왜",
+        "어떻게",
+        "뭐",
+        "언제",
+        "어디",
+        "누구",
+        "무엇",
+        "어떤",
+        "어제",
+        "오늘",
+        "내일",
+        "최근",
+        "지금",
+        "아까",
+        "나중",
+        "전에",
+        "제발",
+        "부탁",
+    }
+)
+_STOP_JA = frozenset(
+    {
+        "これ",
+        "それ",
+        "あれ",
+        "この",
+        "その",
+        "あの",
+        "ここ",
+        "そこ",
+        "あそこ",
+        "する",
+        "した",
+        "して",
+        "です",
+        "ます",
+        "いる",
+        "ある",
+        "なる",
+        "できる",
+        "の",
+        "こと",
+        "もの",
+        "ため",
+        "そして",
+        "しかし",
+        "また",
+        "でも",
+        "から",
+        "まで",
+        "より",
+        "だけ",
+        "なぜ",
+        "どう",
+        "何",
+        "いつ",
+        "どこ",
+        "誰",
+        "どれ",
+        "昨日",
+        "今日",
+        "明日",
+        "最近",
+        "今",
+        "さっき",
+        "前",
+        "後",
+    }
+)
+_STOP_ZH = frozenset(
+    {
+        "我",
+        "我们",
+        "你",
+        "你们",
+        "他",
+        "她",
+        "它",
+        "他们",
+        "这",
+        "那",
+        "这个",
+        "那个",
+        "这些",
+        "那些",
+        "的",
+        "了",
+        "着",
+        "过",
+        "得",
+        "地",
+        "吗",
+        "呢",
+        "吧",
+        "啊",
+        "呀",
+        "嘛",
+        "啦",
+        "是",
+        "有",
+        "在",
+        "被",
+        "把",
+        "给",
+        "让",
+        "用",
+        "到",
+        "去",
+        "来",
+        "做",
+        "说",
+        "看",
+        "找",
+        "想",
+        "要",
+        "能",
+        "会",
+        "可以",
+        "和",
+        "与",
+        "或",
+        "但",
+        "但是",
+        "因为",
+        "所以",
+        "如果",
+        "虽然",
+        "而",
+        "也",
+        "都",
+        "就",
+        "还",
+        "又",
+        "再",
+        "才",
+        "只",
+        "之前",
+        "以前",
+        "之后",
+        "以后",
+        "刚才",
+        "现在",
+        "昨天",
+        "今天",
+        "明天",
+        "最近",
+        "东西",
+        "事情",
+        "事",
+        "什么",
+        "哪个",
+        "哪些",
+        "怎么",
+        "为什么",
+        "多少",
+        "请",
+        "帮",
+        "帮忙",
+        "告诉",
+    }
+)
+_KO_PARTICLES = (
+    "에서",
+    "으로",
+    "에게",
+    "한테",
+    "처럼",
+    "같이",
+    "보다",
+    "까지",
+    "부터",
+    "마다",
+    "밖에",
+    "대로",
+    "은",
+    "는",
+    "이",
+    "가",
+    "을",
+    "를",
+    "의",
+    "에",
+    "로",
+    "와",
+    "과",
+    "도",
+    "만",
+)
+_STOP_WORDS = (_STOP_EN, _STOP_ES, _STOP_PT, _STOP_AR, _STOP_ZH, _STOP_KO, _STOP_JA)
