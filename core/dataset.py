@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from core.discovery import Discovery, discover
 from core.jobs import Cancelled, Progress
-from core.openclaw.agentdb import AgentDb, load_archive
+from core.openclaw.agentdb import (
+    AgentDb,
+    DbSession,
+    SessionStats,
+    load_archive,
+    load_session_ref,
+    session_path,
+)
 from core.openclaw.config import MemoryContextConfig, OpenClawConfig, load_openclaw_config
 from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.problems import FormatError, Problem
@@ -57,6 +64,9 @@ class SessionSummary:
     2026.9+'s agent database) or ``archive`` (an archived transcript, file or row)."""
     key: str | None = None
     """The session key (``agent:main:main``) when the store names one."""
+    loaded: bool = True
+    """False while a database session is listed from its SQL counts only: the token
+    figures are not known until it is read (:meth:`DataSet.load_pending`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``info --json`` and ``sessions --json``."""
@@ -66,6 +76,7 @@ class SessionSummary:
             "path": self.path,
             "storage": self.storage,
             "key": self.key,
+            "loaded": self.loaded,
             "version": self.version,
             "entries": self.entries,
             "messages": self.messages,
@@ -187,6 +198,8 @@ class DataSet:
     databases: list[DatabaseInfo] = field(default_factory=list)
     """The OpenClaw agent databases read (2026.9+)."""
     problems: list[Problem] = field(default_factory=list)
+    pending: dict[str, SessionSummary] = field(default_factory=dict)
+    """Database sessions listed but not read yet, by path (``load_dataset(defer_db=True)``)."""
 
     def session(self, ref: str) -> Session:
         """A session by id, id prefix, or path.
@@ -196,19 +209,64 @@ class DataSet:
         KeyError
             When no session or several match.
         """
+        known = [(s.id, s.path) for s in self.sessions]
+        known += [(s.id, s.path) for s in self.pending.values()]
         hits = [
-            s
-            for s in self.sessions
-            if s.id == ref
-            or s.path == ref
-            or os.path.basename(s.path).startswith(ref)
-            or s.id.startswith(ref)
+            path
+            for sid, path in known
+            if sid == ref
+            or path == ref
+            or os.path.basename(path).startswith(ref)
+            or sid.startswith(ref)
         ]
         if len(hits) == 1:
-            return hits[0]
+            if hits[0] in self.pending:
+                try:
+                    self.adopt([read_pending(self.pending[hits[0]])])
+                except FormatError as exc:
+                    raise KeyError(str(exc)) from exc
+            return next(s for s in self.sessions if s.path == hits[0])
         if not hits:
             raise KeyError(f"no session matches {ref!r}")
         raise KeyError(f"{len(hits)} sessions match {ref!r}; give more of the id")
+
+    def load_pending(
+        self,
+        *,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> list[tuple[Session, SessionSummary]]:
+        """Read every pending database session (in a worker); :meth:`adopt` takes them.
+
+        A session that cannot be read becomes a problem of the returned pair's
+        absence; nothing here changes the data set.
+        """
+        todo = list(self.pending.values())
+        out = []
+        for n, summary in enumerate(todo):
+            if cancelled is not None and cancelled():
+                raise Cancelled(summary.path)
+            if progress is not None:
+                progress(n, len(todo), f"{summary.agent}/{summary.id}")
+            try:
+                out.append(read_pending(summary))
+            except FormatError:
+                continue  # session() reports it when the session is opened
+        if progress is not None:
+            progress(len(todo), len(todo), "done")
+        return out
+
+    def adopt(self, loaded: list[tuple[Session, SessionSummary]]) -> None:
+        """Put sessions read by :meth:`load_pending` in place of their pending summaries."""
+        for session, summary in loaded:
+            if self.pending.pop(session.path, None) is None:
+                continue  # opened meanwhile, or another load replaced it
+            self.sessions.append(session)
+            self.problems.extend(session.problems)
+            for i, old in enumerate(self.summaries):
+                if old.path == session.path:
+                    self.summaries[i] = summary
+                    break
 
 
 def load_dataset(
@@ -219,10 +277,14 @@ def load_dataset(
     max_segments: int | None = None,
     eviction_days: float | None = None,
     now_ms: int | None = None,
+    defer_db: bool = False,
 ) -> DataSet:
     """Discover and load a data directory or transcript.
 
     Bad files never abort the load: each becomes a problem naming the file.
+    With *defer_db*, the sessions of OpenClaw agent databases are listed from their
+    SQL counts (``loaded`` False) and read later (:meth:`DataSet.load_pending`, or on
+    first use by :meth:`DataSet.session`).
 
     Raises
     ------
@@ -280,7 +342,7 @@ def load_dataset(
             data.problems.extend(session.problems)
         if agent.database is not None:
             step(f"{agent.name}/{agent.database.name}")
-            _load_database(data, agent.name, agent.database, cancelled)
+            _load_database(data, agent.name, agent.database, cancelled, defer=defer_db)
         for archive in agent.archives:
             step(f"{agent.name}/{archive.name}")
             _load_archive(data, agent.name, archive)
@@ -317,7 +379,12 @@ def load_dataset(
 
 
 def _load_database(
-    data: DataSet, agent: str, path: Path, cancelled: Callable[[], bool] | None
+    data: DataSet,
+    agent: str,
+    path: Path,
+    cancelled: Callable[[], bool] | None,
+    *,
+    defer: bool = False,
 ) -> None:
     """Every session of an OpenClaw agent database, read-only; problems name the file."""
     try:
@@ -338,10 +405,21 @@ def _load_database(
                 sum(r.events for r in rows),
             )
         )  # fmt: skip
+        if defer:
+            try:
+                stats = db.stats()
+            except FormatError as exc:
+                _add_error(data, exc)
+                stats = {}
         for row in rows:
             if cancelled is not None and cancelled():
                 raise Cancelled(f"{agent}/{row.session_id}")
             if not row.events:
+                continue
+            if defer:
+                quick = _quick_summary(path, agent, row, stats.get(row.session_id))
+                data.summaries.append(quick)
+                data.pending[quick.path] = quick
                 continue
             try:
                 session = db.load_session(row.session_id)
@@ -355,6 +433,49 @@ def _load_database(
             )
             data.problems.extend(session.problems)
         data.problems.extend(db.problems)
+
+
+def _quick_summary(
+    db: Path, agent: str, row: DbSession, stats: SessionStats | None
+) -> SessionSummary:
+    """A database session's row before its transcript is read: counts, no token figures."""
+    s = stats or SessionStats(max(row.events - 1, 0), 0, 0, {})
+    model = row.window.get("model") or row.entry.get("model")
+    return SessionSummary(
+        agent=agent,
+        id=row.session_id,
+        path=session_path(db, row.session_id),
+        version=4,
+        entries=s.entries,
+        messages=s.messages,
+        compactions=s.compactions,
+        roles=s.roles,
+        tokens_estimated=0,
+        tokens_measured=None,
+        tokens_total=0,
+        branches=1,
+        modified=(row.updated_ms or 0) / 1000,
+        size=row.bytes,
+        name=s.name,
+        model=model if isinstance(model, str) else "",
+        storage="sqlite",
+        key=row.key,
+        loaded=False,
+    )
+
+
+def read_pending(summary: SessionSummary) -> tuple[Session, SessionSummary]:
+    """Read a pending database session and its full summary.
+
+    Raises
+    ------
+    FormatError
+        When it cannot be read.
+    """
+    session = load_session_ref(summary.path)
+    return session, summarize(
+        session, summary.agent, summary.modified, storage=summary.storage, key=summary.key
+    )
 
 
 def _load_archive(data: DataSet, agent: str, path: Path) -> None:
