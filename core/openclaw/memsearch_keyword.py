@@ -1,0 +1,593 @@
+"""The keyword half of OpenClaw's memory search: body FTS, path FTS, keyword fallback.
+
+Ported from OpenClaw 2026.9.6 (``dist/manager-search-*.mjs``: ``searchKeyword``,
+``searchPathKeyword``, ``scoreFallbackKeywordResult``; ``manager-runtime.js``:
+``searchKeywordWithFallback``, ``mergeKeywordSearchHits``,
+``limitKeywordSearchHits``, ``attachRecallMetadata``). The SQL is OpenClaw's own,
+run on memlens's read-only connection; the two SQL functions OpenClaw registers
+(exact path specificity, normalized substring test) are registered here the same
+way. Hits are mutable records because OpenClaw's merge steps update them in
+place, and the order of those updates is part of the result.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import regex
+
+from core.openclaw.memindex import quote
+from core.openclaw.memsearch_text import (
+    FTS_TOKEN,
+    FTS_TOKEN_MARKS,
+    bm25_rank_to_score,
+    build_fts_query,
+    entries,
+    extract_keywords,
+    is_ascii,
+    locale_cmp,
+    match_query_from_terms,
+    search_tokens,
+    truncate_utf16,
+    unique,
+    utf16_len,
+)
+from core.problems import FormatError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from core.openclaw.memindex import MemoryIndex
+
+SNIPPET_MAX_CHARS = 700
+EXACT_PATH_CANDIDATE_LIMIT = 200
+KEYWORD_FALLBACK_SEARCH_TERM_LIMIT = 6
+_EXACT_FN = "openclaw_memory_exact_path_specificity"
+_CONTAINS_FN = "openclaw_memory_normalized_contains"
+
+
+@dataclass(slots=True)
+class Hit:
+    """One search hit (a chunk), as OpenClaw's keyword and vector searches build it."""
+
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    source: str
+    snippet: str
+    score: float = 0.0
+    text_score: float = 0.0
+    path_score: float = 0.0
+    exact: int = 0
+    """``exactPathSpecificity``: 3 the whole path, 2 the file name, 1 the stem."""
+    has_body: bool = False
+    importance: int | None = None
+    triggers: str | None = None
+    project_key: str | None = None
+    provenance: dict[str, Any] | None = None
+    source_mtime: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordContext:
+    """Where and how to search: the index, its FTS tokenizer, the sources searched."""
+
+    index: MemoryIndex
+    tokenizer: str
+    sources: tuple[str, ...]
+    body_table: str | None
+    path_table: str | None
+    chunks_table: str
+
+    @property
+    def available(self) -> bool:
+        """OpenClaw's ``fts.available``: the body FTS table exists."""
+        return self.body_table is not None
+
+
+def keyword_context(index: MemoryIndex, sources: Sequence[str]) -> KeywordContext:
+    """The keyword context of *index* searching *sources*."""
+    lay = index.layout
+    return KeywordContext(
+        index,
+        index.fts_tokenizer(),
+        tuple(sources),
+        lay.fts,
+        lay.paths_fts,
+        lay.chunks or "memory_index_chunks",
+    )
+
+
+def _source_filter(ctx: KeywordContext, alias: str | None) -> tuple[str, list[Any]]:
+    if not ctx.sources:
+        return "", []
+    col = f"{alias}.source" if alias else "source"
+    marks = ", ".join("?" for _ in ctx.sources)
+    return f" AND {col} IN ({marks})", list(ctx.sources)
+
+
+# -- matching helpers ---------------------------------------------------------------
+
+
+def _literal(value: str, whole: bool = False) -> regex.Pattern[str]:
+    literal = regex.escape(unicodedata.normalize("NFC", value))
+    return regex.compile(f"^(?:{literal})$" if whole else literal, regex.IGNORECASE)
+
+
+def _norm_path_id(value: str) -> str:
+    value = value.strip().replace("\\", "/")
+    if value.startswith("./"):
+        value = value[2:]
+    return unicodedata.normalize("NFC", value).lower()
+
+
+def exact_path_matcher(query: str) -> Callable[[str], int]:
+    """``prepareExactPathMatcher``: 3 whole path, 2 file name, 1 stem, else 0."""
+    q = _norm_path_id(query)
+    if not q or q == ".":
+        return lambda _path: 0
+    has_dir = "/" in q
+
+    def match(candidate: str) -> int:
+        p = _norm_path_id(candidate)
+        if q == p:
+            return 3
+        if has_dir:
+            return 0
+        base = p.split("/")[-1]
+        if q == base:
+            return 2
+        dot = base.rfind(".")
+        stem = base[:dot] if dot > 0 else base
+        return 1 if q == stem else 0
+
+    return match
+
+
+def _like_escape(term: str) -> str:
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _exact_patterns(query: str) -> list[str]:
+    """``buildExactPathCandidatePatterns``: LIKE patterns that can match an exact path."""
+    norm = query.strip().replace("\\", "/")
+    if norm.startswith("./"):
+        norm = norm[2:]
+    if not norm or norm == ".":
+        return []
+    forms = unique([unicodedata.normalize("NFC", norm), unicodedata.normalize("NFD", norm)])
+    if not is_ascii(norm):
+        for f in list(forms):
+            forms += [f.lower(), f.upper()]
+        forms = unique(forms)
+    patterns: list[str] = []
+    for f in forms:
+        esc = _like_escape(f)
+        patterns.append(esc)
+        if "/" not in norm:
+            patterns += [f"{esc}.%", f"%/{esc}", f"%/{esc}.%"]
+    if not is_ascii(norm):
+        anchors = sorted(
+            regex.findall(r"[a-z0-9_]+", unicodedata.normalize("NFD", norm).lower()),
+            key=len,
+            reverse=True,
+        )
+        if anchors:
+            patterns.append(f"%{_like_escape(anchors[0])}%")
+        if norm.lower() != norm.upper():
+            first = next((c for c in norm if ord(c) > 127), None)
+            if first is not None:
+                patterns += [
+                    f"%{_like_escape(a)}%" for a in unique([first, first.lower(), first.upper()])
+                ]
+    return unique(patterns)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    query: str
+    match: str | None
+    terms: tuple[str, ...]
+
+
+def _plan(query: str, tokenizer: str, marks: bool = False) -> _Plan:
+    """``planKeywordSearch``: trigram queries test short tokens as substrings."""
+    if tokenizer != "trigram":
+        return _Plan(query, build_fts_query(query), ())
+    tokens = entries((FTS_TOKEN_MARKS if marks else FTS_TOKEN).findall(query))
+    if not tokens:
+        return _Plan(query, None, ())
+    match = [t for t in tokens if len(t) >= 3]
+    short = tuple(t for t in tokens if len(t) < 3)
+    return _Plan(query, match_query_from_terms(match), short)
+
+
+def _path_plans(query: str, tokenizer: str) -> list[_Plan]:
+    """``planPathKeywordSearch``."""
+    nfc, nfd = unicodedata.normalize("NFC", query), unicodedata.normalize("NFD", query)
+    forms = unique([nfc, nfd]) if tokenizer == "trigram" else [query]
+    plans: list[_Plan] = []
+    seen: set[tuple[str | None, tuple[str, ...]]] = set()
+
+    def add(plan: _Plan) -> None:
+        key = (plan.match, plan.terms)
+        if key not in seen:
+            seen.add(key)
+            plans.append(plan)
+
+    for q in forms:
+        add(_plan(q, tokenizer, marks=True))
+    if tokenizer != "trigram":
+        for q in unique([nfc, nfd]):
+            tokens = entries(FTS_TOKEN_MARKS.findall(q))
+            terms = tuple(t for t in tokens if not is_ascii(t))
+            if terms:
+                add(_Plan(q, match_query_from_terms([t for t in tokens if is_ascii(t)]), terms))
+    return plans
+
+
+def _register_contains(ctx: KeywordContext, terms: Sequence[str]) -> None:
+    matchers = {t: _literal(t) for t in terms}
+
+    def contains(value: Any, query: Any) -> int:
+        if not isinstance(value, str) or not isinstance(query, str):
+            return 0
+        m = matchers.get(query)
+        return int(m is not None and m.search(unicodedata.normalize("NFC", value)) is not None)
+
+    ctx.index.connection.create_function(_CONTAINS_FN, 2, contains, deterministic=True)
+
+
+def _substring_filter(terms: Sequence[str], column: str) -> tuple[str, list[Any]]:
+    return "".join(f" AND {_CONTAINS_FN}({column}, ?) = 1" for _ in terms), list(terms)
+
+
+# -- body search ----------------------------------------------------------------------
+
+
+def boosted_score(matchers: Sequence[tuple[regex.Pattern[str], regex.Pattern[str]]],
+                  path: str, text: str, fts_score: float) -> float:  # fmt: skip
+    """``scoreFallbackKeywordResult``: bm25 score plus OpenClaw's lexical boosts, capped at 1."""
+    if not matchers:
+        return fts_score
+    tokens = search_tokens(text)
+    overlap = sum(1 for word, _ in matchers if any(word.match(t) for t in tokens))
+    unique_overlap = overlap / len(matchers)
+    density = overlap / max(len(set(tokens)), 1)
+    npath = unicodedata.normalize("NFC", path)
+    path_boost = sum(0.18 for _, sub in matchers if sub.search(npath))
+    length_boost = min(utf16_len(text) / 160, 0.18)
+    lexical = unique_overlap * 0.45 + density * 0.2 + path_boost + length_boost
+    return min(1.0, fts_score + lexical)
+
+
+def search_body(
+    ctx: KeywordContext, query: str, limit: int, ranking_query: str | None
+) -> list[Hit]:
+    """``searchKeyword`` with ``boostFallbackRanking`` (always on in search)."""
+    if limit <= 0 or ctx.body_table is None:
+        return []
+    plan = _plan(query, ctx.tokenizer)
+    if not plan.match and not plan.terms:
+        return []
+    fts = quote(ctx.body_table)
+    live = f" AND EXISTS (SELECT 1 FROM {quote(ctx.chunks_table)} c WHERE c.id = {fts}.id)"
+    src_sql, src_params = _source_filter(ctx, None)
+
+    def load(match: str | None, terms: Sequence[str]) -> list[tuple[Any, ...]]:
+        filt, fparams = _substring_filter(terms, "text")
+        if terms:
+            _register_contains(ctx, terms)
+        clause = f"{fts} MATCH ? AND {fts}.rank MATCH 'bm25()'" if match else "1=1"
+        sql = (
+            f"SELECT id, path, source, start_line, end_line, text,\n"
+            f"       {fts + '.rank' if match else '0'} AS rank\n  FROM {fts}\n"
+            f" WHERE {clause}{filt}{live}{src_sql}\n"
+            + (" ORDER BY rank ASC\n" if match else "")
+            + " LIMIT ?"
+        )
+        params = ([match] if match else []) + fparams + src_params + [limit]
+        return ctx.index.db.rows(sql, params)
+
+    used_match = False
+    if plan.match:
+        try:
+            rows = load(plan.match, plan.terms)
+            used_match = True
+        except FormatError:
+            tokens = entries(FTS_TOKEN.findall(query))
+            rows = load(None, unique(tokens + list(plan.terms)))
+    else:
+        rows = load(None, plan.terms)
+    matchers = [
+        (_literal(t, whole=True), _literal(t))
+        for t in unique(search_tokens(ranking_query or query))
+    ]
+    out = []
+    for cid, path, source, start, end, text, rank in rows:
+        text = text if isinstance(text, str) else ""
+        text_score = bm25_rank_to_score(rank) if used_match else 0.0
+        score = boosted_score(matchers, str(path), text, text_score)
+        out.append(
+            Hit(
+                str(cid), str(path), int(start), int(end), str(source),
+                truncate_utf16(text, SNIPPET_MAX_CHARS), score, text_score,
+                has_body=True,
+            )
+        )  # fmt: skip
+    return out
+
+
+# -- path search ----------------------------------------------------------------------
+
+
+def _cmp_path_hits(a: Hit, b: Hit) -> int:
+    """``comparePathKeywordSearchResults``."""
+    if b.exact != a.exact:
+        return b.exact - a.exact
+    if a.exact == 0 and b.path_score != a.path_score:
+        return -1 if b.path_score < a.path_score else 1
+    return locale_cmp(a.path, b.path) or (a.start_line - b.start_line) or locale_cmp(a.id, b.id)
+
+
+def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) -> list[Hit]:
+    """``searchPathKeyword``: files whose path names the query; exact paths first."""
+    if limit <= 0 or ctx.path_table is None:
+        return []
+    conn = ctx.index.connection
+    pfts = quote(ctx.path_table)
+    chunks = quote(ctx.chunks_table)
+    col = f"{pfts}.path"
+    plans = _path_plans(query, ctx.tokenizer)
+    plan = plans[0] if plans else _Plan(query, None, ())
+    plan_filt, plan_fparams = _substring_filter(plan.terms, col)
+    _register_contains(ctx, plan.terms)
+    match_exact = exact_path_matcher(exact_query)
+    conn.create_function(
+        _EXACT_FN, 1, lambda p: match_exact(p) if isinstance(p, str) else 0, deterministic=True
+    )
+    exact_limit = EXACT_PATH_CANDIDATE_LIMIT
+    patterns = _exact_patterns(exact_query)
+    src_sql, src_params = _source_filter(ctx, ctx.path_table)
+    snippet = "COALESCE(CAST(substr(CAST(c.text AS BLOB), 1, ?) AS TEXT), c.text)"
+    first_chunk = (
+        f"  JOIN {chunks} c ON c.id = (\n    SELECT candidate.id FROM {chunks} candidate\n"
+        "     WHERE candidate.path = {t}.path\n       AND candidate.source = {t}.source\n"
+        "     ORDER BY candidate.start_line, candidate.end_line, candidate.id\n     LIMIT 1\n  )\n"
+    )
+    live = (
+        f"     AND EXISTS (SELECT 1 FROM {chunks} live\n"
+        "                  WHERE live.path = {t}.path\n"
+        "                    AND live.source = {t}.source)\n"
+    )
+
+    def load_exact(lexical: bool) -> list[tuple[Any, ...]]:
+        like_any = " OR ".join("path LIKE ? ESCAPE '\\'" for _ in patterns)
+        qualified = " OR ".join(f"{col} LIKE ? ESCAPE '\\'" for _ in patterns)
+        if lexical:
+            ctes = (
+                f"candidates AS MATERIALIZED (\n  SELECT {col}, {pfts}.source\n    FROM {pfts}\n"
+                f"   WHERE {pfts + ' MATCH ?' if plan.match else '1=1'}{plan_filt}{src_sql}\n"
+                f"), pattern_candidates AS MATERIALIZED (\n  SELECT path, source FROM candidates\n"
+                f"   WHERE ({like_any})\n)"
+            )
+            params: list[Any] = ([plan.match] if plan.match else []) + plan_fparams
+            params += src_params + patterns
+        else:
+            ctes = (
+                f"pattern_candidates AS MATERIALIZED (\n  SELECT {col}, {pfts}.source\n"
+                f"    FROM {pfts}\n   WHERE ({qualified}){src_sql}\n)"
+            )
+            params = patterns + src_params
+        sql = (
+            f"WITH {ctes}, scored_paths AS MATERIALIZED (\n  SELECT path, source,\n"
+            f"         {_EXACT_FN}(path) AS exact_path_specificity\n    FROM pattern_candidates\n"
+            "), exact_paths AS MATERIALIZED (\n"
+            "  SELECT path, source, exact_path_specificity FROM scored_paths\n"
+            "   WHERE exact_path_specificity > 0\n"
+            + live.format(t="scored_paths")
+            + "   ORDER BY exact_path_specificity DESC, path ASC, source ASC\n   LIMIT ?\n)\n"
+            "SELECT c.id, exact_paths.path, exact_paths.source,\n"
+            f"       c.start_line, c.end_line, {snippet} AS text,"
+            " exact_paths.exact_path_specificity\n  FROM exact_paths\n"
+            + first_chunk.format(t="exact_paths")
+            + " ORDER BY exact_paths.exact_path_specificity DESC,\n"
+            "          exact_paths.path ASC, exact_paths.source ASC"
+        )
+        return ctx.index.db.rows(sql, [*params, exact_limit, SNIPPET_MAX_CHARS * 4])
+
+    lexical_exact = is_ascii(exact_query) and (plan.match is not None or bool(plan.terms))
+    exact_rows: list[tuple[Any, ...]] = []
+    if patterns and exact_limit > 0:
+        try:
+            exact_rows = load_exact(lexical_exact)
+        except FormatError:
+            if not lexical_exact:
+                raise
+            exact_rows = load_exact(False)
+    exact_hits = [
+        Hit(str(r[0]), str(r[1]), int(r[3]), int(r[4]), str(r[2]),
+            truncate_utf16(r[5] if isinstance(r[5], str) else "", SNIPPET_MAX_CHARS),
+            exact=int(r[6]))
+        for r in exact_rows
+    ]  # fmt: skip
+    if not any(p.match or p.terms for p in plans):
+        return exact_hits
+
+    def load_lexical(match: str | None, terms: Sequence[str], exact: bool, n: int) -> list[Any]:
+        filt, fparams = _substring_filter(terms, col)
+        spec = f" AND {_EXACT_FN}({col}) {'>' if exact else '='} 0"
+        rank = f"bm25({pfts})" if match else "0"
+        sql = (
+            f"WITH retained_paths AS MATERIALIZED (\n  SELECT {col}, {pfts}.source,\n"
+            f"         {rank} AS rank\n    FROM {pfts}\n"
+            f"   WHERE {pfts + ' MATCH ?' if match else '1=1'}{filt}{src_sql}{spec}\n"
+            + live.format(t=pfts)
+            + f"   ORDER BY rank ASC, {col} ASC, {pfts}.source ASC\n   LIMIT ?\n)\n"
+            "SELECT c.id, retained_paths.path, retained_paths.source,\n"
+            f"       c.start_line, c.end_line, {snippet} AS text, retained_paths.rank\n"
+            "  FROM retained_paths\n"
+            + first_chunk.format(t="retained_paths")
+            + " ORDER BY retained_paths.rank ASC, retained_paths.path ASC,"
+            " retained_paths.source ASC"
+        )
+        params = ([match] if match else []) + fparams + src_params
+        return ctx.index.db.rows(sql, [*params, n, SNIPPET_MAX_CHARS * 4])
+
+    def partitions(match: str | None, terms: Sequence[str]) -> list[Any]:
+        _register_contains(ctx, terms)
+        rows = load_lexical(match, terms, True, exact_limit) if exact_limit > 0 else []
+        return rows + load_lexical(match, terms, False, limit)
+
+    lexical: dict[str, Hit] = {}
+    for p in plans:
+        if not p.match and not p.terms:
+            continue
+        used = False
+        if p.match:
+            try:
+                rows, used = partitions(p.match, p.terms), True
+            except FormatError:
+                tokens = entries(FTS_TOKEN_MARKS.findall(p.query))
+                rows = partitions(None, unique(tokens + list(p.terms)))
+        else:
+            rows = partitions(None, p.terms)
+        for r in rows:
+            score = bm25_rank_to_score(r[6]) if used else 1.0
+            hit = Hit(
+                str(r[0]), str(r[1]), int(r[3]), int(r[4]), str(r[2]),
+                truncate_utf16(r[5] if isinstance(r[5], str) else "", SNIPPET_MAX_CHARS),
+                score, 0.0, score, match_exact(str(r[1])),
+            )  # fmt: skip
+            old = lexical.get(hit.id)
+            if old is None:
+                lexical[hit.id] = hit
+                continue
+            old.path_score = max(old.path_score, hit.path_score)
+            old.score = max(old.score, hit.score)
+            old.exact = max(old.exact, hit.exact)
+    by_id = {h.id: h for h in exact_hits}
+    non_exact = 0
+    for hit in sorted(lexical.values(), key=functools.cmp_to_key(_cmp_path_hits)):
+        known = by_id.get(hit.id)
+        if hit.exact > 0:
+            if known is None:
+                continue
+            known.path_score = max(known.path_score, hit.path_score)
+            known.score = max(known.score, hit.score)
+            known.exact = max(known.exact, hit.exact)
+            continue
+        if non_exact >= limit:
+            continue
+        by_id[hit.id] = hit
+        non_exact += 1
+    ranked = sorted(by_id.values(), key=functools.cmp_to_key(_cmp_path_hits))
+    return ranked[: exact_limit + limit]
+
+
+# -- merging and the fallback ---------------------------------------------------------
+
+
+def compare_keyword_hits(a: Hit, b: Hit, prefer_exact_body: bool = True) -> int:
+    """``compareKeywordSearchHits``."""
+    if b.exact != a.exact:
+        return b.exact - a.exact
+    if prefer_exact_body and a.exact > 0 and b.has_body != a.has_body:
+        return int(b.has_body) - int(a.has_body)
+    for x, y in ((a.score, b.score), (a.text_score, b.text_score)):
+        if x != y:
+            return -1 if y < x else 1
+    if a.exact == 0 and a.path_score != b.path_score:
+        return -1 if b.path_score < a.path_score else 1
+    return locale_cmp(a.path, b.path) or (a.start_line - b.start_line) or locale_cmp(a.id, b.id)
+
+
+_BY_KEYWORD = functools.cmp_to_key(compare_keyword_hits)
+
+
+def merge_keyword_hits(sets: Sequence[Sequence[Hit]], exact_query: str) -> list[Hit]:
+    """``mergeKeywordSearchHits``: one hit per chunk, the best body score, the longest snippet."""
+    match_exact = exact_path_matcher(exact_query)
+    seen: dict[str, Hit] = {}
+    for results in sets:
+        for r in results:
+            old = seen.get(r.id)
+            if old is None:
+                r.exact = match_exact(r.path)
+                seen[r.id] = r
+                continue
+            old_body = old.score if old.has_body else 0.0
+            new_body = r.score if r.has_body else 0.0
+            had_body = old.has_body
+            old.text_score = max(old.text_score, r.text_score)
+            old.path_score = max(old.path_score, r.path_score)
+            old.has_body = old.has_body or r.has_body
+            body = max(old_body, new_body)
+            old.score = body if body > 0 else old.path_score
+            if (r.has_body and not had_body) or (
+                r.has_body == had_body and utf16_len(r.snippet) > utf16_len(old.snippet)
+            ):
+                old.snippet = r.snippet
+    merged = list(seen.values())
+    for r in merged:
+        if not r.has_body:
+            r.score = 1.0 if r.exact > 0 else r.path_score
+    return sorted(merged, key=_BY_KEYWORD)
+
+
+def limit_keyword_hits(results: Sequence[Hit], non_exact_limit: int) -> list[Hit]:
+    """``limitKeywordSearchHits``: exact-path hits (bounded), then the best others."""
+    ranked = sorted(results, key=_BY_KEYWORD)
+    exact_body = [h for h in ranked if h.exact > 0 and h.has_body][:non_exact_limit]
+    exact_only = [h for h in ranked if h.exact > 0 and not h.has_body]
+    bounded = sorted(exact_body + exact_only, key=_BY_KEYWORD)
+    keys: set[str] = set()
+    for h in bounded:
+        keys.add(f"{h.source}:{h.path}")
+        if len(keys) == EXACT_PATH_CANDIDATE_LIMIT:
+            break
+    exact = [h for h in bounded if f"{h.source}:{h.path}" in keys]
+    return exact + [h for h in ranked if h.exact == 0][:non_exact_limit]
+
+
+def search_keyword(
+    ctx: KeywordContext, query: str, limit: int, *, exact_query: str | None = None,
+    ranking_query: str | None = None,
+) -> list[Hit]:  # fmt: skip
+    """``MemoryKeywordRetrieval.searchKeyword``: body and path hits, merged and limited."""
+    if not ctx.available:
+        return []
+    exact_q = exact_query if exact_query is not None else query
+    body = search_body(ctx, query, limit, ranking_query)
+    for h in body:
+        h.path_score = 0.0
+    paths = search_paths(ctx, query, limit, exact_q)
+    return limit_keyword_hits(merge_keyword_hits([body, paths], exact_q), limit)
+
+
+def fallback_terms(query: str, tokenizer: str) -> list[str]:
+    """``resolveKeywordFallbackTerms``: up to 6 keywords, the whole query excluded."""
+    whole = query.strip().lower()
+    terms = [t for t in extract_keywords(query, fts_tokenizer=tokenizer) if t != whole]
+    return terms[:KEYWORD_FALLBACK_SEARCH_TERM_LIMIT]
+
+
+def search_keyword_with_fallback(ctx: KeywordContext, query: str, limit: int) -> list[Hit]:
+    """``searchKeywordWithFallback`` (without the recall metadata, see memsearch)."""
+    full = search_keyword(ctx, query, limit)
+    if sum(1 for h in full if h.exact == 0) >= limit:
+        return full
+    terms = fallback_terms(query, ctx.tokenizer)
+    if not terms:
+        return full
+    strict = build_fts_query(query)
+    keyword = build_fts_query(" ".join(terms))
+    if full and (strict and strict.lower()) == (keyword and keyword.lower()):
+        return full
+    sets = [search_keyword(ctx, t, limit, exact_query=query, ranking_query=query) for t in terms]
+    return limit_keyword_hits(merge_keyword_hits([full, *sets], query), limit)
