@@ -1,8 +1,11 @@
 // What OpenClaw 2026.9.6 itself makes of a session stored in its per-agent SQLite database:
 // the model context (the messages a model run starts from), computed by OpenClaw's own code.
 //
-//   node openclaw_context.mjs [OPENCLAW_PACKAGE_DIR] STATE_DIR AGENT_ID SESSION_ID [ENTRY_ID]
-//     -> JSON on stdout (see `out` at the end)
+//   node openclaw_context.mjs [OPENCLAW_PACKAGE_DIR] STATE_DIR AGENT_ID SESSION_ID [ENTRY_ID|all]
+//     -> JSON on stdout (see `out` at the end); `all` adds `contexts`, the context at every
+//        entry of the session in seq order (one snapshot per entry, ~0.2 s each)
+//   MEMLENS_OPENCLAW_CONTEXT_TOKENS overrides the runner's token budget (default: the session
+//   entry's contextTokens, as the run resolves it for a model without a configured cap)
 //
 // OPENCLAW_PACKAGE_DIR may be left out (then $MEMLENS_OPENCLAW_PKG or the oracle cache's
 // openclaw-2026.9.6 is used); tests pass it first, as OpenClaw.run does.
@@ -229,7 +232,7 @@ if (entryId === "all") {
     const context = contextOf(branch);
     return {
       entryId: id, seq, type, leafId: one.manager.getLeafId(), activeEntryIds: ids(branch),
-      sources: context.sources, llm: convertToLlm(context.messages),
+      sources: context.sources, messages: context.messages, llm: convertToLlm(context.messages),
     };
   });
 }
