@@ -35,6 +35,7 @@ from app.inspector import Inspector
 from app.live_glue import LiveGlue
 from app.manager import Manager
 from app.paths import cache_dir
+from app.pending_glue import PendingGlue
 from app.resources import app_icon
 from app.settings import AppSettings
 from app.settings_dialog import prepare_settings_and_warn
@@ -96,6 +97,7 @@ class MainWindow(QMainWindow):
         self._arriving: DataSet | None = None  # loaded, on its way to the views
         self._worker: LoadWorker | None = None
         self._recall_worker: TaskWorker | None = None
+        self.pending = PendingGlue(self)
         self._scan_worker: TaskWorker | None = None
         self.homes_scanned = False
         """Whether the first-run page has the agent homes of this computer."""
@@ -363,7 +365,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def cancel_load(self) -> None:
         """Stop the load (or the recall indexing) in progress, if any."""
-        for worker in (self._worker, self._recall_worker):
+        for worker in (self._worker, self._recall_worker, self.pending.worker):
             if worker is not None:
                 worker.cancel()
 
@@ -397,7 +399,11 @@ class MainWindow(QMainWindow):
 
     def _loading(self) -> bool:
         """A load or the recall indexing is running."""
-        return self._worker is not None or self._recall_worker is not None
+        return (
+            self._worker is not None
+            or self._recall_worker is not None
+            or self.pending.worker is not None
+        )
 
     def _done(self) -> None:
         self._worker = None
@@ -409,7 +415,11 @@ class MainWindow(QMainWindow):
 
     @Slot(int, int, str)
     def _on_progressed(self, done: int, total: int, label: str) -> None:
-        if not (self._current(self._worker) or self._current(self._recall_worker)):
+        if not (
+            self._current(self._worker)
+            or self._current(self._recall_worker)
+            or self._current(self.pending.worker)
+        ):
             return
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
@@ -458,6 +468,7 @@ class MainWindow(QMainWindow):
         self.inspector.set_data(data)
         self.live.attach(data)
         QTimer.singleShot(10, self, lambda: self._select_first(data))
+        self.pending.start(data)
         self._recall_timer.start()
 
     def settled(self) -> bool:
@@ -467,6 +478,7 @@ class MainWindow(QMainWindow):
             and self._arriving is None
             and not self._recall_timer.isActive()
             and self._recall_worker is None
+            and self.pending.worker is None
         )
 
     def _select_first(self, data: DataSet) -> None:

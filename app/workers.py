@@ -103,10 +103,15 @@ class TaskWorker(QRunnable):
             self.signals.finished.emit(result)
 
 
+def load_deferred(path: str, **kw: Any) -> Any:
+    """:func:`load_dataset` listing database sessions first (read after, in the background)."""
+    return load_dataset(path, defer_db=True, **kw)
+
+
 class LoadWorker(TaskWorker):
     """Load a data directory with *loader* (:func:`core.dataset.load_dataset`)."""
 
-    def __init__(self, path: str, loader: Callable[..., Any] = load_dataset) -> None:
+    def __init__(self, path: str, loader: Callable[..., Any] = load_deferred) -> None:
         super().__init__(
             lambda *, progress, cancelled: loader(path, progress=progress, cancelled=cancelled),
             "loading",

@@ -236,25 +236,8 @@ class DataSet:
         progress: Progress | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> list[tuple[Session, SessionSummary]]:
-        """Read every pending database session (in a worker); :meth:`adopt` takes them.
-
-        A session that cannot be read becomes a problem of the returned pair's
-        absence; nothing here changes the data set.
-        """
-        todo = list(self.pending.values())
-        out = []
-        for n, summary in enumerate(todo):
-            if cancelled is not None and cancelled():
-                raise Cancelled(summary.path)
-            if progress is not None:
-                progress(n, len(todo), f"{summary.agent}/{summary.id}")
-            try:
-                out.append(read_pending(summary))
-            except FormatError:
-                continue  # session() reports it when the session is opened
-        if progress is not None:
-            progress(len(todo), len(todo), "done")
-        return out
+        """Read every pending database session; :meth:`adopt` takes them."""
+        return read_all_pending(list(self.pending.values()), progress, cancelled)
 
     def adopt(self, loaded: list[tuple[Session, SessionSummary]]) -> None:
         """Put sessions read by :meth:`load_pending` in place of their pending summaries."""
@@ -462,6 +445,32 @@ def _quick_summary(
         key=row.key,
         loaded=False,
     )
+
+
+def read_all_pending(
+    todo: list[SessionSummary],
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> list[tuple[Session, SessionSummary]]:
+    """Read pending database sessions (a worker's job: it changes no data set).
+
+    Take *todo* from ``DataSet.pending`` on the thread that owns the data set. A
+    session that cannot be read is left out; :meth:`DataSet.session` names the
+    problem when it is opened.
+    """
+    out = []
+    for n, summary in enumerate(todo):
+        if cancelled is not None and cancelled():
+            raise Cancelled(summary.path)
+        if progress is not None:
+            progress(n, len(todo), f"{summary.agent}/{summary.id}")
+        try:
+            out.append(read_pending(summary))
+        except FormatError:
+            continue
+    if progress is not None:
+        progress(len(todo), len(todo), "done")
+    return out
 
 
 def read_pending(summary: SessionSummary) -> tuple[Session, SessionSummary]:

@@ -66,12 +66,29 @@ def _measured(s: SessionSummary) -> str:
     return "" if s.tokens_measured is None else f"{s.tokens_measured:,}"
 
 
+def _estimated(s: SessionSummary) -> str:
+    return f"{s.tokens_estimated:,}" if s.loaded else "…"
+
+
+def _tip(s: SessionSummary) -> str:
+    where = {
+        "sqlite": "OpenClaw agent database (read-only)",
+        "archive": "archived transcript",
+    }.get(s.storage, "transcript file")
+    lines = [s.path, f"{where}, format v{s.version}, model {s.model or 'unknown'}"]
+    if s.key:
+        lines.append(f"session key {s.key}")
+    if not s.loaded:
+        lines.append("listed from the database's counts; tokens once it is read")
+    return "\n".join(lines)
+
+
 COLUMNS: tuple[NavColumn, ...] = (
     NavColumn("Session", lambda s: s.name or s.id, lambda s: (s.name or s.id).lower()),
     NavColumn("Messages", lambda s: f"{s.messages:,}", lambda s: s.messages, True),
     NavColumn(
         "Tokens (est.)",
-        lambda s: f"{s.tokens_estimated:,}",
+        _estimated,
         lambda s: s.tokens_estimated,
         True,
         "pi's estimate (chars / 4) of the context at the current leaf",
@@ -187,7 +204,7 @@ class SessionTreeModel(QAbstractItemModel):
         if role == RecordRole:
             return rec
         if role == Qt.ItemDataRole.ToolTipRole and index.column() == 0:
-            return f"{rec.path}\nformat v{rec.version}, model {rec.model or 'unknown'}"
+            return _tip(rec)
         if role == Qt.ItemDataRole.TextAlignmentRole and index.column() > 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
