@@ -197,6 +197,8 @@ class LiveController(QObject):
         if self._watcher is not None:
             self._watcher.deleteLater()
             self._watcher = None
+        if self.follower is not None:
+            self.follower.close()
         self.follower = None
         self._everything = False
         self._set_state("off")

@@ -33,9 +33,12 @@ from core.live_session import (
     cursor_from_bytes,
     cursor_from_file,
     extend_session,
+    extend_session_objects,
     replace_session,
+    session_cursor,
 )
 from core.live_store import SegmentFollower, apply_knowledge, reload_knowledge
+from core.openclaw.agentdb import SEP, AgentDb
 from core.openclaw.config import MemoryContextConfig
 from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.problems import FormatError, Problem
@@ -72,6 +75,20 @@ class _Transcript:
     summary_stale: bool = False
     summary_at: float = 0.0
     summary_cost: float = 0.0
+
+
+@dataclass(slots=True)
+class _Database:
+    """An OpenClaw agent database followed by polling ``max(seq)`` per session."""
+
+    agent: str
+    db: AgentDb
+    cursors: dict[str, SessionCursor] = field(default_factory=dict)
+    ignored: dict[str, int] = field(default_factory=dict)
+    """Session ids that could not be read, with their ``max(seq)`` then: tried again
+    when they grow."""
+    failing: str | None = None
+    """The last error reported (reported once until it changes)."""
 
 
 @dataclass(slots=True)
@@ -129,6 +146,7 @@ class LiveFollower:
         self._candidates: dict[str, _Candidate] = {}
         self._ignored: set[str] = set()
         self._stores: dict[str, _StoreFile] = {}
+        self._databases: dict[str, _Database] = {}
         self._flushes: dict[str, tuple[float, str]] = {}  # session id -> (time, source)
         self._dirty: set[str] = set()
         self._knowledge: Tail | None = None
@@ -138,6 +156,8 @@ class LiveFollower:
         for agent in data.discovery.agents:
             if agent.sessions_json is not None:
                 self._watch_store(agent.name, agent.sessions_json)
+            if agent.database is not None:
+                self._watch_database(agent.name, agent.database)
         # Transcripts that failed to load become candidates: perhaps only their
         # header was being written.
         for session in data.sessions:
@@ -165,6 +185,8 @@ class LiveFollower:
         """Every file followed (for a file-system watcher)."""
         out = list(self._transcripts)
         out += [str(s.path) for s in self._stores.values()]
+        for path in self._databases:  # OpenClaw writes the WAL, then checkpoints
+            out += [p for p in (path, path + "-wal") if os.path.exists(p)]
         if self._segments is not None:
             out.append(self._segments.path)
         if self._knowledge is not None:
@@ -175,6 +197,7 @@ class LiveFollower:
         """Folders where new transcripts, a new sessions.json or a new store file may appear."""
         found = self.data.discovery
         dirs = [str(a.sessions_dir) for a in found.agents]
+        dirs += [os.path.dirname(p) for p in self._databases]  # a -wal file appears
         if found.kind == "openclaw-home" and (found.path / "agents").is_dir():
             dirs.append(str(found.path / "agents"))
         elif found.kind == "pi-sessions":
@@ -211,6 +234,9 @@ class LiveFollower:
                 while state.tail.more:  # it stopped before a line over the limit
                     self._poll_transcript(state, changes)
         self._refresh_summaries(changes)
+        for db in self._databases.values():
+            # one indexed query a database: cheap enough for every poll
+            self._poll_database(db, changes)
         if everything or dirty & set(self.directories()) or self._candidates:
             self._scan(changes)
         for store in self._stores.values():
@@ -237,7 +263,7 @@ class LiveFollower:
 
     def _follow_replaced_sessions(self) -> None:
         """The app may reload a session (a new object): follow the new one from its size."""
-        current = {s.path: s for s in self.data.sessions}
+        current = {s.path: s for s in self.data.sessions if s.db is None}
         for path, state in list(self._transcripts.items()):
             session = current.get(path)
             if session is None:
@@ -435,6 +461,125 @@ class LiveFollower:
                 agents[i] = replace(a, transcripts=(*a.transcripts, path))
                 return
         agents.append(AgentDir(agent, path.parent, (path,)))
+
+    # -- OpenClaw agent databases ---------------------------------------------------------
+    def _watch_database(self, agent: str, path: Path) -> None:
+        try:
+            db = AgentDb(path, agent)
+        except FormatError as exc:
+            self.data.problems.append(
+                Problem(exc.file, exc.line, f"live mode cannot follow it: {exc.detail}", "warning")
+            )
+            return
+        self._databases[str(path)] = _Database(agent, db)
+
+    def close(self) -> None:
+        """Close the databases followed (the loaded objects stay)."""
+        for state in self._databases.values():
+            state.db.close()
+        self._databases.clear()
+
+    def _poll_database(self, state: _Database, changes: LiveChanges) -> None:
+        db = state.db
+        try:
+            db.refresh()  # a writer appeared (immutable -> ro) or left
+            tops = db.max_seqs()
+        except FormatError as exc:
+            if state.failing != exc.detail:
+                state.failing = exc.detail
+                changes.problems.append(Problem(exc.file, 0, exc.detail, "warning"))
+            return
+        state.failing = None
+        mine = {s.id: s for s in self.data.sessions if s.db == db.path}
+        pending = {s.id for s in self.data.pending.values() if s.path.startswith(db.path + SEP)}
+        grew = False
+        for sid, top in tops.items():
+            session = mine.get(sid)
+            if session is None:
+                if sid not in pending and state.ignored.get(sid, -2) < top:
+                    grew |= self._add_db_session(state, sid, top, changes)
+                continue
+            if top > session.db_seq:
+                grew |= self._extend_db_session(state, session, changes)
+            elif top < session.db_seq:  # rewritten (OpenClaw rewinds or repairs)
+                grew |= self._reload_db_session(state, session, changes)
+        if grew:
+            try:
+                rows = db.sessions()
+            except FormatError:
+                return
+            key = f"{state.agent} (sqlite)"
+            self.data.stores[key] = db.store(rows)
+            changes.stores_changed.append(key)
+            keys = {r.session_id: r.key for r in rows}
+            for session in self.data.sessions:
+                if session.db == db.path and session.id in changes.sessions_changed:
+                    self._db_summary(state, session, keys.get(session.id), changes)
+
+    def _extend_db_session(self, state: _Database, session: Session, changes: LiveChanges) -> bool:
+        try:
+            read = state.db.read_events(session.id, after_seq=session.db_seq)
+        except FormatError as exc:
+            changes.problems.append(Problem(exc.file, exc.line, exc.detail, "warning"))
+            return False
+        cursor = state.cursors.get(session.id)
+        if cursor is None or cursor.session is not session:
+            cursor = state.cursors[session.id] = session_cursor(session)
+        added = extend_session_objects(
+            cursor, read.objects, read.problems, flush_prompt=self.flush_prompt
+        )
+        session.db_seq = max(session.db_seq, read.max_seq)
+        cursor.known_end = session.db_seq
+        session.size += read.size
+        changes.lines += len(read.objects)
+        changes.problems.extend(added.problems)
+        changes._changed(session.id)
+        if added.entries:
+            changes.entries.setdefault(session.id, []).extend(added.entries)
+            self._announce(added.announcements, changes, source="transcript")
+        return True
+
+    def _reload_db_session(self, state: _Database, session: Session, changes: LiveChanges) -> bool:
+        try:
+            fresh = state.db.load_session(session.id)
+        except FormatError as exc:
+            changes.problems.append(Problem(exc.file, exc.line, exc.detail, "warning"))
+            return False
+        self._forget_problems(session.path)
+        replace_session(session, fresh)
+        state.cursors.pop(session.id, None)
+        changes.resets.append(session.path)
+        changes.problems.extend(fresh.problems)
+        changes._changed(session.id)
+        return True
+
+    def _add_db_session(
+        self, state: _Database, sid: str, top: int, changes: LiveChanges
+    ) -> bool:
+        try:
+            session = state.db.load_session(sid)
+        except FormatError:
+            state.ignored[sid] = top  # perhaps being written: tried again when it grows
+            return False
+        state.ignored.pop(sid, None)
+        self.data.sessions.append(session)
+        changes.sessions_added.append(session.id)
+        changes.problems.extend(session.problems)
+        changes._changed(session.id)
+        return True
+
+    def _db_summary(
+        self, state: _Database, session: Session, key: str | None, changes: LiveChanges
+    ) -> None:
+        modified = time.time()
+        summary = summarize(session, state.agent, modified, storage="sqlite", key=key)
+        changes.summaries_changed.append(session.id)
+        summaries = self.data.summaries
+        for i, old in enumerate(summaries):
+            if old.path == session.path:
+                summaries[i] = summary
+                return
+        summaries.append(summary)
 
     # -- sessions.json ----------------------------------------------------------------------
     def _watch_store(self, agent: str, path: Path) -> None:

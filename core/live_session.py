@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
-from core.jsonio import gc_paused, read_jsonl
+from core.jsonio import JsonlObject, gc_paused, read_jsonl
 from core.problems import Problem
 from core.transcript.loader import KNOWN_TYPES, _stable_id, message_problems
 from core.transcript.model import Entry
@@ -165,12 +165,29 @@ def extend_session(
         with it (or with OpenClaw's default prompt) is a memory flush.
     """
     session = cursor.session
-    name = session.path
-    out = SessionAppend(session.id, name)
     with gc_paused():
-        read = read_jsonl(data, name, first_line=first_line, base_offset=base_offset)
+        read = read_jsonl(data, session.path, first_line=first_line, base_offset=base_offset)
+    out = extend_session_objects(cursor, read.objects, read.problems, flush_prompt=flush_prompt)
+    session.size = max(session.size, base_offset + len(data))
+    return out
+
+
+def extend_session_objects(
+    cursor: SessionCursor,
+    objects: list[JsonlObject],
+    problems: list[Problem],
+    *,
+    flush_prompt: str | None = None,
+) -> SessionAppend:
+    """Add objects already read (JSONL lines, or rows of an OpenClaw database) to a session.
+
+    Objects at or before the cursor's ``known_end`` offset are skipped, and so are
+    *problems* on their lines. See :func:`extend_session`.
+    """
+    session = cursor.session
+    out = SessionAppend(session.id, session.path)
     skipped_through = 0
-    for rec in read.objects:
+    for rec in objects:
         if rec.offset <= cursor.known_end:
             skipped_through = rec.line  # parsed when the session was loaded
             continue
@@ -182,9 +199,8 @@ def extend_session(
             _add(session, entry)
             out.entries.append(entry)
             cursor.note(entry)
-    out.problems[:0] = [p for p in read.problems if p.line > skipped_through]
+    out.problems[:0] = [p for p in problems if p.line > skipped_through]
     session.problems.extend(out.problems)
-    session.size = max(session.size, base_offset + len(data))
     out.announcements = announcements(session, out.entries, flush_prompt=flush_prompt)
     return out
 
@@ -314,6 +330,8 @@ def replace_session(session: Session, fresh: Session) -> None:
     session.by_id = fresh.by_id
     session.children = fresh.children
     session.agent_readable = fresh.agent_readable
+    session.db = fresh.db
+    session.db_seq = fresh.db_seq
 
 
 # -- announcements ------------------------------------------------------------------------
