@@ -691,6 +691,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="write even if the transcript changed in the last seconds",
     )
     p.add_argument(
+        "--via-openclaw",
+        action="store_true",
+        help="for a session in an OpenClaw agent database: have OpenClaw's gateway compact it "
+        "(runs `openclaw sessions compact KEY`; memlens writes nothing)",
+    )
+    p.add_argument(
+        "--openclaw",
+        metavar="CMD",
+        help="the openclaw command for --via-openclaw (default: $MEMLENS_OPENCLAW, else "
+        "openclaw on the PATH)",
+    )
+    p.add_argument(
+        "--gateway-url", metavar="URL", help="the gateway's ws:// URL (default: OpenClaw's config)"
+    )
+    p.add_argument(
+        "--max-lines",
+        type=positive_int,
+        metavar="N",
+        help="with --via-openclaw: OpenClaw trims to the last N lines instead of a summary",
+    )
+    p.add_argument(
         "--allow-fallback",
         action="store_true",
         help="when the summariser fails, write the fallback summary anyway (its first line "

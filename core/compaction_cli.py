@@ -282,6 +282,8 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     writes, then ``finished``, ``failed`` or ``cancelled``).
     """
     session, store, config = open_session(args)
+    if getattr(args, "via_openclaw", False):
+        return _compact_via_openclaw(args, session)
     s = _settings(args, config, session)
     instructions = summary_instructions(config)
     if args.write:
@@ -321,8 +323,80 @@ def cmd_compact(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         if run.store_update is not None:
             backup = f" (backup {run.store_update.backup})" if run.store_update.backup else ""
             lines.append(f"{run.store_update.note}{backup}")
+    elif session.db is not None:
+        lines.append(
+            "dry run: memlens never writes into OpenClaw's database; use --via-openclaw to "
+            "have OpenClaw's gateway compact it"
+        )
     else:
         lines.append("dry run: nothing was written (use --write)")
+    return payload, "\n".join(lines)
+
+
+def _compact_via_openclaw(
+    args: argparse.Namespace, session: Session
+) -> tuple[dict[str, Any], str]:
+    """``compact --via-openclaw``: OpenClaw's gateway compacts a database session.
+
+    memlens runs ``openclaw sessions compact KEY --json`` and reads the session
+    again to show what OpenClaw appended; it writes nothing itself.
+    """
+    from core.openclaw.agentdb import AgentDb
+    from core.openclaw.gateway import GatewayError, compact_via_gateway
+
+    if session.db is None:
+        raise CompactionCliError(
+            f"{session.path}: --via-openclaw is for sessions in an OpenClaw agent database "
+            "(2026.9+); this transcript file is compacted by memlens (--write)"
+        )
+    if args.write:
+        raise CompactionCliError("--via-openclaw and --write exclude each other")
+    home = _home_of(Path(session.db))
+    if home is None:
+        raise CompactionCliError(
+            f"{session.db}: not inside an OpenClaw home (agents/<id>/agent/): OpenClaw "
+            "could not find this database"
+        )
+    try:
+        with AgentDb(session.db) as db:
+            agent = db.agent
+            key = next((r.key for r in db.sessions() if r.session_id == session.id), None)
+    except FormatError as exc:
+        raise CompactionCliError(str(exc)) from None
+    if key is None:
+        raise CompactionCliError(f"{session.path}: no session key names this session")
+    try:
+        done = compact_via_gateway(
+            key,
+            state_dir=home,
+            agent=agent,
+            openclaw=getattr(args, "openclaw", None),
+            url=getattr(args, "gateway_url", None),
+            max_lines=getattr(args, "max_lines", None),
+            timeout_s=getattr(args, "timeout", None) or 300.0,
+        )
+    except GatewayError as exc:
+        raise CompactionCliError(f"{exc}; nothing was written") from None
+    after = load_session_ref(session.path)
+    new = [e for e in after.compaction_entries() if e.id not in session.by_id]
+    payload = {
+        "session": session.id,
+        "path": session.path,
+        "key": key,
+        "via": "openclaw",
+        "command": list(done.command),
+        "compacted": done.compacted,
+        "result": done.result,
+        "new_compactions": [
+            {"id": e.id, "seq": e.line, "firstKeptEntryId": e.raw.get("firstKeptEntryId"),
+             "tokensBefore": e.raw.get("tokensBefore")}
+            for e in new
+        ],
+    }  # fmt: skip
+    lines = [done.describe()]
+    lines += [f"new compaction entry {e.id} at seq {e.line}" for e in new]
+    if done.compacted and not new:
+        lines.append("the database shows no new compaction entry yet")
     return payload, "\n".join(lines)
 
 

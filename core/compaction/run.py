@@ -448,12 +448,28 @@ class _LoggedClient:
         self._inner.close()
 
 
+class InDatabase(CompactionRefused):
+    """The session lives in OpenClaw's SQLite database, where memlens never writes."""
+
+
+def check_not_database(session: Session) -> None:
+    """Raise :class:`InDatabase` for a session read from an OpenClaw agent database."""
+    if session.db is not None:
+        raise InDatabase(
+            f"{session.path} lives in OpenClaw's agent database, where memlens never "
+            "writes. Ask OpenClaw to compact it (memlens compact SESSION --via-openclaw, "
+            "or 'Compact with OpenClaw' in the app: its gateway writes the compaction), "
+            "or keep this dry run."
+        )
+
+
 def check_writable(session: Session, *, force: bool = False) -> None:
     """Raise :class:`CompactionRefused` when appending to *session* is unsafe.
 
     *force* overrides only the recent-modification refusal
     (:class:`RecentlyModified`).
     """
+    check_not_database(session)
     if session.version < 2:
         raise CompactionRefused(
             f"{session.path} is a v1 transcript: pi gives every entry a new id when it opens "
@@ -531,6 +547,7 @@ def check_before_write(
     CompactionRefused
         With the reason; :class:`RecentlyModified` for the one a user may override.
     """
+    check_not_database(session)  # never forced
     if result.entry is None:
         raise CompactionRefused(f"nothing to write: {result.plan.reason}")
     if result.written:
@@ -944,6 +961,7 @@ def compaction_job(
     """
     from core.activity import ActivityEvent
 
+    check_not_database(session)  # before any lock file or event
     lane = take_lane(session, tool)
     job = CompactionJob(session, lane, tool, activity, tokens_before)
 
