@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,10 +184,19 @@ def run_search(
 ) -> SearchResult:
     """Search the home's index with its config (the embedder is built from it unless given)."""
     cfg = settings or load_settings(home)
-    reason = None
-    if embedder is None:
-        embedder, reason = embedder_for(cfg)
     with open_memory_index(home.index) as index:
+        meta = index.meta_dict()
+        if not cfg.from_config and isinstance(meta.get("provider"), str):
+            # no openclaw.json: the index says which provider and model made it
+            model = meta.get("model")
+            cfg = replace(
+                cfg, provider=meta["provider"], model=model if isinstance(model, str) else ""
+            )
+        reason = None
+        if embedder is None:
+            embedder, reason = embedder_for(cfg)
+            if reason and not cfg.from_config and not cfg.keyword_only:
+                reason = f"no openclaw.json beside the index; {reason}"
         return search(
             index,
             query,

@@ -51,13 +51,13 @@ from core.openclaw.memsearch_text import (
     mmr_tokens,
     truncate_utf16,
 )
+from core.problems import Problem
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from core.openclaw.memindex import MemoryIndex
     from core.openclaw.memsearch_embed import QueryEmbedder
-    from core.problems import Problem
 
 SEARCH_CANDIDATE_UNIVERSE = 200
 CANDIDATE_MULTIPLIER = 4
@@ -614,6 +614,16 @@ def search(
         reason = "no embedding provider"
     if meta.get("provider") == "none" or model == FTS_ONLY_MODEL:
         embedder, reason = None, reason or "the index is FTS-only (provider none)"
+    if embedder is not None and model and embedder.model != model:
+        result.problems.append(
+            Problem(
+                index.path,
+                0,
+                f"the config's embedding model {embedder.model!r} is not the index's {model!r}:"
+                " OpenClaw would rebuild the index before searching; its vectors are not compared",
+                "warning",
+            )
+        )
     if embedder is not None:
         try:
             query_vec = embedder.embed_query(text)

@@ -180,6 +180,8 @@ class OpenAIQueryEmbedder:
         if self.base_url is None:
             raise EmbedError(f"memory.search provider {self.provider!r} has no remote.baseUrl")
         key = _resolve_api_key(self._settings.api_key_ref, self.provider, self._environ)
+        if key is None and self.provider == "openai":
+            raise EmbedError("no API key (set OPENAI_API_KEY or memory.search.remote.apiKey)")
         headers = {"Content-Type": "application/json", **self._settings.headers}
         if key:
             headers["Authorization"] = f"Bearer {key}"

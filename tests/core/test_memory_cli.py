@@ -13,7 +13,7 @@ import pytest
 from core.cli import main
 from core.memory_cli import index_summary, parse_now, resolve_home
 from tests.core.test_memindex import f64, make_v23
-from tests.llm_server import Reply, server  # noqa: F401 (the fixture)
+from tests.llm_server import Reply
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -64,7 +64,7 @@ def make_home(tmp_path: Path, search: dict[str, Any] | None = None, agent: str =
     return tmp_path
 
 
-def test_search_hybrid_through_the_configured_endpoint(tmp_path: Path, server: Any) -> None:  # noqa: F811
+def test_search_hybrid_through_the_configured_endpoint(tmp_path: Path, server: Any) -> None:
     server.add(Reply(200, {"data": [{"index": 0, "embedding": [1.0, 0.0, 0.0]}]}))
     home = make_home(
         tmp_path,
@@ -193,3 +193,15 @@ def test_index_summary_shape(tmp_path: Path) -> None:
         {"source": "memory", "files": 8, "chunks": 8, "models": ["fake-embed"]}
     ]
     assert sorted(p.name for p in db.parent.iterdir()) == listing  # no -wal, no -shm
+
+
+def test_without_openclaw_json_the_index_names_its_provider(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    (home / ".openclaw" / "openclaw.json").unlink()
+    code, out, _ = _run("memory", "search", str(home), "deploy", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["mode"] == "fts-only"
+    assert data["reason"] == (
+        "no openclaw.json beside the index; memory.search.remote.baseUrl is not set for the"
+        " openai-compatible provider"
+    )

@@ -26,7 +26,7 @@ from core.openclaw.memsearch_embed import (
 from core.openclaw.memsearch_keyword import exact_path_matcher, fallback_terms
 from core.openclaw.memsearch_text import bm25_rank_to_score, build_fts_query, extract_keywords
 from tests.core.test_memindex import f64, make_v23
-from tests.llm_server import Reply, server  # noqa: F401 (the fixture)
+from tests.llm_server import Reply
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -343,7 +343,7 @@ def test_settings_from_config() -> None:
     assert "cannot embed" in (embedder_for(SearchSettings(provider="gemini"))[1] or "")
 
 
-def test_http_embedder_against_a_real_server(server: Any) -> None:  # noqa: F811
+def test_http_embedder_against_a_real_server(server: Any) -> None:
     server.add(Reply(200, {"data": [{"index": 0, "embedding": [0.5, 0.25, 0]}]}), Reply(503, {}))
     settings = SearchSettings(
         provider="openai-compatible", model="fake-embed", base_url=server.url + "/v1",
@@ -368,3 +368,17 @@ def test_search_creates_no_file_beside_the_database(notes_index: Path) -> None:
     run(notes_index, "deploy", embedder=Fixed())
     run(notes_index, "MEMORY.md")
     assert sorted(p.name for p in notes_index.parent.iterdir()) == before
+
+
+def test_model_mismatch_is_a_warning(notes_index: Path) -> None:
+    other = Fixed()
+    other.model = "another-model"
+    result = run(notes_index, "deploy", embedder=other)
+    assert any("is not the index's 'fake-embed'" in p.message for p in result.problems)
+    assert all(c.vector_score == 0 for c in result.candidates)  # no chunk of that model
+
+
+def test_openai_without_a_key_never_calls_out() -> None:
+    emb = OpenAIQueryEmbedder(SearchSettings(provider="openai"), environ={})
+    with pytest.raises(EmbedError, match="no API key"):
+        emb.embed_query("deploy")
