@@ -341,35 +341,13 @@ def _compact_via_openclaw(
     memlens runs ``openclaw sessions compact KEY --json`` and reads the session
     again to show what OpenClaw appended; it writes nothing itself.
     """
-    from core.openclaw.agentdb import AgentDb
-    from core.openclaw.gateway import GatewayError, compact_via_gateway
+    from core.openclaw.gateway import GatewayError, compact_session
 
-    if session.db is None:
-        raise CompactionCliError(
-            f"{session.path}: --via-openclaw is for sessions in an OpenClaw agent database "
-            "(2026.9+); this transcript file is compacted by memlens (--write)"
-        )
     if args.write:
         raise CompactionCliError("--via-openclaw and --write exclude each other")
-    home = _home_of(Path(session.db))
-    if home is None:
-        raise CompactionCliError(
-            f"{session.db}: not inside an OpenClaw home (agents/<id>/agent/): OpenClaw "
-            "could not find this database"
-        )
     try:
-        with AgentDb(session.db) as db:
-            agent = db.agent
-            key = next((r.key for r in db.sessions() if r.session_id == session.id), None)
-    except FormatError as exc:
-        raise CompactionCliError(str(exc)) from None
-    if key is None:
-        raise CompactionCliError(f"{session.path}: no session key names this session")
-    try:
-        done = compact_via_gateway(
-            key,
-            state_dir=home,
-            agent=agent,
+        done = compact_session(
+            session,
             openclaw=getattr(args, "openclaw", None),
             url=getattr(args, "gateway_url", None),
             max_lines=getattr(args, "max_lines", None),
@@ -382,7 +360,7 @@ def _compact_via_openclaw(
     payload = {
         "session": session.id,
         "path": session.path,
-        "key": key,
+        "key": done.key,
         "via": "openclaw",
         "command": list(done.command),
         "compacted": done.compacted,

@@ -241,10 +241,25 @@ class CompactionLayout(QWidget):
             "Show what will be written, then back up the transcript, archive the "
             "segments and append the compaction as the new leaf (Ctrl+S)"
         )
+        self.db_note = QLabel(
+            "This session lives in OpenClaw's database: memlens runs <b>dry runs only</b> "
+            "and never writes there. <i>Compact with OpenClaw…</i> asks OpenClaw's gateway to "
+            "compact it with its own summariser.",
+            wordWrap=True,
+        )
+        self.db_note.hide()
+        self.openclaw_button = QPushButton("Compact with &OpenClaw…")
+        self.openclaw_button.setToolTip(
+            "Run OpenClaw's own compaction (openclaw sessions compact KEY): its gateway must "
+            "be running; it writes the compaction into its database"
+        )
+        self.openclaw_button.hide()
         self.write_row = QHBoxLayout()
         self.write_row.addWidget(self.force_check)
+        self.write_row.addWidget(self.db_note, 1)
         self.write_row.addStretch(1)
         self.write_row.addWidget(self.discard_button)
+        self.write_row.addWidget(self.openclaw_button)
         self.write_row.addWidget(self.write_button)
 
     # -- filling ------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QMessageBox
 from typing_extensions import override
 
 from core.compaction.plan import plan_compaction
@@ -42,6 +43,7 @@ from core.compaction.run import (
     write_compaction,
 )
 from core.jobs import check
+from core.openclaw.gateway import GatewayCompaction, GatewayError, compact_session
 from widgets.compaction_display import CompactionDisplay
 from widgets.compaction_html import anchor
 from widgets.compaction_worker import CompactionTask
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from core.compaction.provider import ProviderChoice
     from core.compaction.target import CompactionTarget
     from core.jobs import CancelCheck, Progress
+    from core.transcript.model import Session
     from core.writes import Confirm
 
 
@@ -99,6 +102,8 @@ class CompactionPanel(CompactionDisplay):
     facts_proposed = Signal(list)
     discarded = Signal()
     failed = Signal(str)
+    openclaw_compacted = Signal(str)
+    """OpenClaw's gateway compacted the session with this key (its database changed)."""
 
     def __init__(self, parent: QWidget | None = None, *, confirm: Confirm | None = None) -> None:
         super().__init__(parent)
@@ -113,6 +118,8 @@ class CompactionPanel(CompactionDisplay):
         self._timeouts = Timeouts()
         self._allow_fallback = False  # the write being prepared is the explicit fallback one
         self._activity: ActivityLog | None = None
+        self.openclaw_command: str | None = None
+        """The openclaw command for :meth:`compact_with_openclaw` (None: the default)."""
         # Background jobs; public so that an owner can wait for them (on quit).
         self.jobs = QThreadPool(self)
         self.jobs.setMaxThreadCount(2)
@@ -140,6 +147,9 @@ class CompactionPanel(CompactionDisplay):
             "&Write Compaction…", [QKeySequence(QKeySequence.StandardKey.Save)], self.write
         )
         self.discard_action = action("&Discard Summary", ["Ctrl+D"], self.discard)
+        self.openclaw_action = action(
+            "Compact with &OpenClaw…", ["Ctrl+Shift+O"], self.compact_with_openclaw
+        )
         self.fallback_action = action(
             "Write the &Fallback Summary Anyway…", [], self.write_fallback
         )
@@ -150,6 +160,7 @@ class CompactionPanel(CompactionDisplay):
             (self.discard_button, self.discard_action),
             (self.retry_button, self.run_action),
             (self.fallback_button, self.fallback_action),
+            (self.openclaw_button, self.openclaw_action),
         ):
             button.clicked.connect(act.trigger)
         self.other_button.clicked.connect(self._on_other_clicked)
@@ -199,6 +210,11 @@ class CompactionPanel(CompactionDisplay):
             self.clear()
             return
         s = target.session
+        in_db = s.db is not None
+        self.db_note.setVisible(in_db)
+        self.openclaw_button.setVisible(in_db)
+        self.force_check.setVisible(not in_db)
+        self.write_button.setVisible(not in_db)
         self.session_label.setText(f"<b>{s.id}</b> — {len(s.entries):,} entries")
         self.session_label.setToolTip(s.path)
         st = target.settings
@@ -339,6 +355,57 @@ class CompactionPanel(CompactionDisplay):
         self.state_label.setText("Preparing the write…")
         self._start("prepare", prepare)
 
+    def _ask_openclaw(self, session: Session) -> bool:
+        """Ask before OpenClaw compacts *session* (tests replace this)."""
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Compact with OpenClaw",
+            f"Ask OpenClaw to compact session {session.id}?",
+            QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setInformativeText(
+            "memlens runs `openclaw sessions compact KEY --json`. OpenClaw's gateway must be "
+            "running; it summarises with its own model and appends the compaction to its "
+            "database. memlens writes nothing; live mode shows the new entry."
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box.exec() == QMessageBox.StandardButton.Ok
+
+    @Slot()
+    def compact_with_openclaw(self) -> None:
+        """Have OpenClaw's gateway compact a database session, after asking (Ctrl+Shift+O)."""
+        target = self._target
+        if target is None or target.session.db is None or self._active is not None:
+            return
+        if not self._ask_openclaw(target.session):
+            self.state_label.setText("Not asked: nothing was written.")
+            return
+        session, command = target.session, self.openclaw_command
+
+        def job(_progress: Progress, _cancelled: CancelCheck) -> Any:
+            try:
+                return compact_session(session, openclaw=command)
+            except GatewayError as exc:
+                return exc
+
+        self.state_label.setText("OpenClaw is compacting (its gateway)…")
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("openclaw sessions compact")
+        self.progress.show()
+        self._start("openclaw", job)
+
+    def _on_openclaw_done(self, value: object) -> None:
+        if isinstance(value, GatewayError):
+            self.state_label.setText("OpenClaw did not compact: nothing was written.")
+            self.set_message(str(value), error=True)
+            self.failed.emit(str(value))
+            return
+        assert isinstance(value, GatewayCompaction)
+        self.state_label.setText(value.describe())
+        self.set_message("")
+        self.openclaw_compacted.emit(value.key)
+
     @Slot()
     def discard(self) -> None:
         """Throw the summary away; nothing is written (Ctrl+D)."""
@@ -397,7 +464,7 @@ class CompactionPanel(CompactionDisplay):
             return task
         if task.kind == "plan" and serial == self._plan_serial:
             return task
-        return task if task.kind == "write" else None  # a write always reports
+        return task if task.kind in ("write", "openclaw") else None  # writes always report
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -433,6 +500,8 @@ class CompactionPanel(CompactionDisplay):
                 self._on_writes_prepared(value)  # type: ignore[arg-type]
         elif task.kind == "write":
             self._on_write_done(value)
+        elif task.kind == "openclaw":
+            self._on_openclaw_done(value)
         self._update_actions()
 
     @Slot(int, str)
@@ -611,8 +680,10 @@ class CompactionPanel(CompactionDisplay):
             and self._active.kind in ("run", "prepare")
             and not self._active.cancel_requested
         )
-        self.write_action.setEnabled(pending and not busy and not failed)
-        self.fallback_action.setEnabled(pending and not busy and failed)
+        in_db = self._target is not None and self._target.session.db is not None
+        self.write_action.setEnabled(pending and not busy and not failed and not in_db)
+        self.fallback_action.setEnabled(pending and not busy and failed and not in_db)
+        self.openclaw_action.setEnabled(in_db and not busy)
         self.discard_action.setEnabled(result is not None and not result.written and not busy)
         self.picker.setEnabled(not busy)
         self.force_check.setEnabled(pending and not busy)
@@ -624,6 +695,7 @@ class CompactionPanel(CompactionDisplay):
             (self.discard_button, self.discard_action),
             (self.retry_button, self.run_action),
             (self.fallback_button, self.fallback_action),
+            (self.openclaw_button, self.openclaw_action),
         ):
             button.setEnabled(act.isEnabled())
         self.other_button.setEnabled(not busy and len(self.picker.providers()) > 1)

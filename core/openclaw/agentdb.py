@@ -602,6 +602,14 @@ def _from_navigation(nav: Any) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
+def home_of_database(db: str | os.PathLike[str]) -> Path | None:
+    """The OpenClaw home (state folder) of ``<home>/agents/<id>/agent/openclaw-agent.sqlite``."""
+    parents = Path(db).resolve().parents
+    if len(parents) >= 4 and parents[0].name == "agent" and parents[2].name == "agents":
+        return parents[3]
+    return None
+
+
 def _agent_from_path(path: Path) -> str:
     # agents/<id>/agent/openclaw-agent.sqlite
     parent = path.parent

@@ -21,10 +21,13 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core import jsonio
 from core.redact import redact
+
+if TYPE_CHECKING:
+    from core.transcript.model import Session
 
 ENV_OPENCLAW = "MEMLENS_OPENCLAW"
 """Environment variable naming the ``openclaw`` command (a path, or ``node /path/openclaw.mjs``)."""
@@ -194,3 +197,55 @@ def _failure(done: subprocess.CompletedProcess[bytes], reply: dict[str, Any] | N
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
         message = lines[-1] if lines else f"exit status {done.returncode}"
     return redact(f"OpenClaw's compaction failed: {message}")
+
+
+def compact_session(
+    session: Session,
+    *,
+    openclaw: str | None = None,
+    url: str | None = None,
+    max_lines: int | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> GatewayCompaction:
+    """Have OpenClaw compact *session*, one read from an agent database.
+
+    The session key and the home come from the database
+    (``<home>/agents/<id>/agent/openclaw-agent.sqlite``).
+
+    Raises
+    ------
+    GatewayError
+        As :func:`compact_via_gateway`, and when the session is not in a database
+        inside an OpenClaw home or no session key names it.
+    """
+    from core.openclaw.agentdb import AgentDb, home_of_database
+    from core.problems import FormatError
+
+    if session.db is None:
+        raise GatewayError(
+            f"{session.path}: OpenClaw compacts sessions of its agent database (2026.9+); "
+            "this transcript file is compacted by memlens itself"
+        )
+    home = home_of_database(session.db)
+    if home is None:
+        raise GatewayError(
+            f"{session.db}: not inside an OpenClaw home (agents/<id>/agent/), so OpenClaw "
+            "cannot find it"
+        )
+    try:
+        with AgentDb(session.db) as db:
+            agent = db.agent
+            key = next((r.key for r in db.sessions() if r.session_id == session.id), None)
+    except FormatError as exc:
+        raise GatewayError(str(exc)) from exc
+    if key is None:
+        raise GatewayError(f"{session.path}: no session key names this session")
+    return compact_via_gateway(
+        key,
+        state_dir=home,
+        agent=agent,
+        openclaw=openclaw,
+        url=url,
+        max_lines=max_lines,
+        timeout_s=timeout_s,
+    )
