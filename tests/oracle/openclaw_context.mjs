@@ -129,15 +129,25 @@ const ids = (entries) => entries.map((e) => e.id);
 
 // ---- 1. the embedded runner's read (bounded active branch) ------------------------------------
 const limits = resolveEmbeddedSessionContextLimits(contextTokens);
+// readOnly, as prepareSessionTranscriptHydration reads (dist/session-manager-*.mjs:139-143)
 let truncated = false;
-const runner = SessionManager.openBounded(target, { ...limits, onTruncated: () => (truncated = true) });
-const runnerBranch = runner.getBranch();
-const runnerContext = contextOf(runnerBranch);
+const notes = [];
+let runner;
+try {
+  runner = SessionManager.openBounded(target, { ...limits, readOnly: true, onTruncated: () => (truncated = true) });
+} catch (error) {
+  // a stale projection (session_transcript_index_state behind transcript_events): the run
+  // would wait for OpenClaw's reconcile; here the model-context read stands in
+  notes.push(`runner: ${error?.name ?? "error"}: ${error?.message ?? error}`);
+}
 
 // ---- 2. the model-context read (full tree scan) -----------------------------------------------
 const model = SessionManager.openModelContext(target);
 const modelBranch = model.getBranch();
 const modelContext = contextOf(modelBranch);
+runner ??= model;
+const runnerBranch = runner.getBranch();
+const runnerContext = contextOf(runnerBranch);
 
 // ---- 3. readSessionTranscriptModelContext's snapshot, at ENTRY_ID (or the leaf) ---------------
 function hydrateContextEntry(eventJson, entry) {
@@ -196,7 +206,6 @@ const snapContext = contextOf(snapBranch);
 
 // ---- output ----------------------------------------------------------------------------
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-const notes = [];
 if (truncated) notes.push(`runner: bounded read truncated (maxBytes ${limits.maxBytes}, maxEvents ${limits.maxEvents})`);
 // where two readers' messages differ: index and the top-level (and message.*) keys
 function differences(a, b) {
