@@ -16,13 +16,16 @@
 //
 // Three readers of OpenClaw's, all on the copy (docs/notes/openclaw-context.md):
 // * "runner": the embedded agent run (`agent --local`, the gateway's openclaw harness):
-//   SessionManager.open(target, cwd, resolveEmbeddedSessionContextLimits(budget)) = the bounded
-//   active-branch read (session_transcript_active_events, newest first within maxBytes/
-//   maxEvents), then buildSessionContext(getBranch()). This is `messages`.
+//   SessionManager.openBounded(target, {...resolveEmbeddedSessionContextLimits(budget),
+//   readOnly}) = the bounded active-branch read (session_transcript_active_events, newest
+//   first within maxBytes/maxEvents), then buildSessionContext(getBranch()). This is
+//   `messages` without ENTRY_ID. (The run itself goes through openAsync -> openBoundedAsync,
+//   the same core in the history worker.)
 // * "model": SessionManager.openModelContext(target) = readSessionTranscriptModelContext, the
 //   tree scan over every transcript row (leaf controls, resets, boundaries) with the model
-//   projection of each payload (cloud-worker turns, experience review). Must equal "runner"
-//   unless the bound cut something (`notes`).
+//   projection of each payload (cloud-worker turns, experience review). It equals "runner"
+//   except for toolResult `details` (`readerDifferences`) unless the bound cut something
+//   (then `notes` says so).
 // * with ENTRY_ID: the body of readSessionTranscriptModelContext's snapshot (its
 //   `through` form: rows with seq <= the entry's seq, the entry as leaf), run here for any
 //   entry because `through` itself only accepts an anchor on the current active branch.
