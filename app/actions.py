@@ -28,6 +28,7 @@ VIEWS = (
     ("facts", "&Facts", "Ctrl+9"),
     ("review", "Re&view Queue", "Ctrl+0"),
     ("compaction", "C&ompaction", "Ctrl+Shift+K"),
+    ("openclaw", "Open&Claw Store", "Ctrl+Shift+L"),
     ("activity", "&Activity Log", "Ctrl+Shift+Y"),
 )
 

@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, QThreadPool, Slot
 from core.budget import RECALL_RESERVE, budget_for
 from core.context_breakdown import breakdown_at
 from core.openclaw.config import context_window_for
+from core.openclaw.session_rows import find_row
 from core.recall.block import injection_index
 from core.recall.engine import query_from_context
 from core.transcript.provider import provider_messages
@@ -53,6 +54,7 @@ class Inspector(QObject):
         window.recall_view.block_changed.connect(self._on_block_changed)
         window.trim_view.result_ready.connect(self._on_trim_result)
         window.trim_view.export_requested.connect(self._on_export_requested)
+        window.openclaw_view.hit_activated.connect(self._on_transcript_hit)
 
     # -- data ----------------------------------------------------------------------------
     def set_data(self, data: DataSet) -> None:
@@ -66,6 +68,7 @@ class Inspector(QObject):
         self.w.context_view.clear()
         self.w.gauge.clear()
         self.w.trim_view.clear()
+        self.w.openclaw_view.set_data(data)
 
     def set_recall(self, recall: RecallData) -> None:
         """The warm store and knowledge index are ready."""
@@ -102,11 +105,8 @@ class Inspector(QObject):
     def _store_entry(self, session: Session) -> SessionEntry | None:
         if self.data is None:
             return None
-        for store in self.data.stores.values():
-            for entry in store.entries.values():
-                if entry.session_id == session.id:
-                    return entry
-        return None
+        found = find_row(self.data.stores, session)
+        return found[1] if found is not None else None
 
     # -- selection ---------------------------------------------------------------------------
     @Slot(object)
@@ -123,6 +123,7 @@ class Inspector(QObject):
         self.w.timeline.clear()  # also forgets the previous session's cut point
         self.w.timeline.set_cut_point(None)
         self.w.manager.set_session(self.data, session, self.window_override)
+        self.w.openclaw_view.show_session(session)
         self._build_timeline()
         leaf = session.leaf
         if leaf is not None:
@@ -164,6 +165,17 @@ class Inspector(QObject):
     def _on_timeline_failed(self, message: str) -> None:
         self._pending_timeline = None
         self.w.place_label.setText(f"Timeline failed: {message}")
+
+    @Slot(str, str)
+    def _on_transcript_hit(self, path: str, message_id: str) -> None:
+        """Show the entry OpenClaw's transcript search found (its session selected first)."""
+        if self.session is None or self.session.path != path:
+            if not self.w.navigator.select_session(path):
+                self.w.place_label.setText(f"{path} is not in the session list (filtered out?)")
+                return
+        if self.session is not None and message_id in self.session.by_id:
+            self.show_entry(message_id)
+            self.w.show_view("message")
 
     @Slot(str)
     def _on_context_entry(self, entry_id: str) -> None:

@@ -50,6 +50,7 @@ from widgets.facts_view import FactsView
 from widgets.first_run import FirstRunView
 from widgets.message_view import MessageView
 from widgets.navigator import Navigator
+from widgets.openclaw_view import OpenClawView
 from widgets.recall_preview import RecallPreview
 from widgets.record_model import Column, RecordTableModel
 from widgets.review_queue import ReviewQueue
@@ -73,7 +74,7 @@ PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Message", lambda p: p.message),
 ]
 RECALL_DELAY_MS = 250  # indexing waits for the first paint of a freshly loaded place
-TABS = ("Message", "Context", "Recall", "Trim", "Facts", "Review", "Compaction")
+TABS = ("Message", "Context", "Recall", "Trim", "Facts", "Review", "Compaction", "OpenClaw")
 
 
 class MainWindow(QMainWindow):
@@ -137,6 +138,7 @@ class MainWindow(QMainWindow):
         self.facts_view = FactsView()
         self.review_queue = ReviewQueue()
         self.compaction_panel = CompactionPanel()
+        self.openclaw_view = OpenClawView()
         self.activity_view = ActivityView()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -148,6 +150,7 @@ class MainWindow(QMainWindow):
             self.facts_view,
             self.review_queue,
             self.compaction_panel,
+            self.openclaw_view,
         )
         self.tab_views: tuple[QWidget, ...] = views
         for view, name in zip(views, TABS, strict=True):

@@ -148,7 +148,7 @@ class CompactionPanel(CompactionDisplay):
         )
         self.discard_action = action("&Discard Summary", ["Ctrl+D"], self.discard)
         self.openclaw_action = action(
-            "Compact with &OpenClaw…", ["Ctrl+Shift+O"], self.compact_with_openclaw
+            "Compact with &OpenClaw…", ["Ctrl+Shift+G"], self.compact_with_openclaw
         )
         self.fallback_action = action(
             "Write the &Fallback Summary Anyway…", [], self.write_fallback
@@ -374,7 +374,7 @@ class CompactionPanel(CompactionDisplay):
 
     @Slot()
     def compact_with_openclaw(self) -> None:
-        """Have OpenClaw's gateway compact a database session, after asking (Ctrl+Shift+O)."""
+        """Have OpenClaw's gateway compact a database session, after asking (Ctrl+Shift+G)."""
         target = self._target
         if target is None or target.session.db is None or self._active is not None:
             return

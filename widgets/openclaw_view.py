@@ -1,0 +1,240 @@
+"""The OpenClaw tab: the session's row, OpenClaw's transcript search, its memory index.
+
+* **Session row**: what OpenClaw keeps per session key (``session_nodes`` and
+  ``session_windows`` of its 2026.9 agent database, or ``sessions.json`` before),
+  read-only: key, channel and conversation, model, token counters, compaction count,
+  lifecycle times, and which store it came from.
+* **Transcript search**: the database's own full-text index, ``session_transcript_fts``,
+  queried as OpenClaw's session search does (:meth:`AgentDb.search_transcripts`):
+  what OpenClaw would find, beside memlens's recall. Activating a hit shows its entry.
+* **Memory index**: OpenClaw's memory index (a view set by the window).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.openclaw.agentdb import AgentDb, session_path
+from core.openclaw.session_rows import RowField, find_row, row_fields
+from core.problems import FormatError
+from core.timefmt import is_date_ms, utc_minute_ms
+from widgets.record_model import Column, RecordRole, RecordTableModel
+
+if TYPE_CHECKING:
+    from core.dataset import DataSet
+    from core.openclaw.agentdb import TranscriptHit
+    from core.transcript.model import Session
+
+ROW_COLUMNS: tuple[Column[RowField], ...] = (
+    Column("Group", lambda f: f.group),
+    Column("Field", lambda f: f.label),
+    Column("Value", lambda f: f.value),
+    Column("Key", lambda f: f.key),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    agent: str
+    db: str
+    hit: TranscriptHit
+
+
+def _when(ms: int | None) -> str:
+    return utc_minute_ms(ms) if ms is not None and is_date_ms(ms) else ""
+
+
+HIT_COLUMNS: tuple[Column[_Hit], ...] = (
+    Column("Score", lambda h: f"{h.hit.score:.4g}", lambda h: h.hit.score, align_right=True),
+    Column("Agent", lambda h: h.agent),
+    Column("Session", lambda h: h.hit.session_id),
+    Column("Role", lambda h: h.hit.role or ""),
+    Column("When (UTC)", lambda h: _when(h.hit.timestamp), lambda h: h.hit.timestamp or 0),
+    Column("Snippet", lambda h: " ".join(h.hit.snippet.split())),
+)
+
+
+def _table(model: RecordTableModel[object], name: str) -> QTableView:  # type: ignore[type-var]
+    view = QTableView()
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.verticalHeader().hide()
+    view.horizontalHeader().setStretchLastSection(True)
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    view.setWordWrap(False)
+    view.setAccessibleName(name)
+    return view
+
+
+class OpenClawView(QWidget):
+    """Session row, transcript search and memory index of current OpenClaw."""
+
+    hit_activated = Signal(str, str)
+    """A transcript hit was activated: ``(session path, message id)``."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._data: DataSet | None = None
+        self._session: Session | None = None
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self._build_row()
+        self._build_search()
+        self.memory_placeholder = QLabel(
+            "Open an OpenClaw home to see its memory index.", alignment=Qt.AlignmentFlag.AlignCenter
+        )
+        self.tabs.addTab(self.row_page, "Session &row")
+        self.tabs.addTab(self.search_page, "&Transcript search")
+        self.tabs.addTab(self.memory_placeholder, "&Memory index")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.tabs)
+
+    # -- building -----------------------------------------------------------------------------
+    def _build_row(self) -> None:
+        self.row_page = QWidget()
+        self.row_source = QLabel(wordWrap=True)
+        self.row_source.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.row_model: RecordTableModel[RowField] = RecordTableModel(ROW_COLUMNS, self)
+        self.row_table = _table(self.row_model, "Session row")  # type: ignore[arg-type]
+        lay = QVBoxLayout(self.row_page)
+        lay.addWidget(self.row_source)
+        lay.addWidget(self.row_table, 1)
+
+    def _build_search(self) -> None:
+        self.search_page = QWidget()
+        self.query = QLineEdit(placeholderText="Words OpenClaw's session search looks for…")
+        self.query.setAccessibleName("Transcript search query")
+        self.query.returnPressed.connect(self.search)
+        self.this_session = QCheckBox("This session only")
+        self.this_session.setToolTip("Search the selected session's transcript only")
+        self.search_button = QPushButton("&Search")
+        self.search_button.clicked.connect(self.search)
+        row = QHBoxLayout()
+        row.addWidget(self.query, 1)
+        row.addWidget(self.this_session)
+        row.addWidget(self.search_button)
+        self.search_note = QLabel(wordWrap=True)
+        self.search_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hit_model: RecordTableModel[_Hit] = RecordTableModel(HIT_COLUMNS, self)
+        self.hit_table = _table(self.hit_model, "Transcript search results")  # type: ignore[arg-type]
+        self.hit_table.activated.connect(self._on_hit_activated)
+        self.hit_table.doubleClicked.connect(self._on_hit_activated)
+        lay = QVBoxLayout(self.search_page)
+        lay.addLayout(row)
+        lay.addWidget(self.search_note)
+        lay.addWidget(self.hit_table, 1)
+        self.search_note.setText(
+            "OpenClaw's own full-text index of user and assistant messages "
+            "(session_transcript_fts: every word must match; ranked by bm25)."
+        )
+
+    def set_memory_view(self, view: QWidget) -> None:
+        """Put the memory index view in its tab."""
+        index = self.tabs.indexOf(self.memory_placeholder)
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, view, "&Memory index")
+        self.memory_placeholder.deleteLater()
+
+    # -- data ---------------------------------------------------------------------------------
+    def set_data(self, data: DataSet | None) -> None:
+        """A new data set: the search covers its agent databases."""
+        self._data = data
+        self._session = None
+        self.hit_model.set_records([])
+        dbs = data.discovery.databases if data is not None else []
+        self.query.setEnabled(bool(dbs))
+        self.search_button.setEnabled(bool(dbs))
+        if not dbs:
+            self.search_note.setText(
+                "No OpenClaw agent database here: transcript search needs OpenClaw 2026.9 or "
+                "later (its sessions live in agents/<id>/agent/openclaw-agent.sqlite)."
+            )
+        self.show_session(None)
+
+    def show_session(self, session: Session | None) -> None:
+        """Show *session*'s row (or say there is none)."""
+        self._session = session
+        if session is None or self._data is None:
+            self.row_model.set_records([])
+            self.row_source.setText("No session selected.")
+            return
+        found = find_row(self._data.stores, session)
+        if found is None:
+            self.row_model.set_records([])
+            self.row_source.setText(
+                f"No session row names {session.id}: neither an agent database nor a "
+                "sessions.json lists it (a pi session, or one OpenClaw forgot)."
+            )
+            return
+        name, entry = found
+        store = self._data.stores[name]
+        era = "OpenClaw agent database" if name.endswith("(sqlite)") else "sessions.json"
+        self.row_source.setText(f"From {era}: {store.path} (read-only)")
+        self.row_model.set_records(row_fields(entry))
+        self.row_table.resizeColumnsToContents()
+
+    # -- search -------------------------------------------------------------------------------
+    @Slot()
+    def search(self) -> None:
+        """Run the query on every agent database (or the selected session's)."""
+        data = self._data
+        text = self.query.text().strip()
+        if data is None or not text:
+            return
+        only = self._session if self.this_session.isChecked() else None
+        hits: list[_Hit] = []
+        errors: list[str] = []
+        for agent in data.discovery.agents:
+            if agent.database is None:
+                continue
+            if only is not None and only.db != str(agent.database):
+                continue
+            try:
+                with AgentDb(agent.database, agent.name) as db:
+                    if not db.has_transcript_fts():
+                        errors.append(f"{agent.name}: no transcript index in this database")
+                        continue
+                    found = db.search_transcripts(
+                        text, limit=100, session_id=only.id if only is not None else None
+                    )
+            except FormatError as exc:
+                errors.append(str(exc))
+                continue
+            hits += [_Hit(agent.name, str(agent.database), h) for h in found]
+        hits.sort(key=lambda h: -h.hit.score)
+        self.hit_model.set_records(hits)
+        self.hit_table.resizeColumnsToContents()
+        note = f"{len(hits)} hit(s) for {text!r} in OpenClaw's transcript index"
+        self.search_note.setText("; ".join([note, *errors]))
+
+    def search_for(self, text: str) -> None:
+        """Show the search tab with *text* searched."""
+        self.tabs.setCurrentWidget(self.search_page)
+        self.query.setText(text)
+        self.search()
+
+    @Slot(QModelIndex)
+    def _on_hit_activated(self, index: QModelIndex) -> None:
+        hit = index.siblingAtColumn(0).data(RecordRole)
+        if isinstance(hit, _Hit):
+            path = session_path(hit.db, hit.hit.session_id)
+            self.hit_activated.emit(path, hit.hit.message_id or "")
