@@ -99,6 +99,7 @@ class MemoryIndexView(QWidget):
 
         self.index_combo = QComboBox()
         self.index_combo.setToolTip("The agent whose memory index is shown")
+        self.index_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.index_combo.currentIndexChanged.connect(self._on_index_chosen)
         self.status_label = QLabel(wordWrap=True)
         top = QHBoxLayout()
@@ -385,6 +386,10 @@ class MemoryIndexView(QWidget):
             f"<br>Clock {utc_text(result.now_ms)} UTC, minScore {result.min_score:g},"
             f" maxResults {result.max_results}."
         )
+        known = set(self.snapshot.problems) if self.snapshot is not None else set()
+        news = [p for p in result.problems if p not in known]
+        if news:
+            text += f"<br><span style='{WARN_STYLE}'>{news[0].message}</span>"
         self.mode_label.setText(text)
         self.search_finished.emit(result)
 
