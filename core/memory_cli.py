@@ -233,7 +233,9 @@ def index_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
                     }
                     for s in index.sources()
                 ],
-                "problems": [p.to_json() for p in (*index.problems, *index.embedding_problems())],
+                "problems": [
+                    p.to_json() for p in (*index.problems, *index.embedding_problems(deep=False))
+                ],
             }
     except FormatError as exc:
         return {

@@ -507,12 +507,23 @@ class MemoryIndex:
         """List the chunks; same arguments as :meth:`iter_chunks`."""
         return list(self.iter_chunks(**filters))
 
-    def embedding_problems(self, *, limit: int = 50) -> list[Problem]:
-        """Chunks whose stored embedding is unusable, one problem each (at most *limit*)."""
+    def embedding_problems(self, *, limit: int = 50, deep: bool = True) -> list[Problem]:
+        """Chunks whose stored embedding is unusable, one problem each (at most *limit*).
+
+        With ``deep=False`` only BLOBs whose length is not a multiple of 8 are
+        found (one SQL query, no decoding: cheap on a large index); otherwise every
+        vector is decoded and non-finite values and bad JSON are found too.
+        """
         if self.layout.chunks is None or "embedding" not in self.columns(self.layout.chunks):
             return []
         table = quote(self.layout.chunks)
-        sql = f"SELECT id, path, embedding FROM {table} WHERE length(embedding) > 0"
+        if deep:
+            sql = f"SELECT id, path, embedding FROM {table} WHERE length(embedding) > 0"
+        else:
+            sql = (
+                f"SELECT id, path, embedding FROM {table} WHERE typeof(embedding) = 'blob'"
+                f" AND length(embedding) % 8 != 0 LIMIT {int(limit)}"
+            )
         out: list[Problem] = []
         for cid, cpath, value in self._rows(sql):
             _, state = decode_embedding(value)

@@ -546,6 +546,8 @@ def test_fts_only_chunks_and_unusable_blobs(tmp_path: Path) -> None:
         }
         problems = idx.embedding_problems()
         assert [p.file for p in problems] == [str(path)] * 2
+        quick = idx.embedding_problems(deep=False)  # lengths only, no decoding
+        assert [p.message.split(":")[0] for p in quick] == ["chunk odd (memory/x.md)"]
         assert [p.message.split(":")[0] for p in problems] == [
             "chunk odd (memory/x.md)",
             "chunk nan (memory/y.md)",
