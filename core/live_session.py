@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from core.jsonio import JsonlObject, gc_paused, read_jsonl
 from core.problems import Problem
-from core.transcript.loader import KNOWN_TYPES, _stable_id, message_problems
+from core.transcript.loader import KNOWN_TYPES, OPENCLAW_TYPES, _stable_id, message_problems
 from core.transcript.model import Entry
 
 if TYPE_CHECKING:
@@ -273,7 +273,10 @@ def _entry(
                     "warning",
                 )
             )
-    if kind not in KNOWN_TYPES:
+    if session.tree is not None and not synthetic:
+        in_tree, tree_parent = session.tree.feed(obj)
+        parent_id = tree_parent if in_tree else None
+    if kind not in KNOWN_TYPES and not (session.tree is not None and kind in OPENCLAW_TYPES):
         problems.append(Problem(name, line, f"unknown entry type {kind!r} kept raw", "info"))
     if kind == "compaction" and version < 2:
         pos = obj.get("firstKeptEntryIndex")
@@ -332,6 +335,7 @@ def replace_session(session: Session, fresh: Session) -> None:
     session.agent_readable = fresh.agent_readable
     session.db = fresh.db
     session.db_seq = fresh.db_seq
+    session.tree = fresh.tree
 
 
 # -- announcements ------------------------------------------------------------------------

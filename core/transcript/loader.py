@@ -20,6 +20,7 @@ from core.jsonio import JsonlRead, gc_paused, read_jsonl, read_jsonl_file
 from core.problems import FormatError, Problem
 from core.transcript.model import Entry, Session
 from core.transcript.normalize import MAX_TOKENS, USAGE_FIELDS, bad_token_count
+from core.transcript.openclaw_tree import OpenClawTree
 
 KNOWN_TYPES = frozenset(
     {
@@ -39,6 +40,9 @@ KNOWN_TYPES = frozenset(
 CURRENT_VERSION = 4
 """The newest header version known: OpenClaw 2026.9's (``CURRENT_SESSION_VERSION``);
 pi writes 3. Entries of versions 3 and 4 read alike."""
+
+OPENCLAW_TYPES = frozenset({"reset", "leaf"})
+"""Entry types of OpenClaw's version 4 transcripts that pi does not have."""
 
 _NONE: list[Problem] = []  # never appended to: the answer when all is well
 
@@ -185,6 +189,7 @@ def _parse(read: JsonlRead, name: str) -> Session:
             )
         )
     session_id = header["id"]
+    tree = OpenClawTree() if version >= 4 else None
     entries: list[Entry] = []
     taken: set[str] = set()
     # pi's position of each object (its parse drops lines of objects run together)
@@ -229,7 +234,10 @@ def _parse(read: JsonlRead, name: str) -> Session:
                         "warning",
                     )
                 )
-        if kind not in KNOWN_TYPES:
+        if tree is not None and not synthetic:
+            in_tree, tree_parent = tree.feed(obj)
+            parent_id = tree_parent if in_tree else None
+        if kind not in KNOWN_TYPES and not (tree is not None and kind in OPENCLAW_TYPES):
             problems.append(
                 Problem(name, obj_rec.line, f"unknown entry type {kind!r} kept raw", "info")
             )
@@ -283,6 +291,7 @@ def _parse(read: JsonlRead, name: str) -> Session:
         problems=problems,
         size=read.size,
         agent_readable=readable,
+        tree=tree,
     )
     problems.extend(Problem(name, b.line, b.message, "warning") for b in session.parent_breaks())
     return session

@@ -11,6 +11,7 @@ from core.transcript.normalize import entry_message
 
 if TYPE_CHECKING:
     from core.problems import Problem
+    from core.transcript.openclaw_tree import OpenClawTree
 
 __all__ = ["Block", "Entry", "Message", "ParentBreak", "Session", "ToolPair"]
 
@@ -106,6 +107,9 @@ class Session:
     JSONL file. memlens never writes to a database."""
     db_seq: int = -1
     """Highest event ``seq`` read from the database."""
+    tree: OpenClawTree | None = None
+    """OpenClaw's navigation (version 4 headers): its leaf, its ``leaf`` rows, its
+    re-parenting; each entry's ``parent_id`` is already the tree's. None for pi."""
 
     def __post_init__(self) -> None:
         if not self.by_id:
@@ -136,8 +140,11 @@ class Session:
         """The current leaf: the last entry in file order that the agent loads.
 
         As pi's session manager: the last entry it parsed, so never one recovered
-        from a line it cannot parse.
+        from a line it cannot parse. For OpenClaw (version 4) the tree's leaf: the last
+        canonical entry not appended aside, or the target of the last ``leaf`` row.
         """
+        if self.tree is not None:
+            return self.by_id.get(self.tree.leaf) if self.tree.leaf is not None else None
         for e in reversed(self.entries):
             if not e.recovered:
                 return e
@@ -185,7 +192,8 @@ class Session:
             current = self.by_id.get(current.parent_id) if current.parent_id else None
         while current is not None and current.id not in seen and not current.recovered:
             seen.add(current.id)
-            path.append(current)
+            if not (self.tree is not None and current.type == "leaf"):
+                path.append(current)  # OpenClaw's leaf rows navigate; never on a path
             current = self.by_id.get(current.parent_id) if current.parent_id else None
         path.reverse()
         return path

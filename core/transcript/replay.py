@@ -49,15 +49,57 @@ class CompactionInfo:
     """Messages kept verbatim after the summary."""
 
 
-def _context_from_path(path: list[Entry]) -> list[ContextItem]:
+def _excluded(e: Entry) -> bool:
+    """OpenClaw leaves out a message marked ``excludeFromContext``."""
+    msg = e.raw.get("message") if e.type == "message" else None
+    return isinstance(msg, dict) and msg.get("excludeFromContext") is True
+
+
+def _reset_context(path: list[Entry], boundary: int) -> list[ContextItem]:
+    """The context after OpenClaw's ``reset`` at ``path[boundary]``.
+
+    No summary; of the range it keeps, only user and assistant messages and the tool
+    results whose call is in that range (``selectResetKeptEntries``,
+    docs/notes/openclaw-context.md §7 rule 6).
+    """
+    reset = path[boundary]
+    first_kept = reset.raw.get("firstKeptEntryId")
+    start = next(
+        (i for i, e in enumerate(path[:boundary]) if e.id == first_kept), boundary
+    )
+    kept = [e for e in path[start:boundary] if e.type == "message" and e.message is not None]
+    calls = {b.tool_id for e in kept if e.message is not None for b in e.message.tool_calls()}
+    items = [
+        ContextItem(e, e.message, estimate_message(e.message))
+        for e in kept
+        if e.message is not None
+        and (
+            e.message.role in ("user", "assistant")
+            or (e.message.role == "toolResult" and any(r in calls for r in e.message.result_ids()))
+        )
+    ]
+    for e in path[boundary + 1 :]:
+        if e.message is not None and e.type != "compaction" and not _excluded(e):
+            items.append(ContextItem(e, e.message, estimate_message(e.message)))
+    return items
+
+
+def _context_from_path(path: list[Entry], *, openclaw: bool = False) -> list[ContextItem]:
+    """The messages of *path* as pi's ``buildSessionContext`` gives them.
+
+    With *openclaw*, as OpenClaw's: a ``reset`` is a boundary too, and messages
+    marked ``excludeFromContext`` stay out.
+    """
     compaction_idx = -1
     for i, e in enumerate(path):
-        if e.type == "compaction":
+        if e.type == "compaction" or (openclaw and e.type == "reset"):
             compaction_idx = i
+    if compaction_idx >= 0 and path[compaction_idx].type == "reset":
+        return _reset_context(path, compaction_idx)
     items: list[ContextItem] = []
 
     def emit(e: Entry) -> None:
-        if e.message is not None and e.type != "compaction":
+        if e.message is not None and e.type != "compaction" and not (openclaw and _excluded(e)):
             items.append(ContextItem(e, e.message, estimate_message(e.message)))
 
     if compaction_idx < 0:
@@ -88,7 +130,7 @@ def context_at(session: Session, entry_ref: str | None = None) -> list[ContextIt
         target = leaf
     else:
         target = session.entry(entry_ref)
-    return _context_from_path(session.path_to(target.id))
+    return _context_from_path(session.path_to(target.id), openclaw=session.tree is not None)
 
 
 def compactions(session: Session) -> list[CompactionInfo]:
@@ -96,8 +138,9 @@ def compactions(session: Session) -> list[CompactionInfo]:
     out: list[CompactionInfo] = []
     for comp in session.compaction_entries():
         path = session.path_to(comp.id)
-        before = _context_from_path(path[:-1])
-        after = _context_from_path(path)
+        openclaw = session.tree is not None
+        before = _context_from_path(path[:-1], openclaw=openclaw)
+        after = _context_from_path(path, openclaw=openclaw)
         kept_ids = {item.entry.id for item in after[1:]}
         replaced = tuple(item for item in before if item.entry.id not in kept_ids)
         kept = tuple(after[1:])
