@@ -22,7 +22,12 @@ from core import jsonio
 from core.openclaw.config import load_openclaw_config
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import search
-from core.openclaw.memsearch_embed import SearchSettings, embedder_for, settings_from_config
+from core.openclaw.memsearch_embed import (
+    SearchSettings,
+    agent_entry,
+    embedder_for,
+    settings_from_config,
+)
 from core.problems import FormatError
 
 if TYPE_CHECKING:
@@ -80,18 +85,18 @@ def find_indexes(state: Path) -> dict[str, Path]:
 
 
 def _workspace(raw: dict[str, Any], agent: str, state: Path) -> Path | None:
+    """``resolveAgentWorkspaceDir``: the entry's workspace, else the defaults', else the state's."""
+    entry = agent_entry(raw, agent) or {}
+    space = entry.get("workspace")
+    if isinstance(space, str) and space.strip():
+        return Path(os.path.expanduser(space.strip()))
     agents = raw.get("agents")
-    agents = agents if isinstance(agents, dict) else {}
-    listed = agents.get("list")
-    for entry in listed if isinstance(listed, list) else []:
-        if isinstance(entry, dict) and entry.get("id") == agent and entry.get("workspace"):
-            return Path(os.path.expanduser(str(entry["workspace"])))
-    defaults = agents.get("defaults")
-    space = defaults.get("workspace") if isinstance(defaults, dict) else None
-    if agent == "main" and isinstance(space, str):
-        return Path(os.path.expanduser(space))
-    guess = state / ("workspace" if agent == "main" else f"workspace-{agent}")
-    return guess if guess.is_dir() else None
+    defaults = agents.get("defaults") if isinstance(agents, dict) else None
+    fallback = defaults.get("workspace") if isinstance(defaults, dict) else None
+    if isinstance(fallback, str) and fallback.strip():
+        base = Path(os.path.expanduser(fallback.strip()))
+        return base if agent == "main" else base / agent
+    return state / ("workspace" if agent == "main" else f"workspace-{agent}")
 
 
 def resolve_home(home: str | os.PathLike[str], agent: str | None = None) -> MemoryHome:
@@ -104,7 +109,8 @@ def resolve_home(home: str | os.PathLike[str], agent: str | None = None) -> Memo
     """
     path = Path(home)
     if path.is_file():
-        state = path.parent.parent.parent if path.name == AGENT_DB else path.parent.parent
+        full = path.absolute()
+        state = full.parents[3] if path.name == AGENT_DB and len(full.parents) > 3 else full.parent.parent
         name = agent or (path.parent.parent.name if path.name == AGENT_DB else path.stem)
         config = state / "openclaw.json"
         return _with_config(MemoryHome(name, path, None, None, (name,)), config, state)

@@ -673,13 +673,14 @@ class MemoryIndex:
         """
         indexed = self.files()
         root = Path(workspace) if workspace is not None else None
+        root = root if root is not None and root.is_dir() else None  # not here: nothing to compare
         out: list[FileState] = []
         for f in indexed:
             if root is None or f.source != "memory":
                 out.append(FileState(f.path, f.source, "unknown", f))
                 continue
             out.append(_compare(root, f))
-        if root is not None and root.is_dir():
+        if root is not None:
             known = {f.path for f in indexed if f.source == "memory"}
             for rel in eligible_memory_files(root):
                 if rel not in known:

@@ -597,9 +597,10 @@ def search(
     model = meta.get("model") if isinstance(meta.get("model"), str) else None
     result = SearchResult(text, "hybrid", None, now_ms, max_results, min_score, index.path, model)
     result.problems.extend(index.problems)
+    space = Path(workspace) if workspace is not None else None
     clock = Clock(
         now_ms,
-        Path(workspace) if workspace is not None else None,
+        space if space is not None and space.is_dir() else None,
         {f.path: f.mtime_ms for f in index.files("memory")},
     )
     if not text or not index.has_memory():

@@ -85,13 +85,30 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _agent_override(raw: Mapping[str, Any], agent_id: str) -> dict[str, Any]:
-    agents = _obj(raw.get("agents")).get("list")
-    if isinstance(agents, list):
-        for entry in agents:
+def agent_entry(raw: Mapping[str, Any], agent_id: str) -> dict[str, Any] | None:
+    """The agent's config entry: ``agents.entries[<id>]`` or ``agents.list[]`` by id.
+
+    OpenClaw 2026.9.6 reads either roster (``resolveAgentEntry``); ids compare in
+    lower case.
+    """
+    agents = _obj(raw.get("agents"))
+    entries = agents.get("entries")
+    if "entries" in agents and entries is not None:
+        for key, entry in _obj(entries).items():
+            if isinstance(entry, dict) and str(key).lower() == agent_id.lower():
+                return entry
+        return None
+    listed = agents.get("list")
+    if isinstance(listed, list):
+        for entry in listed:
             if isinstance(entry, dict) and str(entry.get("id", "")).lower() == agent_id.lower():
-                return _obj(_obj(entry.get("memory")).get("search"))
-    return {}
+                return entry
+    return None
+
+
+def _agent_override(raw: Mapping[str, Any], agent_id: str) -> dict[str, Any]:
+    entry = agent_entry(raw, agent_id) or {}
+    return _obj(_obj(entry.get("memory")).get("search"))
 
 
 def _pick(over: Mapping[str, Any], base: Mapping[str, Any], *keys: str) -> Any:

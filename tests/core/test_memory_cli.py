@@ -105,6 +105,18 @@ def test_search_says_when_it_ran_keyword_only(tmp_path: Path) -> None:
     assert code == 0 and out.startswith("fts-only search of ") and "could not be embedded" in out
 
 
+def test_workspace_from_either_roster(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    cfg = {"agents": {"entries": {"main": {"workspace": str(tmp_path / "elsewhere")}}}}
+    (home / ".openclaw" / "openclaw.json").write_text(json.dumps(cfg))
+    assert resolve_home(home).workspace == tmp_path / "elsewhere"
+    cfg = {"agents": {"list": [{"id": "main", "workspace": "/x/y"}]}}
+    (home / ".openclaw" / "openclaw.json").write_text(json.dumps(cfg))
+    assert str(resolve_home(home).workspace) == "/x/y"
+    (home / ".openclaw" / "openclaw.json").write_text("{}")
+    assert resolve_home(home).workspace == home / ".openclaw" / "workspace"
+
+
 def test_now_from_option_env_or_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parse_now(NOW_ISO) == NOW
     assert parse_now(str(NOW)) == NOW
@@ -150,7 +162,7 @@ def test_homes_agents_and_single_files(tmp_path: Path) -> None:
     db = home / ".openclaw" / "agents" / "ops" / "agent" / "openclaw-agent.sqlite"
     found = resolve_home(db)
     assert (found.agent, found.index) == ("ops", db)
-    assert found.workspace is None  # defaults.workspace is main's
+    assert found.workspace == tmp_path / "ws" / "ops"  # defaults.workspace/<id> for others
     code, _, err = _run("memory", "status", str(home), "--agent", "main")
     assert code == 1 and "no memory index for agent 'main' (found: ops)" in err
     legacy = home / ".openclaw" / "memory"
