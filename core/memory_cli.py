@@ -110,7 +110,8 @@ def resolve_home(home: str | os.PathLike[str], agent: str | None = None) -> Memo
     path = Path(home)
     if path.is_file():
         full = path.absolute()
-        state = full.parents[3] if path.name == AGENT_DB and len(full.parents) > 3 else full.parent.parent
+        agent_db = path.name == AGENT_DB and len(full.parents) > 3
+        state = full.parents[3] if agent_db else full.parent.parent
         name = agent or (path.parent.parent.name if path.name == AGENT_DB else path.stem)
         config = state / "openclaw.json"
         return _with_config(MemoryHome(name, path, None, None, (name,)), config, state)
