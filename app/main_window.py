@@ -48,6 +48,7 @@ from widgets.compaction_panel import CompactionPanel
 from widgets.context_view import ContextView
 from widgets.facts_view import FactsView
 from widgets.first_run import FirstRunView
+from widgets.memory_index_view import MemoryIndexView
 from widgets.message_view import MessageView
 from widgets.navigator import Navigator
 from widgets.openclaw_view import OpenClawView
@@ -139,6 +140,7 @@ class MainWindow(QMainWindow):
         self.review_queue = ReviewQueue()
         self.compaction_panel = CompactionPanel()
         self.openclaw_view = OpenClawView()
+        self.openclaw_view.set_memory_view(MemoryIndexView())
         self.activity_view = ActivityView()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from core.dataset import DataSet
     from core.openclaw.agentdb import TranscriptHit
     from core.transcript.model import Session
+    from widgets.memory_index_view import MemoryIndexView
 
 ROW_COLUMNS: tuple[Column[RowField], ...] = (
     Column("Group", lambda f: f.group),
@@ -94,6 +95,7 @@ class OpenClawView(QWidget):
         super().__init__(parent)
         self._data: DataSet | None = None
         self._session: Session | None = None
+        self.memory_view: MemoryIndexView | None = None
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self._build_row()
@@ -147,12 +149,13 @@ class OpenClawView(QWidget):
             "(session_transcript_fts: every word must match; ranked by bm25)."
         )
 
-    def set_memory_view(self, view: QWidget) -> None:
+    def set_memory_view(self, view: MemoryIndexView) -> None:
         """Put the memory index view in its tab."""
         index = self.tabs.indexOf(self.memory_placeholder)
         self.tabs.removeTab(index)
         self.tabs.insertTab(index, view, "&Memory index")
         self.memory_placeholder.deleteLater()
+        self.memory_view = view
 
     # -- data ---------------------------------------------------------------------------------
     def set_data(self, data: DataSet | None) -> None:
@@ -160,6 +163,15 @@ class OpenClawView(QWidget):
         self._data = data
         self._session = None
         self.hit_model.set_records([])
+        if self.memory_view is not None:
+            found = data.discovery if data is not None else None
+            home = found.path if found is not None and found.kind == "openclaw-home" else None
+            self.memory_view.set_home(
+                home,
+                list(found.memory_indexes) if found is not None else [],
+                found.config if found is not None else None,
+                None,  # each agent's own workspace, resolved by the view from the config
+            )
         dbs = data.discovery.databases if data is not None else []
         self.query.setEnabled(bool(dbs))
         self.search_button.setEnabled(bool(dbs))
