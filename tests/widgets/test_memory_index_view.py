@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -176,3 +177,22 @@ def test_no_index_and_a_damaged_one(view: MemoryIndexView, qtbot: Any, tmp_path:
     with qtbot.waitSignal(view.failed, timeout=10_000) as blocker:
         view.set_home(tmp_path, [bad], None, None)
     assert str(bad) in blocker.args[0] and str(bad) in view.status_label.text()
+
+
+def test_switching_agents_loads_the_other_index(
+    view: MemoryIndexView, qtbot: Any, home: dict, tmp_path: Path
+) -> None:
+    write_config(home, {"provider": "none"})
+    ops = tmp_path / ".openclaw" / "agents" / "ops" / "agent"
+    ops.mkdir(parents=True)
+    other = make_v23(
+        ops / "openclaw-agent.sqlite", [{"id": "o", "path": "MEMORY.md", "text": "ops"}]
+    )
+    with qtbot.waitSignal(view.loaded, timeout=10_000):
+        view.set_home(home["state"], [home["db"], other], home["config"], home["ws"])
+    assert [view.index_combo.itemText(i).split()[0] for i in range(2)] == ["main", "ops"]
+    with qtbot.waitSignal(view.loaded, timeout=10_000) as blocker:
+        view.index_combo.setCurrentIndex(1)
+    assert blocker.args[0].path == other and view.chunks.rowCount() == 1
+    before = abs(view.now_ms() - time.time() * 1000)
+    assert before < 60_000  # the clock starts at the current time
