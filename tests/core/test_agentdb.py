@@ -1073,3 +1073,23 @@ def test_search_session_filter(searchable):
         assert {h.session_id for h in db.search_transcripts("deploy", session_id="s2")} == {"s2"}
         assert db.search_transcripts("friday", session_id="s2") == []
         assert db.search_transcripts("deploy", session_id="nope") == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an immutable connection keeps its page cache: after a writer appended and "
+    "closed (no -wal/-shm left), refresh() keeps the connection (mode unchanged) and the "
+    "reads return the old rows",
+)
+def test_immutable_connection_sees_a_finished_writers_rows_after_refresh(tmp_path):
+    path = make_db(agent_db(tmp_path), {"s1": conversation("s1", 1)})
+    with AgentDb(path) as db:
+        assert db.mode == "immutable" and db.max_seqs() == {"s1": 2}
+        db.load_session("s1")
+        w = writer(path)
+        add_session(w, "s1", [message("late", "s1-a0", "user", "more " * 300)], first_seq=3)
+        add_session(w, "s2", conversation("s2", 20, size=800))
+        w.close()
+        assert listing(path.parent) == ["openclaw-agent.sqlite"]
+        db.refresh()
+        assert db.max_seqs() == {"s1": 3, "s2": 40}

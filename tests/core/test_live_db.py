@@ -569,3 +569,25 @@ def test_damaged_appended_row_is_a_problem_and_the_rest_extends(home, follow):
         assert not f.poll().problems  # said once
     finally:
         w.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="immutable=1 tells SQLite the file never changes, so the connection keeps its "
+    "page cache: when a writer opens, appends and closes (checkpointing, -wal/-shm "
+    "removed) between two polls, refresh() sees mode 'immutable' again, does not reopen, "
+    "and max_seqs() keeps returning the old figures (sqlite_ro.ReadOnlyDb.refresh)",
+)
+def test_writer_that_comes_and_goes_between_polls_is_seen(home, follow):
+    data, f = follow()
+    path = db_of(home)
+    s1 = next(s for s in data.sessions if s.id == "s1")
+    seen = []
+    for n in range(2, 5):
+        w = writer(path)
+        add_session(w, "s1", turn("s1", n, f"s1-a{n - 1}", big=True), first_seq=1 + 2 * n)
+        w.close()  # an `openclaw agent --local` run: checkpointed, -wal and -shm gone
+        assert sorted(os.listdir(path.parent)) == ["openclaw-agent.sqlite"]
+        seen += [e.id for e in f.poll().entries.get("s1", [])]
+    assert seen == ["s1-u2", "s1-a2", "s1-u3", "s1-a3", "s1-u4", "s1-a4"]
+    assert s1.db_seq == 10
