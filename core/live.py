@@ -529,6 +529,7 @@ class LiveFollower:
             cursor, read.objects, read.problems, flush_prompt=self.flush_prompt
         )
         session.db_seq = max(session.db_seq, read.max_seq)
+        session.db_bytes.update(read.sizes)
         cursor.known_end = session.db_seq
         session.size += read.size
         changes.lines += len(read.objects)

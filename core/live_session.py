@@ -336,6 +336,8 @@ def replace_session(session: Session, fresh: Session) -> None:
     session.db = fresh.db
     session.db_seq = fresh.db_seq
     session.tree = fresh.tree
+    session.db_bytes = fresh.db_bytes
+    session.run_context_tokens = fresh.run_context_tokens
 
 
 # -- announcements ------------------------------------------------------------------------

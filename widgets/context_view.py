@@ -48,6 +48,7 @@ from core.message_parts import (
     ContextRow,
     context_rows,
 )
+from core.openclaw.run_bound import run_bound
 from core.transcript.replay import context_at, context_size
 from widgets.message_html import is_dark, mix, role_colour
 from widgets.record_model import Column, RecordRole, RecordTableModel, SortRole
@@ -152,6 +153,8 @@ class ReplayedContext:
     measured: int | None
     target_id: str
     target_index: int
+    note: str = ""
+    """Said under the figures: OpenClaw's run read only part of the branch."""
 
 
 def replay_rows(
@@ -170,7 +173,11 @@ def replay_rows(
     target = session.entry(entry_id)
     items = context_at(session, target.id)
     rows = context_rows(items, recalled_block, injection_index)
-    return ReplayedContext(rows, context_size(items).measured, target.id, target.index)
+    note = ""
+    if session.db is not None and session.run_context_tokens is not None:
+        bound = run_bound(session, session.path_to(target.id), session.run_context_tokens)
+        note = bound.describe() if bound.truncated else ""
+    return ReplayedContext(rows, context_size(items).measured, target.id, target.index, note)
 
 
 class ContextRowsSignals(QObject):
@@ -228,6 +235,7 @@ class ContextView(QWidget):
         super().__init__(parent)
         self._rows: list[ContextRow] = []
         self._measured: int | None = None
+        self._note = ""
         self._generation = 0
         self._workers: dict[int, ContextRowsWorker] = {}  # alive until they report
         # Background jobs; public so that an owner can wait for them (on quit).
@@ -336,6 +344,7 @@ class ContextView(QWidget):
         self._generation += 1
         self._rows = []
         self._measured = None
+        self._note = ""
         self.model.target_entry = ""
         self.model.set_records([])
         self.title.setText("Context at this point")
@@ -378,9 +387,10 @@ class ContextView(QWidget):
             self.palette().color(self.palette().ColorRole.Window),
             0.4,
         ).name()
+        note = f"<br><b>{html.escape(self._note)}</b>" if self._note else ""
         self.footer.setText(
             f"<b>{html.escape(total)}</b><br>"
-            f'<span style="color:{muted}">{html.escape(split)}</span>'
+            f'<span style="color:{muted}">{html.escape(split)}</span>{note}'
         )
 
     @Slot(int, object)
@@ -390,6 +400,7 @@ class ContextView(QWidget):
             return  # a newer request superseded this one
         self._rows = result.rows
         self._measured = result.measured
+        self._note = result.note
         self.model.target_entry = result.target_id
         self.model.set_records(self._rows)
         self.title.setText(f"Context at #{result.target_index} · {result.target_id}")

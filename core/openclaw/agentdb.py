@@ -170,6 +170,8 @@ class EventRead:
     problems: list[Problem] = field(default_factory=list)
     size: int = 0
     max_seq: int = -1
+    sizes: dict[int, int] = field(default_factory=dict)
+    """``event_utf8_bytes`` (else the JSON's length) by seq."""
 
 
 def _zstd() -> Any:
@@ -457,7 +459,9 @@ class AgentDb:
                 )
                 out.objects.append(JsonlObject(seq, value, seq))
                 continue
-            out.size += nbytes if isinstance(nbytes, int) else len(data)
+            size = nbytes if isinstance(nbytes, int) else len(data)
+            out.size += size
+            out.sizes[seq] = size
             try:
                 value = loads(data)
             except orjson.JSONDecodeError as exc:
@@ -513,7 +517,31 @@ class AgentDb:
             session = parse_read(read, name)
         session.db = self.path
         session.db_seq = events.max_seq
+        session.db_bytes = events.sizes
+        session.run_context_tokens = self._context_tokens(session_id)
         return session
+
+    def _context_tokens(self, session_id: str) -> int | None:
+        """``contextTokens`` of the session's row: the budget OpenClaw's run used."""
+        if "session_nodes" not in self._tables:
+            return None
+        try:
+            rows = self._db.rows(
+                "SELECT n.entry_json FROM session_nodes n WHERE n.current_session_id = ? "
+                "OR n.session_key = (SELECT w.session_key FROM session_windows w "
+                "WHERE w.session_id = ?) ORDER BY n.current_session_id = ? DESC LIMIT 1",
+                (session_id, session_id, session_id),
+            )
+        except FormatError:
+            return None
+        if not rows or not isinstance(rows[0][0], str):
+            return None
+        try:
+            entry = jsonio.loads(rows[0][0])
+        except jsonio.JSONDecodeError:
+            return None
+        value = as_int(entry.get("contextTokens")) if isinstance(entry, dict) else None
+        return value if value is not None and value > 0 else None
 
     # -- transcript search -------------------------------------------------------------
 

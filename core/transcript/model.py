@@ -107,6 +107,11 @@ class Session:
     JSONL file. memlens never writes to a database."""
     db_seq: int = -1
     """Highest event ``seq`` read from the database."""
+    db_bytes: dict[int, int] = field(default_factory=dict)
+    """Each database event's ``event_utf8_bytes`` by ``seq`` (the header is seq 0)."""
+    run_context_tokens: int | None = None
+    """The context budget of the session's row (``contextTokens``): OpenClaw's run reads
+    only the newest rows that fit 8 bytes a token (:mod:`core.openclaw.run_bound`)."""
     tree: OpenClawTree | None = None
     """OpenClaw's navigation (version 4 headers): its leaf, its ``leaf`` rows, its
     re-parenting; each entry's ``parent_id`` is already the tree's. None for pi."""

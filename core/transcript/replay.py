@@ -130,7 +130,12 @@ def context_at(session: Session, entry_ref: str | None = None) -> list[ContextIt
         target = leaf
     else:
         target = session.entry(entry_ref)
-    return _context_from_path(session.path_to(target.id), openclaw=session.tree is not None)
+    path = session.path_to(target.id)
+    if session.db is not None and session.run_context_tokens is not None:
+        from core.openclaw.run_bound import run_bound
+
+        path = run_bound(session, path, session.run_context_tokens).read
+    return _context_from_path(path, openclaw=session.tree is not None)
 
 
 def compactions(session: Session) -> list[CompactionInfo]:

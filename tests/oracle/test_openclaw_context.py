@@ -529,3 +529,15 @@ def test_the_runner_reads_a_bounded_suffix(openclaw, built, tmp_path):
         runner = out["readers"]["runner"]
         assert set(runner["activeEntryIds"]) == set(picked)
         assert runner["sources"][0]["entryId"] == ids[0]
+        # memlens's replay of the run applies the same bound (core.openclaw.run_bound)
+        from core.openclaw.agentdb import AgentDb
+        from core.openclaw.run_bound import run_bound
+
+        with AgentDb(_db(state)) as db:
+            session = db.load_session(SESSION)
+        assert session.leaf is not None
+        bound = run_bound(session, session.path_to(session.leaf.id), tokens)
+        assert bound.max_bytes == budget and bound.truncated
+        assert {e.id for e in bound.read} == set(runner["activeEntryIds"])
+        session.run_context_tokens = tokens
+        assert _memlens_view(session, session.leaf.id) == _openclaw_view(runner)
