@@ -277,6 +277,10 @@ def status(home: MemoryHome, settings: SearchSettings | None = None) -> dict[str
         ]
         fts_rows = idx.fts_rows()
         vector = idx.vector_state()
+        provider = cfg.provider if cfg.from_config else meta.get("provider")
+        model = cfg.model if cfg.from_config else meta.get("model")
+        keyword_only = provider == "none"
+        model = None if keyword_only else model
         db_bytes = _size(home.index)
         cache = idx.cache_entries()
         state = {
@@ -291,17 +295,18 @@ def status(home: MemoryHome, settings: SearchSettings | None = None) -> dict[str
                 "embeddingCacheBytes": sum(e.bytes for e in cache),
                 "embeddingCacheEntries": len(cache),
             },
-            "provider": meta.get("provider"),
-            "model": meta.get("model"),
-            "requestedProvider": cfg.provider,
+            # resolveStatusProviderInfo before a provider is initialised: the requested ones
+            "provider": provider,
+            **({"model": model} if model else {}),
+            "requestedProvider": provider,
             "sources": names,
             "sourceCounts": counts,
             "cache": {"enabled": idx.layout.embedding_cache is not None, "entries": len(cache)},
             "fts": {"enabled": True, "available": fts_rows is not None},
             "vector": {
-                "enabled": True,
+                "enabled": not keyword_only,
                 "index": {"state": vector["state"]},
-                "dims": meta.get("vectorDims"),
+                **({"dims": meta["vectorDims"]} if meta.get("vectorDims") else {}),
             },
             "memlens": {
                 "layout": idx.layout.name,
@@ -311,7 +316,7 @@ def status(home: MemoryHome, settings: SearchSettings | None = None) -> dict[str
                 "ftsRows": fts_rows,
                 "vector": vector,
                 "searchSources": list(cfg.sources),
-                "searchMode": "fts-only" if cfg.keyword_only or meta.get("provider") == "none"
+                "searchMode": "fts-only" if keyword_only or meta.get("provider") == "none"
                 else "hybrid",
                 "agents": list(home.agents),
                 "problems": [p.to_json() for p in (*idx.problems, *idx.embedding_problems())],

@@ -135,13 +135,14 @@ def test_status_files_chunks(tmp_path: Path) -> None:
     [entry] = json.loads(out)
     st = entry["status"]
     assert code == 0 and entry["agentId"] == "main"
-    assert (st["files"], st["chunks"], st["provider"], st["model"]) == (
-        8, 8, "openai-compatible", "fake-embed",
-    )  # fmt: skip
+    # the provider OpenClaw is asked for (the config's), not the one that built the index
+    assert (st["files"], st["chunks"], st["provider"], st.get("model")) == (8, 8, "none", None)
+    assert st["memlens"]["meta"]["provider"] == "openai-compatible"
     assert st["requestedProvider"] == "none" and st["memlens"]["searchMode"] == "fts-only"
     assert st["sourceCounts"][0] == {"source": "memory", "files": 8, "chunks": 8}
     assert st["fts"]["available"] and st["vector"]["index"]["state"] == "complete"
     assert st["vector"]["dims"] == 3 and st["cache"]["entries"] == 0
+    assert st["vector"]["enabled"] is False  # provider none
     code, out, _ = _run("memory", "files", str(home), "--json")
     states = {f["path"]: f["state"] for f in json.loads(out)["files"]}
     assert states["MEMORY.md"] == "stale"  # the test indexed a different hash
