@@ -1093,3 +1093,29 @@ def test_immutable_connection_sees_a_finished_writers_rows_after_refresh(tmp_pat
         assert listing(path.parent) == ["openclaw-agent.sqlite"]
         db.refresh()
         assert db.max_seqs() == {"s1": 3, "s2": 40}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="AgentDb.search_transcripts quotes each token but passes a NUL through: FTS5 "
+    "stops the string there and the search fails with 'unterminated string' instead of "
+    "finding nothing",
+)
+def test_search_with_a_nul_in_the_query(searchable):
+    with AgentDb(searchable) as db:
+        assert db.search_transcripts("deploy\x00x") == []
+
+
+def test_cli_on_the_database_file_itself(mixed_home, capsys):
+    db = str(mixed_home["db"])
+    rows = run_json(capsys, "sessions", db)["sessions"]
+    assert {(r["id"], r["storage"], r["agent"]) for r in rows} == {
+        ("s1", "sqlite", "main"),
+        ("s2", "sqlite", "main"),
+    }
+    info = run_json(capsys, "info", db)
+    assert [s["path"] for s in info["stores"]] == [db]
+    assert [m["path"] for m in info["memory_indexes"]] == [db]
+    at = run_json(capsys, "show", f"{db}#s1", "--at", "#4")
+    assert at["at"]["index"] == 4 and at["at"]["line"] == 4
+    assert [m["entry_id"] for m in at["messages"]] == ["s1-u0", "s1-a0", "s1-u1"]
