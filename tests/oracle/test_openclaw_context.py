@@ -363,13 +363,6 @@ def test_compaction_matches_memlens(openclaw, built, tmp_path):
     _compare_everywhere(state, oracle)
 
 
-RESET_GAP = pytest.mark.xfail(
-    strict=True,
-    reason="memlens's replay does not apply reset boundaries yet "
-    "(docs/notes/openclaw-context.md, rules 2, 4 and 6)",
-)
-
-
 def _scenario(openclaw: Any, built: dict[str, Any], name: str, make_ops: Any) -> dict[str, Any]:
     state = _copy(built["state"], built["root"] / name)
     before = _oracle(openclaw, state)
@@ -442,7 +435,6 @@ def test_a_reset_keeps_a_prelude_and_captures_later_branches(reset_kept):
     assert [s["entryId"] for s in at[ids[1]]["sources"]] == kept
 
 
-@RESET_GAP
 def test_reset_matches_memlens(reset_kept):
     _compare_everywhere(reset_kept["state"], reset_kept["oracle"])
 
@@ -455,7 +447,6 @@ def test_a_new_reset_empties_the_context(reset_new):
     assert at[ids[0]]["sources"] == []
 
 
-@RESET_GAP
 def test_new_reset_matches_memlens(reset_new):
     _compare_everywhere(reset_new["state"], reset_new["oracle"])
 
@@ -482,11 +473,6 @@ def test_leaf_controls_and_metadata_match_memlens(leaf_controls):
     _compare_everywhere(leaf_controls["state"], others)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memlens replays a leaf row through its own parentId; OpenClaw uses its target "
-    "(docs/notes/openclaw-context.md, rule 3)",
-)
 def test_context_at_a_leaf_row_matches_memlens(leaf_controls):
     oracle = leaf_controls["oracle"]
     rows = {**oracle, "contexts": [c for c in oracle["contexts"] if c["type"] == "leaf"]}
