@@ -150,6 +150,28 @@ def _with_config(home: MemoryHome, config: Path, state: Path) -> MemoryHome:
     )
 
 
+def agent_workspace(
+    config: str | os.PathLike[str] | None, agent: str, state_dir: str | os.PathLike[str] | None
+) -> Path | None:
+    """*agent*'s workspace as OpenClaw resolves it from ``openclaw.json`` (None: unknown).
+
+    The agent entry's ``workspace``, else ``agents.defaults.workspace`` (``/<id>``
+    for agents other than main), else ``<state>/workspace[-<id>]``.
+    """
+    raw: dict[str, Any] = {}
+    if config is not None and Path(config).is_file():
+        try:
+            raw = load_openclaw_config(config).raw
+        except FormatError:
+            raw = {}
+    state = Path(state_dir) if state_dir is not None else None
+    if state is None and config is not None:
+        state = Path(config).parent
+    if state is None:
+        return None
+    return _workspace(raw, agent, state)
+
+
 def load_settings(home: MemoryHome) -> SearchSettings:
     """The memory-search settings of the home's ``openclaw.json`` (defaults without one)."""
     if home.config is None:

@@ -46,7 +46,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.memory_cli import MemoryHome, load_settings, run_search
+from core.memory_cli import MemoryHome, agent_workspace, load_settings, run_search
 from widgets.memory_index_models import (
     WARN_STYLE,
     CandidateModel,
@@ -257,6 +257,7 @@ class MemoryIndexView(QWidget):
             ``openclaw.json``: the search's provider, endpoint, maxResults, minScore.
         workspace
             The agent's workspace: file staleness, and the decay of undated notes.
+            None: each agent's own, resolved from the config as OpenClaw does.
         """
         self._config, self._workspace = config_path, workspace
         self._state_dir = state_dir
@@ -301,7 +302,7 @@ class MemoryIndexView(QWidget):
         query = self.query_edit.text().strip()
         if path is None or not query:
             return
-        home = MemoryHome(agent_of(path), path, self._config, self._workspace, ())
+        home = MemoryHome(agent_of(path), path, self._config, self._workspace_of(path), ())
         settings = load_settings(home)
         max_results, min_score, now = self.max_spin.value(), self.min_spin.value(), self.now_ms()
         self._search_serial = serial = next(self._serials)
@@ -331,10 +332,19 @@ class MemoryIndexView(QWidget):
         job.signals.failed.connect(self._on_job_failed)
         self.jobs.start(job)
 
+    def _workspace_of(self, path: Path) -> Path | None:
+        """The workspace given to :meth:`set_home`, else the agent's from the config."""
+        if self._workspace is not None:
+            return self._workspace
+        state = self._state_dir
+        if state is None and path.name == "openclaw-agent.sqlite" and len(path.parents) > 3:
+            state = path.parents[3]
+        return agent_workspace(self._config, agent_of(path), state)
+
     def _load(self, path: Path) -> None:
         self._load_serial = serial = next(self._serials)
         self.status_label.setText(f"Reading {path.name}…")
-        workspace = self._workspace
+        workspace = self._workspace_of(path)
         self._start(serial, lambda: load_snapshot(path, workspace), self._on_loaded)
 
     @Slot(int, object)

@@ -196,3 +196,12 @@ def test_switching_agents_loads_the_other_index(
     assert blocker.args[0].path == other and view.chunks.rowCount() == 1
     before = abs(view.now_ms() - time.time() * 1000)
     assert before < 60_000  # the clock starts at the current time
+
+
+def test_workspace_resolved_from_the_config(view: MemoryIndexView, qtbot: Any, home: dict) -> None:
+    cfg = {"agents": {"entries": {"main": {"workspace": str(home["ws"])}}}}
+    home["config"].write_text(json.dumps(cfg))
+    with qtbot.waitSignal(view.loaded, timeout=10_000) as blocker:
+        view.set_home(home["state"], [home["db"]], home["config"], None)
+    states = {s.path: s.state for s in blocker.args[0].files}
+    assert states["memory/new.md"] == "new-unindexed"  # compared with the agent's workspace
