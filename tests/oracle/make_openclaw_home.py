@@ -11,30 +11,34 @@ the ``sessions compact`` reply, the gateway's ``sessions.search``) next to the h
 
 How::
 
-    python -m tests.oracle.make_openclaw_home OUTDIR            # whole fixture (~8 min)
+    python -m tests.oracle.make_openclaw_home OUTDIR            # whole fixture (8-12 min)
     python -m tests.oracle.make_openclaw_home OUTDIR --work DIR  # run in DIR (default below)
 
 OUTDIR receives ``home/.openclaw`` (the hybrid home: agents ``main`` and ``ops``),
 ``fts-home/.openclaw`` (an FTS-only home, ``memory.search.provider: "none"``),
-``expected.json`` (every command: argv, times, rc, raw stdout) and ``README.md`` is
-left alone (it is written by hand). OpenClaw runs with ``HOME`` = ``WORK/home`` and
+``expected.json`` (every command: argv, times, rc, parsed JSON or raw stdout);
+``README.md`` there is written by hand and left alone. OpenClaw runs with ``HOME`` = ``WORK/home`` and
 ``WORK/fts-home``; the default WORK is the fixed ``/tmp/memlens-openclaw-fixture`` so
 that the paths OpenClaw records (workspace ``cwd`` in session headers, config
 paths, ``sessions --json`` ``path``) are the same at every regeneration. The
-environment is reduced to HOME, PATH (Node 24 first), TZ=UTC and LANG, so nothing of
-the machine's environment reaches the databases.
+environment is reduced to HOME, PATH (Node 24 first), TZ=UTC, LANG and NO_COLOR, so
+nothing of the machine's environment reaches the databases (OpenClaw still records
+the kernel release, Node version and its own command line in trajectory rows).
+With two agents OpenClaw needs ``agents.ownership: "explicit"`` and an explicit
+``--agent`` for ``agent``, ``memory search`` and ``sessions``.
 
 What the hybrid home gets, in this order (each command is a real OpenClaw run):
 
 1. ``agent --local --agent main --session-id alpha``: a short turn; a turn in which
    the fake model calls OpenClaw's ``read`` tool on ``deploy-checklist.md`` and then
-   answers; a turn with a ~3 kB message (stored zstd: event_json NULL).
+   answers; a turn with a ~4.4 kB message (stored zstd: event_json NULL).
 2. ``--session-id beta`` in ``main``: two short turns; ``--agent ops --session-id
    gamma``: one turn.
 3. ``gateway run`` on a loopback port (token auth, fake token), then
    ``sessions compact agent:main:explicit:alpha`` through it (OpenClaw writes the
-   compaction entry itself; the summary comes from the fake model), and two
-   ``gateway call sessions.search`` (session transcript FTS). The gateway's process
+   compaction entry itself; the summary comes from the fake model), and the
+   ``gateway call sessions.search`` of :data:`SESSION_SEARCHES` (session transcript
+   FTS; the CLI has no other route to it). The gateway's process
    group is killed afterwards.
 4. One more ``alpha`` turn after the compaction.
 5. ``memory index --force`` (both agents; embeddings from the fake server, 8 dims),
@@ -51,8 +55,10 @@ embeddings are deterministic (see fake_llm). The memory files' mtimes are pinned
 
 Clean-up after OpenClaw exits: OpenClaw checkpoints its WAL with TRUNCATE when it
 closes, so the ``-wal`` files are empty; empty ``-wal`` and ``-shm`` files are left
-out of the copy, as are logs, the gateway's device identity and other runtime
-droppings (see :func:`_copy_state`). The databases themselves are copied byte for
+out of the copy, as are runtime droppings (``tmp``, ``cache``, ``media``) and the
+generated key material: the global ``state/openclaw.sqlite`` (gateway device private
+key, config HMAC key; its ``agent_databases`` registry goes to expected.json) and
+``config-journal-fingerprint.key`` (see :func:`_copy_state`). The databases themselves are copied byte for
 byte, never opened for writing. A ``-wal`` that is not empty makes the script fail.
 """
 
@@ -539,7 +545,18 @@ def _requests_summary(llm: FakeLLM) -> dict[str, Any]:
     return {"count": len(llm.requests), "by_kind": kinds}
 
 
-SKIP_DIRS = {"logs", "identity", "devices", "tmp", "cache", "media", "canvas", "completions"}
+# runtime droppings; plugin-skills holds symlinks into the installed OpenClaw package
+SKIP_DIRS = {
+    "logs",
+    "identity",
+    "devices",
+    "tmp",
+    "cache",
+    "media",
+    "canvas",
+    "completions",
+    "plugin-skills",
+}
 # Generated key material: the global state DB holds the gateway's device identity
 # (an Ed25519 private key) and the config-revision HMAC key; the fingerprint key is
 # another random secret. They are not needed to read the agent stores; the
