@@ -11,10 +11,13 @@ zstd, as OpenClaw stores them), plus one session of REPLAY events, then times:
 * ``full_load``: ``load_dataset`` with every session read and summarised (what
   ``memlens sessions`` does, and the app in the background after the list shows);
 * ``replay``: one REPLAY-event session loaded from the database and its context at
-  the leaf replayed (``context_at`` + ``context_size``).
+  the leaf replayed (``context_at`` + ``context_size``);
+* ``live``: a writer process appends LIVE rows (one every 100 ms, as OpenClaw commits
+  them) while memlens's live follower polls at the app's interval (500 ms); the delay
+  between a row's commit and the follower having it.
 
 Prints one JSON object. Targets (2 cores): session_list <= 2 s for 100 sessions /
-100,000 events; replay <= 300 ms for 5,000 events.
+100,000 events; replay <= 300 ms for 5,000 events; live rows within 1 s.
 
     python -m bench.bench_openclaw_db [--sessions 100] [--events 100000] [--replay 5000]
 """
@@ -61,6 +64,63 @@ def build(home: Path, sessions: int, events: int, replay: int) -> Path:
     return path
 
 
+WRITER = """
+import sqlite3, sys, time, orjson
+db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
+db.create_function("octet_length", 1, lambda v: None if v is None else len(str(v).encode()))
+db.execute("PRAGMA journal_mode=WAL")
+n, first = int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    seq = first + i
+    event = {"type": "message", "id": f"live-{i}", "parentId": f"live-{i - 1}" if i else None,
+             "timestamp": "2026-11-25T16:00:00.000Z",
+             "message": {"role": "user", "content": f"live row {i}", "timestamp": 0}}
+    text = orjson.dumps(event).decode()
+    db.execute("INSERT INTO transcript_events (session_id, seq, event_json, created_at, "
+               "event_utf8_bytes) VALUES ('replay', ?, ?, ?, ?)",
+               (seq, text, int(time.time() * 1000), len(text)))
+    time.sleep(0.1)
+"""
+
+
+def live_latency(home: Path, path: Path, rows: int, poll_s: float = 0.5) -> dict[str, float]:
+    """Delays (ms) between a writer's commits and the live follower having the rows."""
+    import subprocess
+
+    from core.live import LiveFollower
+
+    data = load_dataset(home, defer_db=False)
+    session = next(s for s in data.sessions if s.id == "replay")
+    follower = LiveFollower(data)
+    first = session.db_seq + 1
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(rows), str(first)])
+    seen: dict[int, float] = {}
+    try:
+        while len(seen) < rows:
+            follower.poll()
+            now = time.time() * 1000
+            for e in session.entries:
+                if e.line >= first and e.line not in seen:
+                    seen[e.line] = now
+            if writer.poll() is not None and len(seen) < rows and not follower.poll():
+                break
+            time.sleep(poll_s)
+    finally:
+        writer.wait(timeout=60)
+        follower.close()
+    with ReadOnlyDb(path) as db:
+        made = dict(
+            db.rows("SELECT seq, created_at FROM transcript_events WHERE session_id = 'replay' "
+                    "AND seq >= ?", (first,))
+        )  # fmt: skip
+    delays = sorted(seen[s] - made[s] for s in seen if s in made)
+    return {
+        "rows": float(len(delays)),
+        "p50_ms": round(delays[len(delays) // 2], 1) if delays else -1.0,
+        "max_ms": round(delays[-1], 1) if delays else -1.0,
+    }
+
+
 def _time(fn, repeat: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
     times = []
     out = None
@@ -78,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--replay", type=int, default=5000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--live", type=int, default=20, help="rows the live writer appends")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / ".openclaw"
@@ -122,8 +183,9 @@ def main(argv: list[str] | None = None) -> int:
             zstd_rows = db._db.rows(
                 "SELECT count(*) FROM transcript_events WHERE event_zstd IS NOT NULL"
             )[0][0]
-        leftovers = sorted(p.name for p in path.parent.iterdir())
+        leftovers = sorted(p.name for p in path.parent.iterdir())  # before any writer
         db_bytes = os.path.getsize(path)
+        live = live_latency(home, path, args.live)
     result = {
         "sessions": nsessions,
         "events": total,
@@ -139,8 +201,11 @@ def main(argv: list[str] | None = None) -> int:
         "replay_events": args.replay,
         "replay_context_items": items,
         "replay_seconds": round(replay_s, 4),
+        "live_rows": int(live["rows"]),
+        "live_p50_ms": live["p50_ms"],
+        "live_max_ms": live["max_ms"],
         "files_beside_db": leftovers,
-        "targets": {"session_list_seconds": 2.0, "replay_seconds": 0.3},
+        "targets": {"session_list_seconds": 2.0, "replay_seconds": 0.3, "live_max_ms": 1000},
     }
     sys.stdout.write(__import__("json").dumps(result) + "\n")
     return 0
