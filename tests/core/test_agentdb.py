@@ -644,11 +644,11 @@ def test_connection_is_query_only(tmp_path):
 # -- 5. busy ------------------------------------------------------------------------------
 @pytest.fixture
 def short_retry(monkeypatch):
-    """Busy moments retried for 0.6 s, SQLite's own busy wait 20 ms."""
+    """Busy moments retried for 0.3 s, SQLite's own busy wait 20 ms."""
     real = sqlite_ro.retry
 
-    def fast(fn, name, *, seconds=0.6, what="read"):
-        return real(fn, name, seconds=min(seconds, 0.6), what=what)
+    def fast(fn, name, *, seconds=0.3, what="read"):
+        return real(fn, name, seconds=min(seconds, 0.3), what=what)
 
     monkeypatch.setattr(sqlite_ro, "retry", fast)
     monkeypatch.setattr(ReadOnlyDb.__init__, "__kwdefaults__", {"timeout": 0.02})
@@ -709,22 +709,25 @@ def test_lock_released_within_the_window_reads(tmp_path, monkeypatch, wait):
     strict=True,
     reason="RETRY_SECONDS is bound as a default argument (retry(seconds=RETRY_SECONDS), "
     "ReadOnlyDb(timeout=RETRY_SECONDS)) at import, so changing "
-    "core.openclaw.sqlite_ro.RETRY_SECONDS has no effect: the read waits 5 s and says so",
+    "core.openclaw.sqlite_ro.RETRY_SECONDS has no effect: the read keeps waiting 5 s",
 )
 def test_retry_seconds_setting_is_honoured(tmp_path, monkeypatch):
-    monkeypatch.setattr(sqlite_ro, "RETRY_SECONDS", 0.25)
+    monkeypatch.setattr(sqlite_ro, "RETRY_SECONDS", 0.1)
     path = locked_db(tmp_path)
     db = AgentDb(path)
-    lock = sqlite3.connect(path, isolation_level=None)
+    lock = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     lock.execute("BEGIN EXCLUSIVE")
+    # released after 1 s: a read that gives up after 0.1 s fails, one that waits 5 s reads
+    timer = threading.Timer(1.0, lambda: lock.execute("ROLLBACK"))
+    timer.start()
     try:
         with pytest.raises(FormatError) as info:
             db.max_seqs()
+        assert "after 0.1 s" in info.value.detail
     finally:
-        lock.execute("ROLLBACK")
+        timer.join()
         lock.close()
         db.close()
-    assert "after 0.25 s" in info.value.detail
 
 
 # -- 6. nothing is written ------------------------------------------------------------

@@ -299,8 +299,8 @@ def test_rewritten_same_length_session_is_reloaded(home, follow):
 def short_retry(monkeypatch):
     real = sqlite_ro.retry
 
-    def fast(fn, name, *, seconds=0.3, what="read"):
-        return real(fn, name, seconds=min(seconds, 0.3), what=what)
+    def fast(fn, name, *, seconds=0.2, what="read"):
+        return real(fn, name, seconds=min(seconds, 0.2), what=what)
 
     monkeypatch.setattr(sqlite_ro, "retry", fast)
     monkeypatch.setattr(ReadOnlyDb.__init__, "__kwdefaults__", {"timeout": 0.02})
