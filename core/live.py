@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from core.budget import flush_record
 from core.dataset import summarize
-from core.discovery import AgentDir
+from core.discovery import AGENT_DB, AgentDir
 from core.jsonio import too_long_problem
 from core.limits import max_line_bytes
 from core.live_changes import LiveChanges
@@ -35,7 +35,6 @@ from core.live_session import (
     extend_session,
     extend_session_objects,
     replace_session,
-    session_cursor,
 )
 from core.live_store import SegmentFollower, apply_knowledge, reload_knowledge
 from core.openclaw.agentdb import SEP, AgentDb
@@ -387,6 +386,7 @@ class LiveFollower:
         """
         if self.data.discovery.kind == "transcript":
             return
+        self._scan_databases(changes)
         for agent in self._agent_dirs():
             try:
                 names = sorted(os.listdir(agent.sessions_dir))
@@ -405,6 +405,28 @@ class LiveFollower:
                 self._watch_store(agent.name, store)
         for path, cand in list(self._candidates.items()):
             self._poll_candidate(path, cand, changes)
+
+    def _scan_databases(self, changes: LiveChanges) -> None:
+        """An agent database that appeared (a new agent, or one upgraded to 2026.9) joins."""
+        found = self.data.discovery
+        if found.kind != "openclaw-home" or found.path.name == AGENT_DB:
+            return
+        for sub in _subdirs(found.path / "agents"):
+            path = sub / "agent" / AGENT_DB
+            if str(path) in self._databases or not path.is_file():
+                continue
+            self._watch_database(sub.name, path)
+            if str(path) not in self._databases:
+                continue  # not readable yet: tried again at the next scan
+            for i, a in enumerate(found.agents):
+                if a.name == sub.name:
+                    found.agents[i] = replace(a, database=path)
+                    break
+            else:
+                found.agents.append(AgentDir(sub.name, sub / "sessions", (), database=path))
+            if path not in found.memory_indexes:
+                found.memory_indexes.insert(0, path)
+            self._poll_database(self._databases[str(path)], changes)
 
     def _agent_dirs(self) -> list[AgentDir]:
         found = self.data.discovery
@@ -467,9 +489,11 @@ class LiveFollower:
         try:
             db = AgentDb(path, agent)
         except FormatError as exc:
-            self.data.problems.append(
-                Problem(exc.file, exc.line, f"live mode cannot follow it: {exc.detail}", "warning")
+            problem = Problem(
+                exc.file, exc.line, f"live mode cannot follow it: {exc.detail}", "warning"
             )
+            if problem not in self.data.problems:
+                self.data.problems.append(problem)
             return
         self._databases[str(path)] = _Database(agent, db)
 
@@ -482,8 +506,8 @@ class LiveFollower:
     def _poll_database(self, state: _Database, changes: LiveChanges) -> None:
         db = state.db
         try:
-            db.refresh()  # a writer appeared (immutable -> ro) or left
-            tops = db.max_seqs()
+            db.refresh()  # a writer appeared (immutable -> ro) or left, or the file changed
+            growth = db.growth()
         except FormatError as exc:
             if state.failing != exc.detail:
                 state.failing = exc.detail
@@ -493,43 +517,55 @@ class LiveFollower:
         mine = {s.id: s for s in self.data.sessions if s.db == db.path}
         pending = {s.id for s in self.data.pending.values() if s.path.startswith(db.path + SEP)}
         grew = False
-        for sid, top in tops.items():
+        for sid, (top, rows, generation) in growth.items():
             session = mine.get(sid)
             if session is None:
                 if sid not in pending and state.ignored.get(sid, -2) < top:
                     grew |= self._add_db_session(state, sid, top, changes)
                 continue
-            if top > session.db_seq:
-                grew |= self._extend_db_session(state, session, changes)
-            elif top < session.db_seq:  # rewritten (OpenClaw rewinds or repairs)
+            rewritten = generation != session.db_generation or top < session.db_seq
+            if not rewritten and top == session.db_seq and rows == session.db_rows:
+                continue
+            if not rewritten and top > session.db_seq:
+                grew |= self._extend_db_session(state, session, rows, changes)
+            else:  # rewritten: OpenClaw rewound or repaired it (rows gone or replaced)
                 grew |= self._reload_db_session(state, session, changes)
         if grew:
             try:
-                rows = db.sessions()
+                listed = db.sessions()
             except FormatError:
                 return
             key = f"{state.agent} (sqlite)"
-            self.data.stores[key] = db.store(rows)
+            self.data.stores[key] = db.store(listed)
             changes.stores_changed.append(key)
-            keys = {r.session_id: r.key for r in rows}
+            keys = {r.session_id: r.key for r in listed}
             for session in self.data.sessions:
                 if session.db == db.path and session.id in changes.sessions_changed:
                     self._db_summary(state, session, keys.get(session.id), changes)
 
-    def _extend_db_session(self, state: _Database, session: Session, changes: LiveChanges) -> bool:
+    def _extend_db_session(
+        self, state: _Database, session: Session, rows: int, changes: LiveChanges
+    ) -> bool:
         try:
             read = state.db.read_events(session.id, after_seq=session.db_seq)
         except FormatError as exc:
             changes.problems.append(Problem(exc.file, exc.line, exc.detail, "warning"))
             return False
+        if session.db_rows + read.rows != rows:  # rows before the old end changed too
+            return self._reload_db_session(state, session, changes)
         cursor = state.cursors.get(session.id)
         if cursor is None or cursor.session is not session:
-            cursor = state.cursors[session.id] = session_cursor(session)
+            # the next index counts every object read, skipped ones too (as the loader)
+            cursor = state.cursors[session.id] = SessionCursor(
+                session, session.db_objects, session.db_seq
+            )
         added = extend_session_objects(
             cursor, read.objects, read.problems, flush_prompt=self.flush_prompt
         )
         session.db_seq = max(session.db_seq, read.max_seq)
         session.db_bytes.update(read.sizes)
+        session.db_rows += read.rows
+        session.db_objects += len(read.objects)
         cursor.known_end = session.db_seq
         session.size += read.size
         changes.lines += len(read.objects)

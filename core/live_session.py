@@ -337,6 +337,9 @@ def replace_session(session: Session, fresh: Session) -> None:
     session.db_seq = fresh.db_seq
     session.tree = fresh.tree
     session.db_bytes = fresh.db_bytes
+    session.db_rows = fresh.db_rows
+    session.db_objects = fresh.db_objects
+    session.db_generation = fresh.db_generation
     session.run_context_tokens = fresh.run_context_tokens
 
 

@@ -172,6 +172,8 @@ class EventRead:
     max_seq: int = -1
     sizes: dict[int, int] = field(default_factory=dict)
     """``event_utf8_bytes`` (else the JSON's length) by seq."""
+    rows: int = 0
+    """Rows read (damaged ones included)."""
 
 
 def _zstd() -> Any:
@@ -414,10 +416,33 @@ class AgentDb:
 
     def max_seqs(self) -> dict[str, int]:
         """Highest ``seq`` of each session (cheap: the primary key index)."""
-        rows = self._db.rows(
-            "SELECT session_id, max(seq) FROM transcript_events GROUP BY session_id"
-        )
-        return {str(sid): int(top) for sid, top in rows}
+        return {sid: top for sid, (top, _n, _g) in self.growth().items()}
+
+    def growth(self) -> dict[str, tuple[int, int, str | None]]:
+        """``(max seq, rows, rewrite generation)`` of each session, for live mode.
+
+        Read from the primary key index and OpenClaw's ``transcript_rewrite_watermarks``
+        (a rewind or repair bumps the generation): no event is read.
+        """
+
+        def read(db: sqlite3.Connection) -> dict[str, tuple[int, int, str | None]]:
+            gens: dict[str, str] = {}
+            if "transcript_rewrite_watermarks" in self._tables:
+                gens = {
+                    str(s): str(g)
+                    for s, g in db.execute(
+                        "SELECT session_id, generation FROM transcript_rewrite_watermarks"
+                    )
+                }
+            return {
+                str(sid): (int(top), int(n), gens.get(str(sid)))
+                for sid, top, n in db.execute(
+                    "SELECT session_id, max(seq), count(*) FROM transcript_events "
+                    "GROUP BY session_id"
+                )
+            }
+
+        return self._db.snapshot(read)  # type: ignore[no-any-return]
 
     def read_events(self, session_id: str, after_seq: int = -1) -> EventRead:
         """The events of *session_id* with ``seq > after_seq``, decoded, in order."""
@@ -436,9 +461,22 @@ class AgentDb:
         loads = orjson.loads
         for seq, text, frame, nbytes, nav in rows:
             out.max_seq = seq
+            out.rows += 1
             data: bytes | str | None = text
             if data is None and frame is not None:
                 data = self._decode(name, seq, frame, nbytes, out)
+            value: Any = None
+            if data is not None:
+                try:
+                    value = loads(data)
+                except orjson.JSONDecodeError as exc:
+                    if text is not None:
+                        out.problems.append(
+                            Problem(name, seq, f"event is not JSON ({exc}); skipped")
+                        )
+                        continue
+                    out.problems.append(Problem(name, seq, f"zstd frame holds no JSON ({exc})"))
+                    data = None
             if data is None:
                 value = _from_navigation(nav)
                 if value is None:
@@ -462,11 +500,6 @@ class AgentDb:
             size = nbytes if isinstance(nbytes, int) else len(data)
             out.size += size
             out.sizes[seq] = size
-            try:
-                value = loads(data)
-            except orjson.JSONDecodeError as exc:
-                out.problems.append(Problem(name, seq, f"event is not JSON ({exc}); skipped"))
-                continue
             out.objects.append(JsonlObject(seq, value, seq))
         return out
 
@@ -518,8 +551,20 @@ class AgentDb:
         session.db = self.path
         session.db_seq = events.max_seq
         session.db_bytes = events.sizes
+        session.db_rows = events.rows
+        session.db_objects = len(events.objects)
+        session.db_generation = self._generation(session_id)
         session.run_context_tokens = self._context_tokens(session_id)
         return session
+
+    def _generation(self, session_id: str) -> str | None:
+        if "transcript_rewrite_watermarks" not in self._tables:
+            return None
+        rows = self._db.rows(
+            "SELECT generation FROM transcript_rewrite_watermarks WHERE session_id = ?",
+            (session_id,),
+        )
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def _context_tokens(self, session_id: str) -> int | None:
         """``contextTokens`` of the session's row: the budget OpenClaw's run used."""
@@ -559,7 +604,7 @@ class AgentDb:
         """
         if not self.has_transcript_fts():
             return []
-        tokens = [t for t in query.split() if t]
+        tokens = [t for t in query.replace("\x00", " ").split() if t]
         if not tokens:
             return []
         match = " AND ".join('"' + t.replace('"', '""') + '"' for t in tokens)

@@ -33,6 +33,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -111,15 +112,17 @@ def is_busy(exc: BaseException) -> bool:
 
 
 def retry(
-    fn: Callable[[], Any], name: str, *, seconds: float = RETRY_SECONDS, what: str = "read"
+    fn: Callable[[], Any], name: str, *, seconds: float | None = None, what: str = "read"
 ) -> Any:
-    """Run *fn*, retrying busy/locked errors for up to *seconds*.
+    """Run *fn*, retrying busy/locked errors for up to *seconds* (:data:`RETRY_SECONDS`).
 
     Raises
     ------
     FormatError
         When it still fails (naming *name*), or on any other SQLite error.
     """
+    if seconds is None:
+        seconds = RETRY_SECONDS
     deadline = time.monotonic() + seconds
     delay = 0.01
     while True:
@@ -139,19 +142,28 @@ def retry(
 class ReadOnlyDb:
     """A read-only connection to an SQLite database that OpenClaw may be writing."""
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = RETRY_SECONDS) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float | None = None) -> None:
         self.path = os.fspath(path)
-        self.timeout = timeout
+        self.timeout = RETRY_SECONDS if timeout is None else timeout
         self.mode: OpenMode = "ro"
         self._snapshot_dir: str | None = None
         self._db: sqlite3.Connection | None = None
+        self._stamp: tuple[int, int, int] | None = None
         self._connect()
 
     # -- opening -----------------------------------------------------------------
 
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
     def _connect(self) -> None:
         header = read_header(self.path)
         mode = choose_mode(self.path, header)
+        self._stamp = self._file_stamp()
         target = Path(self.path).resolve()
         if mode == "snapshot":
             target = self._copy_snapshot(target)
@@ -164,10 +176,15 @@ class ReadOnlyDb:
             raise FormatError(self.path, f"cannot open: {exc}") from exc
         db.text_factory = _lenient_text
         try:
-            retry(lambda: db.execute("PRAGMA query_only = ON"), self.path, what="open")
-            retry(lambda: db.execute("PRAGMA trusted_schema = OFF"), self.path, what="open")
+            wait = self.timeout
+            for pragma in ("PRAGMA query_only = ON", "PRAGMA trusted_schema = OFF"):
+                retry(partial(db.execute, pragma), self.path, what="open", seconds=wait)
             # reading the schema now proves the file is a database, not damage
-            retry(lambda: db.execute("SELECT count(*) FROM sqlite_master").fetchone(), self.path)
+            retry(
+                lambda: db.execute("SELECT count(*) FROM sqlite_master").fetchone(),
+                self.path,
+                seconds=wait,
+            )
         except FormatError:
             db.close()
             raise
@@ -195,11 +212,20 @@ class ReadOnlyDb:
     def refresh(self) -> bool:
         """Reopen when the right way to open the file changed (a writer appeared or left).
 
-        Returns True when it reopened. A snapshot is always taken anew.
+        Also reopens an ``immutable`` connection whose file changed (a writer came and
+        went between two calls: SQLite keeps the old pages of an immutable file), a
+        connection a failed reopen left closed, and a snapshot (always taken anew).
+        Returns True when it reopened.
+
+        Raises
+        ------
+        FormatError
+            When the file cannot be opened now (the next call tries again).
         """
         mode = choose_mode(self.path)
-        if mode == self.mode and mode != "snapshot":
-            return False
+        if self._db is not None and mode == self.mode and mode != "snapshot":
+            if mode != "immutable" or self._file_stamp() == self._stamp:
+                return False
         self.close()
         self._connect()
         return True
@@ -234,7 +260,9 @@ class ReadOnlyDb:
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one query; busy moments retried, errors as :class:`FormatError`."""
         db = self.connection
-        return retry(lambda: db.execute(sql, params).fetchall(), self.path)  # type: ignore[no-any-return]
+        return retry(  # type: ignore[no-any-return]
+            lambda: db.execute(sql, params).fetchall(), self.path, seconds=self.timeout
+        )
 
     def snapshot(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run *fn* inside one read transaction: every query sees the same database.
@@ -250,7 +278,7 @@ class ReadOnlyDb:
             finally:
                 db.execute("COMMIT")  # a read transaction: nothing to write
 
-        return retry(run, self.path)
+        return retry(run, self.path, seconds=self.timeout)
 
     def tables(self) -> set[str]:
         """Names of every table (virtual and shadow tables included)."""

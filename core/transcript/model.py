@@ -107,6 +107,12 @@ class Session:
     JSONL file. memlens never writes to a database."""
     db_seq: int = -1
     """Highest event ``seq`` read from the database."""
+    db_rows: int = 0
+    """Event rows read from the database (damaged ones included)."""
+    db_objects: int = 0
+    """Objects read (the header included): the next entry's index."""
+    db_generation: str | None = None
+    """OpenClaw's rewrite generation of the transcript when it was read."""
     db_bytes: dict[int, int] = field(default_factory=dict)
     """Each database event's ``event_utf8_bytes`` by ``seq`` (the header is seq 0)."""
     run_context_tokens: int | None = None
