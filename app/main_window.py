@@ -623,4 +623,8 @@ class MainWindow(QMainWindow):
         for view in views:
             view.jobs.clear()  # not started yet: never started
         pools = [QThreadPool.globalInstance(), *(view.jobs for view in views)]
+        memory = self.openclaw_view.memory_view
+        if memory is not None:
+            memory.jobs.clear()
+            pools.append(memory.jobs)
         return all(pool.waitForDone(msecs) for pool in pools)

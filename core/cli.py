@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from core import __version__, hashembed, jsonio
 from core.compaction_cli import CompactionCliError
 from core.dataset import DataSet, load_dataset
+from core.memory_cli import index_summary
 from core.openclaw.agentdb import load_session_ref, split_session_path
-from core.openclaw.memindex import open_memory_index
 from core.problems import FormatError
 from core.recall_cli import RecallCliError
 from core.timefmt import utc_minute, utc_minute_ms
@@ -109,7 +109,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         "vector_dim": data.vectors.dim if data.vectors else None,
         "facts": facts,
         "stores": _stores(data),
-        "memory_indexes": [_index_summary(p) for p in data.discovery.memory_indexes],
+        "memory_indexes": [index_summary(p) for p in data.discovery.memory_indexes],
         "config": str(data.discovery.config) if data.discovery.config else None,
         "tokens": {
             "estimated": sum(s.tokens_estimated for s in data.summaries),
@@ -184,33 +184,6 @@ def _stores(data: DataSet) -> list[dict[str, Any]]:
                 }
             )
     return out
-
-
-def _index_summary(path: Path) -> dict[str, Any]:
-    """Files and chunks per source of an OpenClaw memory index (read-only)."""
-    try:
-        with open_memory_index(path) as index:
-            return {
-                "path": str(path),
-                "sources": [
-                    {
-                        "source": s.source,
-                        "files": s.files,
-                        "chunks": s.chunks,
-                        "models": list(s.models),
-                    }
-                    for s in index.sources()
-                ],
-                "problems": [p.to_json() for p in index.problems],
-            }
-    except FormatError as exc:
-        return {
-            "path": str(path),
-            "sources": [],
-            "problems": [
-                {"file": exc.file, "line": exc.line, "message": exc.detail, "severity": "error"}
-            ],
-        }
 
 
 def _fmt_time(ts: float) -> str:
