@@ -523,13 +523,22 @@ class LiveFollower:
                 if sid not in pending and state.ignored.get(sid, -2) < top:
                     grew |= self._add_db_session(state, sid, top, changes)
                 continue
-            rewritten = generation != session.db_generation or top < session.db_seq
-            if not rewritten and top == session.db_seq and rows == session.db_rows:
-                continue
-            if not rewritten and top > session.db_seq:
-                grew |= self._extend_db_session(state, session, rows, changes)
-            else:  # rewritten: OpenClaw rewound or repaired it (rows gone or replaced)
+            same_gen = generation == session.db_generation
+            if same_gen and top == session.db_seq and rows == session.db_rows:
+                continue  # nothing new
+            # OpenClaw changes the generation on a destructive rewrite (and creates it,
+            # None -> value, on an append too): the last row read tells which it was
+            rewritten = (
+                top < session.db_seq
+                or (session.db_generation is not None and not same_gen)
+                or not self._same_last_row(state, session)
+                or (top == session.db_seq and rows != session.db_rows)
+            )
+            if rewritten:
                 grew |= self._reload_db_session(state, session, changes)
+            elif top > session.db_seq:
+                grew |= self._extend_db_session(state, session, top, rows, changes)
+            session.db_generation = generation
         if grew:
             try:
                 listed = db.sessions()
@@ -543,15 +552,34 @@ class LiveFollower:
                 if session.db == db.path and session.id in changes.sessions_changed:
                     self._db_summary(state, session, keys.get(session.id), changes)
 
+    @staticmethod
+    def _same_last_row(state: _Database, session: Session) -> bool:
+        """The row memlens read last is still there, unchanged (same id and size)."""
+        try:
+            found = state.db.row_identity(session.id, session.db_seq)
+        except FormatError:
+            return True  # a busy moment: the next poll looks again
+        if found is None:
+            return False
+        event_id, size = found
+        mine = next((e for e in reversed(session.entries) if e.line == session.db_seq), None)
+        if event_id is not None and mine is not None and not mine.synthetic_id:
+            if event_id != mine.id:
+                return False
+        known = session.db_bytes.get(session.db_seq)
+        return size is None or known is None or size == known
+
     def _extend_db_session(
-        self, state: _Database, session: Session, rows: int, changes: LiveChanges
+        self, state: _Database, session: Session, top: int, rows: int, changes: LiveChanges
     ) -> bool:
         try:
             read = state.db.read_events(session.id, after_seq=session.db_seq)
         except FormatError as exc:
             changes.problems.append(Problem(exc.file, exc.line, exc.detail, "warning"))
             return False
-        if session.db_rows + read.rows != rows:  # rows before the old end changed too
+        # rows OpenClaw committed after the count are read too: compare up to the count
+        counted = sum(1 for seq in read.seqs if seq <= top)
+        if session.db_rows + counted != rows:  # rows before the old end changed too
             return self._reload_db_session(state, session, changes)
         cursor = state.cursors.get(session.id)
         if cursor is None or cursor.session is not session:

@@ -174,6 +174,8 @@ class EventRead:
     """``event_utf8_bytes`` (else the JSON's length) by seq."""
     rows: int = 0
     """Rows read (damaged ones included)."""
+    seqs: list[int] = field(default_factory=list)
+    """The seq of every row read."""
 
 
 def _zstd() -> Any:
@@ -462,6 +464,7 @@ class AgentDb:
         for seq, text, frame, nbytes, nav in rows:
             out.max_seq = seq
             out.rows += 1
+            out.seqs.append(seq)
             data: bytes | str | None = text
             if data is None and frame is not None:
                 data = self._decode(name, seq, frame, nbytes, out)
@@ -556,6 +559,25 @@ class AgentDb:
         session.db_generation = self._generation(session_id)
         session.run_context_tokens = self._context_tokens(session_id)
         return session
+
+    def row_identity(self, session_id: str, seq: int) -> tuple[str | None, int | None] | None:
+        """``(event id, event_utf8_bytes)`` of one row, None when there is no such row."""
+        rows = self._db.rows(
+            "SELECT event_utf8_bytes FROM transcript_events WHERE session_id = ? AND seq = ?",
+            (session_id, seq),
+        )
+        if not rows:
+            return None
+        event_id = None
+        if "transcript_event_identities" in self._tables:
+            ids = self._db.rows(
+                "SELECT event_id FROM transcript_event_identities WHERE session_id = ? "
+                "AND seq = ?",
+                (session_id, seq),
+            )
+            event_id = str(ids[0][0]) if ids and ids[0][0] is not None else None
+        size = rows[0][0]
+        return event_id, size if isinstance(size, int) else None
 
     def _generation(self, session_id: str) -> str | None:
         if "transcript_rewrite_watermarks" not in self._tables:

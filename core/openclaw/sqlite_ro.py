@@ -148,17 +148,23 @@ class ReadOnlyDb:
         self.mode: OpenMode = "ro"
         self._snapshot_dir: str | None = None
         self._db: sqlite3.Connection | None = None
-        self._stamp: tuple[int, int, int] | None = None
+        self._stamp: tuple[int, ...] | None = None
         self._connect()
 
     # -- opening -----------------------------------------------------------------
 
-    def _file_stamp(self) -> tuple[int, int, int] | None:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns)
+    def _file_stamp(self) -> tuple[int, ...] | None:
+        """Identity, size and time of the file and its WAL (what a writer changes)."""
+        out: list[int] = []
+        for name in (self.path, self.path + "-wal"):
+            try:
+                st = os.stat(name)
+            except OSError:
+                if name == self.path:
+                    return None
+                continue
+            out += [st.st_ino, st.st_size, st.st_mtime_ns]
+        return tuple(out)
 
     def _connect(self) -> None:
         header = read_header(self.path)
@@ -212,9 +218,9 @@ class ReadOnlyDb:
     def refresh(self) -> bool:
         """Reopen when the right way to open the file changed (a writer appeared or left).
 
-        Also reopens an ``immutable`` connection whose file changed (a writer came and
-        went between two calls: SQLite keeps the old pages of an immutable file), a
-        connection a failed reopen left closed, and a snapshot (always taken anew).
+        Also reopens an ``immutable`` connection or a private snapshot whose file (or
+        WAL) changed (a writer came and went between two calls: SQLite keeps the old
+        pages of an immutable file), and a connection a failed reopen left closed.
         Returns True when it reopened.
 
         Raises
@@ -223,8 +229,9 @@ class ReadOnlyDb:
             When the file cannot be opened now (the next call tries again).
         """
         mode = choose_mode(self.path)
-        if self._db is not None and mode == self.mode and mode != "snapshot":
-            if mode != "immutable" or self._file_stamp() == self._stamp:
+        if self._db is not None and mode == self.mode:
+            # a private copy or an immutable view is stale once the file or WAL changed
+            if mode == "ro" or self._file_stamp() == self._stamp:
                 return False
         self.close()
         self._connect()

@@ -482,8 +482,7 @@ def test_writer_process_and_polling_reader(home, follow):
             seen.extend(e.id for e in changes.entries.get("s1", []))
             problems.extend(changes.problems)
             assert changes.sessions_added == []
-            # a reload instead of an append is a race (see the xfail test below)
-            assert changes.resets in ([], [s1.path])
+            assert changes.resets == []  # every row an append, none a reload
     finally:
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err.decode()
@@ -600,14 +599,6 @@ def test_database_unreadable_at_start_is_followed_once_readable(tmp_path):
         f.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/live.py _poll_database (working tree, 17:55): 'rewritten = generation != "
-    "session.db_generation' also fires when the generation goes from None (no "
-    "transcript_rewrite_watermarks row) to a first value, which OpenClaw's append does "
-    "(ensureTranscriptGenerationInTransaction): the append is reloaded, so its entries and "
-    "the compaction announcement are lost",
-)
 def test_append_that_first_sets_a_rewrite_generation_is_an_append(home, follow):
     """OpenClaw's append ensures a generation row (INSERT ... DO NOTHING), rotating it only
     when it rewrites: a session imported without one gets it at its next append."""
@@ -651,14 +642,6 @@ def test_rewrite_without_a_generation_bump_seen_from_counts(home, follow):
         w.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core/live.py _extend_db_session (b71053c): growth() counts rows in one read "
-    "transaction and read_events() reads in another; a row OpenClaw appends in between "
-    "makes 'session.db_rows + read.rows != rows' and the append is reloaded as a rewrite: "
-    "its entries and announcements are lost (seen live: ~6 resets in 1,000 polls beside a "
-    "fast writer)",
-)
 def test_row_appended_between_count_and_read_is_an_append(home, follow):
     data, f = follow()
     s1 = next(s for s in data.sessions if s.id == "s1")

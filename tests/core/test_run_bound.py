@@ -6,7 +6,7 @@ tests/oracle/test_openclaw_context.py; here its arithmetic and its place in the 
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +14,9 @@ from core.openclaw.agentdb import AgentDb
 from core.openclaw.run_bound import limits, run_bound
 from core.transcript import context_at
 from tests.openclaw_db import add_session, conversation, create_agent_db, message
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_limits_follow_openclaw():
