@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +19,9 @@ from core.compaction.target import target_for
 from core.openclaw.agentdb import AgentDb
 from tests.openclaw_db import add_session, conversation, create_agent_db
 from widgets.compaction_panel import CompactionPanel
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FAKE_CLI = """
 import json, os, sys
@@ -60,7 +63,7 @@ def _digest(path: Path) -> str:
 
 
 def test_database_session_is_dry_run_only(qtbot, tmp_path, db_home):
-    home, path = db_home
+    _home, path = db_home
     before = _digest(path)
     with AgentDb(path) as db:
         session = db.load_session("s1")
@@ -98,7 +101,7 @@ def test_compact_with_openclaw_runs_its_cli(qtbot, tmp_path, db_home):
 
 
 def test_openclaw_failure_is_shown_and_nothing_written(qtbot, tmp_path, db_home):
-    home, path = db_home
+    _home, path = db_home
     before = _digest(path)
     with AgentDb(path) as db:
         session = db.load_session("s1")

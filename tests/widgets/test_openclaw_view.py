@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,6 +11,9 @@ from core.openclaw.agentdb import session_path
 from tests.openclaw_db import add_session, conversation, create_agent_db, message
 from widgets.openclaw_view import OpenClawView
 from widgets.record_model import RecordRole
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture
