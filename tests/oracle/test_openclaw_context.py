@@ -107,7 +107,11 @@ def _assistant(text: str, ts: int) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def built(openclaw: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A home where the real OpenClaw ran three turns of session s1 (~75 s)."""
+    """A home where the real OpenClaw ran three turns of session s1 (~75 s).
+
+    memlens's live follower polls the database while the second and third turns run
+    (test_openclaw_store.py's checks use what it saw).
+    """
     root = tmp_path_factory.mktemp("occtx")
     home = root / "home"
     ws = home / "ws"
@@ -138,20 +142,24 @@ def built(openclaw: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         }
         (home / ".openclaw" / "openclaw.json").write_text(json.dumps(cfg))
 
+        follow: dict[str, Any] = {}
+
         def run(*args: str) -> None:
-            done = subprocess.run(
+            proc = subprocess.Popen(
                 [*openclaw.cli, "agent", "--local", *args, "--session-id", SESSION, "--json"],
                 cwd=ws,
                 env=openclaw.env(home),
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=False,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
             )
-            assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+            if follow:
+                follow_while(proc, follow)
+            out, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, (out + err).decode("utf-8", "replace")[-3000:]
 
         llm.reply("Hello! I noted that.", usage=Usage(prompt=1200, completion=12))
         run("-m", "Remember: deploy on Friday")
+        follow.update(start_following(home / ".openclaw"))
         call = ToolCall("call_1", "read", {"path": str(ws / "notes.txt")})
         llm.reply(tool_calls=[call], usage=Usage(prompt=1300, completion=20))
         llm.reply("The train leaves at 10:00.", usage=Usage(prompt=1400, completion=12))
@@ -159,7 +167,35 @@ def built(openclaw: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         llm.reply("Got the long message.", usage=Usage(prompt=1500, completion=10))
         run("--message-file", str(root / "long.txt"))
         requests = llm.chat_requests()
-    return {"root": root, "state": home / ".openclaw", "requests": requests}
+    follow["follower"].poll()
+    follow["follower"].close()
+    return {"root": root, "state": home / ".openclaw", "requests": requests, "live": follow}
+
+
+def start_following(state: Path) -> dict[str, Any]:
+    """memlens opens the home and follows it (live mode, no Qt)."""
+    from core.dataset import load_dataset
+    from core.live import LiveFollower
+
+    data = load_dataset(state)
+    return {"data": data, "follower": LiveFollower(data), "seen": [], "errors": []}
+
+
+def follow_while(proc: subprocess.Popen[bytes], follow: dict[str, Any]) -> None:
+    """Poll memlens's follower every 100 ms while OpenClaw runs a turn."""
+    import time
+
+    data, follower = follow["data"], follow["follower"]
+    while proc.poll() is None:
+        try:
+            changes = follower.poll()
+        except Exception as exc:  # the follower must never raise
+            follow["errors"].append(repr(exc))
+            return
+        follow["errors"] += [str(p) for p in changes.problems if p.severity == "error"]
+        session = next((s for s in data.sessions if s.id == SESSION), None)
+        follow["seen"].append(len(session.entries) if session is not None else 0)
+        time.sleep(0.1)
 
 
 def _db(state: Path) -> Path:
@@ -527,3 +563,155 @@ def test_the_runner_reads_a_bounded_suffix(openclaw, built, tmp_path):
         assert {e.id for e in bound.read} == set(runner["activeEntryIds"])
         session.run_context_tokens = tokens
         assert _memlens_view(session, session.leaf.id) == _openclaw_view(runner)
+
+
+# -- memlens beside the real OpenClaw: live reads, session rows, compaction on demand ------
+# (issue 15; here to share the real session above: every OpenClaw run costs 15-60 s)
+
+GATEWAY_TOKEN = "t0k-memlens-test"  # a loopback gateway's fake token
+
+
+def test_memlens_follows_while_openclaw_writes(built):
+    """The live follower polled while turns 2 and 3 ran: no failure, every row, a fresh read."""
+    from core.openclaw.agentdb import AgentDb
+    from core.transcript import context_at
+
+    live = built["live"]
+    assert live["errors"] == []
+    assert len(set(live["seen"])) >= 2  # rows arrived while the agent ran
+    session = next(s for s in live["data"].sessions if s.id == SESSION)
+    with AgentDb(_db(built["state"])) as db:
+        fresh = db.load_session(SESSION)
+        top = db.max_seqs()[SESSION]
+    assert session.db_seq == fresh.db_seq == top
+    assert [(e.id, e.type, e.parent_id) for e in session.entries] == [
+        (e.id, e.type, e.parent_id) for e in fresh.entries
+    ]
+    assert [i.message.text() for i in context_at(session)] == [
+        i.message.text() for i in context_at(fresh)
+    ]
+
+
+def test_reading_leaves_no_file_and_changes_nothing(built):
+    import hashlib
+
+    from core.dataset import load_dataset
+    from core.openclaw.agentdb import AgentDb
+
+    db_path = _db(built["state"])
+    before = sorted(p.name for p in db_path.parent.iterdir())
+    digest = hashlib.sha256(db_path.read_bytes()).hexdigest()
+    data = load_dataset(built["state"], defer_db=True)
+    data.adopt(data.load_pending())
+    assert any(s.id == SESSION for s in data.sessions)
+    with AgentDb(db_path) as db:
+        assert db.search_transcripts("deploy")
+        db.stats()
+    assert sorted(p.name for p in db_path.parent.iterdir()) == before
+    assert hashlib.sha256(db_path.read_bytes()).hexdigest() == digest
+
+
+def _home_copy(built: dict[str, Any], dest: Path) -> Path:
+    """The whole state folder (config included) copied under *dest*/.openclaw."""
+    target = dest / ".openclaw"
+    shutil.copytree(built["state"], target, ignore=shutil.ignore_patterns("*-shm"))
+    return target
+
+
+def test_sessions_agree_with_openclaw(openclaw, built, tmp_path, capsys):
+    from core.cli import main
+    from core.dataset import load_dataset
+    from core.openclaw.agentdb import session_path
+
+    state = _home_copy(built, tmp_path)
+    done = subprocess.run(
+        [*openclaw.cli, "sessions", "--json"],
+        env=openclaw.env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    theirs = json.loads(done.stdout[done.stdout.index("{") :])["sessions"]
+    assert main(["sessions", str(state), "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)["sessions"]
+    assert [s["key"] for s in ours] == [s["key"] for s in theirs] == [KEY]
+    assert ours[0]["id"] == theirs[0]["sessionId"] == SESSION
+    assert ours[0]["path"] == session_path(_db(state), SESSION)
+    assert ours[0]["storage"] == "sqlite"
+    row = load_dataset(state).stores["main (sqlite)"].entries[KEY].raw
+    for field in ("model", "modelProvider", "inputTokens", "outputTokens", "totalTokens",
+                  "contextTokens", "updatedAt"):  # fmt: skip
+        assert row.get(field) == theirs[0].get(field), field
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_compaction_on_demand_runs_through_openclaw(openclaw, built, tmp_path, capsys, monkeypatch):
+    """``memlens compact --via-openclaw`` drives ``openclaw sessions compact`` (a loopback
+    gateway): OpenClaw writes the compaction, memlens reads it; memlens alone refuses."""
+    import signal
+    import socket
+    import time
+
+    from core.cli import main
+    from core.openclaw.agentdb import AgentDb, session_path
+    from core.transcript import context_at
+
+    state = _home_copy(built, tmp_path)
+    ref = session_path(_db(state), SESSION)
+    assert main(["compact", ref, "--write"]) == 1
+    assert "never writes" in capsys.readouterr().err
+    with AgentDb(_db(state)) as db:
+        before = db.load_session(SESSION)
+    port = _free_port()
+    with FakeLLM() as llm:
+        cfg = json.loads((state / "openclaw.json").read_text())
+        cfg["models"]["providers"]["fake"]["baseUrl"] = llm.base_url
+        cfg["gateway"] = {"mode": "local", "port": port, "bind": "loopback",
+                          "auth": {"mode": "token", "token": GATEWAY_TOKEN}}  # fmt: skip
+        (state / "openclaw.json").write_text(json.dumps(cfg))
+        llm.reply("## Decisions\nDeploy on Friday.", usage=Usage(prompt=900, completion=30))
+        gateway = subprocess.Popen(
+            [*openclaw.cli, "gateway", "run", "--port", str(port)],
+            env=openclaw.env(tmp_path),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline and gateway.poll() is None:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(1)
+            else:
+                pytest.fail("the loopback gateway did not start")
+            monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", GATEWAY_TOKEN)
+            code = main(["compact", ref, "--via-openclaw", "--openclaw", " ".join(openclaw.cli),
+                         "--json", "--timeout", "240"])  # fmt: skip
+            out = capsys.readouterr()
+            assert code == 0, out.err
+        finally:
+            os.killpg(gateway.pid, signal.SIGKILL)
+            gateway.wait(timeout=30)
+    payload = json.loads(out.out)
+    assert payload["via"] == "openclaw" and payload["compacted"] is True
+    assert payload["key"] == KEY
+    (new,) = payload["new_compactions"]
+    with AgentDb(_db(state)) as db:
+        after = db.load_session(SESSION)
+    entry = after.by_id[new["id"]]
+    assert entry.type == "compaction" and entry.id not in before.by_id
+    assert entry.raw["firstKeptEntryId"] == payload["result"]["firstKeptEntryId"]
+    items = context_at(after)
+    assert items[0].entry.id == entry.id  # the summary first, as OpenClaw replays it
+    assert "Deploy on Friday" in items[0].message.text()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,17 @@ import pytest
 
 from tests.oracle import make_openclaw_home
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    # OpenClaw is pinned, so the committed output cannot drift while the pin stands;
+    # regenerating costs 5-9 minutes, more than the whole suite's budget. Run it when
+    # bumping the pin (tests/oracle/agents.py): MEMLENS_ORACLE_REGENERATE=1.
+    pytest.mark.skipif(
+        os.environ.get("MEMLENS_ORACLE_REGENERATE") != "1",
+        reason="regenerates the real OpenClaw fixture (5-9 min): set "
+        "MEMLENS_ORACLE_REGENERATE=1 when bumping the pinned OpenClaw",
+    ),
+]
 
 FIXTURE = Path(__file__).parents[1] / "data" / "openclaw-2026.9.6"
 
