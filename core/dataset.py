@@ -415,7 +415,30 @@ def _load_database(
                 summarize(session, agent, modified, storage="sqlite", key=row.key)
             )
             data.problems.extend(session.problems)
+        _load_archive_rows(data, agent, db)
         data.problems.extend(db.problems)
+
+
+def _load_archive_rows(data: DataSet, agent: str, db: AgentDb) -> None:
+    """Transcripts OpenClaw archived inside its database (reset, deleted, cold)."""
+    try:
+        rows = db.archives()
+    except FormatError as exc:
+        _add_error(data, exc)
+        return
+    for row in rows:
+        if not row.in_database:
+            continue  # a cold archive kept as a file: discovery finds it in sessions/
+        try:
+            session = db.load_archive_row(row.name)
+        except FormatError as exc:
+            _add_error(data, exc)
+            continue
+        data.sessions.append(session)
+        data.summaries.append(
+            summarize(session, agent, (row.created_at or 0) / 1000, storage="archive")
+        )
+        data.problems.extend(session.problems)
 
 
 def _quick_summary(

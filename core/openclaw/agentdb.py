@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from core.transcript.model import Session
 
 DB_NAME = "openclaw-agent.sqlite"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 KNOWN_SCHEMA = 23
 """``OPENCLAW_AGENT_SCHEMA_VERSION`` of OpenClaw 2026.9.6."""
 SEP = "#"
@@ -147,6 +148,25 @@ FROM transcript_event_identities i JOIN transcript_events e
   ON e.session_id = i.session_id AND e.seq = i.seq
 WHERE i.event_type = 'session_info' AND json_valid(e.event_json) ORDER BY e.seq
 """
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveRow:
+    """A transcript OpenClaw archived into its database (reset, deleted, cold storage)."""
+
+    name: str
+    """``archive_name``: unique, and the file name when it is published to ``sessions/``."""
+    session_id: str
+    reason: str
+    """``reset``, ``deleted``, or ``cold`` for ``session_transcript_cold_archives``."""
+    table: str
+    created_at: int | None
+    in_database: bool
+    """False for a cold archive kept as a file (``storage = 'file'``)."""
+
+
+ARCHIVE_PREFIX = "archive/"
+"""Session paths ``<db>#archive/<archive_name>`` name an archive row."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,6 +630,77 @@ class AgentDb:
         value = as_int(entry.get("contextTokens")) if isinstance(entry, dict) else None
         return value if value is not None and value > 0 else None
 
+    # -- archived transcripts ----------------------------------------------------------
+
+    def archives(self) -> list[ArchiveRow]:
+        """The transcripts archived in the database, oldest first (blobs are not read).
+
+        Rows of ``session_transcript_archives`` (reset and deleted generations) and
+        ``session_transcript_cold_archives`` (cold storage).
+        """
+        out: list[ArchiveRow] = []
+        if "session_transcript_archives" in self._tables:
+            for name, sid, reason, created in self._db.rows(
+                "SELECT archive_name, session_id, reason, created_at "
+                "FROM session_transcript_archives ORDER BY created_at"
+            ):
+                out.append(
+                    ArchiveRow(str(name), str(sid), str(reason), "session_transcript_archives",
+                               as_int(created), True)
+                )  # fmt: skip
+        if "session_transcript_cold_archives" in self._tables:
+            for name, sid, created, storage in self._db.rows(
+                "SELECT archive_name, session_id, archived_at, storage "
+                "FROM session_transcript_cold_archives ORDER BY archived_at"
+            ):
+                out.append(
+                    ArchiveRow(str(name), str(sid), "cold", "session_transcript_cold_archives",
+                               as_int(created), storage == "sqlite")
+                )  # fmt: skip
+        return out
+
+    def load_archive_row(self, name: str) -> Session:
+        """An archived transcript kept in the database, as a :class:`Session` (read-only).
+
+        Raises
+        ------
+        FormatError
+            When there is no such archive, it is kept as a file, or it cannot be decoded.
+        """
+        from core.transcript.loader import parse_transcript
+
+        path = session_path(self.path, ARCHIVE_PREFIX + name)
+        blob: Any = None
+        encoding = "identity"
+        if "session_transcript_archives" in self._tables:
+            rows = self._db.rows(
+                "SELECT archive_blob, encoding FROM session_transcript_archives "
+                "WHERE archive_name = ?",
+                (name,),
+            )
+            if rows:
+                blob, encoding = rows[0]
+        if blob is None and "session_transcript_cold_archives" in self._tables:
+            rows = self._db.rows(
+                "SELECT archive_blob FROM session_transcript_cold_archives WHERE archive_name = ?",
+                (name,),
+            )
+            if rows:
+                blob = rows[0][0]
+                encoding = "zstd" if bytes(blob or b"")[:4] == ZSTD_MAGIC else "identity"
+        if blob is None:
+            raise FormatError(path, "no archive of that name in the database (or kept as a file)")
+        data = bytes(blob)
+        if encoding == "zstd":
+            decoder = _zstd()
+            try:
+                data = decoder.decompress(data, max_output_size=ARCHIVE_MAX_BYTES)
+            except Exception as exc:  # zstandard.ZstdError
+                raise FormatError(path, f"archive cannot be decompressed ({exc})") from exc
+        session = parse_transcript(data, path)
+        session.db = self.path
+        return session
+
     # -- transcript search -------------------------------------------------------------
 
     def has_transcript_fts(self) -> bool:
@@ -762,6 +853,8 @@ def load_session_ref(ref: str | os.PathLike[str]) -> Session:
     split = split_session_path(name)
     if split is not None and not os.path.exists(name) and os.path.isfile(split[0]):
         with AgentDb(split[0]) as db:
+            if split[1].startswith(ARCHIVE_PREFIX):
+                return db.load_archive_row(split[1].removeprefix(ARCHIVE_PREFIX))
             return db.load_session(split[1])
     if name.endswith(".zst"):
         return load_archive(name)
