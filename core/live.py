@@ -37,7 +37,7 @@ from core.live_session import (
     replace_session,
 )
 from core.live_store import SegmentFollower, apply_knowledge, reload_knowledge
-from core.openclaw.agentdb import SEP, AgentDb
+from core.openclaw.agentdb import SEP, AgentDb, DbSession
 from core.openclaw.config import MemoryContextConfig
 from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.problems import FormatError, Problem
@@ -547,10 +547,10 @@ class LiveFollower:
             key = f"{state.agent} (sqlite)"
             self.data.stores[key] = db.store(listed)
             changes.stores_changed.append(key)
-            keys = {r.session_id: r.key for r in listed}
+            by_id = {r.session_id: r for r in listed}
             for session in self.data.sessions:
                 if session.db == db.path and session.id in changes.sessions_changed:
-                    self._db_summary(state, session, keys.get(session.id), changes)
+                    self._db_summary(state, session, by_id.get(session.id), changes)
 
     @staticmethod
     def _same_last_row(state: _Database, session: Session) -> bool:
@@ -634,9 +634,12 @@ class LiveFollower:
         return True
 
     def _db_summary(
-        self, state: _Database, session: Session, key: str | None, changes: LiveChanges
+        self, state: _Database, session: Session, row: DbSession | None, changes: LiveChanges
     ) -> None:
-        modified = time.time()
+        # as a load: the window's update time (now when the row says nothing)
+        updated = row.updated_ms if row is not None else None
+        modified = updated / 1000 if updated is not None else time.time()
+        key = row.key if row is not None else None
         summary = summarize(session, state.agent, modified, storage="sqlite", key=key)
         changes.summaries_changed.append(session.id)
         summaries = self.data.summaries
