@@ -11,7 +11,7 @@ docs/notes/openclaw-context.md §4 and §7 rule 8):
   ``event_utf8_bytes + 1``, messages marked ``excludeFromContext`` left out; the walk
   stops at the first row that does not fit;
 * the latest ``compaction`` or ``reset`` on the branch is added when it was not read
-  and still fits;
+  and still fits, *before* the rows read (so those are all "after" it);
 * the context is then built from what was read: older entries are dropped silently,
   with no summary.
 
@@ -93,10 +93,13 @@ def run_bound(session: Session, path: list[Entry], context_tokens: int | None) -
         used += cost(e)
     boundary = next((e for e in reversed(path) if e.type in ("compaction", "reset")), None)
     picked = {e.id for e in chosen}
+    read = [e for e in path if e.id in picked]
     if boundary is not None and boundary.id not in picked and used + cost(boundary) <= max_bytes:
+        # OpenClaw puts the boundary it adds first: every row read then follows it
+        # (``contextSequences.unshift``), so rows from before it are not "retained"
         picked.add(boundary.id)
         used += cost(boundary)
-    read = [e for e in path if e.id in picked]
+        read.insert(0, boundary)
     return RunBound(
         context_tokens=DEFAULT_CONTEXT_TOKENS if context_tokens is None else context_tokens,
         max_bytes=max_bytes,

@@ -58,15 +58,15 @@ def test_the_newest_rows_that_fit_and_the_boundary(db):
         used, expect = used + c, expect + 1
     read_ids = [e.id for e in bound.read]
     assert read_ids[-expect:] == [e.id for e in path][-expect:]
-    # the compaction was not among the newest rows, and it fits: it is added
-    assert "c1" in read_ids and len(read_ids) == expect + 1
+    # the compaction was not among the newest rows, and it fits: it is added, first
+    assert read_ids[0] == "c1" and len(read_ids) == expect + 1
     assert bound.used_bytes <= bound.max_bytes == 8000
     assert bound.truncated and bound.dropped == len(path) - len(read_ids)
     assert "not in what the model saw" in bound.describe()
     # the replay shows what was read: the summary, then the newest messages only
     items = context_at(session)
     assert items[0].entry.id == "c1"
-    assert [i.entry.id for i in items[1:]] == [e.id for e in bound.read if e.id != "c1"]
+    assert [i.entry.id for i in items[1:]] == read_ids[1:]
 
 
 def test_no_bound_without_a_context_budget(db):
