@@ -183,6 +183,43 @@ def _backups(app: QApplication, window: MainWindow) -> None:
     window.problem_dock.raise_()
 
 
+FIXTURE = ROOT / "tests" / "data" / "openclaw-2026.9.6"
+
+
+def _openclaw(app: QApplication) -> None:
+    """The OpenClaw tab on the home the real OpenClaw 2026.9.6 wrote (read-only)."""
+    import json
+
+    expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
+    search = next(c for c in expected["commands"] if c["label"] == "memory search and_words")
+    window = MainWindow()
+    window.resize(1700, 1250)
+    window.show()
+    window.open_path(str(FIXTURE / "home" / ".openclaw"))
+    _wait_for(lambda: window.settled() and window.inspector.session is not None, 60_000)
+    data = window.data
+    assert data is not None
+    alpha = next(s for s in data.summaries if s.id == "alpha")
+    window.navigator.select_session(alpha.path)
+    window.splitter.setSizes([300, 175, 640])
+    window.show_view("openclaw")
+    view = window.openclaw_view
+    view.tabs.setCurrentWidget(view.row_page)
+    _settle(app, 800)
+    _save(window, "openclaw-session-row.png")
+    memory = view.memory_view
+    assert memory is not None
+    view.tabs.setCurrentWidget(memory)
+    _wait_for(lambda: memory.snapshot is not None, 20_000)
+    memory.query_edit.setText("orders_prod database")
+    memory.set_now_ms(search["started_ms"])  # the clock of OpenClaw's own search
+    memory.run_search()
+    _wait_for(lambda: memory.result is not None, 20_000)
+    _settle(app, 600)
+    _save(window, "openclaw-memory.png")
+    window.close()
+
+
 def _first_run(app: QApplication) -> None:
     """The welcome page, over a made-up home holding an OpenClaw home and pi sessions."""
     import shutil
@@ -250,6 +287,8 @@ def main() -> int:
     window.grab().save(str(OUT / "main-window-dark.png"))
     print(OUT / "main-window-dark.png")
     window.close()
+    apply_theme(app, "light")
+    _openclaw(app)
     return 0
 
 

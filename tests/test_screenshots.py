@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 SHOTS = (
     "first-run", "main-window", "context", "recall", "trim", "facts", "activity",
     "compaction", "review-queue", "write-preview", "settings-providers", "main-window-dark",
-    "settings-safety", "compaction-failed", "backups",
+    "settings-safety", "compaction-failed", "backups", "openclaw-session-row", "openclaw-memory",
 )  # fmt: skip
 
 
