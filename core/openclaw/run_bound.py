@@ -44,6 +44,9 @@ class RunBound:
     """The entries read, in path order."""
     dropped: int
     """Entries of the path left out by the budget."""
+    kept_from: str | None = None
+    """The first entry read that the boundary keeps (its ``firstKeptEntryId`` or, when
+    that was not read, the next one read): OpenClaw keeps what it read of the range."""
 
     @property
     def truncated(self) -> bool:
@@ -94,6 +97,7 @@ def run_bound(session: Session, path: list[Entry], context_tokens: int | None) -
     boundary = next((e for e in reversed(path) if e.type in ("compaction", "reset")), None)
     picked = {e.id for e in chosen}
     read = [e for e in path if e.id in picked]
+    kept_from = _kept_from(path, read, boundary) if boundary is not None else None
     if boundary is not None and boundary.id not in picked and used + cost(boundary) <= max_bytes:
         # OpenClaw puts the boundary it adds first: every row read then follows it
         # (``contextSequences.unshift``), so rows from before it are not "retained"
@@ -107,4 +111,21 @@ def run_bound(session: Session, path: list[Entry], context_tokens: int | None) -
         used_bytes=used,
         read=read,
         dropped=len(eligible) - len([e for e in eligible if e.id in picked]),
+        kept_from=kept_from,
     )
+
+
+def _kept_from(path: list[Entry], read: list[Entry], boundary: Entry) -> str | None:
+    """The first entry of *read* in the boundary's kept range (``readBoundedRetentionRanges``).
+
+    The range runs from ``firstKeptEntryId`` to the boundary along the whole path.
+    """
+    order = {e.id: i for i, e in enumerate(path)}
+    first = order.get(str(boundary.raw.get("firstKeptEntryId")))
+    end = order.get(boundary.id)
+    if first is None or end is None or first >= end:
+        return None
+    for e in read:
+        if first <= order[e.id] < end:
+            return e.id
+    return None

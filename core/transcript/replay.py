@@ -55,7 +55,9 @@ def _excluded(e: Entry) -> bool:
     return isinstance(msg, dict) and msg.get("excludeFromContext") is True
 
 
-def _reset_context(path: list[Entry], boundary: int) -> list[ContextItem]:
+def _reset_context(
+    path: list[Entry], boundary: int, kept_from: str | None = None
+) -> list[ContextItem]:
     """The context after OpenClaw's ``reset`` at ``path[boundary]``.
 
     No summary; of the range it keeps, only user and assistant messages and the tool
@@ -63,7 +65,7 @@ def _reset_context(path: list[Entry], boundary: int) -> list[ContextItem]:
     docs/notes/openclaw-context.md §7 rule 6).
     """
     reset = path[boundary]
-    first_kept = reset.raw.get("firstKeptEntryId")
+    first_kept = kept_from if kept_from is not None else reset.raw.get("firstKeptEntryId")
     start = next(
         (i for i, e in enumerate(path[:boundary]) if e.id == first_kept), boundary
     )
@@ -84,18 +86,21 @@ def _reset_context(path: list[Entry], boundary: int) -> list[ContextItem]:
     return items
 
 
-def _context_from_path(path: list[Entry], *, openclaw: bool = False) -> list[ContextItem]:
+def _context_from_path(
+    path: list[Entry], *, openclaw: bool = False, kept_from: str | None = None
+) -> list[ContextItem]:
     """The messages of *path* as pi's ``buildSessionContext`` gives them.
 
     With *openclaw*, as OpenClaw's: a ``reset`` is a boundary too, and messages
-    marked ``excludeFromContext`` stay out.
+    marked ``excludeFromContext`` stay out. *kept_from* replaces the boundary's
+    ``firstKeptEntryId`` (a bounded read that did not read that entry).
     """
     compaction_idx = -1
     for i, e in enumerate(path):
         if e.type == "compaction" or (openclaw and e.type == "reset"):
             compaction_idx = i
     if compaction_idx >= 0 and path[compaction_idx].type == "reset":
-        return _reset_context(path, compaction_idx)
+        return _reset_context(path, compaction_idx, kept_from)
     items: list[ContextItem] = []
 
     def emit(e: Entry) -> None:
@@ -109,7 +114,7 @@ def _context_from_path(path: list[Entry], *, openclaw: bool = False) -> list[Con
     comp = path[compaction_idx]
     assert comp.message is not None
     items.append(ContextItem(comp, comp.message, estimate_message(comp.message)))
-    first_kept = comp.raw.get("firstKeptEntryId")
+    first_kept = kept_from if kept_from is not None else comp.raw.get("firstKeptEntryId")
     found = False
     for e in path[:compaction_idx]:
         if e.id == first_kept:
@@ -134,7 +139,8 @@ def context_at(session: Session, entry_ref: str | None = None) -> list[ContextIt
     if session.db is not None and session.run_context_tokens is not None:
         from core.openclaw.run_bound import run_bound
 
-        path = run_bound(session, path, session.run_context_tokens).read
+        bound = run_bound(session, path, session.run_context_tokens)
+        return _context_from_path(bound.read, openclaw=True, kept_from=bound.kept_from)
     return _context_from_path(path, openclaw=session.tree is not None)
 
 
