@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 ANNOUNCE_MS = 15_000
 
 
-def _session_key(index: QModelIndex) -> Any:
+def session_key(index: QModelIndex) -> Any:
+    """A navigator row's session path (what :func:`kept_view` keeps selected)."""
     return getattr(index.siblingAtColumn(0).data(RecordRole), "path", None)
 
 
@@ -69,7 +70,7 @@ class LiveGlue(QObject):
         data = self.w.data
         if data is None:
             return
-        with kept_view(self.w.navigator.tree, _session_key):
+        with kept_view(self.w.navigator.tree, session_key):
             self.w.navigator.set_sessions(data.summaries)
         self.w._update_counts()
 

@@ -14,19 +14,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Slot
 
 from app.live import kept_view
+from app.live_glue import session_key
 from app.workers import TaskWorker, start
 from core.dataset import read_all_pending
-from widgets.record_model import RecordRole
 
 if TYPE_CHECKING:
-    from PySide6.QtCore import QModelIndex
-
     from app.main_window import MainWindow
     from core.dataset import DataSet
-
-
-def _session_key(index: QModelIndex) -> Any:
-    return getattr(index.siblingAtColumn(0).data(RecordRole), "path", None)
 
 
 class PendingGlue(QObject):
@@ -80,7 +74,7 @@ class PendingGlue(QObject):
         if data is None or data is not self.w.data:
             return  # another place was opened meanwhile
         data.adopt(loaded)
-        with kept_view(self.w.navigator.tree, _session_key):
+        with kept_view(self.w.navigator.tree, session_key):
             self.w.navigator.set_sessions(data.summaries)
         self.w.manager.sync_message_index(data)
         self.w.problems.set_records(data.problems)

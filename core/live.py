@@ -50,7 +50,7 @@ from core.transcript.loader import parse_transcript
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from core.dataset import DataSet
+    from core.dataset import DataSet, SessionSummary
     from core.recall.opening import RecallData
     from core.transcript.model import Session
 
@@ -370,13 +370,7 @@ class LiveFollower:
         state.summary_stale = False
         state.summary_at = time.monotonic()
         state.summary_cost = state.summary_at - started
-        changes.summaries_changed.append(session.id)
-        summaries = self.data.summaries
-        for i, old in enumerate(summaries):
-            if old.path == session.path:
-                summaries[i] = summary
-                return
-        summaries.append(summary)
+        self._put_summary(summary, changes)
 
     def _scan(self, changes: LiveChanges) -> None:
         """Look for transcripts that appeared in the agents' folders.
@@ -640,11 +634,16 @@ class LiveFollower:
         updated = row.updated_ms if row is not None else None
         modified = updated / 1000 if updated is not None else time.time()
         key = row.key if row is not None else None
-        summary = summarize(session, state.agent, modified, storage="sqlite", key=key)
-        changes.summaries_changed.append(session.id)
+        self._put_summary(
+            summarize(session, state.agent, modified, storage="sqlite", key=key), changes
+        )
+
+    def _put_summary(self, summary: SessionSummary, changes: LiveChanges) -> None:
+        """Replace the session's summary (or add it) and say so."""
+        changes.summaries_changed.append(summary.id)
         summaries = self.data.summaries
         for i, old in enumerate(summaries):
-            if old.path == session.path:
+            if old.path == summary.path:
                 summaries[i] = summary
                 return
         summaries.append(summary)

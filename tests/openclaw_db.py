@@ -11,6 +11,7 @@ the real OpenClaw wrote (its vec0 table left out). Rows are written as OpenClaw'
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +28,43 @@ def _octet_length(value: Any) -> int | None:
     return len(value.encode() if isinstance(value, str) else bytes(value))
 
 
-def create_agent_db(path: str | Path, *, wal: bool = True) -> sqlite3.Connection:
-    """A new, empty agent database at *path* with OpenClaw's schema (version 23)."""
-    db = sqlite3.connect(path, isolation_level=None)
+_TEMPLATES: dict[bool, bytes] = {}
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    """A writer's connection (autocommit), with the SQL function OpenClaw's CHECKs use."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     # SQLite 3.40 lacks octet_length (a CHECK uses it); same meaning for UTF-8 text
     db.create_function("octet_length", 1, _octet_length, deterministic=True)
-    script = SCHEMA.read_text(encoding="utf-8")
-    if not wal:
-        script = script.replace("PRAGMA journal_mode = WAL;", "")
-    db.executescript(script)
-    db.execute(
-        "INSERT INTO schema_meta (meta_key, role, schema_version, agent_id, app_version, "
-        "created_at, updated_at) VALUES ('primary', 'agent', 23, 'main', '2026.9.6', 0, 0)"
-    ) if _has_schema_meta(db) else None
     return db
+
+
+def _template(wal: bool) -> bytes:
+    """The bytes of an empty database, made once a process (running the DDL is slow)."""
+    if wal not in _TEMPLATES:
+        with tempfile.TemporaryDirectory() as folder:
+            made = Path(folder) / "t.sqlite"
+            db = connect(made)
+            script = SCHEMA.read_text(encoding="utf-8")
+            if not wal:
+                script = script.replace("PRAGMA journal_mode = WAL;", "")
+            db.executescript(script)
+            if _has_schema_meta(db):
+                db.execute(
+                    "INSERT INTO schema_meta (meta_key, role, schema_version, agent_id, "
+                    "app_version, created_at, updated_at) "
+                    "VALUES ('primary', 'agent', 23, 'main', '2026.9.6', 0, 0)"
+                )
+            db.close()
+            _TEMPLATES[wal] = made.read_bytes()
+    return _TEMPLATES[wal]
+
+
+def create_agent_db(path: str | Path, *, wal: bool = True) -> sqlite3.Connection:
+    """A new, empty agent database at *path* with OpenClaw's schema (version 23)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_bytes(_template(wal))
+    return connect(path)
 
 
 def _has_schema_meta(db: sqlite3.Connection) -> bool:

@@ -79,6 +79,7 @@ SESSION_KEYS = {  # a session row of `info` and `sessions` (SessionSummary.to_js
     "path",
     "storage",
     "key",
+    "loaded",
     "version",
     "entries",
     "messages",

@@ -34,7 +34,7 @@ from core.openclaw.sqlite_ro import ReadOnlyDb, choose_mode
 from core.problems import FormatError
 from core.transcript import context_at, context_size, parse_transcript
 from core.transcript.replay import compactions
-from tests.openclaw_db import add_session, conversation, create_agent_db, header, message
+from tests.openclaw_db import add_session, connect, conversation, create_agent_db, header, message
 
 from .build import run_json
 
@@ -93,27 +93,9 @@ def agent_db(home: Path, agent: str = "main") -> Path:
     return folder / "openclaw-agent.sqlite"
 
 
-_TEMPLATES: dict[bool, bytes] = {}
-
-
-def _octet_length(value):
-    return None if value is None else len(value.encode() if isinstance(value, str) else value)
-
-
 def new_db(path: Path, *, wal: bool = True) -> sqlite3.Connection:
-    """create_agent_db(path, wal=wal), from a copy of one made once (DDL is slow)."""
-    if wal not in _TEMPLATES:
-        with tempfile.TemporaryDirectory() as folder:
-            made = Path(folder) / "t.sqlite"
-            db = create_agent_db(made)
-            if not wal:
-                db.execute("PRAGMA journal_mode = DELETE")
-            db.close()
-            _TEMPLATES[wal] = made.read_bytes()
-    path.write_bytes(_TEMPLATES[wal])
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.create_function("octet_length", 1, _octet_length, deterministic=True)
-    return db
+    """An empty v23 database (tests.openclaw_db keeps a template: the DDL is slow)."""
+    return create_agent_db(path, wal=wal)
 
 
 def make_db(path: Path, sessions: dict[str, list[dict]], **kwargs) -> Path:
@@ -137,8 +119,7 @@ def fingerprint(path: Path) -> tuple[str, int, int]:
 
 def writer(path: Path) -> sqlite3.Connection:
     """A writer connection as OpenClaw's (WAL; no checkpoint while the test runs)."""
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.create_function("octet_length", 1, _octet_length, deterministic=True)
+    db = connect(path)
     db.execute("PRAGMA wal_autocheckpoint = 0")
     return db
 

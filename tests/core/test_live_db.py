@@ -8,12 +8,10 @@ JSONL files, without ever writing or crashing.
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
-import tempfile
 import textwrap
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import pytest
@@ -23,37 +21,28 @@ from core.live import LiveFollower
 from core.openclaw import sqlite_ro
 from core.transcript import context_at, parse_transcript
 from tests.conftest import ROOT
-from tests.openclaw_db import add_session, conversation, create_agent_db, message
+from tests.openclaw_db import (
+    _template,
+    add_session,
+    connect,
+    conversation,
+    create_agent_db,
+    message,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+    from pathlib import Path
 
 STAMP = "2026-11-25T16:00:02.000Z"
-_TEMPLATES: dict[bool, bytes] = {}
-
-
-def _octet_length(value):
-    return None if value is None else len(value.encode() if isinstance(value, str) else value)
-
-
 def new_db(path: Path, *, wal: bool = True) -> sqlite3.Connection:
-    """create_agent_db(path, wal=wal), from a copy of one made once (the DDL is slow)."""
-    if wal not in _TEMPLATES:
-        with tempfile.TemporaryDirectory() as folder:
-            made = Path(folder) / "t.sqlite"
-            db = create_agent_db(made)
-            if not wal:
-                db.execute("PRAGMA journal_mode = DELETE")
-            db.close()
-            _TEMPLATES[wal] = made.read_bytes()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(_TEMPLATES[wal])
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.create_function("octet_length", 1, _octet_length, deterministic=True)
-    return db
+    """An empty v23 database (tests.openclaw_db keeps a template: the DDL is slow)."""
+    return create_agent_db(path, wal=wal)
 
 
 def writer(path: Path) -> sqlite3.Connection:
     """OpenClaw's stand-in: a WAL writer that never checkpoints while the test runs."""
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    db.create_function("octet_length", 1, _octet_length, deterministic=True)
+    db = connect(path)
     db.execute("PRAGMA wal_autocheckpoint = 0")
     return db
 
@@ -309,8 +298,7 @@ def test_busy_poll_reports_once_and_recovers(tmp_path, short_retry):
     db.close()
     data = load_dataset(home)
     f = LiveFollower(data)
-    lock = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    lock.create_function("octet_length", 1, _octet_length, deterministic=True)
+    lock = connect(path)
     try:
         lock.execute("BEGIN EXCLUSIVE")
         first = f.poll()
@@ -366,12 +354,11 @@ def test_poll_recovers_after_a_failed_reopen(tmp_path):
     f = LiveFollower(data)
     try:
         # a WAL database's header over damage: refresh closes, reopening fails
-        path.write_bytes(_TEMPLATES[True][:100] + b"\xff" * 8092)
+        path.write_bytes(_template(True)[:100] + b"\xff" * 8092)
         assert f.poll().problems
         path.write_bytes(good)  # restored
         restored = f.poll()
-        w = sqlite3.connect(path, isolation_level=None)
-        w.create_function("octet_length", 1, _octet_length, deterministic=True)
+        w = connect(path)
         add_session(w, "s1", turn("s1", 1, "s1-a0"), first_seq=3)
         w.close()
         changes = f.poll()

@@ -60,10 +60,10 @@ NOTES = {
     " dashboards\n",
 }
 # Each OpenClaw search costs ~12 s of Node start-up: a few here, exercising the keyword
-# fallback, a path match and dated-note decay; the recorded fixture adds 14 more
-# (tests/core/test_memsearch_fixture.py, no Node).
+# fallback, a path match and dated-note decay. The recorded real fixture adds 14 more,
+# and the FTS-only home's (tests/core/test_memsearch_fixture.py, no Node): a second live
+# home would cost the suite ~50 s more.
 HYBRID_QUERIES = ("what did we decide about billing", "MEMORY.md", "database backup")
-FTS_QUERIES = ("what did we decide about billing",)
 TOLERANCE = 1e-6
 
 
@@ -137,11 +137,6 @@ def hybrid(tmp_path_factory: Any, openclaw: Any, llm: FakeLLM) -> Any:
     return _home(tmp_path_factory, openclaw, llm, "openai-compatible", HYBRID_QUERIES)
 
 
-@pytest.fixture(scope="module")
-def fts_only(tmp_path_factory: Any, openclaw: Any, llm: FakeLLM) -> Any:
-    return _home(tmp_path_factory, openclaw, llm, "none", FTS_QUERIES)
-
-
 def compare(theirs: dict[str, Any], mine: dict[str, Any]) -> float:
     """Same chunks in the same order, same fields; returns the largest score difference."""
     key = ("path", "startLine", "endLine", "source")
@@ -171,14 +166,3 @@ def test_hybrid_search_matches_openclaw(hybrid: Any, query: str) -> None:
     worst = compare(answers[query], mine)
     print(f"{query!r}: {len(mine['results'])} results, max score difference {worst:.2e}")
     assert sorted(p.name for p in home.db.parent.iterdir()) == before
-
-
-@pytest.mark.parametrize("query", FTS_QUERIES)
-def test_fts_only_search_matches_openclaw(fts_only: Any, query: str) -> None:
-    home, answers = fts_only
-    mine = home.memlens_search(query)
-    assert mine["mode"] == "fts-only" and "none" in mine["reason"]
-    assert answers[query]["results"]
-    assert all("vectorScore" not in r for r in answers[query]["results"])
-    worst = compare(answers[query], mine)
-    print(f"{query!r}: {len(mine['results'])} results, max score difference {worst:.2e}")
