@@ -1,9 +1,9 @@
 """The oracle tier: the model context OpenClaw 2026.9.6 builds from its SQLite store.
 
 A real session is made by running the real OpenClaw offline (``agent --local``
-against :class:`~tests.oracle.fake_llm.FakeLLM`): a plain turn, a turn with a
-tool call (``read``), and a turn whose user message is past 1 kB, so that it is
-stored zstd-compressed. Compaction, reset, branch and leaf-control entries are
+against :class:`~tests.oracle.fake_llm.FakeLLM`): a plain turn, then a turn whose
+user message is past 1 kB, so that it is stored zstd-compressed, answered with a
+tool call (``read``). Compaction, reset, branch and leaf-control entries are
 then appended to *copies* of that database by OpenClaw's own transcript writer
 (``SessionManager.appendCompaction`` / ``appendResetBoundary`` / ``branch`` /
 ``appendLeafControl`` ..., ``WRITE_JS``), so their rows, zstd payloads and
@@ -35,7 +35,10 @@ SCRIPT = Path(__file__).with_name("openclaw_context.mjs")
 AGENT = "main"
 SESSION = "s1"
 KEY = f"agent:{AGENT}:explicit:{SESSION}"
-LONG = "Please keep this long note in mind. " + "All work and no play makes Jack a dull boy. " * 40
+LONG = (
+    "When does the train leave? Read notes.txt. Please keep this long note in mind. "
+    + "All work and no play makes Jack a dull boy. " * 40
+)
 
 # OpenClaw's own transcript writer on a database: node WRITE_JS PKG STATE_DIR OPS_JSON
 WRITE_JS = """
@@ -107,10 +110,10 @@ def _assistant(text: str, ts: int) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def built(openclaw: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A home where the real OpenClaw ran three turns of session s1 (~75 s).
+    """A home where the real OpenClaw ran two turns of session s1 (~50 s).
 
-    memlens's live follower polls the database while the second and third turns run
-    (test_openclaw_store.py's checks use what it saw).
+    memlens's live follower polls the database while the second turn runs
+    (``test_memlens_follows_while_openclaw_writes`` checks what it saw).
     """
     root = tmp_path_factory.mktemp("occtx")
     home = root / "home"
@@ -160,11 +163,11 @@ def built(openclaw: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         llm.reply("Hello! I noted that.", usage=Usage(prompt=1200, completion=12))
         run("-m", "Remember: deploy on Friday")
         follow.update(start_following(home / ".openclaw"))
+        # one turn: a user message past 1 kB (stored zstd) answered with a tool call
+        # (every agent run costs 15-60 s of the suite's budget)
         call = ToolCall("call_1", "read", {"path": str(ws / "notes.txt")})
         llm.reply(tool_calls=[call], usage=Usage(prompt=1300, completion=20))
         llm.reply("The train leaves at 10:00.", usage=Usage(prompt=1400, completion=12))
-        run("-m", "When does the train leave? Read notes.txt")
-        llm.reply("Got the long message.", usage=Usage(prompt=1500, completion=10))
         run("--message-file", str(root / "long.txt"))
         requests = llm.chat_requests()
     follow["follower"].poll()
@@ -307,19 +310,10 @@ def test_the_oracle_reads_the_real_session(openclaw, built):
     assert out["notes"] == []
     assert out["header"]["version"] == 4
     roles = [m["role"] for m in out["messages"]]
-    assert roles == [
-        "user",
-        "assistant",
-        "user",
-        "assistant",
-        "toolResult",
-        "assistant",
-        "user",
-        "assistant",
-    ]
+    assert roles == ["user", "assistant", "user", "assistant", "toolResult", "assistant"]
     assert [m["role"] for m in out["llm"]] == roles
     assert out["messages"][0]["content"] == "Remember: deploy on Friday"
-    assert out["messages"][6]["content"] == LONG  # read through the zstd payload
+    assert out["messages"][2]["content"] == LONG  # read through the zstd payload
     # the long message is stored zstd; the others as plain JSON
     zstd = _rows(state, "SELECT seq FROM transcript_events WHERE event_json IS NULL")
     assert len(zstd) == 1
@@ -350,7 +344,8 @@ def test_the_oracle_matches_what_the_model_was_sent(openclaw, built):
     ]
     assert len(last_user) == 1
     context = last_user[0]["llm"]
-    sent = [m for m in built["requests"][-1]["messages"] if m["role"] != "system"]
+    # the turn's first request (the second answers the tool call)
+    sent = [m for m in built["requests"][-2]["messages"] if m["role"] != "system"]
     # OpenClaw adds its runtime-context carrier as a last user message at request time
     assert "OPENCLAW_INTERNAL_CONTEXT" in json.dumps(sent[-1])
     sent = sent[:-1]
@@ -535,7 +530,7 @@ def test_the_runner_reads_a_bounded_suffix(openclaw, built, tmp_path):
         "WHERE a.context_eligible = 1 ORDER BY a.active_position DESC",
     )
     ((header,),) = _rows(state, "SELECT event_utf8_bytes FROM transcript_events WHERE seq = 0")
-    for tokens in (300, 500, 900):
+    for tokens in (500,):  # each budget is one OpenClaw run (~8 s)
         budget = max(1024, tokens * 8)
         used, picked = header + 1, []
         for event_id, size, _type in rows:
@@ -573,7 +568,7 @@ GATEWAY_TOKEN = "t0k-memlens-test"  # a loopback gateway's fake token
 
 
 def test_memlens_follows_while_openclaw_writes(built):
-    """The live follower polled while turns 2 and 3 ran: no failure, every row, a fresh read."""
+    """The live follower polled while turn 2 ran: no failure, every row, a fresh read."""
     from core.openclaw.agentdb import AgentDb
     from core.transcript import context_at
 
