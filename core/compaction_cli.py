@@ -17,7 +17,7 @@ from core.compaction.run import (
     plan_json,
     write_compaction,
 )
-from core.compaction.settings import summary_instructions
+from core.compaction.settings import session_model, summary_instructions
 from core.compaction.summarize import LLMSummarizer, OfflineSummarizer
 from core.dataset import load_dataset
 from core.discovery import discover
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from core.compaction.sections import SummaryInstructions
     from core.compaction.summarize import Summarizer
     from core.llm import Deadline
+    from core.openclaw.sessions_store import SessionEntry
     from core.transcript.model import Session
 
 
@@ -378,6 +379,27 @@ def _compact_via_openclaw(
     return payload, "\n".join(lines)
 
 
+def _row_of(session: Session) -> SessionEntry | None:
+    """The session's row (compaction and flush counters), as the app's budget uses it."""
+    from core.openclaw.agentdb import AgentDb
+    from core.openclaw.session_rows import find_row
+    from core.openclaw.sessions_store import load_sessions_store
+
+    stores = {}
+    try:
+        if session.db is not None:
+            with AgentDb(session.db) as db:
+                stores["db (sqlite)"] = db.store()
+        else:
+            path = Path(session.path).parent / "sessions.json"
+            if path.is_file():
+                stores["sessions.json"] = load_sessions_store(path)
+    except FormatError:
+        return None  # the budget without the row's counters, as before
+    found = find_row(stores, session)
+    return found[1] if found is not None else None
+
+
 def _print_json(payload: dict[str, Any], *, pretty: bool) -> None:
     """A payload on stdout before the error line goes to stderr (``--json`` failures)."""
     import sys
@@ -391,8 +413,14 @@ def _print_json(payload: dict[str, Any], *, pretty: bool) -> None:
 def cmd_budget(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """``memlens budget SESSION``: every threshold of the session's context."""
     session, _store, config = open_session(args)
-    entry = None
-    b = budget_for(session, at=args.at, config=config, window=args.window, store_entry=entry)
+    b = budget_for(
+        session,
+        at=args.at,
+        config=config,
+        model_id=session_model(session),
+        window=args.window,
+        store_entry=_row_of(session),
+    )
     payload = {
         "session": session.id,
         "window": b.window,

@@ -99,3 +99,11 @@ def test_transcript_search_finds_what_openclaw_found(command):
     ]
     # bm25 moves a little with the rows written since; the order and sign hold
     assert all(h.score > 0 for h in hits)
+
+
+def test_budget_uses_the_model_window_and_the_session_row(capsys):
+    db = STATE / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    assert main(["budget", f"{db}#alpha", "--json"]) == 0
+    budget = json.loads(capsys.readouterr().out)
+    # the config's model (fake/m, contextWindow 16000), as the app's gauge shows it
+    assert (budget["window"], budget["window_source"]) == (16000, "config")
