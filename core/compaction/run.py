@@ -51,6 +51,7 @@ from core.compaction.summarize import (
     failed_call,
     summarize_plan,
 )
+from core.discovery import is_archive_name
 from core.fsutil import AppendResult, append_lines, backup_path, make_backup
 from core.jobs import Cancelled
 from core.jsstr import js_len
@@ -452,8 +453,27 @@ class InDatabase(CompactionRefused):
     """The session lives in OpenClaw's SQLite database, where memlens never writes."""
 
 
-def check_not_database(session: Session) -> None:
-    """Raise :class:`InDatabase` for a session read from an OpenClaw agent database."""
+class Archived(CompactionRefused):
+    """The session is an archived transcript (reset, deleted, backup): no agent reads it."""
+
+
+def check_agent_owned(session: Session) -> None:
+    """Refuse a session memlens must not append to, forced or not.
+
+    Raises
+    ------
+    InDatabase
+        For a session read from an OpenClaw agent database.
+    Archived
+        For an archived transcript (``<id>.jsonl.reset.<time>[.zst]``...): OpenClaw
+        never reads it again, and a ``.zst`` one would be corrupted by an append.
+    """
+    if session.db is None and is_archive_name(os.path.basename(session.path)):
+        raise Archived(
+            f"{session.path} is an archived transcript: no agent reads it again (and a "
+            "compressed one cannot take an appended line); memlens leaves it as it is. "
+            "Compact the live session instead, or keep this dry run."
+        )
     if session.db is not None:
         raise InDatabase(
             f"{session.path} lives in OpenClaw's agent database, where memlens never "
@@ -469,7 +489,7 @@ def check_writable(session: Session, *, force: bool = False) -> None:
     *force* overrides only the recent-modification refusal
     (:class:`RecentlyModified`).
     """
-    check_not_database(session)
+    check_agent_owned(session)
     if session.version < 2:
         raise CompactionRefused(
             f"{session.path} is a v1 transcript: pi gives every entry a new id when it opens "
@@ -547,7 +567,7 @@ def check_before_write(
     CompactionRefused
         With the reason; :class:`RecentlyModified` for the one a user may override.
     """
-    check_not_database(session)  # never forced
+    check_agent_owned(session)  # never forced
     if result.entry is None:
         raise CompactionRefused(f"nothing to write: {result.plan.reason}")
     if result.written:
@@ -961,7 +981,7 @@ def compaction_job(
     """
     from core.activity import ActivityEvent
 
-    check_not_database(session)  # before any lock file or event
+    check_agent_owned(session)  # before any lock file or event
     lane = take_lane(session, tool)
     job = CompactionJob(session, lane, tool, activity, tokens_before)
 

@@ -71,3 +71,29 @@ def test_archive_rows_are_listed_and_read(tmp_path):
                         ("old", "sqlite")]  # fmt: skip
     ref = session_path(db_path, "archive/cold.jsonl")
     assert load_session_ref(ref).path == ref
+
+
+def test_an_archived_transcript_is_never_written(tmp_path, capsys):
+    """A compaction of an archive is refused before anything happens, forced, with the
+    fallback asked for, plain or zstd: OpenClaw never reads it again."""
+    import os
+
+    from core.cli import main
+
+    sessions = tmp_path / ".openclaw" / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    events = conversation("arch", 60, size=2000)
+    events[0] = {**events[0], "version": 3}
+    plain = sessions / "arch.jsonl.reset.2026-11-25T16-00-00.000Z"
+    plain.write_bytes(_jsonl(events))
+    zipped = sessions / "arch.jsonl.deleted.2026-11-25T16-00-00.000Z.zst"
+    zipped.write_bytes(zstandard.ZstdCompressor().compress(_jsonl(events)))
+    for path in (plain, zipped):
+        os.utime(path, (1, 1))  # not "modified in the last seconds"
+        before = path.read_bytes()
+        for extra in ([], ["--allow-fallback", "--llm", "openai:http://127.0.0.1:9:m"]):
+            code = main(["compact", str(path), "--write", "--force", *extra])
+            err = capsys.readouterr().err
+            assert code == 1 and "archived transcript" in err, err
+            assert path.read_bytes() == before
+        assert sorted(p.name for p in sessions.iterdir()) == sorted([plain.name, zipped.name])
