@@ -586,7 +586,7 @@ class LiveFollower:
         )
         session.db_seq = max(session.db_seq, read.max_seq)
         session.db_bytes.update(read.sizes)
-        session.db_rows += read.rows
+        session.db_rows += len(read.seqs)
         session.db_objects += len(read.objects)
         cursor.known_end = session.db_seq
         session.size += read.size

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from core import jsonio
+from core.closing import Closing
 from core.jsonio import JsonlObject, JsonlRead, as_int, gc_paused
 from core.openclaw.sessions_store import SessionEntry, SessionStore
 from core.openclaw.sqlite_ro import ReadOnlyDb
@@ -36,7 +37,6 @@ from core.transcript.loader import parse_read
 
 if TYPE_CHECKING:
     import sqlite3
-    from types import TracebackType
 
     from core.transcript.model import Session
 
@@ -192,10 +192,8 @@ class EventRead:
     max_seq: int = -1
     sizes: dict[int, int] = field(default_factory=dict)
     """``event_utf8_bytes`` (else the JSON's length) by seq."""
-    rows: int = 0
-    """Rows read (damaged ones included)."""
     seqs: list[int] = field(default_factory=list)
-    """The seq of every row read."""
+    """The seq of every row read (damaged ones included)."""
 
 
 def _zstd() -> Any:
@@ -206,7 +204,7 @@ def _zstd() -> Any:
     return zstandard.ZstdDecompressor()
 
 
-class AgentDb:
+class AgentDb(Closing):
     """A read-only handle on one agent database; use as a context manager or close()."""
 
     def __init__(self, path: str | os.PathLike[str], agent: str | None = None) -> None:
@@ -241,17 +239,6 @@ class AgentDb:
         self._decoder: Any = None
 
     # -- plumbing ----------------------------------------------------------------------
-
-    def __enter__(self) -> AgentDb:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Close the connection."""
@@ -483,7 +470,6 @@ class AgentDb:
         loads = orjson.loads
         for seq, text, frame, nbytes, nav in rows:
             out.max_seq = seq
-            out.rows += 1
             out.seqs.append(seq)
             data: bytes | str | None = text
             if data is None and frame is not None:
@@ -574,7 +560,7 @@ class AgentDb:
         session.db = self.path
         session.db_seq = events.max_seq
         session.db_bytes = events.sizes
-        session.db_rows = events.rows
+        session.db_rows = len(events.seqs)
         session.db_objects = len(events.objects)
         session.db_generation = self._generation(session_id)
         session.run_context_tokens = self._context_tokens(session_id)
@@ -732,10 +718,9 @@ class AgentDb:
             where += " AND session_id = ?"
             params.append(session_id)
         params.append(limit)
-        text_col = _fts_text_column(cols)
         sql = (
             f"SELECT {sid_col}, {mid_col}, {role}, "
-            f"snippet(session_transcript_fts, {text_col}, '', '', ' … ', 48), "
+            "snippet(session_transcript_fts, 0, '', '', ' … ', 48), "  # 0: the text column
             f"-bm25(session_transcript_fts), {stamp} "
             f"FROM session_transcript_fts WHERE {where} ORDER BY bm25(session_transcript_fts) "
             "LIMIT ?"
@@ -770,11 +755,6 @@ def _count(
         c["messages"] += n
         if isinstance(role, str):
             c["roles"][role] = c["roles"].get(role, 0) + n
-
-
-def _fts_text_column(cols: set[str]) -> int:
-    # snippet() takes the column's index; the schema lists the text column first
-    return 0
 
 
 def _from_navigation(nav: Any) -> dict[str, Any] | None:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from core import jsonio
+from core.closing import Closing
 from core.jsonio import as_int
 from core.openclaw.sqlite_ro import ReadOnlyDb
 from core.problems import FormatError, Problem
@@ -46,7 +47,6 @@ from core.problems import FormatError, Problem
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterator, Sequence
-    from types import TracebackType
 
     import numpy.typing as npt
 
@@ -273,7 +273,7 @@ def open_memory_index(path: str | os.PathLike[str]) -> MemoryIndex:
     return MemoryIndex(path)
 
 
-class MemoryIndex:
+class MemoryIndex(Closing):
     """A read-only handle on a memory index; use as a context manager or close()."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -305,17 +305,6 @@ class MemoryIndex:
         self.problems = tuple(problems)
 
     # -- plumbing ----------------------------------------------------------------
-
-    def __enter__(self) -> MemoryIndex:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Close the database connection."""

@@ -37,12 +37,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from core.closing import Closing
 from core.problems import FormatError
 from core.safe_read import open_regular
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from types import TracebackType
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 RETRY_SECONDS = 5.0
@@ -139,7 +139,7 @@ def retry(
             raise FormatError(name, detail) from exc
 
 
-class ReadOnlyDb:
+class ReadOnlyDb(Closing):
     """A read-only connection to an SQLite database that OpenClaw may be writing."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float | None = None) -> None:
@@ -245,17 +245,6 @@ class ReadOnlyDb:
         if self._db is None:
             raise FormatError(self.path, "the database is closed")
         return self._db
-
-    def __enter__(self) -> ReadOnlyDb:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         """Close the connection (and drop a private snapshot)."""
