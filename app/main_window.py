@@ -623,6 +623,8 @@ class MainWindow(QMainWindow):
         for view in views:
             view.jobs.clear()  # not started yet: never started
         pools = [QThreadPool.globalInstance(), *(view.jobs for view in views)]
+        self.openclaw_view.jobs.clear()
+        pools.append(self.openclaw_view.jobs)
         memory = self.openclaw_view.memory_view
         if memory is not None:
             memory.jobs.clear()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -34,9 +34,12 @@ from core.openclaw.agentdb import AgentDb, session_path
 from core.openclaw.session_rows import RowField, find_row, row_fields
 from core.problems import FormatError
 from core.timefmt import is_date_ms, utc_minute_ms
+from widgets.memory_index_models import Job
 from widgets.record_model import Column, RecordRole, RecordTableModel
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from core.dataset import DataSet
     from core.openclaw.agentdb import TranscriptHit
     from core.transcript.model import Session
@@ -85,17 +88,43 @@ def _table(model: RecordTableModel[object], name: str) -> QTableView:  # type: i
     return view
 
 
+def search_databases(
+    dbs: list[tuple[str, Path]], text: str, session_id: str | None
+) -> tuple[str, list[_Hit], list[str]]:
+    """Search each agent database's transcript index (a worker's job); best first."""
+    hits: list[_Hit] = []
+    errors: list[str] = []
+    for agent, path in dbs:
+        try:
+            with AgentDb(path, agent) as db:
+                if not db.has_transcript_fts():
+                    errors.append(f"{agent}: no transcript index in this database")
+                    continue
+                found = db.search_transcripts(text, limit=100, session_id=session_id)
+        except FormatError as exc:
+            errors.append(str(exc))
+            continue
+        hits += [_Hit(agent, str(path), h) for h in found]
+    hits.sort(key=lambda h: -h.hit.score)
+    return text, hits, errors
+
+
 class OpenClawView(QWidget):
     """Session row, transcript search and memory index of current OpenClaw."""
 
     hit_activated = Signal(str, str)
     """A transcript hit was activated: ``(session path, message id)``."""
+    searched = Signal()
+    """A transcript search's results (or its failure) are shown."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._data: DataSet | None = None
         self._session: Session | None = None
         self.memory_view: MemoryIndexView | None = None
+        self.jobs = QThreadPool(self)
+        """Transcript searches run here, off the GUI thread."""
+        self._serial = 0
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self._build_row()
@@ -207,36 +236,41 @@ class OpenClawView(QWidget):
     # -- search -------------------------------------------------------------------------------
     @Slot()
     def search(self) -> None:
-        """Run the query on every agent database (or the selected session's)."""
+        """Run the query on every agent database (or the selected session's), in a worker."""
         data = self._data
         text = self.query.text().strip()
         if data is None or not text:
             return
         only = self._session if self.this_session.isChecked() else None
-        hits: list[_Hit] = []
-        errors: list[str] = []
-        for agent in data.discovery.agents:
-            if agent.database is None:
-                continue
-            if only is not None and only.db != str(agent.database):
-                continue
-            try:
-                with AgentDb(agent.database, agent.name) as db:
-                    if not db.has_transcript_fts():
-                        errors.append(f"{agent.name}: no transcript index in this database")
-                        continue
-                    found = db.search_transcripts(
-                        text, limit=100, session_id=only.id if only is not None else None
-                    )
-            except FormatError as exc:
-                errors.append(str(exc))
-                continue
-            hits += [_Hit(agent.name, str(agent.database), h) for h in found]
-        hits.sort(key=lambda h: -h.hit.score)
+        dbs = [
+            (a.name, a.database)
+            for a in data.discovery.agents
+            if a.database is not None and (only is None or only.db == str(a.database))
+        ]
+        sid = only.id if only is not None else None
+        self._serial += 1
+        self.search_note.setText(f"Searching OpenClaw's transcript index for {text!r}…")
+        job = Job(self._serial, lambda: search_databases(dbs, text, sid))
+        job.signals.finished.connect(self._on_searched)
+        job.signals.failed.connect(self._on_search_failed)
+        self.jobs.start(job)
+
+    @Slot(int, object)
+    def _on_searched(self, serial: int, result: object) -> None:
+        if serial != self._serial or not isinstance(result, tuple):
+            return  # a newer search replaced this one
+        text, hits, errors = result
         self.hit_model.set_records(hits)
         self.hit_table.resizeColumnsToContents()
         note = f"{len(hits)} hit(s) for {text!r} in OpenClaw's transcript index"
         self.search_note.setText("; ".join([note, *errors]))
+        self.searched.emit()
+
+    @Slot(int, str)
+    def _on_search_failed(self, serial: int, message: str) -> None:
+        if serial == self._serial:
+            self.search_note.setText(f"Transcript search failed: {message}")
+            self.searched.emit()
 
     def search_for(self, text: str) -> None:
         """Show the search tab with *text* searched."""

@@ -58,18 +58,21 @@ def test_transcript_search_covers_every_agent_and_activates_a_hit(qtbot, home):
     view = OpenClawView()
     qtbot.addWidget(view)
     view.set_data(data)
-    view.search_for("deploys Friday")
+    with qtbot.waitSignal(view.searched, timeout=10_000):
+        view.search_for("deploys Friday")
     hits = [view.hit_model.record(r) for r in range(view.hit_model.rowCount())]
     assert sorted(h.agent for h in hits) == ["main", "ops"]
     assert all(h.hit.message_id == "deploy-1" for h in hits)
     assert "2 hit(s)" in view.search_note.text()
-    view.search_for("deploys nothing-like-this")  # every word must match
+    with qtbot.waitSignal(view.searched, timeout=10_000):
+        view.search_for("deploys nothing-like-this")  # every word must match
     assert view.hit_model.rowCount() == 0
     # this session only
     ops = next(s for s in data.sessions if "/ops/" in s.path)
     view.show_session(ops)
     view.this_session.setChecked(True)
-    view.search_for("deploys")
+    with qtbot.waitSignal(view.searched, timeout=10_000):
+        view.search_for("deploys")
     assert [view.hit_model.record(r).agent for r in range(view.hit_model.rowCount())] == ["ops"]
     index = view.hit_model.index(0, 0)
     assert index.data(RecordRole).hit.session_id == "s1"
