@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, Slot
 
+from app.workers import TaskWorker, start
 from core.budget import RECALL_RESERVE, budget_for
 from core.context_breakdown import breakdown_at
+from core.dataset import read_pending
 from core.openclaw.config import context_window_for
 from core.openclaw.session_rows import find_row
 from core.recall.block import injection_index
@@ -46,6 +48,7 @@ class Inspector(QObject):
         self.budget: Budget | None = None
         self._trim_saved: int | None = None  # tokens the trim of the selected point saved
         self.timeline: Timeline | None = None
+        self._reading: TaskWorker | None = None
         self._pending_timeline: tuple[QObject, Budget, bool] | None = None
         window.navigator.session_selected.connect(self._on_session_selected)
         window.timeline.entry_activated.connect(self.show_entry)
@@ -113,10 +116,37 @@ class Inspector(QObject):
     def _on_session_selected(self, summary: SessionSummary | None) -> None:
         if summary is None or self.data is None:
             return
+        if summary.path in self.data.pending:
+            self._read_then_show(self.data, summary)
+            return
         try:
             session = self.data.session(summary.path)
         except KeyError:
             return
+        self._show_session(session)
+
+    def _read_then_show(self, data: DataSet, summary: SessionSummary) -> None:
+        """A database session not read yet: read it in a worker, then show it if still wanted."""
+        worker = TaskWorker(lambda **_: read_pending(summary), "reading the session")
+        worker.signals.finished.connect(lambda read: self._on_pending_read(data, summary, read))
+        worker.signals.failed.connect(
+            lambda message: self.w.place_label.setText(f"Could not read {summary.path}: {message}")
+        )
+        self._reading = worker  # kept until it reports
+        self.w.place_label.setText(f"Reading session {summary.id}…")
+        start(worker)
+
+    def _on_pending_read(self, data: DataSet, summary: SessionSummary, read: Any) -> None:
+        self._reading = None
+        current = self.w.navigator.current()
+        if data is not self.data or current is None or current.path != summary.path:
+            return  # another place or another session was picked meanwhile
+        data.adopt([read])  # a no-op when the background read adopted it first
+        self.w.place_label.setText(str(data.discovery.path))
+        self._show_session(data.session(summary.path))
+
+    def _show_session(self, session: Session) -> None:
+        """Make *session* the one every view shows, at its leaf."""
         self.session = session
         self.recalled_block = None
         self.recalled_tokens = 0
