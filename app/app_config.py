@@ -4,7 +4,7 @@ Stored through :class:`app.settings.AppSettings` (QSettings) under the keys belo
 anything unset or unreadable gives the default. An API key is never stored: a
 provider keeps the *name* of the environment variable that holds it, and the key
 is read when a request is sent: from that variable, else from the OS keychain
-(:mod:`core.secrets`). A field that looks like a key (a label, a URL with a
+(:mod:`core.safety.secrets`). A field that looks like a key (a label, a URL with a
 password or ``?key=``, a model name) is a problem that blocks saving, and what is
 written or read back is scrubbed of anything key-shaped.
 """
@@ -18,14 +18,14 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from core import jsonio
+from core.context.trim import PROTECTED_RECENT, RESERVE_TOKENS
 from core.embed import EMBEDDERS
-from core.limits import MAX_LINE_BYTES, set_max_line_bytes
+from core.io import jsonio
+from core.io.limits import MAX_LINE_BYTES, set_max_line_bytes
 from core.llm.providers import ANTHROPIC_URL
 from core.recall.hybrid import SearchConfig
-from core.redact import redact
-from core.secrets import is_blank_after_scrub, key_source, looks_like_secret, scrub
-from core.trim import PROTECTED_RECENT, RESERVE_TOKENS
+from core.safety.redact import redact
+from core.safety.secrets import is_blank_after_scrub, key_source, looks_like_secret, scrub
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

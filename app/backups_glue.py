@@ -1,6 +1,6 @@
 """The Backups tab of the Activity dock: list, restore and prune the open place's backups.
 
-:class:`BackupsGlue` puts a :class:`widgets.backups_view.BackupsView` beside the
+:class:`BackupsGlue` puts a :class:`widgets.activity.backups_view.BackupsView` beside the
 activity log in the Activity dock and feeds it the backups of the open data
 directory (listed in a worker, again whenever the sessions are reloaded or the
 tab is shown). A restore is confirmed with the window's write preview (which
@@ -22,16 +22,16 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.app_config import safety_defaults
 from app.workers import TaskWorker, start
-from core.activity import load_activity
-from core.backups import list_backups, plan_restore, prune, recorded_hashes, restore
-from core.fsutil import backup_path
-from core.writes import PlannedWrite
-from widgets.backups_view import BackupsView, local_time
+from core.io.fsutil import backup_path
+from core.safety.activity import load_activity
+from core.safety.backups import list_backups, plan_restore, prune, recorded_hashes, restore
+from core.safety.writes import PlannedWrite
+from widgets.activity.backups_view import BackupsView, local_time
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
-    from core.backups import Backup, Pruned, Restored, RestorePlan
-    from core.fsutil import WriteRecord
+    from core.io.fsutil import WriteRecord
+    from core.safety.backups import Backup, Pruned, Restored, RestorePlan
 
 LIST_DELAY_MS = 150
 WRITES_TAB, BACKUPS_TAB = 0, 1

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from app.paths import cache_dir
-from core.dataset import load_dataset
-from core.demo import write_demo
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from core.dataset import DataSet
+    from core.dataset.load import DataSet
 
 DEMO_VERSION = "1"
 

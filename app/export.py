@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog
 
-from core.fsutil import atomic_write
+from core.io.fsutil import atomic_write
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow

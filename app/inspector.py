@@ -11,25 +11,25 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QThreadPool, Slot
 
 from app.workers import TaskWorker, start
-from core.budget import RECALL_RESERVE, budget_for
-from core.context_breakdown import breakdown_at
-from core.dataset import read_pending
+from core.context.breakdown import breakdown_at
+from core.context.budget import RECALL_RESERVE, budget_for
+from core.context.trim import default_query
+from core.dataset.load import read_pending
 from core.openclaw.config import context_window_for
 from core.openclaw.session_rows import find_row
 from core.recall.block import injection_index
 from core.recall.engine import query_from_context
 from core.transcript.provider import provider_messages
 from core.transcript.replay import context_at
-from core.trim import default_query
-from widgets.timeline_worker import TimelineWorker
+from widgets.timeline.worker import TimelineWorker
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
-    from core.budget import Budget
-    from core.dataset import DataSet, SessionSummary
+    from core.context.budget import Budget
+    from core.dataset.load import DataSet, SessionSummary
     from core.openclaw.sessions_store import SessionEntry
     from core.recall.opening import RecallData
-    from core.timeline import Timeline
+    from core.timeline.arrays import Timeline
     from core.transcript.model import Session
 
 

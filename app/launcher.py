@@ -1,6 +1,6 @@
 """The ``memlens`` entry point: a CLI command, or the desktop app.
 
-``memlens info PATH`` (and every other command of :mod:`core.cli`) runs without
+``memlens info PATH`` (and every other command of :mod:`core.cli.main`) runs without
 importing Qt; ``memlens``, ``memlens --demo`` and ``memlens PATH`` open the app.
 ``memlens --paths`` prints where this installation keeps and finds its files
 (resources, settings, cache, activity log), for troubleshooting.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from core import cli
+from core.cli.main import main as cli
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

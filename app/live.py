@@ -1,6 +1,6 @@
 """Live mode: follow the open data directory while the agent writes to it.
 
-:class:`LiveController` wraps :class:`core.live.LiveFollower` for the app.
+:class:`LiveController` wraps :class:`core.live.follow.LiveFollower` for the app.
 File-system events (``QFileSystemWatcher``: inotify on Linux) and a polling
 timer (the fallback where events do not come: network file systems, watch
 limits) only mark files dirty; a short single-shot drain timer then reads the
@@ -29,8 +29,8 @@ from PySide6.QtCore import (
 )
 from typing_extensions import override
 
-from core.live import LiveChanges, LiveFollower
-from core.problems import Problem
+from core.io.problems import Problem
+from core.live.follow import LiveChanges, LiveFollower
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -38,10 +38,10 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QAbstractItemModel
     from PySide6.QtWidgets import QAbstractItemView
 
-    from core.dataset import DataSet
+    from core.dataset.load import DataSet
     from core.recall.opening import RecallData
     from core.recall.warm_store import WarmStore
-    from widgets.live_indicator import LiveIndicator
+    from widgets.live.indicator import LiveIndicator
 
 POLL_MS = 500
 """Polling interval when file-system events are not used."""
@@ -90,7 +90,7 @@ class LiveController(QObject):
     ``session_added``, ``sessions_changed``, ``summaries_changed``, ``segments_added``,
     ``knowledge_changed``, ``compaction_announced``, ``memory_flush_announced``,
     ``problem``, ``recall_reopen_needed``, then ``batch_applied`` with the whole
-    :class:`core.live.LiveChanges`.
+    :class:`core.live.follow.LiveChanges`.
     """
 
     sessions_changed = Signal(list)
@@ -110,13 +110,13 @@ class LiveController(QObject):
     memory_flush_announced = Signal(str, str)
     """Session id and a sentence: the agent flushed memory before a compaction."""
     problem = Signal(object)
-    """A :class:`core.problems.Problem` (file and line) met in the new lines."""
+    """A :class:`core.io.problems.Problem` (file and line) met in the new lines."""
     state_changed = Signal(str)
     """``live``, ``paused`` or ``off``."""
     recall_reopen_needed = Signal()
     """segments.jsonl was replaced: open the recall side again, then :meth:`set_recall`."""
     batch_applied = Signal(object)
-    """The :class:`core.live.LiveChanges` of one drain (emitted last)."""
+    """The :class:`core.live.follow.LiveChanges` of one drain (emitted last)."""
 
     def __init__(
         self,

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Slot
 
 from app.live import LiveController, bind_indicator, kept_view
-from widgets.live_indicator import LiveIndicator
-from widgets.record_model import RecordRole
+from widgets.common.record_model import RecordRole
+from widgets.live.indicator import LiveIndicator
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QModelIndex
 
     from app.main_window import MainWindow
-    from core.dataset import DataSet
+    from core.dataset.load import DataSet
     from core.recall.opening import RecallData
 
 ANNOUNCE_MS = 15_000

@@ -40,33 +40,33 @@ from app.resources import app_icon
 from app.settings import AppSettings
 from app.settings_dialog import prepare_settings_and_warn
 from app.workers import LoadWorker, TaskWorker, release_frozen, share_gil_with_gui, start
-from core.home_scan import scan_homes
+from core.dataset.home_scan import scan_homes
 from core.recall.opening import open_recall
-from widgets.activity_view import ActivityView
-from widgets.budget_gauge import BudgetGauge
-from widgets.compaction_panel import CompactionPanel
-from widgets.context_view import ContextView
-from widgets.facts_view import FactsView
-from widgets.first_run import FirstRunView
-from widgets.memory_index_view import MemoryIndexView
-from widgets.message_view import MessageView
-from widgets.navigator import Navigator
-from widgets.openclaw_view import OpenClawView
-from widgets.recall_preview import RecallPreview
-from widgets.record_model import Column, RecordTableModel
-from widgets.review_queue import ReviewQueue
-from widgets.timeline import TimelineView
-from widgets.trim_view import TrimView
+from widgets.activity.view import ActivityView
+from widgets.budget.gauge import BudgetGauge
+from widgets.common.record_model import Column, RecordTableModel
+from widgets.compaction.panel import CompactionPanel
+from widgets.facts.review_queue import ReviewQueue
+from widgets.facts.view import FactsView
+from widgets.openclaw.memory_index_view import MemoryIndexView
+from widgets.openclaw.view import OpenClawView
+from widgets.recall.preview import RecallPreview
+from widgets.session.context_view import ContextView
+from widgets.session.message_view import MessageView
+from widgets.session.navigator import Navigator
+from widgets.start.first_run import FirstRunView
+from widgets.timeline.view import TimelineView
+from widgets.trim.view import TrimView
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 
-    from core.dataset import DataSet
-    from core.problems import Problem
+    from core.dataset.load import DataSet
+    from core.io.problems import Problem
     from core.recall.opening import RecallData
-    from core.writes import Confirm
+    from core.safety.writes import Confirm
 
 PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Severity", lambda p: p.severity),

@@ -16,25 +16,25 @@ from PySide6.QtCore import QObject, Slot
 from app.app_config import llm_providers, safety_defaults
 from app.live import kept_view
 from app.paths import data_dir
-from core import fsutil
-from core.activity import ActivityLog
 from core.compaction.provider import ProviderChoice, Timeouts
 from core.compaction.target import target_from_dataset
-from core.dataset import summarize
-from core.fact_sources import MessageIndex, SourceHit, fact_sources
+from core.dataset.load import summarize
+from core.io import fsutil
+from core.io.problems import FormatError
+from core.knowledge.sources import MessageIndex, SourceHit, fact_sources
 from core.openclaw.agentdb import load_session_ref
-from core.problems import FormatError
-from widgets.record_model import RecordRole
-from widgets.write_preview import confirm_with_dialog
+from core.safety.activity import ActivityLog
+from widgets.common.record_model import RecordRole
+from widgets.common.write_preview import confirm_with_dialog
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QModelIndex
 
     from app.main_window import MainWindow
     from core.compaction.run import CompactionRun
-    from core.dataset import DataSet
+    from core.dataset.load import DataSet
+    from core.safety.writes import Confirm
     from core.transcript.model import Session
-    from core.writes import Confirm
 
 
 class Manager(QObject):

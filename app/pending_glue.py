@@ -1,10 +1,10 @@
 """Database sessions listed from their counts are read in a worker after the list shows.
 
-:func:`core.dataset.load_dataset` with ``defer_db`` lists an OpenClaw database's
+:func:`core.dataset.load.load_dataset` with ``defer_db`` lists an OpenClaw database's
 sessions from SQL counts (a 100,000-event database lists in well under a second);
 this glue reads their transcripts in the background, then puts the full figures in
 the navigator (the selection and scroll position kept). A session opened before
-then is read on the spot by :meth:`core.dataset.DataSet.session`.
+then is read on the spot by :meth:`core.dataset.load.DataSet.session`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from PySide6.QtCore import QObject, Slot
 from app.live import kept_view
 from app.live_glue import session_key
 from app.workers import TaskWorker, start
-from core.dataset import read_all_pending
+from core.dataset.load import read_all_pending
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
-    from core.dataset import DataSet
+    from core.dataset.load import DataSet
 
 
 class PendingGlue(QObject):

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from core import jsonio
-from core.secrets import (
+from core.io import jsonio
+from core.safety.secrets import (
     has_key_shape,
     is_blank_after_scrub,
     is_secret_name,

@@ -44,9 +44,9 @@ from app.app_config import (
 from app.settings import secrets_warning
 from app.settings_providers import ProvidersPage
 from core.embed import EMBEDDERS
+from core.io.problems import FormatError
 from core.openclaw.config import load_openclaw_config
-from core.problems import FormatError
-from widgets.openclaw_config_view import OpenClawConfigView
+from widgets.openclaw.config_view import OpenClawConfigView
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -46,7 +46,14 @@ from app.app_config import (
     key_status,
 )
 from core.llm.providers import ANTHROPIC_URL
-from core.secrets import SERVICE, KeychainError, delete_key, keychain_key, keychain_status, scrub
+from core.safety.secrets import (
+    SERVICE,
+    KeychainError,
+    delete_key,
+    keychain_key,
+    keychain_status,
+    scrub,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -179,7 +186,7 @@ class StoreKeyDialog(QDialog):
 
     @override
     def accept(self) -> None:
-        from core.secrets import store_key
+        from core.safety.secrets import store_key
 
         try:
             store_key(self.name, self.key_edit.text())

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from typing_extensions import override
 
-from core.dataset import Cancelled, load_dataset
-from core.jsonio import freeze_after_pauses
+from core.dataset.load import Cancelled, load_dataset
+from core.io.jsonio import freeze_after_pauses
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,7 +39,7 @@ def share_gil_with_gui() -> None:
       repaint of the window while a worker loaded took ~300 ms instead of ~40
       (bench_responsiveness). The workers lose a few percent.
     - What a loader builds is frozen out of the cyclic collector
-      (:func:`core.jsonio.freeze_after_pauses`): collecting it took 65-75 ms in a
+      (:func:`core.io.jsonio.freeze_after_pauses`): collecting it took 65-75 ms in a
       worker, holding the GIL. :func:`release_frozen` undoes it for data closed.
     """
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
@@ -109,7 +109,7 @@ def load_deferred(path: str, **kw: Any) -> Any:
 
 
 class LoadWorker(TaskWorker):
-    """Load a data directory with *loader* (:func:`core.dataset.load_dataset`)."""
+    """Load a data directory with *loader* (:func:`core.dataset.load.load_dataset`)."""
 
     def __init__(self, path: str, loader: Callable[..., Any] = load_deferred) -> None:
         super().__init__(

@@ -25,7 +25,7 @@ from core.store.knowledge import FACT_TYPES, load_knowledge
 
 LIBS = "orjson numpy pyqtgraph httpx rank-bm25 sqlite redis postgres vite pytest ruff mypy".split()
 MODULES = (
-    "src/core/agent-session.ts core/store/knowledge.py widgets/timeline.py app/main_window.py "
+    "src/core/agent-session.ts core/store/knowledge.py widgets/timeline/view.py app/main_window.py "
     "core/recall/bm25.py src/agents/compaction.ts core/transcript/loader.py packaging/spec.py"
 ).split()
 KEYS = "port timeout max_tokens hardCap safeLimit retries cache_size log_level batch".split()

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import zstandard
 
-from core.dataset import load_dataset
+from core.dataset.load import load_dataset
 from core.openclaw.agentdb import AgentDb
 from core.openclaw.sqlite_ro import ReadOnlyDb
 from core.transcript import context_at, context_size
@@ -52,9 +52,11 @@ def build(home: Path, sessions: int, events: int, replay: int) -> Path:
         sid = f"s{i:04d}"
         evs = conversation(sid, max(1, (per - 1) // 2), size=200)
         for j in range(5, len(evs), 20):
-            evs[j]["message"]["content"] = "x " * 700 if evs[j]["message"]["role"] == "user" else [
-                {"type": "text", "text": "y " * 700}
-            ]
+            evs[j]["message"]["content"] = (
+                "x " * 700
+                if evs[j]["message"]["role"] == "user"
+                else [{"type": "text", "text": "y " * 700}]
+            )
         add_session(db, sid, evs, created_at=1_795_600_000_000 + i * 1000)
     add_session(db, "replay", conversation("replay", max(1, (replay - 1) // 2), size=300))
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -87,7 +89,7 @@ def live_latency(home: Path, path: Path, rows: int, poll_s: float = 0.5) -> dict
     """Delays (ms) between a writer's commits and the live follower having the rows."""
     import subprocess
 
-    from core.live import LiveFollower
+    from core.live.follow import LiveFollower
 
     data = load_dataset(home, defer_db=False)
     session = next(s for s in data.sessions if s.id == "replay")

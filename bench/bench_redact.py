@@ -1,4 +1,4 @@
-"""Benchmark: :func:`core.redact.redact` on ~1 MB of transcript text.
+"""Benchmark: :func:`core.safety.redact.redact` on ~1 MB of transcript text.
 
 A seeded pi-shaped session serialised as JSONL (user prompts, assistant text,
 tool calls, tool results with code and command output), with a fake secret of
@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 
 from bench.corpus import ERRORS, FILES, FUNCS, NOUNS, VERBS, WORDS
-from core.redact import redact
+from core.safety.redact import redact
 
 # Visibly fake secrets, one of each common shape.
 SECRETS = [

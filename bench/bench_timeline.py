@@ -4,7 +4,7 @@ A seeded pi-shaped v3 transcript: user prompts, assistant steps (some with
 thinking) with tool calls and results, bash executions, custom messages,
 assistant ``usage`` that follows the context, a compaction each time the context
 passes 180,000 tokens and one abandoned branch. Measures building the core arrays
-(:func:`core.timeline.build_timeline`), ``set_timeline`` (every ``setData``) and
+(:func:`core.timeline.arrays.build_timeline`), ``set_timeline`` (every ``setData``) and
 offscreen paints of the whole view at 1600 x 800: zoomed out (peak-downsampled)
 and zoomed in to 200 messages (clipped to the view). Prints one JSON object.
 
@@ -24,10 +24,10 @@ from typing import Any
 import orjson
 
 from bench.corpus import FILES, FUNCS, NOUNS, VERBS, WORDS
-from core.timeline import Category, build_timeline
-from core.tokens import estimate_message
+from core.timeline.arrays import Category, build_timeline
 from core.transcript import Session, parse_transcript
 from core.transcript.normalize import normalize_message
+from core.transcript.tokens import estimate_message
 
 TRIGGER = 180_000
 KEEP = 20_000
@@ -178,7 +178,7 @@ def run(messages: int, runs: int) -> dict[str, object]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from widgets.timeline import TimelineView
+    from widgets.timeline.view import TimelineView
 
     app = QApplication.instance() or QApplication([])
     session = synthetic_session(messages)

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from bench.corpus import ERRORS, FILES, FUNCS, NOUNS, VERBS, WORDS
-from core.tokens import estimate_text
+from core.context.trim import TrimResult, clear_caches, message_text, smart_trim
 from core.transcript.normalize import normalize_message
-from core.trim import TrimResult, clear_caches, message_text, smart_trim
+from core.transcript.tokens import estimate_text
 
 if TYPE_CHECKING:
     from core.transcript.message import Message

@@ -6,7 +6,7 @@ import random
 import uuid
 from typing import TYPE_CHECKING
 
-from core import hashembed
+from core.embed import hashembed
 from core.store.segments import append_segments, make_segment
 from core.store.vectors import write_vectors
 

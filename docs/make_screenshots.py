@@ -28,9 +28,9 @@ from app.settings_dialog import SettingsDialog  # noqa: E402
 from app.theme import apply_theme  # noqa: E402
 from core.compaction.provider import ProviderChoice  # noqa: E402
 from core.compaction.run import planned_writes  # noqa: E402
-from core.fsutil import make_backup  # noqa: E402
-from core.writes import always  # noqa: E402
-from widgets.write_preview import WritePreviewDialog  # noqa: E402
+from core.io.fsutil import make_backup  # noqa: E402
+from core.safety.writes import always  # noqa: E402
+from widgets.common.write_preview import WritePreviewDialog  # noqa: E402
 
 # MEMLENS_SCREENSHOTS_DIR: render elsewhere (tests/test_screenshots.py keeps the script working).
 OUT = Path(os.environ.get("MEMLENS_SCREENSHOTS_DIR") or ROOT / "docs" / "screenshots")
@@ -225,7 +225,7 @@ def _first_run(app: QApplication) -> None:
     import shutil
 
     from app.settings import AppSettings
-    from core.demo import write_demo
+    from core.demo.build import write_demo
 
     home = Path(os.environ["HOME"])
     write_demo(home / ".openclaw", segments=400)

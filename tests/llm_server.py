@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core import jsonio
+from core.io import jsonio
 
 # -- the scripted server ---------------------------------------------------------
 

@@ -127,7 +127,9 @@ def add_session(
             )  # fmt: skip
             names = ", ".join(cols)
             marks = ", ".join("?" for _ in cols)
-            db.execute(f"INSERT INTO session_windows ({names}) VALUES ({marks})", tuple(cols.values()))
+            db.execute(
+                f"INSERT INTO session_windows ({names}) VALUES ({marks})", tuple(cols.values())
+            )
         rows = []
         for seq, event in enumerate(events, start=first_seq):
             text = orjson.dumps(event)
@@ -164,8 +166,12 @@ def add_session(
                 msg = event["message"]
                 if msg.get("role") in ("user", "assistant"):
                     content = msg.get("content")
-                    text = content if isinstance(content, str) else "\n".join(
-                        b.get("text", "") for b in content or [] if isinstance(b, dict)
+                    text = (
+                        content
+                        if isinstance(content, str)
+                        else "\n".join(
+                            b.get("text", "") for b in content or [] if isinstance(b, dict)
+                        )
                     )
                     cur = db.execute(
                         "INSERT INTO session_transcript_fts_rows (session_id, message_id) "

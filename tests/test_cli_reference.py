@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from core import cli
+from core.cli.main import main as cli
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -113,7 +113,9 @@ def test_check_mode_and_rewrite(tmp_path: Path) -> None:
     assert "OUTDATED-BLOCK" in readme.read_text()  # --check writes nothing
     assert run().returncode == 0
     text = readme.read_text()
-    assert "OUTDATED-BLOCK" not in text and "### `memlens info`" in text and text.endswith("\ntail\n")
+    assert (
+        "OUTDATED-BLOCK" not in text and "### `memlens info`" in text and text.endswith("\ntail\n")
+    )
     assert run("--check").returncode == 0
     readme.write_text("no markers\n")
     broken = run("--check")

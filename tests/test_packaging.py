@@ -22,7 +22,7 @@ import pytest
 
 import core
 from app.resources import DESKTOP_FILE, ICON_SIZES, MARKER, icon_file
-from core.dataset import load_dataset
+from core.dataset.load import load_dataset
 
 pytestmark = pytest.mark.slow
 
@@ -103,7 +103,7 @@ def assert_wheel_code(stderr: str, site: Path) -> None:
 def test_wheel_and_sdist_carry_the_resources(built):
     names = set(zipfile.ZipFile(built["wheel"]).namelist())
     assert {f"resources/{name}" for name in RESOURCE_FILES} <= names
-    assert {"app/resources.py", "app/launcher.py", "core/cli.py", "core/py.typed"} <= names
+    assert {"app/resources.py", "app/launcher.py", "core/cli/main.py", "core/py.typed"} <= names
     assert not any(n.startswith(("tests/", "packaging/", "bench/")) for n in names)
     entry_points = zipfile.ZipFile(built["wheel"]).read(
         f"memlens-{core.__version__}.dist-info/entry_points.txt"

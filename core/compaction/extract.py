@@ -22,18 +22,18 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
 from core.compaction.offline import extract_facts_offline
-from core.jobs import check
-from core.jsstr import js_len, js_slice
+from core.io import jsonio
+from core.io.jobs import check
+from core.io.jsstr import js_len, js_slice
 from core.recall.updater import Candidate, propose
-from core.redact import redact
+from core.safety.redact import redact
 from core.store.knowledge import FACT_TYPES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from core.jobs import CancelCheck
+    from core.io.jobs import CancelCheck
     from core.llm.base import LLMClient
     from core.recall.updater import ProposedOperation
     from core.store.knowledge import KnowledgeLog
@@ -315,7 +315,7 @@ def extract_knowledge(
 
     Raises
     ------
-    core.jobs.Cancelled
+    core.io.jobs.Cancelled
         When *cancelled* says so.
     """
     source = "offline" if client is None else client.name

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.recall.updater import Candidate
-from core.redact import redact
+from core.safety.redact import redact
 from core.store.knowledge import FACT_TYPES
 
 if TYPE_CHECKING:

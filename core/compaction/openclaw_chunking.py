@@ -27,8 +27,8 @@ from core.compaction.plan_items import (
     PlanItem,
     adaptive_chunk_ratio,
 )
-from core.tokens import estimate_message
 from core.transcript.normalize import normalize_message
+from core.transcript.tokens import estimate_message
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -9,8 +9,8 @@ import functools
 import math
 from typing import TYPE_CHECKING, Any
 
-from core.jsonio import dumps
-from core.jsstr import js_json_len, js_len, js_slice
+from core.io.jsonio import dumps
+from core.io.jsstr import js_json_len, js_len, js_slice
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

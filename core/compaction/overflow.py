@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.compaction.plan import estimate_string_chars, plan_compaction
-from core.jsonio import dumps
-from core.tokens import estimate_message
+from core.io.jsonio import dumps
 from core.transcript.model import Entry, Session
 from core.transcript.normalize import normalize_message
 from core.transcript.replay import context_at, context_size
+from core.transcript.tokens import estimate_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -46,8 +46,8 @@ from core.compaction.plan_items import (
     chunk_by_max_tokens,
     plan_item,
 )
-from core.tokens import estimate_message
 from core.transcript.replay import context_at, pi_context_tokens
+from core.transcript.tokens import estimate_message
 
 __all__ = [
     "SAFETY_MARGIN",

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.tokens import estimate_message
 from core.transcript.normalize import summary_message
+from core.transcript.tokens import estimate_message
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

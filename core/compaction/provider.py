@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from core.compaction.summarize import LLMSummarizer, OfflineSummarizer
-from core.jobs import Cancelled, check
+from core.io.jobs import Cancelled, check
 from core.llm.base import DEFAULT_MAX_TOKENS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from core.compaction.summarize import Summarizer
-    from core.jobs import CancelCheck
+    from core.io.jobs import CancelCheck
     from core.llm.base import ChatMessage, Completion, LLMClient
 
 KeyStatus = Literal["not needed", "set", "missing"]
@@ -79,7 +79,7 @@ def key_status(choice: ProviderChoice, environ: Mapping[str, str] | None = None)
 
     The key itself is never read out.
     """
-    from core.secrets import key_source
+    from core.safety.secrets import key_source
 
     name = choice.effective_key_env
     if name is None:
@@ -206,7 +206,7 @@ class InterruptibleClient:
         temperature: float | None = 0.2,
         cancelled: CancelCheck | None = None,
     ) -> Completion:
-        """The wrapped client's answer, or :class:`~core.jobs.Cancelled` within one poll."""
+        """The wrapped client's answer, or :class:`~core.io.jobs.Cancelled` within one poll."""
         if cancelled is None:
             return self._inner.complete(
                 messages, system=system, max_tokens=max_tokens, temperature=temperature

@@ -13,7 +13,7 @@ entry whose id the agent cannot resolve (no id in the file, or a line of objects
 run together, which pi skips).
 
 One compaction at a time per session: a write holds the session's lane
-(:mod:`core.session_lock`, shared by the app and the CLI) and is refused
+(:mod:`core.safety.session_lock`, shared by the app and the CLI) and is refused
 (:class:`LaneBusy`, naming the holder) while another one runs or while OpenClaw
 holds its own write lock on the transcript (``<transcript>.lock``, taken only by
 OpenClaw releases before 2026.9.6); a newer OpenClaw's run is seen in the
@@ -26,7 +26,7 @@ rewritten, the compaction stays written (it is what the agent replays; the
 store only holds counters, which the agent recomputes on its next turn) and
 :attr:`CompactionRun.store_update` says why the store was not updated.
 :func:`compaction_job` brackets a job with the lane and a pair of
-:class:`~core.activity.ActivityEvent` (started, then finished, failed or
+:class:`~core.safety.activity.ActivityEvent` (started, then finished, failed or
 cancelled).
 """
 
@@ -42,7 +42,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
 from core.compaction.plan import CompactionPlan, plan_compaction
 from core.compaction.summarize import (
     CallRecord,
@@ -51,10 +50,12 @@ from core.compaction.summarize import (
     failed_call,
     summarize_plan,
 )
-from core.discovery import is_archive_name
-from core.fsutil import AppendResult, append_lines, backup_path, make_backup
-from core.jobs import Cancelled
-from core.jsstr import js_len
+from core.dataset.discovery import is_archive_name
+from core.io import jsonio
+from core.io.fsutil import AppendResult, append_lines, backup_path, make_backup
+from core.io.jobs import Cancelled
+from core.io.jsstr import js_len
+from core.io.problems import FormatError
 from core.openclaw.sessions_store import (
     REMOVE,
     compaction_changes,
@@ -62,9 +63,8 @@ from core.openclaw.sessions_store import (
     load_sessions_store,
     update_sessions_store,
 )
-from core.problems import FormatError
-from core.redact import redact
-from core.session_lock import (
+from core.safety.redact import redact
+from core.safety.session_lock import (
     LockHolder,
     SessionBusy,
     SessionLock,
@@ -72,17 +72,17 @@ from core.session_lock import (
     agent_lock_holder,
     check_agent_lock,
 )
+from core.safety.writes import PlannedWrite
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
-from core.writes import PlannedWrite
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-    from core.activity import ActivityLog
     from core.compaction.sections import SummaryInstructions
     from core.compaction.summarize import Summarizer
-    from core.jobs import CancelCheck, Progress
+    from core.io.jobs import CancelCheck, Progress
     from core.llm import ChatMessage, Completion, LLMClient
+    from core.safety.activity import ActivityLog
     from core.transcript.model import Session
 
 RECENT_WRITE_SECONDS = 5.0
@@ -117,7 +117,7 @@ def failure_headline(failure: CallRecord) -> str:
 class LaneBusy(CompactionRefused):
     """Another compaction of the session runs, or the agent holds its write lock.
 
-    :attr:`busy` has the holder (:class:`core.session_lock.SessionBusy`).
+    :attr:`busy` has the holder (:class:`core.safety.session_lock.SessionBusy`).
     """
 
     def __init__(self, busy: SessionBusy) -> None:
@@ -353,7 +353,7 @@ def compact(
 
     Raises
     ------
-    core.jobs.Cancelled
+    core.io.jobs.Cancelled
         When *cancelled* says so (nothing is returned, nothing was written).
     """
     if plan is None:
@@ -583,7 +583,7 @@ def check_before_write(
 
 
 def take_lane(session: Session, tool: str) -> SessionLock:
-    """The session's lane (:func:`core.session_lock.acquire`) for a compaction by *tool*.
+    """The session's lane (:func:`core.safety.session_lock.acquire`) for a compaction by *tool*.
 
     Raises
     ------
@@ -975,11 +975,11 @@ def compaction_job(
     Takes the lane (or raises :class:`LaneBusy` naming the holder: no event, no
     write), records ``compaction started``, runs the block, then records
     ``finished`` (the block ended with :attr:`CompactionJob.run` written),
-    ``cancelled`` (:class:`~core.jobs.Cancelled` or ``KeyboardInterrupt``) or
+    ``cancelled`` (:class:`~core.io.jobs.Cancelled` or ``KeyboardInterrupt``) or
     ``failed`` (any other exception, or a run that was not written), and frees
     the lane in every case. Exceptions propagate.
     """
-    from core.activity import ActivityEvent
+    from core.safety.activity import ActivityEvent
 
     check_agent_owned(session)  # before any lock file or event
     lane = take_lane(session, tool)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.compaction.summarize import REQUIRED_HEADINGS
-from core.jsstr import js_len, js_slice, js_trim
+from core.io.jsstr import js_len, js_slice, js_trim
 
 _HEADING = re.compile(r"^(#{1,6})\s+(\S.*?)\s*#*\s*$")
 _PART = re.compile(r"^\*\*(Turn Context \(split turn\)):?\*\*\s*$")

@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from core import jsonio
 from core.compaction.plan import SAFETY_MARGIN, PlanItem
-from core.jobs import Cancelled, check
-from core.jsstr import js_len, js_round, js_slice
-from core.redact import redact
+from core.io import jsonio
+from core.io.jobs import Cancelled, check
+from core.io.jsstr import js_len, js_round, js_slice
+from core.safety.redact import redact
 from core.transcript.provider import missing_results
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from core.compaction.plan import CompactionPlan
     from core.compaction.sections import SummaryInstructions
-    from core.jobs import CancelCheck, Progress
+    from core.io.jobs import CancelCheck, Progress
     from core.llm.base import ErrorKind
     from core.transcript.message import Message
 

@@ -14,7 +14,7 @@ from core.compaction.settings import CompactionSettings, compaction_settings
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from core.dataset import DataSet
+    from core.dataset.load import DataSet
     from core.openclaw.config import OpenClawConfig
     from core.transcript.model import Session
 

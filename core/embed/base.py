@@ -32,7 +32,7 @@ class Embedder(Protocol):
 
         Raises
         ------
-        core.jobs.Cancelled
+        core.io.jobs.Cancelled
             When *cancelled* returns True between batches.
         """
         ...

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core import hashembed
-from core.jobs import check
+from core.embed import hashembed
+from core.io.jobs import check
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -29,7 +29,7 @@ class HashEmbedder:
         progress: EmbedProgress | None = None,
         cancelled: Callable[[], bool] | None = None,
     ) -> Vectors:
-        """Embed *texts* (see :func:`core.hashembed.embed`)."""
+        """Embed *texts* (see :func:`core.embed.hashembed.embed`)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
             check(cancelled, "hash embedding")

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from core.jobs import check
+from core.io.jobs import check
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -281,7 +281,7 @@ class TransformerEmbedder:
 
         Raises
         ------
-        core.jobs.Cancelled
+        core.io.jobs.Cancelled
             When *cancelled* returns True between batches.
         """
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

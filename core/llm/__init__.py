@@ -1,7 +1,7 @@
 """LLM clients over httpx: OpenAI-compatible servers and Anthropic, with retries and fallback.
 
 Calls are synchronous; run them in a worker thread. Every text sent is redacted
-first (:func:`core.redact.redact`), and API keys are read from the environment
+first (:func:`core.safety.redact.redact`), and API keys are read from the environment
 at call time, never stored.
 """
 

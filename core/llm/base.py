@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from core.jobs import CancelCheck
+    from core.io.jobs import CancelCheck
 
 Role = Literal["user", "assistant"]
 
@@ -183,7 +183,7 @@ class LLMClient(Protocol):
         ------
         LLMError
             When no completion could be obtained.
-        core.jobs.Cancelled
+        core.io.jobs.Cancelled
             When *cancelled* returns True before an attempt or during a back-off.
         """
         ...

@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from core.jobs import check
+from core.io.jobs import check
 from core.llm.base import DEFAULT_MAX_TOKENS, LLMError
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-    from core.jobs import CancelCheck
+    from core.io.jobs import CancelCheck
     from core.llm.base import ChatMessage, Completion, ErrorKind, LLMClient
 
 FALL_THROUGH: frozenset[ErrorKind] = frozenset({"capability", "bad_response"})
@@ -76,7 +76,7 @@ class FallbackChain:
         LLMError
             The first error not in *fall_through*; or, when every client fell
             through, one of the last client's kind whose message lists them all.
-        core.jobs.Cancelled
+        core.io.jobs.Cancelled
             When *cancelled* returns True.
         """
         errors: list[LLMError] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
+from core.io import jsonio
 
 if TYPE_CHECKING:
     import httpx

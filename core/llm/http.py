@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import httpx
 
-from core import jsonio
-from core.jobs import Cancelled, check
+from core.io import jsonio
+from core.io.jobs import Cancelled, check
 from core.llm.base import DEFAULT_MAX_TOKENS, ChatMessage, Completion, LLMError, Usage
 from core.llm.errors import (
     LABELS,
@@ -26,13 +26,13 @@ from core.llm.errors import (
 )
 from core.llm.retry import RetryPolicy, wait
 from core.llm.watch import AbortableBackend, Connections, Watchdog
-from core.redact import redact
+from core.safety.redact import redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from types import TracebackType
 
-    from core.jobs import CancelCheck
+    from core.io.jobs import CancelCheck
     from core.llm.base import ErrorKind
     from core.llm.deadline import Deadline
 
@@ -222,7 +222,7 @@ class HttpProvider:
         ------
         LLMError
             See :class:`~core.llm.base.LLMError` for the kinds.
-        core.jobs.Cancelled
+        core.io.jobs.Cancelled
             When *cancelled* returns True.
         """
         start = time.monotonic()
@@ -259,7 +259,7 @@ class HttpProvider:
     def _read_key(self) -> str | None:
         if self._api_key_env is None:
             return None
-        from core.secrets import resolve_key
+        from core.safety.secrets import resolve_key
 
         key = (resolve_key(self._api_key_env) or "").strip()
         if not key:

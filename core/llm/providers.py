@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from core.jsonio import as_int
+from core.io.jsonio import as_int
 from core.llm.base import Usage
 from core.llm.http import BadResponse, HttpProvider, answer_error
 

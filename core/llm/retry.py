@@ -14,14 +14,14 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.jobs import check
-from core.jsstr import js_round
+from core.io.jobs import check
+from core.io.jsstr import js_round
 
 if TYPE_CHECKING:
     import random
     from collections.abc import Callable
 
-    from core.jobs import CancelCheck
+    from core.io.jobs import CancelCheck
 
 SLEEP_STEP = 0.1
 """Longest single sleep while a cancel check is given: how late a cancel may be seen."""
@@ -96,7 +96,7 @@ def wait(
 
     Raises
     ------
-    core.jobs.Cancelled
+    core.io.jobs.Cancelled
         As soon as *cancelled* returns True.
     """
     if cancelled is None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import TracebackType
 
-    from core.jobs import CancelCheck
+    from core.io.jobs import CancelCheck
     from core.llm.deadline import Deadline
 
 POLL_SECONDS = 0.05

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from core import jsonio
-from core.closing import Closing
-from core.jsonio import JsonlObject, JsonlRead, as_int, gc_paused
+from core.io import jsonio
+from core.io.closing import Closing
+from core.io.jsonio import JsonlObject, JsonlRead, as_int, gc_paused
+from core.io.problems import FormatError, Problem
 from core.openclaw.sessions_store import SessionEntry, SessionStore
 from core.openclaw.sqlite_ro import ReadOnlyDb
-from core.problems import FormatError, Problem
 from core.transcript.loader import parse_read
 
 if TYPE_CHECKING:
@@ -298,9 +298,7 @@ class AgentDb(Closing):
             "GROUP BY session_id"
         ):
             counts[str(sid)] = (int(n), int(top), int(size or 0))
-        current = {
-            str(n.get("current_session_id")): key for key, n in nodes.items()
-        }
+        current = {str(n.get("current_session_id")): key for key, n in nodes.items()}
         out = []
         for sid in set(windows) | set(counts):
             window = windows.get(sid, {})
@@ -461,8 +459,7 @@ class AgentDb(Closing):
             for c in ("seq", "event_json", "event_zstd", "event_utf8_bytes", "navigation_json")
         )
         rows = self._db.rows(
-            f"SELECT {select} FROM transcript_events WHERE session_id = ? AND seq > ? "
-            "ORDER BY seq",
+            f"SELECT {select} FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq",
             (session_id, after_seq),
         )
         name = session_path(self.path, session_id)
@@ -577,8 +574,7 @@ class AgentDb(Closing):
         event_id = None
         if "transcript_event_identities" in self._tables:
             ids = self._db.rows(
-                "SELECT event_id FROM transcript_event_identities WHERE session_id = ? "
-                "AND seq = ?",
+                "SELECT event_id FROM transcript_event_identities WHERE session_id = ? AND seq = ?",
                 (session_id, seq),
             )
             event_id = str(ids[0][0]) if ids and ids[0][0] is not None else None
@@ -742,9 +738,7 @@ class AgentDb(Closing):
         ]
 
 
-def _count(
-    counts: dict[str, dict[str, Any]], sid: str, kind: Any, role: Any, n: int
-) -> None:
+def _count(counts: dict[str, dict[str, Any]], sid: str, kind: Any, role: Any, n: int) -> None:
     c = counts.setdefault(sid, {"entries": 0, "messages": 0, "compactions": 0, "roles": {}})
     c["entries"] += n
     if kind == "compaction":
@@ -796,7 +790,7 @@ def load_archive(path: str | os.PathLike[str]) -> Session:
     FormatError
         When it cannot be read or decoded, or is not a transcript.
     """
-    from core.safe_read import open_regular
+    from core.io.safe_read import open_regular
     from core.transcript.loader import load_transcript, parse_transcript
 
     name = os.fspath(path)

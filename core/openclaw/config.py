@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import pyjson5
 
-from core.problems import FormatError, Problem
+from core.io.problems import FormatError, Problem
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -460,7 +460,7 @@ class ConfigSyntaxError(FormatError):
 def _gc_off() -> Iterator[None]:
     """The cyclic collector off while a config is built (2x faster on a 24 MB file).
 
-    Not :func:`core.jsonio.gc_paused`: that one freezes everything alive when the
+    Not :func:`core.io.jsonio.gc_paused`: that one freezes everything alive when the
     app asks it to, and a config is read first thing in a load, while the window
     may still be releasing the place it had open.
     """

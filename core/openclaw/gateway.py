@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
-from core.redact import redact
+from core.io import jsonio
+from core.safety.redact import redact
 
 if TYPE_CHECKING:
     from core.transcript.model import Session
@@ -57,9 +57,11 @@ class GatewayCompaction:
             return f"OpenClaw did not compact {self.key}: {reason}"
         before = self.result.get("tokensBefore")
         after = self.result.get("tokensAfter")
-        tokens = f", {before:,} -> {after:,} tokens" if isinstance(before, int) and isinstance(
-            after, int
-        ) else ""
+        tokens = (
+            f", {before:,} -> {after:,} tokens"
+            if isinstance(before, int) and isinstance(after, int)
+            else ""
+        )
         return f"OpenClaw compacted {self.key}{tokens}"
 
 
@@ -218,8 +220,8 @@ def compact_session(
         As :func:`compact_via_gateway`, and when the session is not in a database
         inside an OpenClaw home or no session key names it.
     """
+    from core.io.problems import FormatError
     from core.openclaw.agentdb import AgentDb, home_of_database
-    from core.problems import FormatError
 
     if session.db is None:
         raise GatewayError(

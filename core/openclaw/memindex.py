@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from core import jsonio
-from core.closing import Closing
-from core.jsonio import as_int
+from core.io import jsonio
+from core.io.closing import Closing
+from core.io.jsonio import as_int
+from core.io.problems import FormatError, Problem
 from core.openclaw.sqlite_ro import ReadOnlyDb
-from core.problems import FormatError, Problem
 
 if TYPE_CHECKING:
     import sqlite3

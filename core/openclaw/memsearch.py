@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from core.io.problems import Problem
 from core.openclaw.memindex import FTS_ONLY_MODEL, decode_embedding, embedding_problem, quote
 from core.openclaw.memsearch_embed import EmbedError
 from core.openclaw.memsearch_keyword import (
@@ -51,7 +52,6 @@ from core.openclaw.memsearch_text import (
     mmr_tokens,
     truncate_utf16,
 )
-from core.problems import Problem
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from core import jsonio
-from core.secrets import resolve_key
+from core.io import jsonio
+from core.safety.secrets import resolve_key
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
+from core.io.problems import FormatError
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
@@ -35,7 +36,6 @@ from core.openclaw.memsearch_text import (
     unique,
     utf16_len,
 )
-from core.problems import FormatError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

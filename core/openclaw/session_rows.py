@@ -11,8 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.jsonio import as_int
-from core.timefmt import is_date_ms, utc_minute_ms
+from core.io.jsonio import as_int
+from core.io.timefmt import is_date_ms, utc_minute_ms
 
 if TYPE_CHECKING:
     from core.openclaw.sessions_store import SessionEntry, SessionStore

@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from core import jsonio
-from core.fsutil import FileChangedError, atomic_write, file_identity
-from core.jsonio import as_int
-from core.limits import max_document_bytes
-from core.problems import FormatError, Problem
-from core.safe_read import read_regular
+from core.io import jsonio
+from core.io.fsutil import FileChangedError, atomic_write, file_identity
+from core.io.jsonio import as_int
+from core.io.limits import max_document_bytes
+from core.io.problems import FormatError, Problem
+from core.io.safe_read import read_regular
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -268,7 +268,7 @@ def update_sessions_store(
     key order and the trailing newline (or its absence) are preserved.
 
     The agent may rewrite the store at any moment: the file must be the one
-    read, from the read to the replacement (:func:`core.fsutil.atomic_write`
+    read, from the read to the replacement (:func:`core.io.fsutil.atomic_write`
     with the identity of the file as read, checked after its backup and right
     before the rename). When the agent wrote meanwhile nothing is replaced and
     the changes are applied again on top of its version (at most
@@ -283,7 +283,7 @@ def update_sessions_store(
         the field. A callable instead of the fields gets the entry as read
         (each time it is read) and returns them.
     backup
-        Keep a copy of the previous file beside it (``core.fsutil.backup_path``).
+        Keep a copy of the previous file beside it (``core.io.fsutil.backup_path``).
 
     Raises
     ------
@@ -292,7 +292,7 @@ def update_sessions_store(
     KeyError, TypeError
         See :func:`apply_changes`; the file is then left untouched.
     OSError
-        When it cannot be written (:class:`core.fsutil.FileChangedError` when
+        When it cannot be written (:class:`core.io.fsutil.FileChangedError` when
         the agent kept changing it).
     """
     name = os.fspath(path)

@@ -37,9 +37,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.closing import Closing
-from core.problems import FormatError
-from core.safe_read import open_regular
+from core.io.closing import Closing
+from core.io.problems import FormatError
+from core.io.safe_read import open_regular
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -106,9 +106,7 @@ def choose_mode(path: str | os.PathLike[str], header: bytes | None = None) -> Op
 def is_busy(exc: BaseException) -> bool:
     """True for SQLite's busy / locked errors, worth retrying."""
     text = str(exc).lower()
-    return isinstance(exc, sqlite3.OperationalError) and (
-        "locked" in text or "busy" in text
-    )
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 def retry(

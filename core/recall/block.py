@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from core.timefmt import utc_minute_ms
-from core.tokens import estimate_text
+from core.io.timefmt import utc_minute_ms
+from core.transcript.tokens import estimate_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

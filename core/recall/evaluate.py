@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
-from core.fsutil import read_file
-from core.problems import FormatError, Problem
+from core.io import jsonio
+from core.io.fsutil import read_file
+from core.io.problems import FormatError, Problem
 from core.recall.hybrid import SearchConfig, explain, search
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Open the recall side of a loaded data directory: warm store and knowledge index.
 
-The app runs :func:`open_recall` in a worker after :func:`core.dataset.load_dataset`;
+The app runs :func:`open_recall` in a worker after :func:`core.dataset.load.load_dataset`;
 it opens the memory-context store, embeds segments that have no vector yet (into
 memlens's own cache, never the agent's vectors.bin) and indexes the knowledge log.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core.embed import load_embedder
-from core.jobs import check
+from core.io.jobs import check
 from core.openclaw.config import MemoryContextConfig
 from core.recall.engine import RecallSettings
 from core.recall.hybrid import SearchConfig
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from core.dataset import DataSet
-    from core.jobs import Progress
+    from core.dataset.load import DataSet
+    from core.io.jobs import Progress
 
 
 @dataclass(slots=True)

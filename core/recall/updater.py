@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from core.redact import maybe_redact
+from core.safety.redact import maybe_redact
 from core.store.knowledge import FACT_TYPES, content_hash
 
 if TYPE_CHECKING:

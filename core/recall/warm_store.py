@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from core.fsutil import atomic_write
-from core.hashembed import DIM as HASH_DIM
-from core.jobs import CancelCheck, Progress, check
-from core.jsonio import gc_paused
-from core.problems import FormatError, Problem
+from core.embed.hashembed import DIM as HASH_DIM
+from core.io.fsutil import atomic_write
+from core.io.jobs import CancelCheck, Progress, check
+from core.io.jsonio import gc_paused
+from core.io.problems import FormatError, Problem
 from core.recall.bm25 import BM25Index
 from core.recall.tokenize import tokenize
 from core.recall.vector_index import VectorIndex

@@ -15,12 +15,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from core import jsonio
-from core.fsutil import AppendResult, append_lines
-from core.jsstr import js_trim, js_utf8
-from core.problems import Problem
-from core.redact import maybe_redact
-from core.timefmt import is_date_ms
+from core.io import jsonio
+from core.io.fsutil import AppendResult, append_lines
+from core.io.jsstr import js_trim, js_utf8
+from core.io.problems import Problem
+from core.io.timefmt import is_date_ms
+from core.safety.redact import maybe_redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -101,7 +101,7 @@ class KnowledgeLog:
     def apply_read(
         self, read: jsonio.JsonlRead, *, first_line: int = 1, base_offset: int = 0
     ) -> None:
-        """Apply what :func:`core.jsonio.read_jsonl` (or ``read_jsonl_file``) read."""
+        """Apply what :func:`core.io.jsonio.read_jsonl` (or ``read_jsonl_file``) read."""
         self.problems.extend(read.problems)
         for rec in read.objects:
             self._apply(rec.value, rec.line, rec.offset)
@@ -306,7 +306,7 @@ class KnowledgeLog:
         """Append whole records (sealed, see :meth:`seal`) in one write.
 
         The lower-level door for writers that planned their exact lines
-        (:mod:`core.fact_ops`); the records need ``id``, ``type`` and ``content``.
+        (:mod:`core.knowledge.ops`); the records need ``id``, ``type`` and ``content``.
 
         Returns
         -------

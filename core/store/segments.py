@@ -18,14 +18,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
-from core.fsutil import AppendResult, append_lines
-from core.jsstr import js_utf8
-from core.problems import Problem
-from core.redact import maybe_redact
+from core.io import jsonio
+from core.io.fsutil import AppendResult, append_lines
+from core.io.jsstr import js_utf8
+from core.io.problems import Problem
+from core.io.timefmt import MAX_DATE_MS
+from core.safety.redact import maybe_redact
 from core.store.tagging import extract_entities, extract_topics
-from core.timefmt import MAX_DATE_MS
-from core.tokens import estimate_text
+from core.transcript.tokens import estimate_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

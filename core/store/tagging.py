@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import regex
 
-from core.jsstr import JS_SPACE, js_len
+from core.io.jsstr import JS_SPACE, js_len
 
 TOPIC_KEYWORDS: dict[str, tuple[str, ...]] = {
     "programming": (

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from core.fsutil import atomic_write
-from core.problems import FormatError, Problem
-from core.safe_read import read_regular
+from core.io.fsutil import atomic_write
+from core.io.problems import FormatError, Problem
+from core.io.safe_read import read_regular
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -16,8 +16,8 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from core.jsonio import JsonlRead, gc_paused, read_jsonl, read_jsonl_file
-from core.problems import FormatError, Problem
+from core.io.jsonio import JsonlRead, gc_paused, read_jsonl, read_jsonl_file
+from core.io.problems import FormatError, Problem
 from core.transcript.model import Entry, Session
 from core.transcript.normalize import MAX_TOKENS, USAGE_FIELDS, bad_token_count
 from core.transcript.openclaw_tree import OpenClawTree
@@ -96,7 +96,7 @@ def load_transcript(path: str | os.PathLike[str]) -> Session:
     """Read and parse a transcript file.
 
     The file is read a chunk at a time: a line over the line limit
-    (:func:`core.limits.max_line_bytes`) is a problem, never held in memory.
+    (:func:`core.io.limits.max_line_bytes`) is a problem, never held in memory.
 
     Raises
     ------

@@ -10,7 +10,7 @@ from core.transcript.message import Block, Message
 from core.transcript.normalize import entry_message
 
 if TYPE_CHECKING:
-    from core.problems import Problem
+    from core.io.problems import Problem
     from core.transcript.openclaw_tree import OpenClawTree
 
 __all__ = ["Block", "Entry", "Message", "ParentBreak", "Session", "ToolPair"]

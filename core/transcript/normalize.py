@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from core import jsonio
-from core.timefmt import MAX_DATE_MS
+from core.io import jsonio
+from core.io.timefmt import MAX_DATE_MS
 from core.transcript.message import Block, Message
 
 ROLE_ALIASES = {

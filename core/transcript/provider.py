@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from core.tokens import estimate_message
 from core.transcript.normalize import normalize_message
+from core.transcript.tokens import estimate_message
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.tokens import estimate_message, usage_total
+from core.transcript.tokens import estimate_message, usage_total
 
 if TYPE_CHECKING:
     from core.transcript.model import Entry, Message, Session
@@ -66,9 +66,7 @@ def _reset_context(
     """
     reset = path[boundary]
     first_kept = kept_from if kept_from is not None else reset.raw.get("firstKeptEntryId")
-    start = next(
-        (i for i, e in enumerate(path[:boundary]) if e.id == first_kept), boundary
-    )
+    start = next((i for i, e in enumerate(path[:boundary]) if e.id == first_kept), boundary)
     kept = [e for e in path[start:boundary] if e.type == "message" and e.message is not None]
     calls = {b.tool_id for e in kept if e.message is not None for b in e.message.tool_calls()}
     items = [

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from app.app_config import SAFETY_BACKUPS_DAYS, SAFETY_BACKUPS_KEEP
 from app.main_window import MainWindow
-from core import fsutil
-from core.backups import list_backups
+from core.io import fsutil
+from core.safety.backups import list_backups
 from tests.core.build import chain, lines, write_file
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import orjson
 
 from app.main_window import MainWindow
-from core.demo import write_demo
-from core.fact_ops import FactOp
-from core.writes import always
+from core.demo.build import write_demo
+from core.knowledge.ops import FactOp
+from core.safety.writes import always
 
 WRITER = Path(__file__).resolve().parent.parent / "live_writer.py"
 

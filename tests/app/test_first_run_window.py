@@ -17,8 +17,8 @@ from app.main import build_window
 from app.main_window import MainWindow
 from core.compaction.provider import ProviderChoice
 from core.compaction.target import target_from_dataset
-from core.dataset import Cancelled, load_dataset
-from core.demo import write_demo
+from core.dataset.load import Cancelled, load_dataset
+from core.demo.build import write_demo
 from tests.llm_server import Reply
 
 NOW = 1_760_000_000_000
@@ -243,9 +243,7 @@ def test_shortcut_list_includes_every_views_own_keys(qtbot):
     assert {"Window", "Message", "Facts", "Review", "Compaction"} <= places
     assert ("Compaction", "Run Compaction", "Ctrl+Return, Ctrl+Enter") in table
     assert any(where == "Activity" and keys == "Ctrl+C" for where, _, keys in table)
-    assert any(
-        where == "Activity > Backups" and "Ctrl+Shift+R" in keys for where, _, keys in table
-    )
+    assert any(where == "Activity > Backups" and "Ctrl+Shift+R" in keys for where, _, keys in table)
     esc = [row for row in table if row[2] == "Esc"]
     assert esc == [("Window", "Cancel", "Esc")]  # one Esc, never ambiguous
 

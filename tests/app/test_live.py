@@ -15,10 +15,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow
 
 from app.live import LiveController, bind_indicator, describe
-from core.dataset import load_dataset
-from core.demo import write_demo
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
 from core.recall.opening import open_recall
-from widgets.live_indicator import LiveIndicator
+from widgets.live.indicator import LiveIndicator
 
 NOW = int(time.time() * 1000)  # segments must not be older than evictionDays
 WRITER = Path(__file__).resolve().parent.parent / "live_writer.py"
@@ -278,7 +278,7 @@ def test_indicator_shows_the_state_and_toggles(qtbot, demo, tmp_path):
 
 
 def test_describe_says_what_came():
-    from core.live import LiveChanges
+    from core.live.follow import LiveChanges
 
     assert describe(LiveChanges()) == "files touched, nothing new"
     text = describe(LiveChanges(segments_added=2, facts_changed=["a", "a", "b"]))
@@ -287,8 +287,8 @@ def test_describe_says_what_came():
 
 def test_kept_view_keeps_the_navigator_selection_and_scroll(qtbot, demo):
     from app.live import kept_view
-    from widgets.navigator import Navigator
-    from widgets.record_model import RecordRole
+    from widgets.common.record_model import RecordRole
+    from widgets.session.navigator import Navigator
 
     _root, data, recall = demo
     nav = Navigator()

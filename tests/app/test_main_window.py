@@ -9,9 +9,9 @@ from PySide6.QtGui import QDropEvent
 from app.main_window import MainWindow
 from app.settings import AppSettings
 from app.workers import LoadWorker
-from core.budget import budget_for
+from core.context.budget import budget_for
 from core.transcript.replay import context_at
-from widgets.record_model import RecordRole
+from widgets.common.record_model import RecordRole
 
 
 def _open(qtbot, path, settings=None):
@@ -197,7 +197,7 @@ def test_navigator_records_are_session_summaries(qtbot, fixtures_dir):
 
 @pytest.fixture(scope="module")
 def demo_home(tmp_path_factory):
-    from core.demo import write_demo
+    from core.demo.build import write_demo
 
     return write_demo(tmp_path_factory.mktemp("win") / "home", segments=200).root
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from app.main_window import MainWindow
-from core.demo import write_demo
-from core.writes import always
+from core.demo.build import write_demo
+from core.safety.writes import always
 
 
 @pytest.fixture

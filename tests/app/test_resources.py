@@ -151,7 +151,9 @@ def test_pyinstaller_spec_bundles_the_resources_one_folder(monkeypatch):
     assert all(Path(src).parent == CHECKOUT for src, dest in datas if dest == "resources")
     hidden = analysis.kwargs["hiddenimports"]
     # the CLI imports some command modules by name: every module of memlens is listed
-    assert {"core.cli", "core.recall_cli", "core.compaction_cli", "app.resources"} <= set(hidden)
+    assert {"core.cli.main", "core.cli.recall", "core.cli.compaction", "app.resources"} <= set(
+        hidden
+    )
     assert "tokenizers" in analysis.kwargs["excludes"]
     assert made["EXE"].kwargs["exclude_binaries"] is True  # one folder, not one file
     assert made["COLLECT"].kwargs["name"] == "memlens"

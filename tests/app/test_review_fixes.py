@@ -10,8 +10,8 @@ import orjson
 import pytest
 
 from app.main_window import MainWindow
-from core.demo import write_demo
-from core.writes import always
+from core.demo.build import write_demo
+from core.safety.writes import always
 
 NOW = int(time.time() * 1000)  # live segments must not be older than evictionDays
 

@@ -25,8 +25,8 @@ from app.app_config import (
 )
 from app.settings import AppSettings
 from app.settings_dialog import SettingsDialog
-from core import limits
-from core.secrets import SERVICE
+from core.io import limits
+from core.safety.secrets import SERVICE
 from tests.core.test_secrets import LockedKeyring, MemoryKeyring
 
 SECRET = "sk-ant-api03-Zq8vY2mN4kLp7Rt1Xw9BcD3fGh6Jk0Lm"

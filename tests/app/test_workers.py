@@ -44,8 +44,8 @@ def test_the_window_shares_the_gil_and_freezes_loads_while_open(qtbot, tmp_path)
     import sys
 
     from app.main_window import MainWindow
-    from core import jsonio
-    from core.demo import write_demo
+    from core.demo.build import write_demo
+    from core.io import jsonio
 
     default = sys.getswitchinterval()
     sys.setswitchinterval(0.005)

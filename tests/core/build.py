@@ -65,7 +65,7 @@ def run_json(capsys, *args):  # type: ignore[no-untyped-def]
     """Run ``memlens ARGS --json`` in-process; exit 0 and the parsed JSON output."""
     import orjson
 
-    from core.cli import main
+    from core.cli.main import main
 
     code = main([*args, "--json"])
     out = capsys.readouterr()

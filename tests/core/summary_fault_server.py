@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from core import jsonio
+from core.io import jsonio
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

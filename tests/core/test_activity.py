@@ -8,9 +8,8 @@ import threading
 import orjson
 import pytest
 
-from core import fsutil
-from core.activity import ActivityLog, load_activity, short_summary
-from core.fsutil import (
+from core.io import fsutil
+from core.io.fsutil import (
     WriteRecord,
     add_write_observer,
     append_lines,
@@ -18,7 +17,8 @@ from core.fsutil import (
     make_backup,
     remove_write_observer,
 )
-from core.writes import PlannedWrite
+from core.safety.activity import ActivityLog, load_activity, short_summary
+from core.safety.writes import PlannedWrite
 
 
 @pytest.fixture

@@ -20,8 +20,9 @@ import pytest
 import zstandard
 
 from core.compaction.run import InDatabase, compact, compaction_job, write_compaction
-from core.dataset import load_dataset, summarize
-from core.discovery import discover, is_archive_name
+from core.dataset.discovery import discover, is_archive_name
+from core.dataset.load import load_dataset, summarize
+from core.io.problems import FormatError
 from core.openclaw import sqlite_ro
 from core.openclaw.agentdb import (
     AgentDb,
@@ -31,7 +32,6 @@ from core.openclaw.agentdb import (
     split_session_path,
 )
 from core.openclaw.sqlite_ro import ReadOnlyDb, choose_mode
-from core.problems import FormatError
 from core.transcript import context_at, context_size, parse_transcript
 from core.transcript.replay import compactions
 from tests.openclaw_db import add_session, connect, conversation, create_agent_db, header, message
@@ -725,7 +725,7 @@ def test_compaction_write_on_a_database_session_is_refused(tmp_path):
 
 
 def test_cli_compact_write_on_a_database_session_is_refused(tmp_path, capsys):
-    from core.cli import main
+    from core.cli.main import main
 
     path = make_db(agent_db(tmp_path), {"s1": conversation("s1", 12, size=1500)})
     before, prints = listing(path.parent), fingerprint(path)
@@ -828,7 +828,7 @@ def test_cli_show_database_session(mixed_home, capsys):
 
 
 def test_cli_show_missing_database_session_fails_plainly(mixed_home, capsys):
-    from core.cli import main
+    from core.cli.main import main
 
     code = main(["show", f"{mixed_home['db']}#nope", "--json"])
     out = capsys.readouterr()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import orjson
 import zstandard
 
-from core.dataset import load_dataset
+from core.dataset.load import load_dataset
 from core.openclaw.agentdb import AgentDb, load_session_ref, session_path
 from tests.openclaw_db import add_session, conversation, create_agent_db
 
@@ -78,7 +78,7 @@ def test_an_archived_transcript_is_never_written(tmp_path, capsys):
     fallback asked for, plain or zstd: OpenClaw never reads it again."""
     import os
 
-    from core.cli import main
+    from core.cli.main import main
 
     sessions = tmp_path / ".openclaw" / "agents" / "main" / "sessions"
     sessions.mkdir(parents=True)

@@ -16,9 +16,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core import fsutil
-from core.backups import list_backups
 from core.compaction.run import compact, write_compaction
+from core.io import fsutil
+from core.safety.backups import list_backups
 from core.transcript import load_transcript
 
 from .build import chain, lines, write_file
@@ -52,7 +52,7 @@ def test_a_backup_the_disk_refuses_means_no_compaction(tmp_path):
     path, before = _session(tmp_path)
     assert len(before) > 100_000
     proc = subprocess.run(
-        [sys.executable, "-m", "core.cli", "compact", str(path), "--write", "--force"],
+        [sys.executable, "-m", "core.cli.main", "compact", str(path), "--write", "--force"],
         cwd=ROOT,
         capture_output=True,
         preexec_fn=_limit_file_size(len(before) // 2),  # the copy fails halfway
@@ -64,7 +64,7 @@ def test_a_backup_the_disk_refuses_means_no_compaction(tmp_path):
     assert _leftovers(path) == []  # no backup, no temp copy
     # the same run without the limit writes: the limit was the only fault
     ok = subprocess.run(
-        [sys.executable, "-m", "core.cli", "compact", str(path), "--write", "--force"],
+        [sys.executable, "-m", "core.cli.main", "compact", str(path), "--write", "--force"],
         cwd=ROOT,
         capture_output=True,
         timeout=120,

@@ -28,8 +28,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core import fsutil
-from core.backups import NAME_RE, TEMP_RE, list_backups, prune
+from core.io import fsutil
+from core.safety.backups import NAME_RE, TEMP_RE, list_backups, prune
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL"),
@@ -90,7 +90,7 @@ def _home(base: Path, data: bytes) -> Path:
 
 def _start(path: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "core.cli", "compact", str(path), "--write", "--force"],
+        [sys.executable, "-m", "core.cli.main", "compact", str(path), "--write", "--force"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -9,9 +9,10 @@ import time
 import orjson
 import pytest
 
-from core import fsutil
-from core.activity import ActivityLog
-from core.backups import (
+from core.cli.main import main
+from core.io import fsutil
+from core.safety.activity import ActivityLog
+from core.safety.backups import (
     Backup,
     RestoreRefused,
     check,
@@ -23,7 +24,6 @@ from core.backups import (
     recorded_hashes,
     restore,
 )
-from core.cli import main
 
 DAY = 86_400.0
 T0 = 1_790_000_000.0  # 2026-09-21

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.budget import (
+from core.context.budget import (
     FlushRecord,
     budget_for,
     flush_gate,
@@ -84,7 +84,7 @@ def test_flush_gate_skips_as_the_agent_does():
 
 
 def test_incognito_session_keys():
-    from core.budget import is_incognito_key
+    from core.context.budget import is_incognito_key
 
     assert is_incognito_key(" Agent:main:dashboard:incognito-7 ")
     assert not is_incognito_key("agent:main:telegram:direct:123")
@@ -112,7 +112,7 @@ def test_byte_sizes_parse_as_the_agent_parses_them():
 
 
 def test_no_flush_line_where_the_agent_never_flushes(fixtures_dir):
-    from core.timeline import threshold_lines
+    from core.timeline.arrays import threshold_lines
 
     cfg = parse_openclaw_config(
         "{agents: {defaults: {compaction: {memoryFlush: {enabled: false}}}}}"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from core.cli import main
+from core.cli.main import main
 from core.store.knowledge import load_knowledge
 from core.store.segments import append_segments, make_segment
 from tests.conftest import ROOT

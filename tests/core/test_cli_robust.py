@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-import core.cli
-from core.cli import main
+import core.cli.main
+from core.cli.main import main
 from core.compaction.run import compact, write_compaction
+from core.io.timefmt import BAD_TIME, utc_minute, utc_minute_ms
 from core.recall.block import Detail, build_block
 from core.store.segments import Segment, load_segments
-from core.timefmt import BAD_TIME, utc_minute, utc_minute_ms
 from core.transcript import load_transcript
 from tests.conftest import ROOT
 
@@ -87,7 +87,7 @@ def test_unexpected_exception_is_one_line_and_exit_1(capsys, monkeypatch, tmp_pa
     def boom(args):
         raise RuntimeError("something odd\nwith a second line")
 
-    monkeypatch.setattr(core.cli, "_cmd_sessions", boom)
+    monkeypatch.setattr(core.cli.main, "_cmd_sessions", boom)
     assert main(["sessions", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     # The last resort still names what the command was reading.
@@ -109,7 +109,7 @@ def test_closed_pipe_is_not_an_error(tmp_path, command):
     os.close(read_end)  # like `| head -0`: the reader is gone before the first write
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "core.cli", command, str(target)],
+            [sys.executable, "-m", "core.cli.main", command, str(target)],
             cwd=ROOT,
             stdout=write_end,
             stderr=subprocess.PIPE,

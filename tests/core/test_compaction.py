@@ -25,8 +25,8 @@ from core.compaction.summarize import (
     safeguard,
     summarize_plan,
 )
-from core.demo import write_demo
-from core.jobs import Cancelled
+from core.demo.build import write_demo
+from core.io.jobs import Cancelled
 from core.store.knowledge import load_knowledge
 from core.store.segments import load_segments
 from core.transcript import context_at, load_transcript

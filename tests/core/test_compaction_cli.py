@@ -9,8 +9,8 @@ import time
 import orjson
 import pytest
 
-from core.cli import main
-from core.demo import write_demo
+from core.cli.main import main
+from core.demo.build import write_demo
 
 from .build import run_json
 

@@ -15,7 +15,7 @@ from core.compaction.summarize import (
     _Runner,
     safeguard,
 )
-from core.jsstr import js_len
+from core.io.jsstr import js_len
 from core.transcript import load_transcript
 from core.transcript.message import Block, Message
 

@@ -35,9 +35,9 @@ from core.compaction.settings import compaction_settings
 from core.compaction.summarize import REQUIRED_HEADINGS, LLMSummarizer, OfflineSummarizer
 from core.compaction.target import target_from_dataset
 from core.compaction.textdiff import changed_spans, diff_stats, side_by_side
-from core.dataset import load_dataset
-from core.demo import write_demo
-from core.jobs import Cancelled
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
+from core.io.jobs import Cancelled
 from core.llm import ChatMessage, LLMError, OpenAICompatibleClient
 from core.openclaw.config import parse_openclaw_config
 from core.transcript import load_transcript

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from core.compaction.run import CompactionRefused, compact, write_compaction
-from core.problems import FormatError
+from core.io.problems import FormatError
 from core.store.segments import load_segments
 from core.transcript import load_transcript
 
@@ -119,7 +119,7 @@ def test_two_writes_in_one_second_keep_both_backups(tmp_path):
 
 
 def test_make_backup_never_overwrites(tmp_path):
-    from core.fsutil import make_backup
+    from core.io.fsutil import make_backup
 
     p = tmp_path / "f.json"
     made = []

@@ -9,8 +9,7 @@ import time
 import orjson
 import pytest
 
-from core.activity import ActivityEvent, ActivityLog, event_from_json, load_activity
-from core.cli import main
+from core.cli.main import main
 from core.compaction.run import (
     CompactionRefused,
     LaneBusy,
@@ -18,8 +17,9 @@ from core.compaction.run import (
     compaction_job,
     write_compaction,
 )
-from core.jobs import Cancelled
-from core.session_lock import acquire, lock_path_for
+from core.io.jobs import Cancelled
+from core.safety.activity import ActivityEvent, ActivityLog, event_from_json, load_activity
+from core.safety.session_lock import acquire, lock_path_for
 from core.transcript import load_transcript
 
 from .build import chain, lines, write_file

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from core.cli import main
-from core.dataset import load_dataset
+from core.cli.main import main
+from core.dataset.load import load_dataset
 from core.openclaw.config import MemoryContextConfig
 from core.store.knowledge import load_knowledge
 from core.store.segments import append_segments, make_segment

@@ -11,6 +11,7 @@ import json5
 import pytest
 
 from bench.bench_config import make_config
+from core.io.problems import FormatError
 from core.openclaw.config import (
     MAX_DEPTH,
     ConfigSyntaxError,
@@ -18,7 +19,6 @@ from core.openclaw.config import (
     load_openclaw_config,
     parse_openclaw_config,
 )
-from core.problems import FormatError
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:

@@ -7,18 +7,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.budget import budget_for
-from core.context_breakdown import (
+from core.context.breakdown import (
     SECTION_KEYS,
     breakdown_at,
     context_breakdown,
     message_section_chars,
     split_tokens,
 )
+from core.context.budget import budget_for
 from core.recall.block import MARKER
-from core.tokens import message_chars
 from core.transcript import context_at, load_transcript, parse_transcript
 from core.transcript.replay import context_size
+from core.transcript.tokens import message_chars
 
 FIXTURES = ("before-compaction.jsonl", "large-session.jsonl")
 
@@ -88,8 +88,8 @@ def test_recalled_tokens_match_budget_extra_tokens(fixtures_dir):
 
 
 def test_demo_sessions(tmp_path):
-    from core.dataset import load_dataset
-    from core.demo import write_demo
+    from core.dataset.load import load_dataset
+    from core.demo.build import write_demo
 
     write_demo(tmp_path / "home", now_ms=1_760_000_000_000, segments=300)
     ds = load_dataset(tmp_path / "home")

@@ -1,7 +1,7 @@
 """Gaps in the core tests: sessions --json, eval metrics, history-share pairing, trim --at/--query.
 
 Real data only: the shared pi-v1 fixtures, the deterministic demo home and small
-transcripts written to tmp_path; the real CLI through ``core.cli.main``.
+transcripts written to tmp_path; the real CLI through ``core.cli.main.main``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import orjson
 import pytest
 
 from core.compaction.plan import openclaw_estimate, plan_compaction, repair_pairing, stage_split
-from core.demo import write_demo
+from core.context.trim import default_query
+from core.demo.build import write_demo
 from core.recall.evaluate import ndcg
 from core.transcript import context_at, load_transcript
 from core.transcript.provider import provider_context
-from core.trim import default_query
 
 from .build import SESSION_KEYS, entry, lines, run_json, user, write_file
 

@@ -19,15 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from core import jsonio
-from core.cli import main
-from core.dataset import load_dataset
-from core.limits import set_max_line_bytes
+from core.cli.main import main
+from core.dataset.load import load_dataset
+from core.io import jsonio
+from core.io.limits import set_max_line_bytes
+from core.io.problems import FormatError
 from core.openclaw.sessions_store import load_sessions_store
-from core.problems import FormatError
 from core.store.knowledge import load_knowledge
 from core.store.segments import load_segments
-from core.timeline import build_timeline
+from core.timeline.arrays import build_timeline
 from core.transcript import context_at, load_transcript
 from tests.conftest import ROOT
 
@@ -287,7 +287,7 @@ def test_the_line_limit_is_configurable_from_the_environment(tmp_path):
     write_file(p, lines(objs))
     env = {**os.environ, "MEMLENS_MAX_LINE_BYTES": "2000"}
     done = subprocess.run(
-        [sys.executable, "-m", "core.cli", "info", str(p)],
+        [sys.executable, "-m", "core.cli.main", "info", str(p)],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -304,8 +304,8 @@ def test_bounded_lines_of_a_file(tmp_path):
 # -- special files -------------------------------------------------------------------------------
 SPECIAL_SCRIPT = """
 import json, sys
-from core.dataset import load_dataset
-from core.home_scan import scan_home
+from core.dataset.load import load_dataset
+from core.dataset.home_scan import scan_home
 data = load_dataset(sys.argv[1])
 scan_home(sys.argv[1])
 print(json.dumps([[p.file, p.message] for p in data.problems]))
@@ -372,7 +372,7 @@ def test_special_files_are_skipped_with_a_note_and_never_opened(tmp_path):
             ["backups", str(home)],
         ):
             done = subprocess.run(
-                [sys.executable, "-m", "core.cli", *argv],
+                [sys.executable, "-m", "core.cli.main", *argv],
                 capture_output=True, text=True, cwd=ROOT, timeout=120,
             )  # fmt: skip
             assert done.returncode in (0, 1), (argv, done.stderr)
@@ -388,7 +388,7 @@ def test_a_special_file_given_directly_is_refused_naming_it(tmp_path):
     os.mkfifo(fifo)
     for argv in (["show", str(fifo)], ["info", str(fifo)], ["plan", str(fifo)]):
         done = subprocess.run(
-            [sys.executable, "-m", "core.cli", *argv],
+            [sys.executable, "-m", "core.cli.main", *argv],
             capture_output=True, text=True, cwd=ROOT, timeout=120,
         )  # fmt: skip
         assert done.returncode == 1, (argv, done.stderr)
@@ -442,7 +442,7 @@ def test_cyclic_and_dangling_parents_are_problems_on_the_timeline(tmp_path):
 
 
 def test_a_live_append_with_a_missing_parent_is_a_problem(tmp_path):
-    from core.live import LiveFollower
+    from core.live.follow import LiveFollower
 
     home = _home(tmp_path)
     p = home / "agents" / "main" / "sessions" / "s1.jsonl"
@@ -493,7 +493,7 @@ def test_vectors_with_nan_or_absurd_values_are_ignored(tmp_path):
 
 
 def test_live_mode_reports_a_line_over_the_limit(tmp_path):
-    from core.live import LiveFollower
+    from core.live.follow import LiveFollower
 
     home = _home(tmp_path)
     p = home / "agents" / "main" / "sessions" / "s1.jsonl"
@@ -568,7 +568,7 @@ def test_a_flood_of_bad_lines_keeps_a_bounded_list_of_problems(tmp_path):
 
 
 def test_the_home_scan_counts_past_deep_values(tmp_path):
-    from core.home_scan import scan_home
+    from core.dataset.home_scan import scan_home
 
     home = _home(tmp_path)
     with open(home / "memory" / "context" / "knowledge.jsonl", "a") as fh:

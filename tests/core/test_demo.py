@@ -14,8 +14,8 @@ import numpy as np
 import orjson
 import pytest
 
-from core.demo import DemoSummary, write_demo
-from core.hashembed import embed
+from core.demo.build import DemoSummary, write_demo
+from core.embed.hashembed import embed
 from core.store.knowledge import FACT_TYPES, load_knowledge
 from core.store.segments import DAY_MS, load_segments
 from core.store.vectors import load_vectors

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from core.discovery import discover
-from core.problems import FormatError
+from core.dataset.discovery import discover
+from core.io.problems import FormatError
 
 
 def _copy(fixtures_dir, dest, name="large-session.jsonl"):

@@ -17,7 +17,7 @@ from core.compaction.extract import (
     extraction_prompt,
     parse_facts,
 )
-from core.jobs import Cancelled
+from core.io.jobs import Cancelled
 from core.llm.base import LLMError
 from core.recall.updater import Candidate
 from core.store.knowledge import FACT_TYPES, load_knowledge

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from core.cli import main
-from core.demo import write_demo
+from core.cli.main import main
+from core.demo.build import write_demo
 from core.store.knowledge import load_knowledge
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def test_add_creates_the_file_in_a_store_without_one(tmp_path, capsys):
 
 
 def test_fact_is_a_known_command():
-    from core.cli import COMMANDS, build_parser
+    from core.cli.main import COMMANDS, build_parser
 
     assert "fact" in COMMANDS
     help_text = build_parser().format_help()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from core.fact_history import describe_change, fact_chain, fact_history
+from core.knowledge.history import describe_change, fact_chain, fact_history
 from core.store.knowledge import load_knowledge
 
 BASE = {"id": "a", "type": "decision", "content": "x", "timestamp": 1}

@@ -8,9 +8,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.demo import write_demo
-from core.fact_ops import FactOp, FactOpError, StaleError, apply, inverse, plan
-from core.review_log import catch_up
+from core.demo.build import write_demo
+from core.knowledge.ops import FactOp, FactOpError, StaleError, apply, inverse, plan
+from core.knowledge.review_log import catch_up
 from core.store.knowledge import load_knowledge
 
 NOW = 1_760_000_000_000

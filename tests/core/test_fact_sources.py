@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.dataset import load_dataset
-from core.demo import write_demo
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
 from core.embed import load_embedder
-from core.fact_sources import VERBATIM, MessageIndex, fact_sources, segment_sources
+from core.knowledge.sources import VERBATIM, MessageIndex, fact_sources, segment_sources
 from core.recall.warm_store import StoreSettings, WarmStore
 
 NOW = 1_760_000_000_000

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from core import fsutil
-from core.fsutil import (
+from core.io import fsutil
+from core.io.fsutil import (
     BACKUP_INFIX,
     BackupChanged,
     add_write_observer,
@@ -59,7 +59,7 @@ def test_atomic_write_failure_leaves_file(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr("core.fsutil.os.replace", boom)
+    monkeypatch.setattr("core.io.fsutil.os.replace", boom)
     with pytest.raises(OSError, match="disk full"):
         atomic_write(p, b"lost")
     assert p.read_bytes() == b"keep me"

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from core.hashembed import DIM, embed, features, normalize
+from core.embed.hashembed import DIM, embed, features, normalize
 
 
 def expected(grams: list[bytes]) -> np.ndarray:

@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from core import home_scan
-from core.dataset import load_dataset
-from core.demo import write_demo
-from core.home_scan import HomeSummary, format_size, known_homes, scan_home, scan_homes
-from core.problems import FormatError
+from core.dataset.home_scan import HomeSummary, format_size, known_homes, scan_home, scan_homes
+from core.dataset.load import home_scan, load_dataset
+from core.demo.build import write_demo
+from core.io.problems import FormatError
 
 if TYPE_CHECKING:
-    from core.discovery import Discovery
+    from core.dataset.discovery import Discovery
 
 NOW_MS = 1_760_000_000_000
 PI_PROJECT = "--home-dev-shop--"
@@ -143,7 +142,7 @@ def test_an_unreadable_home_is_a_problem(
     oc = _openclaw(tmp_path, demo_home)
     real_access = os.access
     monkeypatch.setattr(
-        "core.discovery.os.access",
+        "core.dataset.discovery.os.access",
         lambda p, mode: False if Path(p) == oc else real_access(p, mode),
     )
     (home,) = scan_homes(tmp_path)

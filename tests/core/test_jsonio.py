@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from core import jsonio
+from core.io import jsonio
 from core.store.knowledge import load_knowledge
 from core.store.segments import load_segments
 from core.transcript import context_at, load_transcript
@@ -79,7 +79,7 @@ def test_integers_beyond_64_bits_are_written_not_refused(tmp_path):
 def test_gc_paused_freezes_what_it_built_only_when_asked():
     import gc
 
-    from core.jsonio import freeze_after_pauses, gc_paused
+    from core.io.jsonio import freeze_after_pauses, gc_paused
 
     gc.unfreeze()
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from core.jsstr import js_json_len, js_len, js_number, js_round, js_slice, js_trim, js_utf8
+from core.io.jsstr import js_json_len, js_len, js_number, js_round, js_slice, js_trim, js_utf8
 from core.store.knowledge import content_hash
 from core.store.segments import dedup_key
 
@@ -64,7 +64,7 @@ def test_slice_counts_utf16_units_and_keeps_pairs_whole():
 
 
 def test_a_lone_surrogate_is_escaped_as_json_stringify_does():
-    from core.jsstr import js_json_len
+    from core.io.jsstr import js_json_len
 
     assert js_json_len("a\ud83db") == 2 + 2 + 6  # "a\\ud83db"
     assert js_json_len("a\udc00") == 2 + 1 + 6

@@ -1,4 +1,4 @@
-"""core.live: appended lines reach the loaded sessions, warm set, warm store and fact log."""
+"""core.live.follow: appended lines reach the loaded sessions, warm set, warm store and fact log."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import random
 import orjson
 import pytest
 
-from core.dataset import load_dataset
-from core.demo import write_demo
-from core.live import LiveFollower
-from core.live_session import extend_session, session_cursor
-from core.live_store import apply_knowledge
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
+from core.live.follow import LiveFollower
+from core.live.session import extend_session, session_cursor
+from core.live.store import apply_knowledge
 from core.recall.opening import open_recall
 from core.store.knowledge import load_knowledge
 from core.transcript import load_transcript, parse_transcript
@@ -116,7 +116,7 @@ def test_damaged_lines_in_pieces_match_the_loader(fixtures_dir, tmp_path):
 
 
 def _skipped_after_last(prefix, session):
-    from core.live_session import cursor_from_bytes
+    from core.live.session import cursor_from_bytes
 
     return cursor_from_bytes(session, prefix).next_index - (session.entries[-1].index + 1)
 
@@ -518,7 +518,7 @@ def test_slow_summaries_are_refreshed_less_often(live, monkeypatch):
     import time
     from types import SimpleNamespace
 
-    import core.live as live_mod
+    import core.live.follow as live_mod
 
     data, _recall, follower = live
     real = live_mod.summarize

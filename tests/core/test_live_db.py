@@ -1,4 +1,4 @@
-"""Live mode on OpenClaw agent databases (core.live.LiveFollower._poll_database).
+"""Live mode on OpenClaw agent databases (core.live.follow.LiveFollower._poll_database).
 
 A writer connection (OpenClaw's stand-in) appends rows; each poll extends the loaded
 session, announces compactions, adds new sessions and reloads rewritten ones, as for
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from core.dataset import load_dataset
-from core.live import LiveFollower
+from core.dataset.load import load_dataset
+from core.live.follow import LiveFollower
 from core.openclaw import sqlite_ro
 from core.transcript import context_at, parse_transcript
 from tests.conftest import ROOT
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 STAMP = "2026-11-25T16:00:02.000Z"
+
+
 def new_db(path: Path, *, wal: bool = True) -> sqlite3.Connection:
     """An empty v23 database (tests.openclaw_db keeps a template: the DDL is slow)."""
     return create_agent_db(path, wal=wal)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from core import jsonio
-from core.jobs import Cancelled
+from core.io import jsonio
+from core.io.jobs import Cancelled
 from core.llm import (
     AnthropicClient,
     ChatMessage,
@@ -720,7 +720,7 @@ def test_cancel_and_deadline_cut_a_connect_that_hangs() -> None:
     import threading
     import time
 
-    from core.jobs import Cancelled
+    from core.io.jobs import Cancelled
     from core.llm.deadline import Deadline
     from core.llm.providers import OpenAICompatibleClient
 

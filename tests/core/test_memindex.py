@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from core.io.problems import FormatError, Problem
 from core.openclaw.memindex import IndexChunk, IndexFile, SourceSummary, open_memory_index
-from core.problems import FormatError, Problem
 
 # The shipped schema (openclaw/openclaw src/memory/memory-schema.ts).
 LEGACY_SCHEMA = """

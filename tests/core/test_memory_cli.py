@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from core.cli import main
-from core.memory_cli import index_summary, parse_now, resolve_home
+from core.cli.main import main
+from core.cli.memory import index_summary, parse_now, resolve_home
 from tests.core.test_memindex import f64, make_v23
 from tests.llm_server import Reply
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from core.memory_cli import MemoryHome, resolve_home, run_search, status
+from core.cli.memory import MemoryHome, resolve_home, run_search, status
 from tests.oracle.fake_llm import embedding
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "openclaw-2026.9.6"

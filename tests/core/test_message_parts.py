@@ -7,7 +7,9 @@ import base64
 import orjson
 import pytest
 
-from core.message_parts import (
+from core.recall.block import MARKER
+from core.transcript import context_at, load_transcript, parse_transcript
+from core.transcript.parts import (
     ORIGIN_AFTER,
     ORIGIN_HISTORY,
     ORIGIN_KEPT,
@@ -25,10 +27,8 @@ from core.message_parts import (
     tool_call,
     tool_results,
 )
-from core.recall.block import MARKER
-from core.tokens import estimate_message, message_chars
-from core.transcript import context_at, load_transcript, parse_transcript
 from core.transcript.provider import provider_view
+from core.transcript.tokens import estimate_message, message_chars
 
 PNG = base64.b64encode(b"\x89PNG" + bytes(2996)).decode()  # 3,000 bytes
 JPEG = base64.b64encode(bytes(1200)).decode()

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from core.io.problems import FormatError
 from core.openclaw.config import (
     AUTO_RECALL_MIN_SCORE,
     DEFAULT_CONTEXT_WINDOW,
@@ -16,7 +17,6 @@ from core.openclaw.config import (
     parse_openclaw_config,
     raise_for_errors,
 )
-from core.problems import FormatError
 
 if TYPE_CHECKING:
     from pathlib import Path

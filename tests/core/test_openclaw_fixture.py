@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import main
-from core.dataset import load_dataset
+from core.cli.main import main
+from core.dataset.load import load_dataset
 from core.openclaw.agentdb import AgentDb
 
 FIXTURE = Path(__file__).parents[1] / "data" / "openclaw-2026.9.6"
@@ -83,11 +83,7 @@ def test_transcript_search_finds_what_openclaw_found(command):
     keys = params["sessionKeys"]
     agent = keys[0].split(":")[1]
     data = load_dataset(STATE)
-    ids = {
-        e.session_id
-        for e in data.stores[f"{agent} (sqlite)"].entries.values()
-        if e.key in keys
-    }
+    ids = {e.session_id for e in data.stores[f"{agent} (sqlite)"].entries.values() if e.key in keys}
     with AgentDb(STATE / "agents" / agent / "agent" / "openclaw-agent.sqlite") as db:
         hits = db.search_transcripts(params["query"], limit=100)
     # the fixture's later turns were written after this search ran: leave them out

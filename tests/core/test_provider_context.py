@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.context.trim import smart_trim
 from core.transcript import context_at, load_transcript
 from core.transcript.provider import (
     SYNTHETIC_RESULT_TEXT,
@@ -11,7 +12,6 @@ from core.transcript.provider import (
     provider_context,
     provider_messages,
 )
-from core.trim import smart_trim
 
 
 def unanswered_calls(messages):
@@ -60,7 +60,7 @@ def test_the_trimmed_context_is_valid_for_the_provider(before, window):
 def test_the_trim_command_trims_what_pi_sends(fixtures_dir, capsys):
     import orjson
 
-    from core.cli import main
+    from core.cli.main import main
 
     path = str(fixtures_dir / "before-compaction.jsonl")
     assert main(["trim", path, "--window", "36000", "--at", "#700", "--json"]) == 0

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from core import hashembed
+from core.embed import hashembed
 from core.embed.hash import HashEmbedder
 from core.recall.bm25 import BM25Index
 from core.recall.hybrid import SearchConfig, explain, search, time_decay

@@ -15,7 +15,7 @@ from core.recall.block import (
     search_limit,
 )
 from core.store.segments import Segment
-from core.tokens import estimate_text
+from core.transcript.tokens import estimate_text
 
 
 @dataclass(frozen=True)

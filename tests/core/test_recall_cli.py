@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from bench.corpus import write_store
-from core.cli import main
+from core.cli.main import main
 from core.store.knowledge import load_knowledge
 
 NOW = 1_790_000_000_000

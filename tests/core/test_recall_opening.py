@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.dataset import load_dataset
-from core.demo import write_demo
-from core.jobs import Cancelled
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
+from core.io.jobs import Cancelled
 from core.recall.engine import recall
 from core.recall.opening import open_recall
 

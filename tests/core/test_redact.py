@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from core.redact import maybe_redact, redact
+from core.safety.redact import maybe_redact, redact
 
 CASES = [
     (
@@ -345,14 +345,15 @@ def test_ordinary_text_is_kept(text):
 
 
 @pytest.mark.parametrize(
-    "text", ["password: hunter\n", "secret: letmeinplease", "password: hunter2 ok", "token: abcdefgh,"]
+    "text",
+    ["password: hunter\n", "secret: letmeinplease", "password: hunter2 ok", "token: abcdefgh,"],
 )
 def test_a_word_alone_after_a_secret_label_is_still_a_value(text):
     assert "[REDACTED]" in redact(text)
 
 
 def test_every_agent_pattern_still_applies_first():
-    from core.redact import EXTRA_PATTERNS, PATTERNS
+    from core.safety.redact import EXTRA_PATTERNS, PATTERNS
 
     assert len(PATTERNS) == 6 and EXTRA_PATTERNS
     # what the agent masks, memlens masks identically (its label and marker)

@@ -18,7 +18,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.redact import PATTERNS, redact
+from core.safety.redact import PATTERNS, redact
 
 ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "_-"

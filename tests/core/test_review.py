@@ -10,9 +10,8 @@ import orjson
 import pytest
 
 from core.compaction.extract import extract_knowledge
-from core.demo import write_demo
-from core.recall.updater import Candidate, propose
-from core.review import (
+from core.demo.build import write_demo
+from core.knowledge.review import (
     KnowledgeFileChanged,
     ReviewItem,
     apply,
@@ -23,6 +22,7 @@ from core.review import (
     preview,
     review_items,
 )
+from core.recall.updater import Candidate, propose
 from core.store.knowledge import load_knowledge
 from core.transcript.loader import load_transcript
 

@@ -1,4 +1,4 @@
-"""core.secrets: keys from the environment or the OS keychain; what looks like a secret."""
+"""core.safety.secrets: keys from the environment or the OS keychain; what looks like a secret."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from keyring.backend import KeyringBackend
 from keyring.backends import fail, null
 from keyring.errors import KeyringLocked, PasswordDeleteError
 
-from core.secrets import (
+from core.safety.secrets import (
     SERVICE,
     KeychainError,
     delete_key,
@@ -33,7 +33,7 @@ class MemoryKeyring(KeyringBackend):
 
     A test double: no OS keychain (Secret Service, KWallet, macOS Keychain) can run
     here, and keyring itself ships only the ``fail`` and ``null`` backends. It goes
-    through keyring's real API (``keyring.set_keyring``), so core.secrets is
+    through keyring's real API (``keyring.set_keyring``), so core.safety.secrets is
     exercised exactly as with a desktop keychain.
     """
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from core import session_lock
-from core.session_lock import (
+from core.safety import session_lock
+from core.safety.session_lock import (
     SessionBusy,
     acquire,
     agent_lock_holder,
@@ -138,7 +138,7 @@ def test_other_hosts_and_garbled_locks_go_stale_with_age(transcript, folder):
 
 _HOLD = """
 import sys, time
-from core.session_lock import acquire
+from core.safety.session_lock import acquire
 lock = acquire(sys.argv[1], tool="memlens compact", folder=__import__("pathlib").Path(sys.argv[2]))
 print("held", flush=True)
 time.sleep(60)

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from core.io.problems import FormatError
 from core.openclaw.sessions_store import (
     REMOVE,
     apply_changes,
@@ -13,7 +14,6 @@ from core.openclaw.sessions_store import (
     render_sessions_store,
     update_sessions_store,
 )
-from core.problems import FormatError
 
 if TYPE_CHECKING:
     from pathlib import Path

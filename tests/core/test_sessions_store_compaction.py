@@ -23,7 +23,7 @@ from core.openclaw.sessions_store import (
     entries_for_transcript,
     load_sessions_store,
 )
-from core.session_lock import acquire
+from core.safety.session_lock import acquire
 from core.transcript import load_transcript
 
 from .build import chain, lines, write_file
@@ -242,7 +242,7 @@ def test_the_agents_write_lock_refuses_the_write(tmp_path):
 
 
 def test_an_agent_write_between_read_and_backup_is_kept(tmp_path, monkeypatch):
-    from core.fsutil import atomic_write as real_atomic_write
+    from core.io.fsutil import atomic_write as real_atomic_write
     from core.openclaw import sessions_store
 
     transcript, path = _home(tmp_path)
@@ -307,7 +307,7 @@ def _agent_replaces_during_backup(monkeypatch, path, change):
     """The agent's atomic rewrite of *path* lands inside make_backup, after the copy was verified."""
     import shutil
 
-    from core import fsutil
+    from core.io import fsutil
 
     real = shutil.copystat
     done = []
@@ -345,7 +345,7 @@ def test_an_agent_rewrite_of_the_same_size_during_the_backup_is_never_replaced(
 
 
 def test_atomic_write_refuses_a_file_replaced_during_its_backup(tmp_path, monkeypatch):
-    from core.fsutil import FileChangedError, atomic_write, file_identity
+    from core.io.fsutil import FileChangedError, atomic_write, file_identity
 
     p = tmp_path / "sessions.json"
     p.write_bytes(orjson.dumps({KEY: {"updatedAt": 1_000}}, option=orjson.OPT_INDENT_2))
@@ -366,7 +366,7 @@ def test_atomic_write_refuses_a_file_replaced_during_its_backup(tmp_path, monkey
 
 
 def test_a_write_between_the_read_and_the_backup_is_refused_with_expect(tmp_path):
-    from core.fsutil import FileChangedError, atomic_write, file_identity
+    from core.io.fsutil import FileChangedError, atomic_write, file_identity
 
     p = tmp_path / "sessions.json"
     p.write_bytes(b'{"a": 1}')

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from core.cli import main
-from core.demo import write_demo
+from core.cli.main import main
+from core.demo.build import write_demo
 from core.llm import http as llm_http
 from core.llm.retry import RetryPolicy
 from core.llm.watch import WATCHDOG_THREAD

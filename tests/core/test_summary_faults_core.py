@@ -26,8 +26,8 @@ from core.compaction.summarize import (
     safeguard,
     summarize_plan,
 )
-from core.jobs import Cancelled
-from core.jsstr import js_len
+from core.io.jobs import Cancelled
+from core.io.jsstr import js_len
 from core.llm import ChatMessage, Deadline, LLMError, OpenAICompatibleClient
 from core.llm import http as llm_http
 from core.llm.retry import RetryPolicy

@@ -114,8 +114,8 @@ def test_the_compact_command_sends_the_configs_instructions(server, tmp_path, ca
     import os
     import time
 
-    from core.cli import main
-    from core.demo import write_demo
+    from core.cli.main import main
+    from core.demo.build import write_demo
 
     home = tmp_path / "home"
     write_demo(home, now_ms=1_795_305_600_000, segments=40)

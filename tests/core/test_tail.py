@@ -1,4 +1,4 @@
-"""core.tail: complete lines only, in order, once; resets on truncation and replacement."""
+"""core.io.tail: complete lines only, in order, once; resets on truncation and replacement."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from core.tail import GUARD, Tail
+from core.io.tail import GUARD, Tail
 
 
 def lines_of(event):
@@ -214,7 +214,7 @@ def test_concurrent_appends_from_another_process(tmp_path, seed):
 
 
 def test_a_line_over_the_limit_written_slowly_is_counted_never_kept(tmp_path):
-    from core.limits import set_max_line_bytes
+    from core.io.limits import set_max_line_bytes
 
     set_max_line_bytes(100)
     try:
@@ -238,7 +238,7 @@ def test_a_line_over_the_limit_written_slowly_is_counted_never_kept(tmp_path):
 
 
 def test_a_line_over_the_limit_inside_one_append_splits_the_event(tmp_path):
-    from core.limits import set_max_line_bytes
+    from core.io.limits import set_max_line_bytes
 
     set_max_line_bytes(100)
     try:

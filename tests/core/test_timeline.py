@@ -9,13 +9,13 @@ import numpy as np
 import orjson
 import pytest
 
-import core.timeline as timeline_mod
+import core.timeline.arrays as timeline_mod
 from bench.bench_timeline import synthetic_session
-from core.budget import budget_for
-from core.demo import write_demo
-from core.timeline import Category, bar_outline, build_timeline, threshold_lines
-from core.tokens import estimate_message, usage_total
+from core.context.budget import budget_for
+from core.demo.build import write_demo
+from core.timeline.arrays import Category, bar_outline, build_timeline, threshold_lines
 from core.transcript import compactions, context_at, context_size, load_transcript, parse_transcript
+from core.transcript.tokens import estimate_message, usage_total
 
 NOW = 1_760_000_000_000
 
@@ -246,7 +246,7 @@ def test_empty_and_damaged_sessions():
 
 
 def test_a_line_the_agent_cannot_parse_adds_nothing_to_the_context():
-    from core.timeline import build_timeline
+    from core.timeline.arrays import build_timeline
     from core.transcript.loader import parse_transcript
 
     head = {"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"}
@@ -269,7 +269,7 @@ def test_a_line_the_agent_cannot_parse_adds_nothing_to_the_context():
 
 
 def test_a_compaction_on_a_line_the_agent_cannot_parse_is_no_marker(fixtures_dir, tmp_path):
-    from core.timeline import build_timeline
+    from core.timeline.arrays import build_timeline
     from core.transcript import load_transcript
 
     lines = (fixtures_dir / "before-compaction.jsonl").read_bytes().splitlines()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.budget import budget_for, flush_record
+from core.context.budget import budget_for, flush_record
 from core.openclaw.sessions_store import SessionEntry
-from core.timeline import FlushMarker, build_timeline
+from core.timeline.arrays import FlushMarker, build_timeline
 from core.transcript import load_transcript
 
 
@@ -72,7 +72,7 @@ def test_the_budget_carries_the_store_entrys_flush_to_the_timeline(session):
 
 
 def test_the_demo_flushes_sit_in_the_cycle_they_name(tmp_path):
-    from core.demo import write_demo
+    from core.demo.build import write_demo
     from core.openclaw.sessions_store import load_sessions_store
 
     home = tmp_path / "home"

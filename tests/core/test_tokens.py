@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from core.jsstr import js_json_len, js_len, js_number
-from core.tokens import estimate_message, estimate_text, usage_total
+from core.io.jsstr import js_json_len, js_len, js_number
 from core.transcript.normalize import normalize_message
+from core.transcript.tokens import estimate_message, estimate_text, usage_total
 
 
 def test_js_len_counts_utf16_units():

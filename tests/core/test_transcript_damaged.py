@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.jsonio import read_jsonl
-from core.problems import FormatError
+from core.io.jsonio import read_jsonl
+from core.io.problems import FormatError
 from core.transcript import load_transcript, parse_transcript
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from core.tokens import estimate_message
 from core.transcript import compactions, context_at, parse_transcript
+from core.transcript.tokens import estimate_message
 
 
 def _file(header, *entries):

@@ -19,7 +19,7 @@ from core.embed import load_embedder
 from core.embed import transformer as transformer_module
 from core.embed.hash import HashEmbedder
 from core.embed.transformer import TransformerEmbedder, erf
-from core.jobs import Cancelled
+from core.io.jobs import Cancelled
 
 REFERENCE = Path(__file__).resolve().parent.parent / "fixtures" / "transformer_reference.npz"
 

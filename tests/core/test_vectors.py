@@ -8,7 +8,7 @@ import uuid
 import numpy as np
 import pytest
 
-from core.problems import FormatError
+from core.io.problems import FormatError
 from core.store.vectors import encode_vectors, load_vectors, parse_vectors, write_vectors
 
 

@@ -1,6 +1,6 @@
 """A writer killed at a random moment never leaves half a line, nor a half-written file.
 
-A separate process writes as fast as it can through core.fsutil; the test SIGKILLs
+A separate process writes as fast as it can through core.io.fsutil; the test SIGKILLs
 it many times at random moments and checks the file after each kill. The files
 live on tmpfs when there is one: no fsync wait there, so the writer spends its
 time copying bytes into the file and the kills land in the middle of writes.
@@ -30,7 +30,7 @@ APPENDER = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
 import orjson
-from core import fsutil
+from core.io import fsutil
 fsutil.use_append_helper(sys.argv[3] == "helper")
 path = sys.argv[2]
 lines = [
@@ -49,7 +49,7 @@ REWRITER = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
 import orjson
-from core import fsutil
+from core.io import fsutil
 path = sys.argv[2]
 versions = [orjson.dumps({"v": v, "pad": "y" * (50_000 + v * 150_000)}) for v in range(8)]
 i = 0
@@ -158,7 +158,7 @@ def test_inline_append_can_be_cut_by_a_kill(fast_dir):
 
 
 def test_a_dead_helper_is_replaced(tmp_path):
-    from core import fsutil
+    from core.io import fsutil
 
     path = tmp_path / "k.jsonl"
     fsutil.append_lines(path, b'{"a":1}\n')
@@ -173,7 +173,7 @@ def test_a_dead_helper_is_replaced(tmp_path):
 
 
 def test_helper_errors_keep_their_type_and_file(tmp_path):
-    from core import fsutil
+    from core.io import fsutil
 
     target = tmp_path / "no-such-dir" / "k.jsonl"
     with pytest.raises(FileNotFoundError) as err:
@@ -188,7 +188,7 @@ def test_helper_errors_keep_their_type_and_file(tmp_path):
 
 
 def test_inline_mode_appends_the_same_way(tmp_path):
-    from core import fsutil
+    from core.io import fsutil
 
     path = tmp_path / "k.jsonl"
     path.write_bytes(b'{"partial')

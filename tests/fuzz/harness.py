@@ -4,7 +4,7 @@ A case copies a base tree (the demo OpenClaw home, or the real pi fixtures),
 lets the live follower load it, mutates one to three of its files, then runs
 the app's loaders and a draw of read commands in-process, and counts:
 
-* tracebacks: an exception escaping ``core.cli.main`` or a loader (or a hang);
+* tracebacks: an exception escaping ``core.cli.main.main`` or a loader (or a hang);
 * unexpected errors: "a bug in memlens", or an exit status other than 0 and 1;
 * errors without a file name: exit 1 whose message names no file of the case,
   and problems without a file;
@@ -90,7 +90,7 @@ class Report:
 # -- bases ---------------------------------------------------------------------------
 def build_bases(root: Path) -> dict[str, Path]:
     """The trees cases start from: a trimmed demo OpenClaw home and the pi fixtures."""
-    from core.demo import write_demo
+    from core.demo.build import write_demo
 
     demo = root / "openclaw"
     write_demo(demo, seed=7, now_ms=1_790_000_000_000, segments=120)
@@ -267,7 +267,7 @@ def run_command(
     argv: list[str], tree: Path, mutated: list[Path], case: str, report: Report
 ) -> None:
     """Run one CLI command in-process and count what went wrong."""
-    from core.cli import main
+    from core.cli.main import main
 
     report.commands += 1
     where = f"{case} :: memlens {' '.join(a[:80] for a in argv)}"
@@ -295,7 +295,7 @@ def run_command(
 
 
 def _loader(name: str, fn: Callable[[], Any], case: str, report: Report) -> Any:
-    from core.problems import FormatError
+    from core.io.problems import FormatError
 
     report.loaders += 1
     try:
@@ -313,12 +313,12 @@ def _loader(name: str, fn: Callable[[], Any], case: str, report: Report) -> Any:
 
 def run_loaders(tree: Path, case: str, report: Report, live: Any) -> None:
     """What the app does with a place: load, timelines, budgets, recall, live, home scan."""
-    from core.budget import budget_for
-    from core.dataset import load_dataset
-    from core.home_scan import scan_home
+    from core.context.budget import budget_for
+    from core.dataset.home_scan import scan_home
+    from core.dataset.load import load_dataset
     from core.openclaw.memindex import open_memory_index
     from core.recall.opening import open_recall
-    from core.timeline import build_timeline
+    from core.timeline.arrays import build_timeline
     from core.transcript import context_at, context_size
 
     if live is not None:
@@ -358,8 +358,8 @@ def run_loaders(tree: Path, case: str, report: Report, live: Any) -> None:
 
 
 def _follower(tree: Path, case: str, report: Report) -> Any:
-    from core.dataset import load_dataset
-    from core.live import LiveFollower
+    from core.dataset.load import load_dataset
+    from core.live.follow import LiveFollower
 
     data = _loader("load_dataset (before)", lambda: load_dataset(tree), case, report)
     if data is None:
@@ -395,7 +395,7 @@ def run_case(bases: dict[str, Path], work: Path, seed: int, index: int, report: 
 
 def fuzz(budget: int, seed: int, work: Path, *, first: int = 0, verbose: bool = False) -> Report:
     """Run *budget* cases from case number *first*."""
-    from core.limits import set_max_line_bytes
+    from core.io.limits import set_max_line_bytes
 
     report = Report(seed)
     started = time.perf_counter()

@@ -177,8 +177,8 @@ def built(openclaw: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
 
 def start_following(state: Path) -> dict[str, Any]:
     """memlens opens the home and follows it (live mode, no Qt)."""
-    from core.dataset import load_dataset
-    from core.live import LiveFollower
+    from core.dataset.load import load_dataset
+    from core.live.follow import LiveFollower
 
     data = load_dataset(state)
     return {"data": data, "follower": LiveFollower(data), "seen": [], "errors": []}
@@ -591,7 +591,7 @@ def test_memlens_follows_while_openclaw_writes(built):
 def test_reading_leaves_no_file_and_changes_nothing(built):
     import hashlib
 
-    from core.dataset import load_dataset
+    from core.dataset.load import load_dataset
     from core.openclaw.agentdb import AgentDb
 
     db_path = _db(built["state"])
@@ -615,8 +615,8 @@ def _home_copy(built: dict[str, Any], dest: Path) -> Path:
 
 
 def test_sessions_agree_with_openclaw(openclaw, built, tmp_path, capsys):
-    from core.cli import main
-    from core.dataset import load_dataset
+    from core.cli.main import main
+    from core.dataset.load import load_dataset
     from core.openclaw.agentdb import session_path
 
     state = _home_copy(built, tmp_path)
@@ -656,7 +656,7 @@ def test_compaction_on_demand_runs_through_openclaw(openclaw, built, tmp_path, c
     import socket
     import time
 
-    from core.cli import main
+    from core.cli.main import main
     from core.openclaw.agentdb import AgentDb, session_path
     from core.transcript import context_at
 

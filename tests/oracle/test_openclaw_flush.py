@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 
-from core.budget import flush_gate, flush_plan, flush_record, flush_threshold
+from core.context.budget import flush_gate, flush_plan, flush_record, flush_threshold
 from core.openclaw.config import CompactionConfig, MemoryFlushConfig
 
 pytestmark = pytest.mark.slow

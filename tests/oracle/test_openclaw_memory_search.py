@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from core.cli import main
+from core.cli.main import main
 from tests.oracle.fake_llm import FakeLLM
 
 if TYPE_CHECKING:

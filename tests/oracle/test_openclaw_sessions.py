@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from core.cli import main
+from core.cli.main import main
 from tests.core.build import chain, lines, write_file
 
 if TYPE_CHECKING:

@@ -20,9 +20,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.cli import main
+from core.cli.main import main
 from core.compaction.plan import plan_compaction
-from core.demo import write_demo
+from core.demo.build import write_demo
 from core.transcript import context_at, load_transcript
 from tests.core.summary_fault_server import Fault, running
 from tests.oracle.agents import run_node

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from core.cli import main
+from core.cli.main import main
 from core.compaction.plan import plan_compaction
 from core.transcript import load_transcript
 from tests.oracle import pi_agent

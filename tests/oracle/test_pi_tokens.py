@@ -5,7 +5,7 @@ sessions pi writes itself (its ``SessionManager`` with awkward contents: UTF-16
 surrogate pairs, lone surrogates, control characters, numbers JavaScript prints
 its own way in tool-call arguments, images, thinking, string contents; and the
 real pi's CLI run against the fake LLM), memlens's per-message estimate
-(``core.tokens.estimate_message``, ``ContextItem.tokens``) equals pi 0.73.1's.
+(``core.transcript.tokens.estimate_message``, ``ContextItem.tokens``) equals pi 0.73.1's.
 
 A fixture line pi cannot parse is dropped by pi (memlens recovers its
 entries), so fixtures are compared per message, matched by entry id where
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from core.tokens import estimate_message
 from core.transcript import context_at, load_transcript
+from core.transcript.tokens import estimate_message
 from tests.oracle import pi_agent
 from tests.oracle.fake_llm import FakeLLM, ToolCall, Usage
 

@@ -11,15 +11,15 @@ import orjson
 import pytest
 from PySide6.QtCore import Qt
 
-from core.activity import ActivityEvent, ActivityLog, load_activity
 from core.compaction.target import target_from_dataset
-from core.dataset import load_dataset
-from core.demo import write_demo
-from core.fsutil import WriteRecord
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
+from core.io.fsutil import WriteRecord
 from core.openclaw.sessions_store import entries_for_transcript, load_sessions_store
-from core.session_lock import acquire, lock_path_for
-from widgets.activity_view import ACTION, LENGTH, LINE, OFFSET, SUMMARY, ActivityView
-from widgets.compaction_panel import CompactionPanel
+from core.safety.activity import ActivityEvent, ActivityLog, load_activity
+from core.safety.session_lock import acquire, lock_path_for
+from widgets.activity.view import ACTION, LENGTH, LINE, OFFSET, SUMMARY, ActivityView
+from widgets.compaction.panel import CompactionPanel
 
 NOW = 1_760_000_000_000
 DEMO_SESSION = "128b2f33"

@@ -7,17 +7,17 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from core.activity import ActivityLog
-from core.demo import write_demo
-from core.fsutil import (
+from core.demo.build import write_demo
+from core.io.fsutil import (
     WriteRecord,
     add_write_observer,
     append_lines,
     atomic_write,
     remove_write_observer,
 )
-from core.writes import PlannedWrite
-from widgets.activity_view import (
+from core.safety.activity import ActivityLog
+from core.safety.writes import PlannedWrite
+from widgets.activity.view import (
     ACTION,
     FILE,
     LENGTH,

@@ -6,8 +6,8 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMenu
 
-from core.backups import Backup
-from widgets.backups_view import FILE, SIZE, TIME, BackupsModel, BackupsView
+from core.safety.backups import Backup
+from widgets.activity.backups_view import FILE, SIZE, TIME, BackupsModel, BackupsView
 
 T0 = 1_790_000_000.0
 

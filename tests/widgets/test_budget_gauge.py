@@ -7,11 +7,11 @@ import itertools
 import pytest
 from PySide6.QtGui import QColor, QPalette
 
-from core.budget import budget_for
-from core.context_breakdown import SECTION_KEYS, breakdown_at
+from core.context.breakdown import SECTION_KEYS, breakdown_at
+from core.context.budget import budget_for
 from core.transcript import load_transcript
-from widgets.budget_gauge import BudgetGauge
-from widgets.budget_gauge_canvas import SECTION_COLORS, fmt_k, fmt_pct, spread_labels
+from widgets.budget.gauge import BudgetGauge
+from widgets.budget.gauge_canvas import SECTION_COLORS, fmt_k, fmt_pct, spread_labels
 
 AT = "#358"  # 175,004 measured tokens (tests/core/test_budget.py)
 
@@ -225,8 +225,8 @@ def test_clear(gauge, session):
 
 
 def test_demo_session_and_dark_palette(gauge, tmp_path):
-    from core.dataset import load_dataset
-    from core.demo import write_demo
+    from core.dataset.load import load_dataset
+    from core.demo.build import write_demo
 
     write_demo(tmp_path / "home", now_ms=1_760_000_000_000, segments=300)
     ds = load_dataset(tmp_path / "home")

@@ -14,11 +14,11 @@ from core.compaction.provider import OFFLINE, ProviderChoice
 from core.compaction.run import plan_json
 from core.compaction.summarize import REQUIRED_HEADINGS
 from core.compaction.target import target_for, target_from_dataset
-from core.dataset import load_dataset
-from core.demo import write_demo
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
 from core.transcript.loader import load_transcript
 from tests.llm_server import Reply
-from widgets.compaction_panel import CompactionPanel
+from widgets.compaction.panel import CompactionPanel
 
 NOW = 1_760_000_000_000
 DEMO_SESSION = "128b2f33"  # 1,656 entries, 3 compactions: a previous summary to compare with

@@ -18,7 +18,7 @@ import pytest
 from core.compaction.target import target_for
 from core.openclaw.agentdb import AgentDb
 from tests.openclaw_db import add_session, conversation, create_agent_db
-from widgets.compaction_panel import CompactionPanel
+from widgets.compaction.panel import CompactionPanel
 
 if TYPE_CHECKING:
     from pathlib import Path

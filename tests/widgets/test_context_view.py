@@ -3,14 +3,14 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from core.dataset import load_dataset
-from core.demo import write_demo
-from core.message_parts import context_rows
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
 from core.recall.block import MARKER
 from core.transcript import context_at, load_transcript
+from core.transcript.parts import context_rows
 from tests.core.test_message_parts import synthetic_session
-from widgets.context_view import ContextTableModel, ContextView
-from widgets.record_model import RecordRole
+from widgets.common.record_model import RecordRole
+from widgets.session.context_view import ContextTableModel, ContextView
 
 BLOCK = f"{MARKER}\n\n<knowledge>\n- [decision] keep the old code for reference\n</knowledge>\n\n</recalled-context>"
 

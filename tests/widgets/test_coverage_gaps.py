@@ -11,14 +11,14 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from app.app_config import ProviderSpec
 from app.settings_providers import ProviderListModel
-from core.dataset import load_dataset
-from core.demo import write_demo
+from core.context.trim import default_query
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
 from core.transcript.loader import load_transcript
 from core.transcript.replay import context_at
-from core.trim import default_query
-from widgets.navigator import COLUMNS, Navigator
-from widgets.record_model import RecordRole, SortRole
-from widgets.trim_model import (
+from widgets.common.record_model import RecordRole, SortRole
+from widgets.session.navigator import COLUMNS, Navigator
+from widgets.trim.model import (
     DECISIONS,
     DecisionFilterProxy,
     DecisionRole,

@@ -9,13 +9,13 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
-from core.demo import write_demo
-from core.fact_sources import SourceHit
-from core.review_log import catch_up
+from core.demo.build import write_demo
+from core.knowledge.review_log import catch_up
+from core.knowledge.sources import SourceHit
 from core.store.knowledge import FACT_TYPES, load_knowledge
-from widgets.fact_model import CONTENT_COL, STATUS_COL, TIME_COL, FactFilterProxy, FactTableModel
-from widgets.facts_view import FactsView
-from widgets.record_model import SortRole
+from widgets.common.record_model import SortRole
+from widgets.facts.model import CONTENT_COL, STATUS_COL, TIME_COL, FactFilterProxy, FactTableModel
+from widgets.facts.view import FactsView
 
 NOW = 1_760_000_000_000
 KEY = "sk-ant-" + "api03-Qw7Er8Ty9Ui0Op1As2Df3Gh4"
@@ -436,7 +436,7 @@ def test_screenshot(qtbot, view, log, tmp_path):
 
 def test_live_follow_of_memlens_and_agent_lines_keeps_rows(qtbot, view, log):
     """The live tail re-reads lines memlens wrote: no duplicate row, no reset, selection kept."""
-    from core.live_store import apply_knowledge
+    from core.live.store import apply_knowledge
 
     start = log.size
     first_line = log.lines + 1

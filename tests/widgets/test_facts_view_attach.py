@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QLabel, QTabWidget
 
-from core.demo import write_demo
+from core.demo.build import write_demo
 from core.store.knowledge import load_knowledge
-from widgets.facts_view import SOURCES_DELAY_MS, FactsView
+from widgets.facts.view import SOURCES_DELAY_MS, FactsView
 
 NOW = 1_760_000_000_000
 

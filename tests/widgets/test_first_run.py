@@ -10,10 +10,10 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from core.demo import write_demo
-from core.home_scan import HomeSummary, scan_homes
-from widgets.first_run import FirstRunView
-from widgets.first_run_places import (
+from core.dataset.home_scan import HomeSummary, scan_homes
+from core.demo.build import write_demo
+from widgets.start.first_run import FirstRunView
+from widgets.start.places import (
     DetailRole,
     PathRole,
     PlaceListModel,

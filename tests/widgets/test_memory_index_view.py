@@ -13,8 +13,8 @@ from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import search
 from tests.core.test_memindex import f64, make_v23
 from tests.llm_server import Reply
-from widgets.memory_index_view import MemoryIndexView
-from widgets.record_model import RecordRole
+from widgets.common.record_model import RecordRole
+from widgets.openclaw.memory_index_view import MemoryIndexView
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -5,11 +5,11 @@ import pytest
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QColor, QPalette
 
-from core.dataset import load_dataset
-from core.demo import write_demo
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
 from core.transcript import load_transcript
 from tests.core.test_message_parts import synthetic_session
-from widgets.message_view import MessageView
+from widgets.session.message_view import MessageView
 
 
 @pytest.fixture(scope="module")

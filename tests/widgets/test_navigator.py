@@ -5,10 +5,10 @@ from dataclasses import replace
 import pytest
 from PySide6.QtCore import Qt
 
-from core.dataset import load_dataset
-from core.demo import write_demo
-from widgets.navigator import Navigator, SessionTreeModel
-from widgets.record_model import RecordRole, SortRole
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
+from widgets.common.record_model import RecordRole, SortRole
+from widgets.session.navigator import Navigator, SessionTreeModel
 
 NOW = 1_760_000_000_000
 

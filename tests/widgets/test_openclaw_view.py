@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from core.dataset import load_dataset
+from core.dataset.load import load_dataset
 from core.openclaw.agentdb import session_path
 from tests.openclaw_db import add_session, conversation, create_agent_db, message
-from widgets.openclaw_view import OpenClawView
-from widgets.record_model import RecordRole
+from widgets.common.record_model import RecordRole
+from widgets.openclaw.view import OpenClawView
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,16 +7,16 @@ from dataclasses import replace
 import pytest
 from PySide6.QtCore import Qt
 
-from core.demo import write_demo
+from core.demo.build import write_demo
 from core.embed import load_embedder
 from core.recall.block import Detail, build_block, hard_cap
 from core.recall.engine import RecallSettings, recall
 from core.recall.knowledge_search import KnowledgeIndex
 from core.recall.warm_store import WarmStore
 from core.store.knowledge import load_knowledge
-from widgets.recall_preview import RecallPreview
-from widgets.recall_preview_models import DetailRow, one_line
-from widgets.record_model import RecordRole, SortRole
+from widgets.common.record_model import RecordRole, SortRole
+from widgets.recall.preview import RecallPreview
+from widgets.recall.preview_models import DetailRow, one_line
 
 NOW = 1_760_000_000_000
 SESSION = "128b2f33-0c5c-4fd0-a6a3-a4506513270e"  # the demo's largest archived session

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt
 
-from widgets.record_model import Column, RecordRole, RecordTableModel, SortRole
+from widgets.common.record_model import Column, RecordRole, RecordTableModel, SortRole
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ def test_display_sort_and_record_roles(qtbot):
 
 
 def test_thousands_separators_only_where_asked(qtbot):
-    from widgets.record_model import Column, RecordTableModel
+    from widgets.common.record_model import Column, RecordTableModel
 
     model = RecordTableModel(
         [Column("Line", lambda r: r, thousands=False), Column("Tokens", lambda r: r)]

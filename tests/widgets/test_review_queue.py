@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QDialogButtonBox
 from core.recall.updater import Candidate, propose
 from core.store.knowledge import load_knowledge
 from tests.core.test_review import SECRET, build_queue, demo_knowledge  # noqa: F401
-from widgets.review_model import COLUMNS, STATE_COL, ReviewTableModel
-from widgets.review_queue import ReviewQueue
+from widgets.facts.review_model import COLUMNS, STATE_COL, ReviewTableModel
+from widgets.facts.review_queue import ReviewQueue
 
 HEADERS = [c.header for c in COLUMNS]
 

@@ -10,12 +10,12 @@ from PySide6.QtCore import QPointF, Qt, QThreadPool
 from PySide6.QtGui import QColor, QPalette
 
 from bench.bench_timeline import synthetic_session
-from core.budget import budget_for
-from core.demo import write_demo
-from core.timeline import Category, build_timeline
+from core.context.budget import budget_for
+from core.demo.build import write_demo
+from core.timeline.arrays import Category, build_timeline
 from core.transcript import load_transcript, parse_transcript
-from widgets.timeline import TimelineView
-from widgets.timeline_worker import TimelineWorker
+from widgets.timeline.view import TimelineView
+from widgets.timeline.worker import TimelineWorker
 
 NOW = 1_760_000_000_000
 
@@ -272,9 +272,9 @@ def test_empty_session(view):
 
 
 def test_cut_point_is_marked_and_removed(qtbot, fixtures_dir):
-    from core.timeline import build_timeline
+    from core.timeline.arrays import build_timeline
     from core.transcript import load_transcript
-    from widgets.timeline import TimelineView
+    from widgets.timeline.view import TimelineView
 
     session = load_transcript(fixtures_dir / "before-compaction.jsonl")
     view = TimelineView()
@@ -297,9 +297,9 @@ def test_cut_point_is_marked_and_removed(qtbot, fixtures_dir):
 
 
 def test_a_live_rebuild_keeps_the_users_zoom(qtbot, fixtures_dir):
-    from core.timeline import build_timeline
+    from core.timeline.arrays import build_timeline
     from core.transcript import load_transcript
-    from widgets.timeline import TimelineView
+    from widgets.timeline.view import TimelineView
 
     session = load_transcript(fixtures_dir / "before-compaction.jsonl")
     view = TimelineView()
@@ -317,7 +317,7 @@ def test_a_live_rebuild_keeps_the_users_zoom(qtbot, fixtures_dir):
 
 
 def test_threshold_lines_are_made_with_the_view_hidden(qtbot):
-    from widgets.timeline_style import THRESHOLD_STYLES
+    from widgets.timeline.style import THRESHOLD_STYLES
 
     view = TimelineView()
     qtbot.addWidget(view)

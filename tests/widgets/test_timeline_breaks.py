@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from core.timeline import build_timeline
+from core.timeline.arrays import build_timeline
 from core.transcript import parse_transcript
-from widgets.timeline import TimelineView
+from widgets.timeline.view import TimelineView
 
 STAMP = "2026-01-01T00:00:00.000Z"
 

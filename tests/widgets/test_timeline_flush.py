@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from core.budget import budget_for
+from core.context.budget import budget_for
 from core.openclaw.sessions_store import SessionEntry
-from core.timeline import build_timeline
+from core.timeline.arrays import build_timeline
 from core.transcript import load_transcript
-from widgets.timeline import TimelineView
-from widgets.timeline_style import FLUSH_COLOR, FLUSH_FAILED_COLOR
+from widgets.timeline.style import FLUSH_COLOR, FLUSH_FAILED_COLOR
+from widgets.timeline.view import TimelineView
 
 
 def _entry(session, flush):

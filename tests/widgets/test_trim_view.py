@@ -9,14 +9,14 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 
-from core.budget import budget_for
-from core.dataset import load_dataset
-from core.demo import write_demo
+from core.context.budget import budget_for
+from core.context.trim import default_query, smart_trim
+from core.dataset.load import load_dataset
+from core.demo.build import write_demo
 from core.transcript.loader import load_transcript
 from core.transcript.replay import context_at
-from core.trim import default_query, smart_trim
-from widgets.record_model import RecordRole
-from widgets.trim_model import (
+from widgets.common.record_model import RecordRole
+from widgets.trim.model import (
     DECISION_COLORS,
     DECISION_LABELS,
     DECISIONS,
@@ -24,7 +24,7 @@ from widgets.trim_model import (
     TrimTableModel,
     compute_run,
 )
-from widgets.trim_view import TrimView
+from widgets.trim.view import TrimView
 
 NOW = 1_760_000_000_000
 # With no reserve and no hard cap, a 1,700-token window on the large fixture makes

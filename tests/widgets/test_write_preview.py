@@ -6,10 +6,10 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDialog
 
-from core.demo import write_demo
-from core.fsutil import backup_path
-from core.writes import PlannedWrite
-from widgets.write_preview import WritePreviewDialog, confirm_with_dialog, payload_bytes
+from core.demo.build import write_demo
+from core.io.fsutil import backup_path
+from core.safety.writes import PlannedWrite
+from widgets.common.write_preview import WritePreviewDialog, confirm_with_dialog, payload_bytes
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,2 @@
+"""Views of what memlens did: the activity log of writes and the backups it keeps.
+"""

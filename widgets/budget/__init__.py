@@ -1,0 +1,2 @@
+"""The token budget gauge: the context's sections against every threshold.
+"""

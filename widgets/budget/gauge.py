@@ -1,0 +1,484 @@
+"""Budget gauge: the context at one point as a stacked bar against the window.
+
+One bar stacked by section (:mod:`core.context.breakdown`), the thresholds of
+:class:`core.context.budget.Budget` as labelled markers, a legend with tokens and
+percent of the window, an optional thin "after" bar (trim simulation), and a
+window selector ("what if this ran on a 128k model"). The app owns the
+computation: on :attr:`BudgetGauge.window_changed` it recomputes the budget with
+``budget_for(..., window=gauge.selected_window())`` and calls
+:meth:`BudgetGauge.set_breakdown` again.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QLayoutItem,
+    QSizePolicy,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+from typing_extensions import override
+
+from core.context.breakdown import SECTION_HELP, SECTION_KEYS, SECTION_LABELS
+from widgets.budget.gauge_canvas import (
+    MARKER_SHORT,
+    SECTION_COLORS,
+    GaugeCanvas,
+    fmt_pct,
+    hatch,
+)
+
+if TYPE_CHECKING:
+    from core.context.breakdown import ContextBreakdown, SectionKey
+    from core.context.budget import Budget, Threshold
+
+__all__ = ["COMMON_WINDOWS", "BudgetGauge"]
+
+COMMON_WINDOWS = (("32k", 32_000), ("128k", 128_000), ("200k", 200_000), ("1M", 1_000_000))
+"""The windows offered besides the model's own and a custom value."""
+CUSTOM = -1
+AFTER = "after"
+
+
+class _FlowLayout(QLayout):
+    """Items left to right, wrapping to the next row when the width runs out."""
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = 14) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._hspace = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    @override
+    def addItem(self, item: QLayoutItem) -> None:
+        self._items.append(item)
+
+    @override
+    def count(self) -> int:
+        return len(self._items)
+
+    @override
+    def itemAt(self, index: int) -> QLayoutItem | None:
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    @override
+    def takeAt(self, index: int) -> QLayoutItem | None:
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    @override
+    def expandingDirections(self) -> Qt.Orientation:
+        return Qt.Orientation(0)
+
+    @override
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    @override
+    def heightForWidth(self, width: int) -> int:
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    @override
+    def setGeometry(self, rect: QRect) -> None:
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    @override
+    def sizeHint(self) -> QSize:
+        return self.minimumSize()
+
+    @override
+    def minimumSize(self) -> QSize:
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return size
+
+    def _arrange(self, rect: QRect, *, move: bool) -> int:
+        x, y, row_h = rect.x(), rect.y(), 0
+        for item in self._items:
+            if item.isEmpty():
+                continue
+            hint = item.sizeHint()
+            if x > rect.x() and x + hint.width() > rect.right() + 1:
+                x, y, row_h = rect.x(), y + row_h + 1, 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self._hspace
+            row_h = max(row_h, hint.height())
+        return y + row_h - rect.y()
+
+
+class BudgetGauge(QWidget):
+    """Stacked bar of a context by section against the window, with thresholds.
+
+    Signals
+    -------
+    window_changed(int)
+        The user picked another window: the window to simulate, in tokens (the
+        model's own when "model default" is picked). Recompute the budget with
+        ``budget_for(..., window=gauge.selected_window())``.
+    """
+
+    window_changed = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._breakdown: ContextBreakdown | None = None
+        self._budget: Budget | None = None
+        self._model_window: int | None = None
+        self._after: int | None = None
+        self._after_label = "after"
+
+        self._headline = QLabel()
+        self._headline.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._combo = QComboBox()
+        self._combo.setAccessibleName("context window")
+        self._combo.setToolTip("Simulate this context on a model with another window")
+        self._combo.addItem("model default", None)
+        for name, n in COMMON_WINDOWS:
+            self._combo.addItem(f"{name} ({n:,})", n)
+        self._combo.addItem("custom…", CUSTOM)
+        self._spin = QSpinBox()
+        self._spin.setRange(1_000, 10_000_000)
+        self._spin.setSingleStep(1_000)
+        self._spin.setValue(128_000)
+        self._spin.setGroupSeparatorShown(True)
+        self._spin.setKeyboardTracking(False)  # one signal on Enter, not one per digit
+        self._spin.setAccessibleName("custom context window")
+        self._spin.setVisible(False)
+        self._combo.currentIndexChanged.connect(self._on_combo_index_changed)
+        self._spin.valueChanged.connect(self._on_spin_value_changed)
+
+        self._canvas = GaugeCanvas(self._section_tip, self.threshold_tooltip, self.comparison_text)
+        self._legend: dict[str, QLabel] = {}
+        self._swatches: dict[str, QLabel] = {}
+        self._entries: dict[str, QWidget] = {}
+        flow = _FlowLayout()
+        font = QFont(self.font())
+        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
+        for key in (*SECTION_KEYS, AFTER):
+            entry = QWidget()
+            swatch, label = QLabel(), QLabel()
+            swatch.setFixedSize(10, 10)
+            label.setFont(font)
+            row = QHBoxLayout(entry)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.setSpacing(4)
+            row.addWidget(swatch)
+            row.addWidget(label)
+            flow.addWidget(entry)
+            self._entries[key], self._swatches[key], self._legend[key] = entry, swatch, label
+
+        top = QHBoxLayout()
+        top.setSpacing(6)
+        top.addWidget(self._headline, 1)
+        window_label = QLabel("&Window:")
+        window_label.setBuddy(self._combo)
+        top.addWidget(window_label)
+        top.addWidget(self._combo)
+        top.addWidget(self._spin)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(2)
+        layout.addLayout(top)
+        layout.addWidget(self._canvas)
+        layout.addLayout(flow)
+        layout.addStretch(1)
+        self.setAccessibleName("budget gauge")
+        self._refresh()
+
+    @override
+    def sizeHint(self) -> QSize:
+        return QSize(900, 140)
+
+    # -- public API -----------------------------------------------------------
+    def set_breakdown(
+        self,
+        breakdown: ContextBreakdown | None,
+        budget: Budget | None,
+        *,
+        model_window: int | None = None,
+    ) -> None:
+        """Show *breakdown* against the thresholds of *budget* (None, None clears).
+
+        Parameters
+        ----------
+        breakdown
+            :func:`core.context.breakdown.context_breakdown` of the point, with
+            the same ``recalled_tokens`` as the budget's ``extra_tokens``.
+        budget
+            :func:`core.context.budget.budget_for` of the point, with
+            ``window=self.selected_window()``.
+        model_window
+            The model's own window, for the "model default" entry. Without it, a
+            budget whose window is not an override is taken as the model's.
+        """
+        self._breakdown, self._budget = breakdown, budget
+        if model_window is not None:
+            self._model_window = model_window
+        elif budget is not None and budget.window_source != "override":
+            self._model_window = budget.window
+        if self._model_window is not None:
+            self._combo.setItemText(0, f"model default ({self._model_window:,})")
+        self._refresh()
+
+    def clear(self) -> None:
+        """Show nothing (no point selected)."""
+        self._after = None
+        self.set_breakdown(None, None)
+
+    def set_comparison(self, after_tokens: int | None, label: str = "after") -> None:
+        """Show *after_tokens* as a thin bar under the main one (None hides it).
+
+        For the trim simulation: the main bar is the context before, this one
+        the context after; *label* names it in the legend (e.g. "after trim").
+        """
+        self._after, self._after_label = after_tokens, label
+        self._refresh()
+
+    def selected_window(self) -> int | None:
+        """The window the user picked, or None for the model's own."""
+        data = self._combo.currentData()
+        if data is None:
+            return None
+        return self._spin.value() if data == CUSTOM else int(data)
+
+    def set_selected_window(self, window: int | None) -> None:
+        """Select *window* (None: the model default) without emitting :attr:`window_changed`."""
+        was = self._combo.blockSignals(True), self._spin.blockSignals(True)
+        try:
+            index = 0 if window is None else self._combo.findData(window)
+            if index < 0:
+                index = self._combo.findData(CUSTOM)
+                self._spin.setValue(int(window or 0))
+            self._combo.setCurrentIndex(index)
+            self._spin.setVisible(index == self._combo.findData(CUSTOM))
+        finally:
+            self._combo.blockSignals(was[0])
+            self._spin.blockSignals(was[1])
+
+    def legend_text(self, key: str) -> str:
+        """The legend text of a section key (or ``"after"``), as shown."""
+        return self._legend[key].text()
+
+    def legend_visible(self, key: str) -> bool:
+        """Whether the legend shows an entry for *key*."""
+        return not self._entries[key].isHidden()
+
+    def headline_text(self) -> str:
+        """The line above the bar, as plain text."""
+        return re.sub(r"<[^>]+>", "", self._headline.text())
+
+    def marker_positions(self) -> dict[str, float]:
+        """Pixel x of every threshold marker on the bar, by threshold key."""
+        return {m.threshold.key: m.x for m in self._canvas.markers()}
+
+    def marker_label_rects(self) -> dict[str, QRectF]:
+        """Rectangle of every marker's label on the bar, by threshold key."""
+        return {m.threshold.key: m.label for m in self._canvas.markers()}
+
+    def section_rects(self) -> dict[str, QRectF]:
+        """Rectangle of every non-empty section on the bar, by section key."""
+        return self._canvas.section_rects()
+
+    def tooltip_at(self, x: float, y: float) -> str:
+        """The tooltip the bar shows at canvas point (*x*, *y*)."""
+        return self._canvas.tooltip_at(QPointF(x, y))
+
+    @property
+    def canvas(self) -> QWidget:
+        """The painted bar."""
+        return self._canvas
+
+    @property
+    def window_combo(self) -> QComboBox:
+        """The window selector."""
+        return self._combo
+
+    @property
+    def custom_window_spin(self) -> QSpinBox:
+        """The custom window (shown when "custom…" is picked)."""
+        return self._spin
+
+    # -- texts ----------------------------------------------------------------
+    def _section_tip(self, key: SectionKey) -> str:
+        if self._budget is None or self._breakdown is None:
+            return ""
+        s = self._breakdown.section(key)
+        window, total = self._budget.window, max(1, self._breakdown.total_tokens)
+        lines = [
+            f"{s.label}: {s.tokens:,} tokens",
+            f"{fmt_pct(s.tokens, window)} of the {window:,}-token window, "
+            f"{fmt_pct(s.tokens, total)} of the context",
+        ]
+        if s.messages:
+            top = f"; largest {s.largest_entry} ({s.largest_tokens:,})" if s.largest_entry else ""
+            lines.append(f"{s.messages:,} message(s){top}")
+        lines.append(SECTION_HELP[key])
+        if key == "system":
+            lines.append(self._breakdown.system_note)
+        if key == "unattributed" and self._breakdown.overestimate:
+            lines.append(f"the estimate is {self._breakdown.overestimate:,} above the measurement")
+        return "\n".join(lines)
+
+    def section_tooltip(self, key: str) -> str:
+        """Tooltip of one section (the bar and its legend entry show it)."""
+        return self._section_tip(key)  # type: ignore[arg-type]
+
+    def threshold_tooltip(self, t: Threshold) -> str:
+        """Tooltip of one threshold marker."""
+        if self._budget is None:
+            return ""
+        b, tokens = self._budget, self._budget.context_tokens
+        state = f"{t.tokens - tokens:,} left"
+        if t.crossed:
+            state = f"reached ({tokens - t.tokens:,} past)"
+        lines = [f"{t.label}: {t.tokens:,} tokens ({fmt_pct(t.tokens, b.window)})", state]
+        if t.key == "window":
+            lines.append(f"window from: {b.window_source}; guard: {b.guard}")
+        elif t.key == "compaction":
+            lines.append(f"window - reserveTokens {b.reserve_tokens:,}")
+        elif t.key == "flush":
+            if b.flush_terms is not None:
+                floor, soft = b.flush_terms
+                lines.append(
+                    f"window - reserveTokensFloor {floor:,} - softThresholdTokens {soft:,}"
+                )
+            lines.append(b.flush_reason)
+        elif t.key == "safe_limit":
+            lines.append(f"window - reserve 4,000 - hard cap {b.hard_cap:,}")
+        elif t.key == "seed":
+            lines.append(f"compact to {b.seed_target:,} (30%), emergency {b.seed_emergency:,}")
+        return "\n".join(lines)
+
+    def comparison_text(self) -> str:
+        """The comparison as the legend shows it ('' when none)."""
+        if self._after is None or self._budget is None or self._breakdown is None:
+            return ""
+        delta = self._after - self._breakdown.total_tokens
+        sign = "+" if delta >= 0 else "-"
+        pct = fmt_pct(self._after, self._budget.window)
+        return f"{self._after_label} {self._after:,} ({pct}, {sign}{abs(delta):,})"
+
+    # -- internals ------------------------------------------------------------
+    def _on_combo_index_changed(self, _index: int) -> None:
+        custom = self._combo.currentData() == CUSTOM
+        self._spin.setVisible(custom)
+        chosen = self.selected_window()
+        window = self._model_window if chosen is None else chosen
+        if window is not None:
+            self.window_changed.emit(window)
+
+    def _on_spin_value_changed(self, value: int) -> None:
+        if self._combo.currentData() == CUSTOM:
+            self.window_changed.emit(value)
+
+    def _refresh(self) -> None:
+        bd, b = self._breakdown, self._budget
+        self._canvas.breakdown, self._canvas.budget, self._canvas.after = bd, b, self._after
+        self._canvas.update()
+        for key, label in self._legend.items():
+            label.setText(self._legend_line(key))
+            tip = self.comparison_text() if key == AFTER else self.section_tooltip(key)
+            self._entries[key].setToolTip(tip)
+            self._swatches[key].setPixmap(self._swatch(key))
+            zero = bd is None or (key != AFTER and bd.tokens(key) == 0)  # type: ignore[arg-type]
+            label.setEnabled(not zero)
+        # Zero sections stay listed (a developer asks "no recalled memory?"), the
+        # comparison only while there is one.
+        self._entries[AFTER].setVisible(self._after is not None and bd is not None)
+        self._headline.setText(self._headline_line())
+        self._headline.setToolTip(self.headline_text())
+        self.setAccessibleDescription(self._describe())
+        self._canvas.setAccessibleName("budget bar")
+        self._canvas.setAccessibleDescription(self.accessibleDescription())
+
+    def _swatch(self, key: str) -> QPixmap:
+        pm = QPixmap(10, 10)
+        if key == AFTER:
+            pm.fill(self.palette().color(QPalette.ColorRole.Highlight))
+            return pm
+        color = QColor(SECTION_COLORS[key])
+        pm.fill(color)
+        if key == "unattributed":
+            p = QPainter(pm)
+            p.fillRect(pm.rect(), hatch(color))
+            p.end()
+        return pm
+
+    def _legend_line(self, key: str) -> str:
+        if key == AFTER:
+            return self.comparison_text()
+        bd, b = self._breakdown, self._budget
+        name = SECTION_LABELS[key]  # type: ignore[index]
+        if bd is None or b is None:
+            return name
+        tokens = bd.tokens(key)  # type: ignore[arg-type]
+        if key == "system" and tokens == 0:
+            return "system: not in transcript"
+        return f"{name} {tokens:,} ({fmt_pct(tokens, b.window)})"
+
+    def _headline_line(self) -> str:
+        bd, b = self._breakdown, self._budget
+        if bd is None or b is None:
+            return "no point selected"
+        total = bd.total_tokens
+        text = (
+            f"<b>{total:,}</b> tokens · <b>{fmt_pct(total, b.window)}</b>"
+            f" of {b.window:,} ({bd.source})"
+        )
+        if self.selected_window() is not None and self._model_window is not None:
+            text += f" · what-if (model: {self._model_window:,})"
+        if b.context_tokens > b.window:
+            over = f"{b.context_tokens - b.window:,} over the window"
+            return text + f" · <span style='color:#dc2626'><b>{over}</b></span>"
+        ahead = sorted((t for t in b.thresholds if not t.crossed), key=lambda t: t.tokens)
+        if ahead:
+            left = ahead[0].tokens - b.context_tokens
+            text += f" · {left:,} to {MARKER_SHORT.get(ahead[0].key, ahead[0].key)}"
+        crossed = [MARKER_SHORT.get(t.key, t.key) for t in b.thresholds if t.crossed]
+        if crossed:
+            text += f" · past {', '.join(crossed)}"
+        if b.guard != "ok":
+            text += f" · window guard: {b.guard}"
+        return text
+
+    def _describe(self) -> str:
+        bd, b = self._breakdown, self._budget
+        if bd is None or b is None:
+            return "Budget gauge: no point selected."
+        parts = [
+            f"Context {bd.total_tokens:,} tokens ({bd.source}), "
+            f"{fmt_pct(bd.total_tokens, b.window)} of a {b.window:,}-token window."
+        ]
+        secs = [
+            f"{s.label} {s.tokens:,} ({fmt_pct(s.tokens, b.window)})"
+            for s in bd.sections
+            if s.tokens
+        ]
+        parts.append(f"Sections: {'; '.join(secs) or 'none'}.")
+        ths = [
+            f"{t.label} {t.tokens:,} ({'reached' if t.crossed else 'not reached'})"
+            for t in sorted(b.thresholds, key=lambda t: t.tokens)
+        ]
+        parts.append(f"Thresholds: {'; '.join(ths)}.")
+        if self._after is not None:
+            parts.append(f"Comparison: {self.comparison_text()}.")
+        parts.append(f"System prompt: {bd.system_note}.")
+        return " ".join(parts)
+
+    @override
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._refresh()
+        super().changeEvent(event)

@@ -1,0 +1,3 @@
+"""Pieces every view shares: the job runner for background work, the app state
+object views observe, a generic record table model and the write preview dialog.
+"""

@@ -1,0 +1,701 @@
+"""Compaction on demand: plan, summarise in a worker, compare, then write or discard.
+
+:class:`CompactionPanel` is handed a :class:`~core.compaction.target.CompactionTarget`
+(the session, its settings and its memory-context folder, built by the app). It
+plans at once (in a worker), shows what would be pruned, summarised and kept, and
+reports the cut point for the timeline. Run summarises with the chosen provider
+(offline by default) in a worker with progress and cancel; the summary is shown
+with its sections and beside the previous compaction's summary, with the segments
+it would archive and the fact operations it proposes. Write asks the app's
+``confirm`` with the exact lines and files, then backs the transcript up, archives
+the segments and appends the compaction entry as the new leaf. Fact operations are
+not written here: they are handed on (``facts_proposed``) for the review queue.
+
+Model calls are bounded by the :class:`~core.compaction.provider.Timeouts` the app
+sets (connect, read, and a total deadline per run). When a call to the summariser
+fails, the panel says which call, against which endpoint and why, with the attempt
+log; Write is disabled, and it offers Retry, another summariser, or an explicit
+"Write the fallback summary anyway" (confirmed like any write; the entry's first
+line says it is a fallback).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QMessageBox
+from typing_extensions import override
+
+from core.compaction.plan import plan_compaction
+from core.compaction.provider import Timeouts, open_provider
+from core.compaction.run import (
+    CompactionRefused,
+    CompactionRun,
+    RecentlyModified,
+    SummaryFailed,
+    check_before_write,
+    compact,
+    compaction_job,
+    planned_writes,
+    write_compaction,
+)
+from core.io.jobs import check
+from core.openclaw.gateway import GatewayCompaction, GatewayError, compact_session
+from widgets.compaction.display import CompactionDisplay
+from widgets.compaction.markup import anchor
+from widgets.compaction.worker import CompactionTask
+
+LANE_TOOL = "memlens app"
+"""Who holds a session's lane during the app's compaction write."""
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from PySide6.QtWidgets import QWidget
+
+    from core.compaction.plan import CompactionPlan
+    from core.compaction.provider import ProviderChoice
+    from core.compaction.target import CompactionTarget
+    from core.io.jobs import CancelCheck, Progress
+    from core.safety.activity import ActivityLog
+    from core.safety.writes import Confirm
+    from core.transcript.model import Session
+
+
+class CompactionPanel(CompactionDisplay):
+    """Plan, run, compare and write a compaction of one session.
+
+    Parameters
+    ----------
+    confirm
+        Asked with the planned writes before anything is written (the app shows
+        a preview dialog); without one, Write is refused.
+
+    Signals
+    -------
+    cut_point_changed(str)
+        The planned ``firstKeptEntryId`` ("" when there is no plan): highlight it.
+    summary_ready(object)
+        A dry run finished: the :class:`~core.compaction.run.CompactionRun`.
+    summary_failed(object)
+        A dry run finished but a summariser call failed: the run (its
+        ``failure`` and ``call_log`` say which and why).
+    written(object)
+        The compaction was written: the run, with ``backup`` and ``appended``.
+        Reload the session (the timeline shows the new compaction).
+    facts_proposed(list)
+        After a write, the proposed fact operations
+        (:class:`~core.recall.updater.ProposedOperation`) for the review queue.
+    discarded()
+        The summary was thrown away; nothing was written.
+    failed(str)
+        Planning, the run or the write failed; the text says why.
+    """
+
+    cut_point_changed = Signal(str)
+    summary_ready = Signal(object)
+    summary_failed = Signal(object)
+    written = Signal(object)
+    facts_proposed = Signal(list)
+    discarded = Signal()
+    failed = Signal(str)
+    openclaw_compacted = Signal(str)
+    """OpenClaw's gateway compacted the session with this key (its database changed)."""
+
+    def __init__(self, parent: QWidget | None = None, *, confirm: Confirm | None = None) -> None:
+        super().__init__(parent)
+        self._confirm = confirm
+        self._target: CompactionTarget | None = None
+        self._plan: CompactionPlan | None = None
+        self._result: CompactionRun | None = None
+        self._serials = itertools.count(1)
+        self._tasks: dict[int, CompactionTask] = {}  # alive until they report
+        self._plan_serial = 0
+        self._active: CompactionTask | None = None
+        self._timeouts = Timeouts()
+        self._allow_fallback = False  # the write being prepared is the explicit fallback one
+        self._activity: ActivityLog | None = None
+        self.openclaw_command: str | None = None
+        """The openclaw command for :meth:`compact_with_openclaw` (None: the default)."""
+        # Background jobs; public so that an owner can wait for them (on quit).
+        self.jobs = QThreadPool(self)
+        self.jobs.setMaxThreadCount(2)
+        self._make_actions()
+        self.picker.provider_changed.connect(self._on_provider_changed)
+        self.show_cut_button.clicked.connect(self._on_show_cut_clicked)
+        self.sections_table.clicked.connect(self._on_section_clicked)
+        self.sections_table.activated.connect(self._on_section_clicked)
+        self.clear()
+
+    def _make_actions(self) -> None:
+        def action(
+            text: str, keys: Sequence[QKeySequence | str], slot: Callable[[], None]
+        ) -> QAction:
+            act = QAction(text, self)
+            act.setShortcuts([QKeySequence(k) for k in keys])
+            act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            act.triggered.connect(slot)
+            self.addAction(act)
+            return act
+
+        self.run_action = action("&Run Compaction", ["Ctrl+Return", "Ctrl+Enter"], self.run)
+        self.cancel_action = action("&Cancel Compaction", ["Esc"], self.cancel)
+        self.write_action = action(
+            "&Write Compaction…", [QKeySequence(QKeySequence.StandardKey.Save)], self.write
+        )
+        self.discard_action = action("&Discard Summary", ["Ctrl+D"], self.discard)
+        self.openclaw_action = action(
+            "Compact with &OpenClaw…", ["Ctrl+Shift+G"], self.compact_with_openclaw
+        )
+        self.fallback_action = action(
+            "Write the &Fallback Summary Anyway…", [], self.write_fallback
+        )
+        for button, act in (
+            (self.run_button, self.run_action),
+            (self.cancel_button, self.cancel_action),
+            (self.write_button, self.write_action),
+            (self.discard_button, self.discard_action),
+            (self.retry_button, self.run_action),
+            (self.fallback_button, self.fallback_action),
+            (self.openclaw_button, self.openclaw_action),
+        ):
+            button.clicked.connect(act.trigger)
+        self.other_button.clicked.connect(self._on_other_clicked)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def set_confirm(self, confirm: Confirm | None) -> None:
+        """The callback asked before any write (None: writes are refused)."""
+        self._confirm = confirm
+
+    def set_activity(self, activity: ActivityLog | None) -> None:
+        """The log that gets each write's ``compaction started`` / ``finished`` events."""
+        self._activity = activity
+
+    def set_timeouts(self, timeouts: Timeouts) -> None:
+        """Connect, read and total time limits of the model calls of each run."""
+        self._timeouts = timeouts
+
+    def timeouts(self) -> Timeouts:
+        """The time limits the next run uses."""
+        return self._timeouts
+
+    def set_providers(self, choices: Sequence[ProviderChoice]) -> None:
+        """Offer *choices* (an offline choice is always first); keeps the selection if offered."""
+        self.picker.set_providers(choices)
+
+    def provider(self) -> ProviderChoice:
+        """The provider chosen."""
+        return self.picker.provider()
+
+    def set_provider(self, index: int) -> None:
+        """Choose the provider at *index* (0 is offline)."""
+        self.picker.set_provider(index)
+
+    def set_target(self, target: CompactionTarget | None) -> None:
+        """Plan a compaction of *target* (None: show nothing); any unwritten run is dropped."""
+        if self._active is not None and self._active.kind in ("run", "prepare"):
+            self._active.cancel()
+            self._active = None
+        self._target = target
+        self._plan = None
+        self._show_result(None)
+        self.progress.hide()
+        self.set_message("")
+        if target is None:
+            self.clear()
+            return
+        s = target.session
+        in_db = s.db is not None
+        self.db_note.setVisible(in_db)
+        self.openclaw_button.setVisible(in_db)
+        self.force_check.setVisible(not in_db)
+        self.write_button.setVisible(not in_db)
+        self.session_label.setText(f"<b>{s.id}</b> — {len(s.entries):,} entries")
+        self.session_label.setToolTip(s.path)
+        st = target.settings
+        self.settings_label.setText(
+            f"window {st.window:,} ({st.window_source}) · reserve {st.reserve_tokens:,} · "
+            f"keep recent {st.keep_recent_tokens:,} · history share {st.max_history_share:g}"
+            + ("" if target.store_dir else " · no memory-context folder: nothing to archive")
+        )
+        self.plan_title.setText("Planning…")
+        self._plan_serial = self._start("plan", self._plan_job(target), track=False)
+        self._update_actions()
+
+    def clear(self) -> None:
+        """Show no session."""
+        self._target, self._plan = None, None
+        self._plan_serial = next(self._serials)
+        self._show_result(None)
+        self.session_label.setText("<b>No session</b>")
+        self.settings_label.setText("Select a session to plan a compaction.")
+        self.show_plan(None)
+        self.progress.hide()
+        self.state_label.clear()
+        self.set_message("")
+        self._update_actions()
+
+    def target(self) -> CompactionTarget | None:
+        """The session being compacted."""
+        return self._target
+
+    def plan(self) -> CompactionPlan | None:
+        """The plan shown, once computed."""
+        return self._plan
+
+    def result(self) -> CompactionRun | None:
+        """The summary run shown (written or not), if any."""
+        return self._result
+
+    def is_busy(self) -> bool:
+        """True while planning, summarising or writing."""
+        return self._active is not None or self._plan_serial in self._tasks
+
+    def summary_text(self) -> str:
+        """The summary pane's text, as displayed."""
+        return self.summary_view.toPlainText()
+
+    @Slot()
+    def run(self) -> None:
+        """Summarise with the chosen provider, in a worker (Ctrl+Enter)."""
+        if not self.run_action.isEnabled() or self._target is None or self._plan is None:
+            return
+        choice = self.provider()
+        error = self.picker.error()
+        if error is not None:
+            self.set_message(error, error=True)
+            return
+        target, timeouts = self._target, self._timeouts
+
+        def job(progress: Progress, cancelled: CancelCheck) -> CompactionRun:
+            opened = open_provider(choice, timeouts)
+            try:
+                return compact(
+                    target.session,
+                    summarizer=opened.summarizer,
+                    store_dir=target.store_dir,
+                    extract_client=opened.client,
+                    progress=progress,
+                    cancelled=cancelled,
+                    instructions=target.settings.instructions,
+                    **target.settings.kwargs(),
+                )
+            finally:
+                opened.close()
+
+        self._show_result(None)
+        self.set_message("")
+        self.progress.setRange(0, max(1, self._plan.calls))
+        self.progress.setValue(0)
+        self.progress.setFormat("starting…")
+        self.progress.show()
+        self.state_label.setText(f"Summarising with {choice.label}…")
+        self._start("run", job)
+
+    @Slot()
+    def cancel(self) -> None:
+        """Stop the running summary at once (Esc); nothing is written."""
+        task = self._active
+        if task is None or task.kind not in ("run", "prepare"):
+            return
+        task.cancel()
+        self.state_label.setText("Cancelling…")
+        self.cancel_action.setEnabled(False)
+
+    @Slot()
+    def write(self) -> None:
+        """Check, show what will be written (confirm), then write in a worker (Ctrl+S).
+
+        A run whose summariser failed is refused here (see :meth:`write_fallback`).
+        """
+        self._begin_write(allow_fallback=False)
+
+    @Slot()
+    def write_fallback(self) -> None:
+        """Write a failed run's fallback summary anyway, after the same confirm as a write.
+
+        The entry's first line says it is a fallback, not a real summary.
+        """
+        result = self._result
+        if result is None or result.failure is None:
+            return
+        self._begin_write(allow_fallback=True)
+
+    def _begin_write(self, *, allow_fallback: bool) -> None:
+        result, target = self._result, self._target
+        if result is None or target is None or self._active is not None or result.written:
+            return
+        if self._confirm is None:
+            self.set_message("Cannot write: no confirmation dialog is available.", error=True)
+            return
+        if result.failure is not None and not allow_fallback:
+            # decided at once: a failure is never written unless the fallback is asked for
+            self._refused(SummaryFailed(result, result.failure))
+            return
+        force = self.force_check.isChecked()
+        self._allow_fallback = allow_fallback
+
+        def prepare(_progress: Progress, cancelled: CancelCheck) -> Any:
+            # the refusals read files (sessions.json, lock files): off the GUI thread
+            try:
+                check_before_write(
+                    result, target.session, allow_recent=force, allow_fallback=allow_fallback
+                )
+            except CompactionRefused as exc:
+                return exc
+            return planned_writes(
+                result, target.session, store_dir=target.store_dir, update_store=True
+            )
+
+        self.state_label.setText("Preparing the write…")
+        self._start("prepare", prepare)
+
+    def _ask_openclaw(self, session: Session) -> bool:
+        """Ask before OpenClaw compacts *session* (tests replace this)."""
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Compact with OpenClaw",
+            f"Ask OpenClaw to compact session {session.id}?",
+            QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setInformativeText(
+            "memlens runs `openclaw sessions compact KEY --json`. OpenClaw's gateway must be "
+            "running; it summarises with its own model and appends the compaction to its "
+            "database. memlens writes nothing; live mode shows the new entry."
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box.exec() == QMessageBox.StandardButton.Ok
+
+    @Slot()
+    def compact_with_openclaw(self) -> None:
+        """Have OpenClaw's gateway compact a database session, after asking (Ctrl+Shift+G)."""
+        target = self._target
+        if target is None or target.session.db is None or self._active is not None:
+            return
+        if not self._ask_openclaw(target.session):
+            self.state_label.setText("Not asked: nothing was written.")
+            return
+        session, command = target.session, self.openclaw_command
+
+        def job(_progress: Progress, _cancelled: CancelCheck) -> Any:
+            try:
+                return compact_session(session, openclaw=command)
+            except GatewayError as exc:
+                return exc
+
+        self.state_label.setText("OpenClaw is compacting (its gateway)…")
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("openclaw sessions compact")
+        self.progress.show()
+        self._start("openclaw", job)
+
+    def _on_openclaw_done(self, value: object) -> None:
+        if isinstance(value, GatewayError):
+            self.state_label.setText("OpenClaw did not compact: nothing was written.")
+            self.set_message(str(value), error=True)
+            self.failed.emit(str(value))
+            return
+        assert isinstance(value, GatewayCompaction)
+        self.state_label.setText(value.describe())
+        self.set_message("")
+        self.openclaw_compacted.emit(value.key)
+
+    @Slot()
+    def discard(self) -> None:
+        """Throw the summary away; nothing is written (Ctrl+D)."""
+        if self._result is None or self._active is not None or self._result.written:
+            return
+        self._show_result(None)
+        self.state_label.setText("Discarded: nothing was written.")
+        self.set_message("")
+        self._update_actions()
+        self.discarded.emit()
+
+    def cancel_all(self) -> None:
+        """Stop planning and summarising (a write in progress finishes); call before quitting."""
+        for task in self._tasks.values():
+            if task.kind != "write":
+                task.cancel()
+
+    @override
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.cancel_all()
+        super().closeEvent(event)
+
+    # -- jobs ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _plan_job(target: CompactionTarget) -> Callable[[Progress, CancelCheck], Any]:
+        def job(_progress: Progress, _cancelled: CancelCheck) -> CompactionPlan:
+            return plan_compaction(target.session, **target.settings.kwargs())
+
+        return job
+
+    def _start(
+        self, kind: str, fn: Callable[[Progress, CancelCheck], Any], *, track: bool = True
+    ) -> int:
+        serial = next(self._serials)
+        task = CompactionTask(serial, kind, fn)
+        task.signals.progressed.connect(self._on_task_progressed)
+        task.signals.finished.connect(self._on_task_finished)
+        task.signals.failed.connect(self._on_task_failed)
+        task.signals.cancelled.connect(self._on_task_cancelled)
+        self._tasks[serial] = task
+        if track:
+            self._active = task
+        self.jobs.start(task)
+        self._update_actions()
+        return serial
+
+    def _finish(self, serial: int) -> CompactionTask | None:
+        """Forget task *serial*; return it if it is the one the view waits for."""
+        task = self._tasks.pop(serial, None)
+        if task is None:
+            return None
+        if task is self._active:
+            self._active = None
+            self.progress.hide()
+            return task
+        if task.kind == "plan" and serial == self._plan_serial:
+            return task
+        return task if task.kind in ("write", "openclaw") else None  # writes always report
+
+    # -- handlers -----------------------------------------------------------------------------
+
+    @Slot(int, int, int, str)
+    def _on_task_progressed(self, serial: int, done: int, total: int, label: str) -> None:
+        task = self._tasks.get(serial)
+        if task is None or task is not self._active or task.kind != "run":
+            return
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(min(done, total))
+            self.progress.setFormat(f"{label} — {min(done, total)}/{total}")
+        else:
+            self.progress.setRange(0, 0)
+            self.progress.setFormat(label)
+
+    @Slot(int, object)
+    def _on_task_finished(self, serial: int, value: object) -> None:
+        task = self._finish(serial)
+        if task is None:
+            return
+        if task.kind == "plan":
+            self._on_plan_ready(value)  # type: ignore[arg-type]
+        elif task.kind == "run":
+            if task.cancel_requested:
+                self._on_task_cancelled_state()
+            else:
+                self._on_run_ready(value)  # type: ignore[arg-type]
+        elif task.kind == "prepare":
+            if task.cancel_requested:
+                self._on_task_cancelled_state()
+            else:
+                self._on_writes_prepared(value)  # type: ignore[arg-type]
+        elif task.kind == "write":
+            self._on_write_done(value)
+        elif task.kind == "openclaw":
+            self._on_openclaw_done(value)
+        self._update_actions()
+
+    @Slot(int, str)
+    def _on_task_failed(self, serial: int, text: str) -> None:
+        task = self._finish(serial)
+        if task is None:
+            return
+        what = {"plan": "Planning", "run": "The compaction", "prepare": "Preparing the write"}
+        message = f"{what.get(task.kind, 'The write')} failed: {text}"
+        if task.kind == "plan":
+            self.plan_title.setText("Planning failed")
+        self.state_label.clear()
+        self.set_message(message, error=True)
+        self._update_actions()
+        self.failed.emit(message)
+
+    @Slot(int)
+    def _on_task_cancelled(self, serial: int) -> None:
+        if self._finish(serial) is not None:
+            self._on_task_cancelled_state()
+        self._update_actions()
+
+    def _on_task_cancelled_state(self) -> None:
+        self.state_label.setText("Cancelled: nothing was written.")
+
+    def _on_plan_ready(self, plan: CompactionPlan) -> None:
+        self._plan = plan
+        self.show_plan(plan)
+        self.cut_point_changed.emit(plan.first_kept_entry_id if plan.ok else "")
+
+    def _on_run_ready(self, result: CompactionRun) -> None:
+        self._show_result(result)
+        if result.summary is None:
+            self.state_label.setText("Nothing to summarise.")
+            self.set_message(result.plan.reason, error=True)
+            return
+        s = result.summary
+        failure = result.failure
+        if failure is not None:
+            message = f"Summary failed, nothing was written: {failure.describe()}"
+            self.state_label.setText("Summary failed: nothing was written.")
+            self.set_message(message, error=True)
+            self.retry_button.setFocus()
+            self.summary_failed.emit(result)
+            self.failed.emit(message)
+            return
+        self.state_label.setText(
+            f"Summary ready ({s.calls} call(s)): compare it, then write or discard."
+        )
+        self.summary_ready.emit(result)
+
+    def _on_writes_prepared(self, writes: list[Any] | CompactionRefused) -> None:
+        if isinstance(writes, CompactionRefused):
+            self._refused(writes)
+            return
+        result, target, confirm = self._result, self._target, self._confirm
+        if result is None or target is None or confirm is None:
+            return
+        if not confirm(writes):
+            self.state_label.setText("Not written: the write was not confirmed.")
+            return
+        force, allow_fallback = self.force_check.isChecked(), self._allow_fallback
+        activity = self._activity
+
+        def job(_progress: Progress, cancelled: CancelCheck) -> object:
+            # The session's lane (shared with the CLI) and the activity events
+            # bracket the write; a second compaction of the session is refused.
+            try:
+                with compaction_job(
+                    target.session,
+                    tool=LANE_TOOL,
+                    activity=activity,
+                    tokens_before=result.plan.tokens_before,
+                ) as lane_job:
+                    lane_job.run = result
+                    check(cancelled, "before writing the compaction")
+                    return write_compaction(
+                        result,
+                        target.session,
+                        store_dir=target.store_dir,
+                        accept_facts=False,
+                        allow_recent=force,
+                        allow_fallback=allow_fallback,
+                        update_store=True,
+                        lane=lane_job.lane,
+                        tool=LANE_TOOL,
+                    )
+            except CompactionRefused as exc:  # LaneBusy too: it names the holder
+                return exc
+
+        self.state_label.setText("Writing…")
+        self._start("write", job)
+
+    def _on_write_done(self, value: object) -> None:
+        if isinstance(value, CompactionRefused):
+            self._refused(value)
+            return
+        if not isinstance(value, CompactionRun):
+            return
+        run = value
+        entry = run.entry or {}
+        where = run.appended
+        fallback = run.summary_failed
+        if fallback:
+            self.state_label.setText("Written (fallback summary).")
+        elif run.failure is not None:
+            self.state_label.setText("Written (without facts: their extraction failed).")
+        else:
+            self.state_label.setText("Written.")
+        self.set_message(
+            ("Fallback compaction" if fallback else "Compaction")
+            + f" {entry.get('id', '')} appended as the new leaf"
+            + (f" at byte {where.offset:,} of {where.path}" if where else "")
+            + (f"; backup {run.backup}" if run.backup else "")
+            + f"; {run.segments_appended} segment(s) archived; "
+            f"{len(run.facts)} fact operation(s) sent for review"
+            + (f"; {run.store_update.note}" if run.store_update is not None else "")
+            + ". Reload the session to compact it again.",
+            ok=run.store_update is None or run.store_update.updated,
+            error=run.store_update is not None and not run.store_update.updated,
+        )
+        self._update_actions()
+        self.written.emit(run)
+        if run.facts:
+            self.facts_proposed.emit(list(run.facts))
+
+    def _refused(self, exc: CompactionRefused) -> None:
+        text = f"Not written: {exc}"
+        if isinstance(exc, RecentlyModified):
+            text += "  Tick “Write even if the agent just wrote” to override."
+            self.force_check.setFocus()
+        self.state_label.clear()
+        self.set_message(text, error=True)
+        self._update_actions()
+
+    @Slot(object)
+    def _on_provider_changed(self, _choice: object) -> None:
+        self._update_actions()
+
+    @Slot()
+    def _on_other_clicked(self) -> None:
+        """Pick another summariser: the picker gets the focus (arrow keys or F4 choose)."""
+        self.provider_combo.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.state_label.setText("Choose another summariser, then Run.")
+
+    @Slot()
+    def _on_show_cut_clicked(self) -> None:
+        if self._plan is not None and self._plan.ok:
+            self.cut_point_changed.emit(self._plan.first_kept_entry_id)
+
+    @Slot(QModelIndex)
+    def _on_section_clicked(self, index: QModelIndex) -> None:
+        self.summary_view.scrollToAnchor(anchor(index.row()))
+
+    def _show_result(self, result: CompactionRun | None) -> None:
+        self._result = result
+        self.show_run(result, self._plan.previous_summary if self._plan is not None else None)
+        self.show_failure(result)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        busy = self._active is not None
+        planning = self._plan_serial in self._tasks
+        plan_ok = self._plan is not None and self._plan.ok
+        result = self._result
+        pending = result is not None and result.entry is not None and not result.written
+        failed = result is not None and result.failure is not None
+        valid = self.picker.error() is None
+        stale = result is not None and result.written  # the session changed: reload first
+        self.run_action.setEnabled(
+            bool(plan_ok and not busy and not planning and valid and not stale)
+        )
+        self.cancel_action.setEnabled(
+            busy
+            and self._active is not None
+            and self._active.kind in ("run", "prepare")
+            and not self._active.cancel_requested
+        )
+        in_db = self._target is not None and self._target.session.db is not None
+        self.write_action.setEnabled(pending and not busy and not failed and not in_db)
+        self.fallback_action.setEnabled(pending and not busy and failed and not in_db)
+        self.openclaw_action.setEnabled(in_db and not busy)
+        self.discard_action.setEnabled(result is not None and not result.written and not busy)
+        self.picker.setEnabled(not busy)
+        self.force_check.setEnabled(pending and not busy)
+        self.show_cut_button.setEnabled(plan_ok)
+        for button, act in (
+            (self.run_button, self.run_action),
+            (self.cancel_button, self.cancel_action),
+            (self.write_button, self.write_action),
+            (self.discard_button, self.discard_action),
+            (self.retry_button, self.run_action),
+            (self.fallback_button, self.fallback_action),
+            (self.openclaw_button, self.openclaw_action),
+        ):
+            button.setEnabled(act.isEnabled())
+        self.other_button.setEnabled(not busy and len(self.picker.providers()) > 1)

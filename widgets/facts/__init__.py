@@ -1,0 +1,3 @@
+"""Knowledge fact review and editing: the fact table, detail with history and
+sources, the edit dialog, undo, and the review queue of proposed operations.
+"""

@@ -1,0 +1,482 @@
+"""Knowledge facts: a filterable table of every fact, its detail, and edits that only append.
+
+:class:`FactsView` is attached to a :class:`~core.store.knowledge.KnowledgeLog`
+(:meth:`FactsView.attach`) with the app's :data:`~core.safety.writes.Confirm` and,
+optionally, a ``sources(content)`` callable that searches the warm store and the
+transcripts (:func:`core.knowledge.sources.fact_sources`). It shows one row per fact
+(type, content, context, time, status) with type, status and text filters, and
+for the current fact its history, its supersession chain and its likely sources
+(searched in a worker, and only while the view is shown: a hidden tab searches
+when it is shown again).
+
+Edits (:mod:`widgets.facts.editing`) plan the exact lines, ask *confirm*, append,
+and refresh the table from the log keeping the selection and scroll position.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    Qt,
+    QThreadPool,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+from typing_extensions import override
+
+from core.store.knowledge import FACT_TYPES
+from widgets.facts.detail import SOURCES_TAB, FactDetail
+from widgets.facts.editing import FactEditing
+from widgets.facts.model import COLUMNS, STATUSES, TIME_COL, FactFilterProxy, FactTableModel
+from widgets.facts.sources_worker import FactSourcesWorker
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from PySide6.QtGui import QShowEvent
+
+    from core.knowledge.sources import SourceHit
+    from core.safety.writes import Confirm
+    from core.store.knowledge import Fact, KnowledgeLog
+
+SOURCES_DELAY_MS = 150
+PLAIN = (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
+
+
+class FactsView(QWidget):
+    """Every fact of a knowledge log, filterable, with its detail and append-only edits.
+
+    Signals
+    -------
+    written(list)
+        After every write (an edit, a bulk action, an undo or redo): the
+        :class:`core.knowledge.ops.Applied` records written (path, line numbers,
+        byte offsets, records), for the activity log.
+    failed(str)
+        A write was refused or failed (the message is also shown in the view).
+    current_fact_changed(str)
+        The id of the fact now current ("" when none).
+    sources_ready(list)
+        The likely sources of the current fact were found (list of SourceHit).
+    """
+
+    written = Signal(list)
+    failed = Signal(str)
+    current_fact_changed = Signal(str)
+    sources_ready = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._log: KnowledgeLog | None = None
+        self._sources: Callable[[str], list[SourceHit]] | None = None
+        self._serials = itertools.count(1)
+        self._sources_serial = 0
+        self._sources_pending = False  # a search waits for the view to be shown
+        # Background jobs; public so that an owner can wait for them (on quit).
+        self.jobs = QThreadPool(self)
+        self.jobs.setMaxThreadCount(1)
+        self._sources_timer = QTimer(self, singleShot=True, interval=SOURCES_DELAY_MS)
+        self._sources_timer.timeout.connect(self._on_sources_timer_timeout)
+        self._build()
+        self.editing = FactEditing(self)
+        self.undo_stack = self.editing.undo_stack
+        self._build_bar()
+        self._update_counts()
+
+    # -- building -----------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.model = FactTableModel(self)
+        self.proxy = FactFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for col, column in enumerate(COLUMNS):
+            header.resizeSection(col, column.width)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.sortByColumn(TIME_COL, Qt.SortOrder.DescendingOrder)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        self.table.installEventFilter(self)
+        self.table.doubleClicked.connect(self._on_table_double_clicked)
+        selection = self.table.selectionModel()
+        selection.currentRowChanged.connect(self._on_current_row_changed)
+        selection.selectionChanged.connect(self._on_selection_changed)
+        self.proxy.rowsInserted.connect(self._update_counts)
+        self.proxy.rowsRemoved.connect(self._update_counts)
+        self.proxy.modelReset.connect(self._update_counts)
+        self.proxy.layoutChanged.connect(self._update_counts)
+
+        self.type_combo = QComboBox()
+        self.type_combo.setToolTip("Show facts of one type")
+        self.type_combo.addItem("All types", None)
+        for t in FACT_TYPES:
+            self.type_combo.addItem(t, t)
+        self.type_combo.currentIndexChanged.connect(self._on_type_combo_changed)
+        self.status_combo = QComboBox()
+        self.status_combo.setToolTip("Show facts with one status")
+        self.status_combo.addItem("All statuses", None)
+        for s in STATUSES:
+            self.status_combo.addItem(s, s)
+        self.status_combo.currentIndexChanged.connect(self._on_status_combo_changed)
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setPlaceholderText("Filter: words in content, context or id")
+        self.filter_edit.setToolTip("Show facts whose content, context or id hold every word")
+        self.filter_edit.textChanged.connect(self.proxy.set_text)
+        self.filter_edit.textChanged.connect(self._update_counts)
+
+        self.detail = FactDetail()
+        self.detail.fact_activated.connect(self.select_fact)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([480, 320])
+        self.counts_label = QLabel()
+        self.status_label = QLabel(wordWrap=True)
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def _build_bar(self) -> None:
+        filters = QHBoxLayout()
+        for label, widget in (("&Type", self.type_combo), ("St&atus", self.status_combo)):
+            lab = QLabel(label)
+            lab.setBuddy(widget)
+            filters.addWidget(lab)
+            filters.addWidget(widget)
+        filters.addWidget(self.filter_edit, 1)
+        filters.addWidget(self.counts_label)
+        buttons = QHBoxLayout()
+        ed = self.editing
+        for act in (
+            ed.new_action,
+            ed.edit_action,
+            ed.supersede_action,
+            ed.delete_action,
+            ed.restore_action,
+            None,
+            ed.undo_action,
+            ed.redo_action,
+        ):
+            if act is None:
+                buttons.addSpacing(12)
+                continue
+            button = QToolButton()
+            button.setDefaultAction(act)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(filters)
+        layout.addLayout(buttons)
+        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.status_label)
+
+    # -- public API ---------------------------------------------------------------------------
+    def attach(
+        self,
+        log: KnowledgeLog | None,
+        confirm: Confirm | None,
+        sources: Callable[[str], list[SourceHit]] | None = None,
+    ) -> None:
+        """Show *log*; *confirm* is asked before every write; *sources* finds likely sources.
+
+        A new log clears the undo stack (its commands belong to the old one) and
+        the selection: fact ids of another log are never looked up in this one.
+        """
+        if log is not self._log:
+            self.undo_stack.clear()
+        # The old selection goes first, then the rows, and only then the log the
+        # actions look the selected ids up in: no id of the old log reaches the new.
+        self.table.selectionModel().clear()
+        self.model.set_log(log)
+        self._log = log
+        self._sources = sources
+        self.editing.set_target(log, confirm)
+        self._add_unknown_types()
+        self.status_label.clear()
+        if self.proxy.rowCount():
+            self._select_proxy_rows([0])
+        else:
+            self._show_current()
+        self._update_counts()
+
+    def detach(self) -> None:
+        """Show nothing and write nothing."""
+        self.attach(None, None)
+
+    def log(self) -> KnowledgeLog | None:
+        """The log shown."""
+        return self._log
+
+    def refresh(self) -> list[str]:
+        """Update the table from the log (after live appends); returns the ids that changed.
+
+        The selection, the current fact and the scroll position are kept.
+        """
+        selected, current = self.selected_ids(), self.current_id()
+        bar = self.table.verticalScrollBar()
+        scroll = bar.value()
+        reset = [False]
+
+        def on_reset() -> None:
+            reset[0] = True
+
+        self.model.modelReset.connect(on_reset)
+        try:
+            self._add_unknown_types()
+            changed = self.model.refresh()
+        finally:
+            self.model.modelReset.disconnect(on_reset)
+        if reset[0]:
+            self.select_ids(selected, current)
+            bar.setValue(scroll)
+        if current and (current in changed or reset[0]):
+            self._show_current()
+        self._update_counts()
+        self.editing.update_actions()
+        return changed
+
+    def current_id(self) -> str:
+        """The id of the current fact ("" when none)."""
+        fact = self.current_fact()
+        return fact.id if fact is not None else ""
+
+    def current_fact(self) -> Fact | None:
+        """The current fact (as the log has it now), if any."""
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return None
+        return self.model.fact(self.proxy.mapToSource(index).row())
+
+    def selected_ids(self) -> list[str]:
+        """Ids of the selected facts, in table order."""
+        rows = sorted(r.row() for r in self.table.selectionModel().selectedRows())
+        return [self._fact_at(r).id for r in rows]
+
+    def _fact_at(self, proxy_row: int) -> Fact:
+        return self.model.fact(self.proxy.mapToSource(self.proxy.index(proxy_row, 0)).row())
+
+    def selected_facts(self) -> list[Fact]:
+        """The selected facts (as the log has them now), in table order."""
+        log = self._log
+        if log is None:
+            return []
+        facts = log.facts
+        return [facts[i] for i in self.selected_ids() if i in facts]
+
+    def select_fact(self, fact_id: str) -> bool:
+        """Make *fact_id* current and selected, clearing filters that hide it."""
+        row = self.model.row_of(fact_id)
+        if row < 0:
+            return False
+        if not self.proxy.mapFromSource(self.model.index(row, 0)).isValid():
+            self.clear_filters()
+        return self.select_ids([fact_id], fact_id)
+
+    def select_ids(self, ids: Iterable[str], current: str | None = None) -> bool:
+        """Select the facts *ids* that are shown; *current* (or the first) becomes current."""
+        rows = []
+        for fid in ids:
+            src = self.model.row_of(fid)
+            if src >= 0:
+                idx = self.proxy.mapFromSource(self.model.index(src, 0))
+                if idx.isValid():
+                    rows.append(idx.row())
+        cur = -1
+        if current:
+            src = self.model.row_of(current)
+            idx = self.proxy.mapFromSource(self.model.index(src, 0)) if src >= 0 else QModelIndex()
+            cur = idx.row() if idx.isValid() else -1
+        return self._select_proxy_rows(rows, cur)
+
+    def clear_filters(self) -> None:
+        """Show every fact."""
+        self.type_combo.setCurrentIndex(0)
+        self.status_combo.setCurrentIndex(0)
+        self.filter_edit.clear()
+
+    def set_filters(
+        self, fact_type: str | None = None, status: str | None = None, text: str = ""
+    ) -> None:
+        """Set the type, status and text filters (None: all)."""
+        self.type_combo.setCurrentIndex(max(0, self.type_combo.findData(fact_type)))
+        self.status_combo.setCurrentIndex(max(0, self.status_combo.findData(status)))
+        self.filter_edit.setText(text)
+
+    def focus_filter(self) -> None:
+        """Put the keyboard focus in the text filter (for the app's Find)."""
+        self.filter_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filter_edit.selectAll()
+
+    def shown_ids(self) -> list[str]:
+        """Ids of the facts the table shows, in table order."""
+        return [self._fact_at(r).id for r in range(self.proxy.rowCount())]
+
+    def show_message(self, text: str) -> None:
+        """Show *text* under the table."""
+        self.status_label.setText(text)
+
+    def wait_for_sources(self, msecs: int = 5000) -> bool:
+        """Wait for a running sources search (tests, shutdown)."""
+        return self.jobs.waitForDone(msecs)
+
+    # -- selection -------------------------------------------------------------------------
+    def _select_proxy_rows(self, rows: list[int], current: int = -1) -> bool:
+        sel = self.table.selectionModel()
+        if not rows and current < 0:
+            sel.clearSelection()
+            return False
+        flag = QItemSelectionModel.SelectionFlag
+        rows_flag = flag.Rows
+        selection = QItemSelection()
+        for r in rows:
+            selection.select(self.proxy.index(r, 0), self.proxy.index(r, 0))
+        cur = current if current >= 0 else rows[0]
+        sel.setCurrentIndex(self.proxy.index(cur, 0), flag.NoUpdate)
+        sel.select(selection, flag.ClearAndSelect | rows_flag)
+        if current >= 0 and current not in rows:
+            sel.select(self.proxy.index(current, 0), flag.Select | rows_flag)
+        self.table.scrollTo(self.proxy.index(cur, 0))
+        return True
+
+    def _on_current_row_changed(self, _current: QModelIndex, _previous: QModelIndex) -> None:
+        self._show_current()
+
+    def _on_selection_changed(self, *_args: object) -> None:
+        self.editing.update_actions()
+
+    def _show_current(self) -> None:
+        fact = self.current_fact()
+        self.detail.show_fact(self._log, fact.id if fact else None)
+        self.editing.update_actions()
+        self._request_sources()
+        self.current_fact_changed.emit(fact.id if fact else "")
+
+    def _on_table_double_clicked(self, _index: QModelIndex) -> None:
+        self.editing.edit_current()
+
+    @override
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._sources_pending:
+            self._sources_pending = False
+            self._sources_timer.start()
+
+    @override
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table and event.type() == QEvent.Type.KeyPress:
+            key = event if isinstance(event, QKeyEvent) else None
+            if (
+                key is not None
+                and key.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and key.modifiers()
+                in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
+            ):
+                self.editing.edit_current()
+                return True
+        return super().eventFilter(watched, event)
+
+    # -- filters and counts -------------------------------------------------------------------
+    def _on_type_combo_changed(self, _index: int) -> None:
+        self.proxy.set_type(self.type_combo.currentData())
+        self._update_counts()
+
+    def _on_status_combo_changed(self, _index: int) -> None:
+        self.proxy.set_status(self.status_combo.currentData())
+        self._update_counts()
+
+    def _add_unknown_types(self) -> None:
+        """Types the agent wrote that memlens does not know still get a filter entry."""
+        if self._log is None:
+            return
+        for t in sorted({f.type for f in self._log.facts.values()} - set(FACT_TYPES)):
+            if self.type_combo.findData(t) < 0:
+                self.type_combo.addItem(t, t)
+
+    def _update_counts(self, *_args: object) -> None:
+        log = self._log
+        if log is None:
+            self.counts_label.setText("no knowledge log")
+            return
+        c = log.counts()
+        self.counts_label.setText(
+            f"{c['active']} active · {c['superseded']} superseded · {c['deleted']} deleted"
+            f" · showing {self.proxy.rowCount()}"
+        )
+
+    # -- sources ------------------------------------------------------------------------------
+    def _request_sources(self) -> None:
+        self._sources_serial = next(self._serials)  # an answer for another fact is dropped
+        self._sources_timer.stop()
+        self._sources_pending = False
+        fact = self.current_fact()
+        if fact is None or self._sources is None:
+            self.detail.set_sources(None)
+            return
+        self.detail.set_sources([], "Searching segments and messages…")
+        if self.isVisible():
+            self._sources_timer.start()
+        else:
+            self._sources_pending = True  # searched when the view is shown
+
+    def _on_sources_timer_timeout(self) -> None:
+        fact = self.current_fact()
+        if fact is None or self._sources is None:
+            return
+        if not self.isVisible():  # hidden (another tab) since the request: wait for a show
+            self._sources_pending = True
+            return
+        worker = FactSourcesWorker(self._sources_serial, self._sources, fact.content)
+        worker.signals.finished.connect(self._on_sources_finished)
+        worker.signals.failed.connect(self._on_sources_failed)
+        self.jobs.start(worker)
+
+    @Slot(int, list)
+    def _on_sources_finished(self, serial: int, hits: list[SourceHit]) -> None:
+        if serial != self._sources_serial:
+            return
+        self.detail.set_sources(hits, "" if hits else "No segment or message says much of it.")
+        self.sources_ready.emit(hits)
+
+    @Slot(int, str)
+    def _on_sources_failed(self, serial: int, message: str) -> None:
+        if serial == self._sources_serial:
+            self.detail.set_sources([], f"Search failed: {message}")
+
+    def show_sources_tab(self) -> None:
+        """Bring the likely sources to the front."""
+        self.detail.tabs.setCurrentIndex(SOURCES_TAB)

@@ -1,0 +1,286 @@
+"""The OpenClaw tab: the session's row, OpenClaw's transcript search, its memory index.
+
+* **Session row**: what OpenClaw keeps per session key (``session_nodes`` and
+  ``session_windows`` of its 2026.9 agent database, or ``sessions.json`` before),
+  read-only: key, channel and conversation, model, token counters, compaction count,
+  lifecycle times, and which store it came from.
+* **Transcript search**: the database's own full-text index, ``session_transcript_fts``,
+  queried as OpenClaw's session search does (:meth:`AgentDb.search_transcripts`):
+  what OpenClaw would find, beside memlens's recall. Activating a hit shows its entry.
+* **Memory index**: OpenClaw's memory index (a view set by the window).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.io.problems import FormatError
+from core.io.timefmt import is_date_ms, utc_minute_ms
+from core.openclaw.agentdb import AgentDb, session_path
+from core.openclaw.session_rows import RowField, find_row, row_fields
+from widgets.common.record_model import Column, RecordRole, RecordTableModel
+from widgets.openclaw.memory_index_models import Job
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from core.dataset.load import DataSet
+    from core.openclaw.agentdb import TranscriptHit
+    from core.transcript.model import Session
+    from widgets.openclaw.memory_index_view import MemoryIndexView
+
+ROW_COLUMNS: tuple[Column[RowField], ...] = (
+    Column("Group", lambda f: f.group),
+    Column("Field", lambda f: f.label),
+    Column("Value", lambda f: f.value),
+    Column("Key", lambda f: f.key),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    agent: str
+    db: str
+    hit: TranscriptHit
+
+
+def _when(ms: int | None) -> str:
+    return utc_minute_ms(ms) if ms is not None and is_date_ms(ms) else ""
+
+
+HIT_COLUMNS: tuple[Column[_Hit], ...] = (
+    Column("Score", lambda h: f"{h.hit.score:.4g}", lambda h: h.hit.score, align_right=True),
+    Column("Agent", lambda h: h.agent),
+    Column("Session", lambda h: h.hit.session_id),
+    Column("Role", lambda h: h.hit.role or ""),
+    Column("When (UTC)", lambda h: _when(h.hit.timestamp), lambda h: h.hit.timestamp or 0),
+    Column("Snippet", lambda h: " ".join(h.hit.snippet.split())),
+)
+
+
+def _table(model: RecordTableModel[object], name: str) -> QTableView:  # type: ignore[type-var]
+    view = QTableView()
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.verticalHeader().hide()
+    view.horizontalHeader().setStretchLastSection(True)
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    view.setWordWrap(False)
+    view.setAccessibleName(name)
+    return view
+
+
+def search_databases(
+    dbs: list[tuple[str, Path]], text: str, session_id: str | None
+) -> tuple[str, list[_Hit], list[str]]:
+    """Search each agent database's transcript index (a worker's job); best first."""
+    hits: list[_Hit] = []
+    errors: list[str] = []
+    for agent, path in dbs:
+        try:
+            with AgentDb(path, agent) as db:
+                if not db.has_transcript_fts():
+                    errors.append(f"{agent}: no transcript index in this database")
+                    continue
+                found = db.search_transcripts(text, limit=100, session_id=session_id)
+        except FormatError as exc:
+            errors.append(str(exc))
+            continue
+        hits += [_Hit(agent, str(path), h) for h in found]
+    hits.sort(key=lambda h: -h.hit.score)
+    return text, hits, errors
+
+
+class OpenClawView(QWidget):
+    """Session row, transcript search and memory index of current OpenClaw."""
+
+    hit_activated = Signal(str, str)
+    """A transcript hit was activated: ``(session path, message id)``."""
+    searched = Signal()
+    """A transcript search's results (or its failure) are shown."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._data: DataSet | None = None
+        self._session: Session | None = None
+        self.memory_view: MemoryIndexView | None = None
+        self.jobs = QThreadPool(self)
+        """Transcript searches run here, off the GUI thread."""
+        self._serial = 0
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self._build_row()
+        self._build_search()
+        self.memory_placeholder = QLabel(
+            "Open an OpenClaw home to see its memory index.", alignment=Qt.AlignmentFlag.AlignCenter
+        )
+        self.tabs.addTab(self.row_page, "Session &row")
+        self.tabs.addTab(self.search_page, "&Transcript search")
+        self.tabs.addTab(self.memory_placeholder, "&Memory index")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.tabs)
+
+    # -- building -----------------------------------------------------------------------------
+    def _build_row(self) -> None:
+        self.row_page = QWidget()
+        self.row_source = QLabel(wordWrap=True)
+        self.row_source.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.row_model: RecordTableModel[RowField] = RecordTableModel(ROW_COLUMNS, self)
+        self.row_table = _table(self.row_model, "Session row")  # type: ignore[arg-type]
+        lay = QVBoxLayout(self.row_page)
+        lay.addWidget(self.row_source)
+        lay.addWidget(self.row_table, 1)
+
+    def _build_search(self) -> None:
+        self.search_page = QWidget()
+        self.query = QLineEdit(placeholderText="Words OpenClaw's session search looks for…")
+        self.query.setAccessibleName("Transcript search query")
+        self.query.returnPressed.connect(self.search)
+        self.this_session = QCheckBox("This session only")
+        self.this_session.setToolTip("Search the selected session's transcript only")
+        self.search_button = QPushButton("&Search")
+        self.search_button.clicked.connect(self.search)
+        row = QHBoxLayout()
+        row.addWidget(self.query, 1)
+        row.addWidget(self.this_session)
+        row.addWidget(self.search_button)
+        self.search_note = QLabel(wordWrap=True)
+        self.search_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hit_model: RecordTableModel[_Hit] = RecordTableModel(HIT_COLUMNS, self)
+        self.hit_table = _table(self.hit_model, "Transcript search results")  # type: ignore[arg-type]
+        self.hit_table.activated.connect(self._on_hit_activated)
+        self.hit_table.doubleClicked.connect(self._on_hit_activated)
+        lay = QVBoxLayout(self.search_page)
+        lay.addLayout(row)
+        lay.addWidget(self.search_note)
+        lay.addWidget(self.hit_table, 1)
+        self.search_note.setText(
+            "OpenClaw's own full-text index of user and assistant messages "
+            "(session_transcript_fts: every word must match; ranked by bm25)."
+        )
+
+    def set_memory_view(self, view: MemoryIndexView) -> None:
+        """Put the memory index view in its tab."""
+        index = self.tabs.indexOf(self.memory_placeholder)
+        self.tabs.removeTab(index)
+        self.tabs.insertTab(index, view, "&Memory index")
+        self.memory_placeholder.deleteLater()
+        self.memory_view = view
+
+    # -- data ---------------------------------------------------------------------------------
+    def set_data(self, data: DataSet | None) -> None:
+        """A new data set: the search covers its agent databases."""
+        self._data = data
+        self._session = None
+        self.hit_model.set_records([])
+        if self.memory_view is not None:
+            found = data.discovery if data is not None else None
+            home = found.path if found is not None and found.kind == "openclaw-home" else None
+            self.memory_view.set_home(
+                home,
+                list(found.memory_indexes) if found is not None else [],
+                found.config if found is not None else None,
+                None,  # each agent's own workspace, resolved by the view from the config
+            )
+        dbs = data.discovery.databases if data is not None else []
+        self.query.setEnabled(bool(dbs))
+        self.search_button.setEnabled(bool(dbs))
+        if not dbs:
+            self.search_note.setText(
+                "No OpenClaw agent database here: transcript search needs OpenClaw 2026.9 or "
+                "later (its sessions live in agents/<id>/agent/openclaw-agent.sqlite)."
+            )
+        self.show_session(None)
+
+    def show_session(self, session: Session | None) -> None:
+        """Show *session*'s row (or say there is none)."""
+        self._session = session
+        if session is None or self._data is None:
+            self.row_model.set_records([])
+            self.row_source.setText("No session selected.")
+            return
+        found = find_row(self._data.stores, session)
+        if found is None:
+            self.row_model.set_records([])
+            self.row_source.setText(
+                f"No session row names {session.id}: neither an agent database nor a "
+                "sessions.json lists it (a pi session, or one OpenClaw forgot)."
+            )
+            return
+        name, entry = found
+        store = self._data.stores[name]
+        era = "OpenClaw agent database" if name.endswith("(sqlite)") else "sessions.json"
+        self.row_source.setText(f"From {era}: {store.path} (read-only)")
+        self.row_model.set_records(row_fields(entry))
+        self.row_table.resizeColumnsToContents()
+
+    # -- search -------------------------------------------------------------------------------
+    @Slot()
+    def search(self) -> None:
+        """Run the query on every agent database (or the selected session's), in a worker."""
+        data = self._data
+        text = self.query.text().strip()
+        if data is None or not text:
+            return
+        only = self._session if self.this_session.isChecked() else None
+        dbs = [
+            (a.name, a.database)
+            for a in data.discovery.agents
+            if a.database is not None and (only is None or only.db == str(a.database))
+        ]
+        sid = only.id if only is not None else None
+        self._serial += 1
+        self.search_note.setText(f"Searching OpenClaw's transcript index for {text!r}…")
+        job = Job(self._serial, lambda: search_databases(dbs, text, sid))
+        job.signals.finished.connect(self._on_searched)
+        job.signals.failed.connect(self._on_search_failed)
+        self.jobs.start(job)
+
+    @Slot(int, object)
+    def _on_searched(self, serial: int, result: object) -> None:
+        if serial != self._serial or not isinstance(result, tuple):
+            return  # a newer search replaced this one
+        text, hits, errors = result
+        self.hit_model.set_records(hits)
+        self.hit_table.resizeColumnsToContents()
+        note = f"{len(hits)} hit(s) for {text!r} in OpenClaw's transcript index"
+        self.search_note.setText("; ".join([note, *errors]))
+        self.searched.emit()
+
+    @Slot(int, str)
+    def _on_search_failed(self, serial: int, message: str) -> None:
+        if serial == self._serial:
+            self.search_note.setText(f"Transcript search failed: {message}")
+            self.searched.emit()
+
+    def search_for(self, text: str) -> None:
+        """Show the search tab with *text* searched."""
+        self.tabs.setCurrentWidget(self.search_page)
+        self.query.setText(text)
+        self.search()
+
+    @Slot(QModelIndex)
+    def _on_hit_activated(self, index: QModelIndex) -> None:
+        hit = index.siblingAtColumn(0).data(RecordRole)
+        if isinstance(hit, _Hit):
+            path = session_path(hit.db, hit.hit.session_id)
+            self.hit_activated.emit(path, hit.hit.message_id or "")

@@ -1,0 +1,516 @@
+"""Recall preview: what memory-context would recall at the selected point, and why.
+
+A query box (prefilled with the agent's query, debounced), the knowledge and detail
+hits with every score component, knobs bound to :class:`SearchConfig`, the
+recalled-context block exactly as :func:`core.recall.block.build_block` returns
+it, what the hard cap cut, and "why not?" for any segment or message.
+
+Recall takes a few milliseconds at 20,000 segments (hash embedder), so it runs on
+the GUI thread after the debounce; the status line shows how long it took.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.recall.block import hard_cap, search_limit
+from core.recall.engine import MIN_QUERY_CHARS, RecallSettings, recall
+from core.recall.hybrid import Explanation, SearchConfig, explain
+from core.safety.redact import maybe_redact
+from widgets.common.record_model import RecordRole
+from widgets.recall.knobs import SearchKnobs
+from widgets.recall.preview_models import (
+    CUT_COLUMNS,
+    DETAIL_COLUMNS,
+    KNOWLEDGE_COLUMNS,
+    CutRow,
+    DetailRow,
+    KnowledgeRow,
+    TipTableModel,
+    build_rows,
+    cut_tip,
+    detail_tip,
+    explanation_html,
+    fit_columns,
+    group_box,
+    knowledge_tip,
+    make_table,
+)
+from widgets.recall.why_not import WhyNotPanel
+
+if TYPE_CHECKING:
+    from core.recall.engine import RecallPreview as RecallOutcome
+    from core.recall.knowledge_search import KnowledgeIndex
+    from core.recall.warm_store import WarmStore
+
+
+class RecallPreview(QWidget):
+    """The recall preview view: query, hits, knobs, block, cuts and "why not?".
+
+    Signals
+    -------
+    query_changed(str)
+        The query recall ran with, after the debounce, when it changed.
+    block_changed(int)
+        The block's token count, whenever the block's text changed (0 when empty).
+    preview_changed(object)
+        The :class:`core.recall.engine.RecallPreview` of each recall (None on detach).
+    """
+
+    query_changed = Signal(str)
+    block_changed = Signal(int)
+    preview_changed = Signal(object)
+
+    DEBOUNCE_MS = 150
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._store: WarmStore | None = None
+        self._knowledge: KnowledgeIndex | None = None
+        self._base = RecallSettings()
+        self._now_ms: int | None = None
+        self._session_id: str | None = None
+        self._default_query = ""
+        self._user_typed = False
+        self._last: RecallOutcome | None = None
+        self._last_query: str | None = None
+        self._last_block: str | None = None
+        self._explain_id: str | None = None
+        self.last_seconds = 0.0
+        """Wall time of the last recall (search, knowledge and block)."""
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._on_timer_timeout)
+        self._build()
+        self._show_settings(self._base.search)
+        self._clear_views("Open a data directory with a memory-context store.")
+
+    # -- building ---------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.query_box = QLineEdit()
+        self.query_box.setPlaceholderText(
+            "Recall query — by default the agent's last user messages at the selected point"
+        )
+        self.query_box.setClearButtonEnabled(True)
+        self.query_box.textEdited.connect(self._on_query_box_text_edited)
+        self.reset_button = QPushButton("Reset to agent's query")
+        self.reset_button.setToolTip("Put back the query the agent would use at this point")
+        self.reset_button.setEnabled(False)
+        self.reset_button.clicked.connect(self._on_reset_button_clicked)
+        self.scope_label = QLabel()
+        self.scope_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        query_row = QHBoxLayout()
+        query_row.addWidget(QLabel("<b>Query</b>"))
+        query_row.addWidget(self.query_box, 1)
+        query_row.addWidget(self.reset_button)
+
+        self.knobs = SearchKnobs()
+        self.knobs.config_changed.connect(self._on_knobs_config_changed)
+        self.knobs.defaults_requested.connect(self._on_knobs_defaults_requested)
+        self.min_score, self.vector_weight = self.knobs.min_score, self.knobs.vector_weight
+        self.text_weight, self.decay = self.knobs.text_weight, self.knobs.decay
+        self.cross_session = self.knobs.cross_session
+        self.defaults_button = self.knobs.defaults_button
+
+        self.knowledge_model: TipTableModel[KnowledgeRow] = TipTableModel(
+            [c for c, _ in KNOWLEDGE_COLUMNS],
+            [t for _, t in KNOWLEDGE_COLUMNS],
+            cell_tip=knowledge_tip,
+            parent=self,
+        )
+        self.detail_model: TipTableModel[DetailRow] = TipTableModel(
+            [c for c, _ in DETAIL_COLUMNS],
+            [t for _, t in DETAIL_COLUMNS],
+            cell_tip=detail_tip,
+            dimmed=lambda r: r.rejected,
+            parent=self,
+        )
+        self.cut_model: TipTableModel[CutRow] = TipTableModel(
+            [c for c, _ in CUT_COLUMNS], [t for _, t in CUT_COLUMNS], cell_tip=cut_tip, parent=self
+        )
+        self.knowledge_view = make_table(self.knowledge_model)  # type: ignore[arg-type]
+        self.detail_view = make_table(self.detail_model)  # type: ignore[arg-type]
+        self.cut_view = make_table(self.cut_model)  # type: ignore[arg-type]
+        self.detail_view.selectionModel().currentRowChanged.connect(
+            self._on_detail_current_row_changed
+        )
+        self.show_rejected = QCheckBox("Show rejected candidates")
+        self.show_rejected.setToolTip(
+            "Also list the candidates that minScore or the limit rejected (greyed out)"
+        )
+        self.show_rejected.toggled.connect(self._on_show_rejected_toggled)
+        self.knowledge_box = group_box("Knowledge hits", self.knowledge_view)
+        self.detail_box = group_box("Detail hits", self.detail_view, header=self.show_rejected)
+
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.block_text_view = QPlainTextEdit()
+        self.block_text_view.setReadOnly(True)
+        self.block_text_view.setFont(mono)
+        self.block_text_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.tokens_label = QLabel()
+        self.tokens_label.setToolTip(
+            "Estimated tokens of the block against the hard cap: "
+            "min(hardCapTokens, 10% of the window)"
+        )
+        self.tokens_bar = QProgressBar()
+        self.tokens_bar.setTextVisible(False)
+        self.tokens_bar.setMaximumHeight(10)
+        tokens_row = QWidget()
+        tr = QHBoxLayout(tokens_row)
+        tr.setContentsMargins(0, 0, 0, 0)
+        tr.addWidget(self.tokens_label)
+        tr.addWidget(self.tokens_bar, 1)
+        self.block_box = group_box(
+            "Recalled context (as injected)", self.block_text_view, header=tokens_row
+        )
+        self.cut_box = group_box("Cut by the hard cap", self.cut_view)
+
+        self.why_box = WhyNotPanel()
+        self.why_box.segment_picked.connect(self._on_why_box_segment_picked)
+        self.why_box_edit, self.why_label = self.why_box.edit, self.why_box.label
+        self.segment_completer = self.why_box.completer
+
+        left = QSplitter(Qt.Orientation.Vertical)
+        left.addWidget(self.knowledge_box)
+        left.addWidget(self.detail_box)
+        left.addWidget(self.cut_box)
+        left.setSizes([220, 380, 160])
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.block_box)
+        right.addWidget(self.why_box)
+        right.setSizes([440, 320])
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("recall-preview-splitter")
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setSizes([640, 360])
+        for s in (left, right, self.splitter):
+            s.setChildrenCollapsible(False)
+
+        self.status_label = QLabel()
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        status_row = QHBoxLayout()
+        status_row.addWidget(self.scope_label)
+        status_row.addStretch(1)
+        status_row.addWidget(self.status_label)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addLayout(query_row)
+        lay.addLayout(status_row)
+        lay.addWidget(self.knobs)
+        lay.addWidget(self.splitter, 1)
+
+    # -- public API ---------------------------------------------------------------------------
+    def attach(
+        self,
+        store: WarmStore | None,
+        knowledge: KnowledgeIndex | None,
+        settings: RecallSettings,
+        *,
+        now_ms: int | None = None,
+    ) -> None:
+        """Recall from *store* and *knowledge* with the agent's *settings*.
+
+        Parameters
+        ----------
+        store, knowledge
+            The warm store and the knowledge index (either may be None).
+        settings
+            The agent's recall settings; the knobs start from its ``search``.
+        now_ms
+            The clock for time decay (None: the wall clock at each recall).
+        """
+        self._store, self._knowledge, self._base = store, knowledge, settings
+        self._now_ms = now_ms
+        self._show_settings(settings.search)
+        self.why_box.set_segments(store.live() if store is not None else [])
+        self._update_scope()
+        self.refresh()
+
+    def detach(self) -> None:
+        """Forget the store and knowledge; the views go empty."""
+        self._timer.stop()
+        self._store = self._knowledge = None
+        self.why_box.set_segments([])
+        self._last = None
+        self._last_query = None
+        self._explain_id = None
+        self._clear_views("No memory-context store.")
+        self.preview_changed.emit(None)
+
+    def set_default_query(
+        self, text: str, session_id: str | None = None, *, now_ms: int | None = None
+    ) -> None:
+        """The agent's query at the selected point, and the session it searches.
+
+        The query box shows *text* unless the user typed a query of their own (the
+        "Reset to agent's query" button puts *text* back). *now_ms* is the time of
+        the selected point, for decay (None keeps the current clock).
+        """
+        self._default_query = text
+        self._session_id = session_id
+        if now_ms is not None:
+            self._now_ms = now_ms
+        if not self._user_typed:
+            self.query_box.setText(text)
+            self.query_box.setCursorPosition(0)
+        self._update_reset()
+        self._update_scope()
+        self._schedule(0)
+
+    def default_query(self) -> str:
+        """The agent's query last given to :meth:`set_default_query`."""
+        return self._default_query
+
+    def query(self) -> str:
+        """The query in the box."""
+        return self.query_box.text()
+
+    def settings(self) -> RecallSettings:
+        """The attached settings with the knobs' search values."""
+        return replace(self._base, search=self.knobs.config(self._base.search))
+
+    def set_search_config(self, config: SearchConfig) -> None:
+        """Set the knobs to *config* and recall again."""
+        self._show_settings(config)
+        self._schedule(0)
+
+    def preview(self) -> RecallOutcome | None:
+        """What the last recall computed (None before the first)."""
+        return self._last
+
+    def block_text(self) -> str:
+        """The block exactly as it would be injected ("" when nothing would be)."""
+        block = self._last.block if self._last else None
+        return block.text if block else ""
+
+    def block_tokens(self) -> int:
+        """The block's estimated tokens."""
+        block = self._last.block if self._last else None
+        return block.tokens if block else 0
+
+    def refresh(self) -> None:
+        """Recall now (skipping the debounce)."""
+        self._timer.stop()
+        self._recompute()
+
+    def explain_segment(self, segment_id: str) -> Explanation | None:
+        """Show and return why *segment_id* is or is not a detail hit of the current query."""
+        self._explain_id = segment_id.strip()
+        self.why_box.set_segment_id(self._explain_id)
+        return self._show_explanation()
+
+    def explain_message(self, session_id: str, role: str, text: str) -> Explanation | None:
+        """Show and return "why not?" for a transcript message, through its archived segment.
+
+        The agent archives user and assistant text as segments (redacted); the
+        segment with the same session, role and text is explained.
+        """
+        store = self._store
+        if store is None:
+            return self._show_plain("No warm store is attached.")
+        wanted = {text, maybe_redact(text, True), text.strip()}
+        for seg in store.live():
+            if seg.session_id == session_id and seg.role == role and seg.content in wanted:
+                return self.explain_segment(seg.id)
+        self._explain_id = None
+        return self._show_plain(
+            "This message is not in the warm store: no segment of its session has the same "
+            "role and text (only user and assistant text is archived, and old or surplus "
+            "segments are evicted)."
+        )
+
+    # -- recall -----------------------------------------------------------------------------
+    def _schedule(self, delay_ms: int) -> None:
+        if self._timer.isActive() and self._timer.remainingTime() <= delay_ms:
+            return
+        self._timer.start(delay_ms)
+
+    @Slot()
+    def _on_timer_timeout(self) -> None:
+        self._recompute()
+
+    def _recompute(self) -> None:
+        if self._store is None and self._knowledge is None:
+            return
+        query = self.query_box.text()
+        settings = self.settings()
+        started = time.perf_counter()
+        out = recall(
+            query,
+            store=self._store,
+            knowledge=self._knowledge,
+            settings=settings,
+            session_id=self._session_id,
+            now_ms=self._now_ms,
+        )
+        self.last_seconds = time.perf_counter() - started
+        self._last = out
+        self._fill(out)
+        if self._explain_id:
+            self._show_explanation()
+        if query != self._last_query:
+            self._last_query = query
+            self.query_changed.emit(query)
+        text = self.block_text()
+        if text != self._last_block:
+            self._last_block = text
+            self.block_changed.emit(self.block_tokens())
+        self.preview_changed.emit(out)
+
+    def _fill(self, out: RecallOutcome) -> None:
+        k_rows, d_rows, cuts = build_rows(out, show_rejected=self.show_rejected.isChecked())
+        self.knowledge_model.set_records(k_rows)
+        self.detail_model.set_records(d_rows)
+        self.cut_model.set_records(cuts)
+        search = out.search
+        for view in (self.knowledge_view, self.detail_view, self.cut_view):
+            fit_columns(view)
+        n_hits = len(search.hits) if search else 0
+        self.knowledge_box.setTitle(f"Knowledge hits ({len(k_rows)})")
+        self.detail_box.setTitle(
+            f"Detail hits ({n_hits} of {len(search.candidates)} candidates)"
+            if search
+            else "Detail hits"
+        )
+        self.cut_box.setTitle(f"Cut by the hard cap ({len(cuts)})")
+        self._show_block(out)
+        took = f"{self.last_seconds * 1000:.1f} ms"
+        if out.skipped:
+            self.status_label.setText(f"<i>{out.skipped}</i>")
+        else:
+            self.status_label.setText(
+                f"{len(k_rows)} facts · {n_hits} detail hits · recall took {took}"
+            )
+
+    def _show_block(self, out: RecallOutcome) -> None:
+        cap = out.hard_cap
+        block = out.block
+        tokens = block.tokens if block else 0
+        self.tokens_label.setText(f"<b>{tokens:,} / {cap:,} tokens</b>")
+        self.tokens_bar.setRange(0, max(cap, 1))
+        self.tokens_bar.setValue(min(tokens, cap))
+        text = block.text if block else ""
+        if self.block_text_view.toPlainText() != text:
+            self.block_text_view.setPlainText(text)
+        self.block_text_view.setPlaceholderText(
+            out.skipped or "Nothing would be injected: no knowledge or detail hits."
+        )
+
+    def _clear_views(self, note: str) -> None:
+        for model in (self.knowledge_model, self.detail_model, self.cut_model):
+            model.set_records([])
+        self.block_text_view.setPlainText("")
+        self.block_text_view.setPlaceholderText(note)
+        cap = hard_cap(self._base.hard_cap_tokens, self._base.window)
+        self.tokens_label.setText(f"<b>0 / {cap:,} tokens</b>")
+        self.tokens_bar.setRange(0, max(cap, 1))
+        self.tokens_bar.setValue(0)
+        self.status_label.setText("")
+        self.why_box.clear()
+        self._update_scope()
+        if self._last_block:
+            self._last_block = ""
+            self.block_changed.emit(0)
+
+    # -- "why not?" ---------------------------------------------------------------------------
+    def _show_plain(self, text: str) -> None:
+        self.why_box.show_plain(text)
+
+    def _show_explanation(self) -> Explanation | None:
+        store, out, sid = self._store, self._last, self._explain_id
+        if not sid:
+            return None
+        if store is None:
+            return self._show_plain("No warm store is attached.")
+        if out is None or out.search is None:
+            reason = out.skipped if out and out.skipped else "no recall has run yet"
+            return self._show_plain(f"Nothing is searched: {reason}.")
+        block = out.block
+        expl = explain(store, out.search, sid, block)
+        note = ""
+        if expl.reason == "cut_by_hard_cap" and block is not None:
+            note = f"A hit, but the hard cap left it out of the block: {block.cut_reason(sid)}."
+        elif expl.reason == "hit" and block is not None:
+            note = "It is in the injected block."
+        self.why_box.show_html(explanation_html(expl, out.search, store.get(sid), note))
+        return expl
+
+    # -- handlers -----------------------------------------------------------------------------
+    @Slot(str)
+    def _on_query_box_text_edited(self, text: str) -> None:
+        self._user_typed = text != self._default_query
+        self._update_reset()
+        self._schedule(self.DEBOUNCE_MS)
+
+    @Slot()
+    def _on_reset_button_clicked(self) -> None:
+        self._user_typed = False
+        self.query_box.setText(self._default_query)
+        self._update_reset()
+        self.refresh()
+
+    @Slot()
+    def _on_knobs_config_changed(self) -> None:
+        self._update_scope()
+        self._schedule(0)
+
+    @Slot()
+    def _on_knobs_defaults_requested(self) -> None:
+        self.set_search_config(self._base.search)
+
+    @Slot(bool)
+    def _on_show_rejected_toggled(self, _checked: bool) -> None:
+        if self._last is not None:
+            self._fill(self._last)
+
+    @Slot()
+    def _on_detail_current_row_changed(self) -> None:
+        index = self.detail_view.currentIndex()
+        if index.isValid():
+            row = index.data(RecordRole)
+            if isinstance(row, DetailRow):
+                self.explain_segment(row.hit.segment.id)
+
+    @Slot(str)
+    def _on_why_box_segment_picked(self, segment_id: str) -> None:
+        self.explain_segment(segment_id)
+
+    # -- small views --------------------------------------------------------------------------
+    def _show_settings(self, cfg: SearchConfig) -> None:
+        base = self._base
+        cap = hard_cap(base.hard_cap_tokens, base.window)
+        self.knobs.show_config(cfg, search_limit(cap) if base.limit_from_cap else cfg.limit)
+
+    def _update_reset(self) -> None:
+        self.reset_button.setEnabled(self._user_typed)
+
+    def _update_scope(self) -> None:
+        if self._store is None and self._knowledge is None:
+            self.scope_label.setText("<span style='color:gray'>No store attached</span>")
+            return
+        n = len(self._store) if self._store is not None else 0
+        if self.cross_session.isChecked() or self._session_id is None:
+            scope = "every session"
+        else:
+            scope = f"session {self._session_id[:8]}"
+        self.scope_label.setText(
+            f"Searching {scope} of {n:,} segments · min {MIN_QUERY_CHARS} characters"
+        )

@@ -1,0 +1,288 @@
+"""Markers of the session timeline: thresholds, compactions, memory flushes, forks, breaks.
+
+Created once per view; :meth:`TimelineMarkers.show` feeds them a timeline.
+Compaction labels sit in two rows at the top of the context plot and
+:meth:`TimelineMarkers.layout` hides the ones that would overlap at the current
+zoom (call it whenever the x range or the size changes).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from widgets.timeline.style import FLUSH_COLOR, FLUSH_FAILED_COLOR, THRESHOLD_STYLES
+
+if TYPE_CHECKING:
+    from core.timeline.arrays import CompactionMarker, ThresholdLine, Timeline
+
+LABEL_GAP_PX = 4
+BREAK_COLOR = "#d62728"
+"""Broken parent chains: the colour of an error, in light and dark themes alike."""
+PREMADE_LABELS = 6
+
+
+def _pairs_item(plot: pg.PlotItem) -> pg.PlotDataItem:
+    """Vertical segments as (x, y0), (x, y1) pairs: never clipped or downsampled."""
+    item = pg.PlotDataItem(connect="pairs")
+    item.setZValue(0)
+    plot.addItem(item, ignoreBounds=True)
+    item.setClipToView(False)
+    item.setDownsampling(ds=1, auto=False)
+    return item
+
+
+def compaction_tip(m: CompactionMarker) -> str:
+    """The tooltip of a compaction label: where each figure comes from."""
+    before = "recorded" if m.before_recorded else "measured or estimated"
+    after = "recorded" if m.after_recorded else "estimated"
+    return (
+        f"compaction {m.entry_id}: {m.tokens_before:,} tokens before ({before}), "
+        f"{m.tokens_after:,} after ({after})"
+    )
+
+
+class TimelineMarkers:
+    """Thresholds, compactions and forks over a context plot and a bar plot."""
+
+    def __init__(self, ctx_plot: pg.PlotItem, bar_plot: pg.PlotItem) -> None:
+        self._ctx_plot = ctx_plot
+        self._colors: dict[str, QColor] = {}
+        self._timeline: Timeline | None = None
+        self.ctx_lines = _pairs_item(ctx_plot)
+        self.bar_lines = _pairs_item(bar_plot)
+        self.compaction_points = pg.ScatterPlotItem(symbol="t", size=10)
+        self.branch_points = pg.ScatterPlotItem(symbol="d", size=11)
+        # An entry whose parentId is missing or in a cycle: the context is cut there.
+        self.break_points = pg.ScatterPlotItem(symbol="x", size=13, hoverable=True)
+        # The memory flush sessions.json records (a star; hollow when it failed).
+        self.flush_points = pg.ScatterPlotItem(symbol="star", size=15, hoverable=True)
+        for item in (
+            self.compaction_points,
+            self.branch_points,
+            self.break_points,
+            self.flush_points,
+        ):
+            item.setZValue(5)
+            ctx_plot.addItem(item)
+        # Under the compaction triangle it usually sits beside: both stay visible.
+        self.flush_points.setZValue(4.5)
+        self.thresholds: dict[str, pg.InfiniteLine] = {}
+        self.compaction_labels: list[pg.TextItem] = []
+        self.branch_labels: list[pg.TextItem] = []
+        self.break_labels: list[pg.TextItem] = []
+        self.flush_labels: list[pg.TextItem] = []
+        # Made now, hidden, not when the first session arrives: ~15 ms of pyqtgraph
+        # items the window would otherwise freeze for while a place opens.
+        for key in THRESHOLD_STYLES:
+            self._threshold(key).hide()
+        for index in range(PREMADE_LABELS):
+            self._label(self.compaction_labels, index).hide()
+
+    # -- items --------------------------------------------------------------
+    def _threshold(self, key: str) -> pg.InfiniteLine:
+        line = self.thresholds.get(key)
+        if line is None:
+            line = pg.InfiniteLine(
+                angle=0,
+                movable=False,
+                label=" ",
+                labelOpts={
+                    "anchors": [(1, 0), (1, 0)],
+                    "position": 0.98,
+                },  # below: compaction labels sit above
+            )
+            line.setZValue(4)
+            self._ctx_plot.addItem(line, ignoreBounds=True)
+            self.thresholds[key] = line
+            self._style_threshold(key, line)
+        return line
+
+    def _label(self, pool: list[pg.TextItem], index: int) -> pg.TextItem:
+        while len(pool) <= index:
+            item = pg.TextItem(anchor=(0, 0))
+            item.setZValue(8)
+            self._ctx_plot.addItem(item, ignoreBounds=True)
+            pool.append(item)
+            self._style_text(item)
+        return pool[index]
+
+    # -- colours ------------------------------------------------------------
+    def apply_colors(self, colors: dict[str, QColor]) -> None:
+        """Follow the palette (see :func:`widgets.timeline.style.palette_colors`)."""
+        self._colors = colors
+        pen = pg.mkPen(colors["mid"], width=1, style=Qt.PenStyle.DashLine)
+        self.ctx_lines.setPen(pen)
+        self.bar_lines.setPen(pen)
+        self.compaction_points.setPen(pg.mkPen(colors["text"]))
+        self.compaction_points.setBrush(pg.mkBrush(colors["base"]))
+        self.branch_points.setPen(pg.mkPen(colors["text"]))
+        self.branch_points.setBrush(pg.mkBrush(colors["highlight"]))
+        self.break_points.setPen(pg.mkPen(BREAK_COLOR, width=2))
+        self.break_points.setBrush(pg.mkBrush(BREAK_COLOR))
+        for key, line in self.thresholds.items():
+            self._style_threshold(key, line)
+        for item in (*self.compaction_labels, *self.branch_labels, *self.break_labels):
+            self._style_text(item)
+        flushes = self._timeline.flushes if self._timeline is not None else ()
+        for i, item in enumerate(self.flush_labels):
+            self._style_flush_label(item, failed=i < len(flushes) and not flushes[i].succeeded)
+
+    def _style_flush_label(self, item: pg.TextItem, failed: bool = False) -> None:
+        self._style_text(item)
+        item.setColor(QColor(FLUSH_FAILED_COLOR if failed else FLUSH_COLOR))
+
+    def _style_threshold(self, key: str, line: pg.InfiniteLine) -> None:
+        color, style = THRESHOLD_STYLES.get(key, ("#7f7f7f", Qt.PenStyle.DashLine))
+        line.setPen(pg.mkPen(color, width=1.5, style=style))
+        line.label.setColor(QColor(color))
+        if self._colors:
+            line.label.fill = pg.mkBrush(self._colors["label_fill"])
+
+    def _style_text(self, item: pg.TextItem) -> None:
+        if self._colors:
+            item.setColor(self._colors["text"])
+            item.fill = pg.mkBrush(self._colors["label_fill"])
+
+    # -- content ------------------------------------------------------------
+    def show(self, tl: Timeline, thresholds: tuple[ThresholdLine, ...], ctx_max: float) -> None:
+        """Draw the markers of *tl* and the *thresholds* lines."""
+        self._timeline = tl
+        keys = {t.key for t in thresholds}
+        for key, line in self.thresholds.items():
+            line.setVisible(key in keys)
+        for rank, t in enumerate(sorted(thresholds, key=lambda t: -t.tokens)):
+            line = self._threshold(t.key)
+            line.setValue(t.tokens)
+            line.label.setFormat(f"{t.label} {t.tokens:,}")
+            # Lines a few thousand tokens apart sit pixels apart: stagger the labels.
+            line.label.setPosition(0.985 - 0.2 * (rank % 4))
+            line.show()
+
+        comps = tl.compactions
+        cx = np.array([m.x for m in comps], dtype=np.float64)
+        self.compaction_points.setData(cx, [m.context_before for m in comps])
+        pairs_x = np.repeat(cx, 2)
+        bar_top = float(max(tl.tokens.max(initial=1), 1)) * 10
+        self.ctx_lines.setData(pairs_x, np.tile([0.0, ctx_max * 10], len(comps)))
+        self.bar_lines.setData(pairs_x, np.tile([0.0, bar_top], len(comps)))
+        for i, m in enumerate(comps):
+            label = self._label(self.compaction_labels, i)
+            label.setText(f" {m.label} ")
+            label.setToolTip(compaction_tip(m))
+        for label in self.compaction_labels[len(comps) :]:
+            label.hide()
+
+        branches = tl.branches
+        self.branch_points.setData([b.x for b in branches], [b.context for b in branches])
+        for i, b in enumerate(branches):
+            label = self._label(self.branch_labels, i)
+            label.setText(f" fork: {b.children} branches ")
+            label.setAnchor((0.5, 1.3))
+            label.setPos(b.x, b.context)
+            label.show()
+        for label in self.branch_labels[len(branches) :]:
+            label.hide()
+
+        breaks = tl.breaks
+        self.break_points.setData(
+            [b.x for b in breaks],
+            [b.context for b in breaks],
+            data=[b.message for b in breaks],
+            tip=lambda x, y, data: str(data),
+        )
+        for i, b in enumerate(breaks):
+            label = self._label(self.break_labels, i)
+            label.setText(f" {b.label} ")
+            label.setToolTip(b.message)
+            label.setAnchor((0.5, -0.3))
+            label.setPos(b.x, b.context)
+            label.show()
+        for label in self.break_labels[len(breaks) :]:
+            label.hide()
+        self._show_flushes(tl)
+        self.layout()
+
+    def _show_flushes(self, tl: Timeline) -> None:
+        flushes = tl.flushes
+        self.flush_points.setData(
+            [f.x for f in flushes],
+            [f.context for f in flushes],
+            pen=[pg.mkPen(FLUSH_COLOR if f.succeeded else FLUSH_FAILED_COLOR, width=1.5)
+                 for f in flushes],
+            brush=[pg.mkBrush(FLUSH_COLOR if f.succeeded else None) for f in flushes],
+            data=[f.tooltip for f in flushes],
+            tip=lambda x, y, data: str(data),
+        )  # fmt: skip
+        for i, f in enumerate(flushes):
+            label = self._label(self.flush_labels, i)
+            self._style_flush_label(label, failed=not f.succeeded)
+            label.setText(f" {f.label} ")
+            label.setToolTip(f.tooltip)
+            label.setAnchor((1.0, 1.2))  # above, to the left: the compaction drop is right
+            label.setPos(f.x, f.context)
+            label.show()
+        for label in self.flush_labels[len(flushes) :]:
+            label.hide()
+
+    def clear(self) -> None:
+        """Draw nothing."""
+        self._timeline = None
+        empty = np.zeros(0)
+        self.ctx_lines.setData(empty, empty)
+        self.bar_lines.setData(empty, empty)
+        self.compaction_points.setData([], [])
+        self.branch_points.setData([], [])
+        self.break_points.setData([], [])
+        self.flush_points.setData([], [])
+        for line in self.thresholds.values():
+            line.hide()
+        for label in (
+            *self.compaction_labels,
+            *self.branch_labels,
+            *self.break_labels,
+            *self.flush_labels,
+        ):
+            label.hide()
+
+    def layout(self) -> None:
+        """Place compaction labels in two rows at the top; hide those that would overlap."""
+        tl = self._timeline
+        if tl is None:
+            return
+        vb = self._ctx_plot.vb
+        (x0, x1), (_, y1) = vb.viewRange()
+        width = vb.width()
+        scale = width / (x1 - x0) if x1 > x0 else 0.0
+        ends = [-math.inf, -math.inf]
+        for m, label in zip(tl.compactions, self.compaction_labels, strict=False):
+            px = (m.x - x0) * scale
+            size = label.boundingRect().width()
+            row = next((r for r in (0, 1) if px >= ends[r] + LABEL_GAP_PX), None)
+            if px < 0 or px + size > width or row is None:
+                label.hide()
+                continue
+            ends[row] = px + size
+            label.setAnchor((0, -0.1 - 1.05 * row))
+            label.setPos(m.x, y1)
+            label.show()
+
+    def items(self) -> dict[str, Any]:
+        """The items by name, for :meth:`widgets.timeline.view.TimelineView.plot_items`."""
+        out: dict[str, Any] = {
+            "compaction_points": self.compaction_points,
+            "branch_points": self.branch_points,
+            "break_points": self.break_points,
+            "flush_points": self.flush_points,
+            "flush_labels": list(self.flush_labels),
+            "compaction_labels": list(self.compaction_labels),
+            "branch_labels": list(self.branch_labels),
+            "break_labels": list(self.break_labels),
+        }
+        out.update({f"threshold:{k}": v for k, v in self.thresholds.items()})
+        return out

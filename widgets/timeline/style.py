@@ -1,0 +1,105 @@
+"""Colours, pens and axes of the session timeline (readable on light and dark palettes)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette
+from typing_extensions import override
+
+from core.timeline.arrays import Category
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+# Mid-luminance hues (Tableau 10): they keep their contrast on a white and on a
+# near-black background, and stay apart for the common colour-vision deficiencies.
+CATEGORY_COLORS: dict[Category, str] = {
+    Category.USER: "#4c78a8",
+    Category.ASSISTANT: "#f58518",
+    Category.TOOL_RESULT: "#54a24b",
+    Category.BASH: "#e45756",
+    Category.CUSTOM: "#72b7b2",
+    Category.SUMMARY: "#eeca3b",
+    Category.OTHER: "#9d755d",
+}
+THINKING_COLOR = "#b279a2"
+CUT_COLOR = "#d62728"
+"""The planned compaction cut point (first kept entry)."""
+THRESHOLD_STYLES: dict[str, tuple[str, Qt.PenStyle]] = {
+    "window": ("#d62728", Qt.PenStyle.SolidLine),
+    "compaction": ("#ff7f0e", Qt.PenStyle.DashLine),
+    "flush": ("#9467bd", Qt.PenStyle.DashDotLine),
+    "safe_limit": ("#17a2b8", Qt.PenStyle.DotLine),
+}
+FLUSH_COLOR = THRESHOLD_STYLES["flush"][0]
+"""A memory flush the agent recorded: the colour of the flush threshold line."""
+FLUSH_FAILED_COLOR = "#d62728"
+BAR_WIDTH = 0.8
+
+
+def short_tokens(value: float) -> str:
+    """``183,400`` -> ``183.4k``: axis ticks that fit."""
+    a = abs(value)
+    if a >= 1_000_000:
+        return f"{value / 1_000_000:.2f}".rstrip("0").rstrip(".") + "M"
+    if a >= 1000:
+        return f"{value / 1000:.1f}".rstrip("0").rstrip(".") + "k"
+    return f"{value:g}"
+
+
+class TokenAxis(pg.AxisItem):
+    """A value axis in tokens with ``k``/``M`` suffixes instead of an SI scale factor."""
+
+    def __init__(self, orientation: str, **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)
+
+    @override
+    def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
+        return [short_tokens(v) for v in values]
+
+
+class IndexAxis(pg.AxisItem):
+    """The message axis: integer positions only, with thousands separators."""
+
+    @override
+    def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
+        return [f"{round(v):,}" if float(v).is_integer() else "" for v in values]
+
+
+def palette_colors(palette: QPalette) -> dict[str, QColor]:
+    """The colours of the current palette that the plot follows."""
+    base = palette.color(QPalette.ColorRole.Base)
+    text = palette.color(QPalette.ColorRole.Text)
+    mid = QColor(text)
+    mid.setAlphaF(0.55)
+    grid = QColor(text)
+    grid.setAlphaF(0.35)
+    label_fill = QColor(base)
+    label_fill.setAlphaF(0.85)
+    return {
+        "base": base,
+        "text": text,
+        "mid": mid,
+        "grid": grid,
+        "label_fill": label_fill,
+        "highlight": palette.color(QPalette.ColorRole.Highlight),
+    }
+
+
+def is_dark(palette: QPalette) -> bool:
+    """True for a dark palette (light text on a dark base)."""
+    return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
+
+
+def legend_html(entries: Sequence[tuple[str, str, str]], text: QColor) -> str:
+    """A one-line legend: ``(glyph, colour, label)`` per entry."""
+    cells = [
+        f'<span style="color:{color}; font-weight:bold">{glyph}</span>'
+        f'&nbsp;<span style="color:{text.name()}">{label}</span>'
+        for glyph, color, label in entries
+    ]
+    return "&nbsp;&nbsp;&nbsp;".join(cells)

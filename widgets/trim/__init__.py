@@ -1,0 +1,2 @@
+"""Trim simulation: what smart trim would drop, layer by layer.
+"""
