@@ -242,3 +242,14 @@ class JobRunner(QObject):
             log.error("job %r: its %s callback failed", job.name, outcome, exc_info=exc)
             self.error.emit(job.name, describe(exc))
         self.ended.emit(job)
+
+
+_default: JobRunner | None = None
+
+
+def default_runner() -> JobRunner:
+    """The app's job runner on the global thread pool (created on first use, GUI thread)."""
+    global _default
+    if _default is None:
+        _default = JobRunner()
+    return _default
