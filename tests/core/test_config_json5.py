@@ -13,12 +13,11 @@ import pytest
 from bench.bench_config import make_config
 from core.io.problems import FormatError
 from core.openclaw.config import (
-    MAX_DEPTH,
-    ConfigSyntaxError,
     MemoryContextConfig,
     load_openclaw_config,
     parse_openclaw_config,
 )
+from core.openclaw.config_json5 import MAX_DEPTH, ConfigSyntaxError
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:
@@ -253,7 +252,8 @@ def test_100000_levels_never_crash(tmp_path: Path) -> None:
         path.write_text("{\n deep: " + opener * 100_000, encoding="utf-8")
         code = (
             "import sys\n"
-            "from core.openclaw.config import load_openclaw_config, ConfigSyntaxError\n"
+            "from core.openclaw.config import load_openclaw_config\n"
+            "from core.openclaw.config_json5 import ConfigSyntaxError\n"
             "try:\n"
             f"    load_openclaw_config({str(path)!r})\n"
             "except ConfigSyntaxError as exc:\n"

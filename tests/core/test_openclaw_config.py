@@ -9,7 +9,6 @@ from core.openclaw.config import (
     AUTO_RECALL_MIN_SCORE,
     DEFAULT_CONTEXT_WINDOW,
     CompactionConfig,
-    ConfigSyntaxError,
     MemoryContextConfig,
     MemoryFlushConfig,
     context_window_for,
@@ -17,6 +16,7 @@ from core.openclaw.config import (
     parse_openclaw_config,
     raise_for_errors,
 )
+from core.openclaw.config_json5 import ConfigSyntaxError
 
 if TYPE_CHECKING:
     from pathlib import Path
