@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from core.io.jsstr import js_len
-from core.recall import batch_bm25
 from core.recall import block as recall_block
+from core.recall.bm25 import bm25_scores
+from core.recall.token_table import TABLE
 from core.recall.tokenize import tokenize
 from core.safety.redact import redact
 from core.transcript.provider import as_sent
@@ -148,7 +149,7 @@ def default_query(messages: Sequence[Message]) -> str:
 
 def clear_caches() -> None:
     """Forget memoised token ids of chunks and message texts."""
-    batch_bm25.TABLE.clear()
+    TABLE.clear()
 
 
 def _is_result(m: Message) -> bool:
@@ -314,7 +315,7 @@ def smart_trim(
     # Layer 2: the least relevant to the query go first.
     cands = [i for i in range(n) if why[i] is None and texts[i].strip()]
     if cands:
-        scores = batch_bm25.bm25_scores([texts[i] for i in cands], tokenize(q))
+        scores = bm25_scores([texts[i] for i in cands], tokenize(q))
         for rank, k in enumerate(np.argsort(scores, kind="stable").tolist()):
             i = cands[k]
             score[i] = float(scores[k])

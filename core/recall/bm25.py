@@ -1,4 +1,11 @@
-"""An incremental BM25 index whose scores equal rank-bm25's ``BM25Okapi``.
+"""BM25 scoring, the one engine behind recall and smart trim (figures equal rank-bm25's).
+
+Two ways in, one set of formulas (the module-level functions below):
+
+* :class:`BM25Index`, incremental, for the warm store that recall searches;
+* :func:`bm25_scores`, a one-shot corpus of texts scored for one query, for smart
+  trim (the texts' token ids come from :mod:`core.recall.token_table`, memoised).
+
 
 rank-bm25 rebuilds everything on every add and scans every document per query;
 the agent appends all the time and memlens searches on every keystroke. This
@@ -10,7 +17,7 @@ and a query touches only the postings of its terms. The score is BM25Okapi's:
     score(d, q) = sum over q's tokens of idf * tf * (k1 + 1) /
                   (tf + k1 * (1 - b + b * len(d) / avgdl))
 
-The mean idf is kept exact in O(distinct df values) through a histogram of
+The index's mean idf is kept exact in O(distinct df values) through a histogram of
 document frequencies, updated as documents come and go.
 """
 
@@ -24,12 +31,45 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from core.recall.token_table import TABLE
+
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
+
+    from core.recall.token_table import TextTerms, TokenTable
 
 K1 = 1.5
 B = 0.75
 EPSILON = 0.25
+
+
+def raw_idf(n: int, df: int) -> float:
+    """BM25Okapi's idf, ``ln(N - df + 0.5) - ln(df + 0.5)``, before a negative one is floored."""
+    return math.log(n - df + 0.5) - math.log(df + 0.5)
+
+
+def mean_idf(n: int, df_histogram: Iterable[tuple[int, int]]) -> float:
+    """Mean raw idf over every term, from ``(document frequency, terms with it)`` pairs."""
+    terms = 0
+    total = 0.0
+    for df, count in df_histogram:
+        terms += count
+        total += count * raw_idf(n, df)
+    return total / terms if terms else 0.0
+
+
+def length_norm(
+    lengths: npt.NDArray[np.float64], avgdl: float, k1: float = K1, b: float = B
+) -> npt.NDArray[np.float64]:
+    """``k1 * (1 - b + b * len / avgdl)`` for every document (0 when avgdl is 0)."""
+    return k1 * (1 - b + b * lengths / avgdl) if avgdl else lengths * 0
+
+
+def term_scores(
+    idf: float, tf: npt.NDArray[np.float64], norm: npt.NDArray[np.float64], k1: float = K1
+) -> npt.NDArray[np.float64]:
+    """One query term's share of the score of documents with term counts *tf*."""
+    return idf * tf * (k1 + 1) / (tf + norm)
 
 
 class BM25Index:
@@ -166,15 +206,10 @@ class BM25Index:
         """Mean document length over live documents."""
         return self._total_len / self._n if self._n else 0.0
 
-    def _raw_idf(self, df: int) -> float:
-        return math.log(self._n - df + 0.5) - math.log(df + 0.5)
-
     def mean_idf(self) -> float:
         """Mean raw idf over every term of the corpus (rank-bm25's average_idf)."""
         if self._mean_idf is None:
-            terms = sum(self._df_hist.values())
-            total = sum(count * self._raw_idf(df) for df, count in self._df_hist.items())
-            self._mean_idf = total / terms if terms else 0.0
+            self._mean_idf = mean_idf(self._n, self._df_hist.items())
         return self._mean_idf
 
     def idf(self, term: str) -> float:
@@ -182,7 +217,7 @@ class BM25Index:
         df = self._df.get(term)
         if not df:
             return 0.0
-        value = self._raw_idf(df)
+        value = raw_idf(self._n, df)
         return self.epsilon * self.mean_idf() if value < 0 else value
 
     def df(self, term: str) -> int:
@@ -202,11 +237,10 @@ class BM25Index:
         return cached
 
     def _doc_norm(self) -> npt.NDArray[np.float64]:
-        # k1 * (1 - b + b * len / avgdl) for every slot, kept until the corpus changes
+        # kept until the corpus changes
         if self._norm is None:
             lengths = np.array(self._doc_len, dtype=np.float64)
-            avgdl = self.avgdl()
-            self._norm = self.k1 * (1 - self.b + self.b * lengths / avgdl) if avgdl else lengths * 0
+            self._norm = length_norm(lengths, self.avgdl(), self.k1, self.b)
         return self._norm
 
     def scores(self, query: Sequence[str]) -> npt.NDArray[np.float64]:
@@ -221,7 +255,7 @@ class BM25Index:
             if arrays is None:
                 continue
             docs, tf = arrays
-            out[docs] += idf * tf * (self.k1 + 1) / (tf + norm[docs])  # each doc once per term
+            out[docs] += term_scores(idf, tf, norm[docs], self.k1)  # each doc once per term
         if len(self._alive) != self._n:
             if self._alive_np is None:
                 self._alive_np = np.frombuffer(bytes(self._alive), dtype=np.uint8).astype(
@@ -244,3 +278,55 @@ class BM25Index:
         order = np.argsort(-scores[positive], kind="stable")
         chosen = positive[order]
         return chosen, scores[chosen]
+
+
+# -- a one-shot corpus ------------------------------------------------------------
+def bm25_scores(
+    texts: Sequence[str], query: Sequence[str], table: TokenTable = TABLE
+) -> npt.NDArray[np.float64]:
+    """BM25Okapi scores of *texts* for the *query* tokens.
+
+    The corpus is *texts* alone; a repeated query token counts again, as in
+    rank-bm25. Token ids and counts of each text come from *table* (memoised), so
+    no per-text dictionary is built.
+    """
+    with table.lock:  # the ids below must not be renumbered midway
+        return _batch_scores(table, table.terms(texts), query)
+
+
+def _batch_scores(
+    table: TokenTable, terms: list[TextTerms], query: Sequence[str]
+) -> npt.NDArray[np.float64]:
+    n = len(terms)
+    out = np.zeros(n, dtype=np.float64)
+    lengths = np.fromiter((t.length for t in terms), np.int64, n)
+    if not n or not lengths.any():
+        return out
+    width = len(table)
+    present_ids = np.concatenate([t.ids for t in terms])
+    df = np.bincount(present_ids, minlength=width)
+    norm = length_norm(lengths.astype(np.float64), float(lengths.sum()) / n)
+
+    ids = [table.token_ids.get(t, -1) for t in query]
+    wanted = sorted({i for i in ids if i >= 0 and df[i]})
+    if not wanted:
+        return out
+    slot = np.full(width, -1, dtype=np.int64)
+    slot[wanted] = np.arange(len(wanted))
+    where = slot[present_ids]
+    hit = np.flatnonzero(where >= 0)
+    docs = np.repeat(np.arange(n, dtype=np.int64), [len(t.ids) for t in terms])[hit]
+    tf = np.zeros((len(wanted), n), dtype=np.float64)
+    tf[where[hit], docs] = np.concatenate([t.counts for t in terms])[hit]
+    mean: float | None = None
+    for i in ids:  # in query order, as rank-bm25 adds them
+        if i < 0 or not df[i]:
+            continue
+        idf = raw_idf(n, int(df[i]))
+        if idf < 0:
+            if mean is None:
+                values, counts = np.unique(df[df > 0], return_counts=True)
+                mean = mean_idf(n, zip(values.tolist(), counts.tolist(), strict=True))
+            idf = EPSILON * mean
+        out += term_scores(idf, tf[slot[i]], norm)  # + 0.0 where the term is absent
+    return out

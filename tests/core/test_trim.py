@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from core.context.trim import SUMMARY_PREFIX, TrimResult, clear_caches, message_text, smart_trim
-from core.recall.batch_bm25 import TABLE, TokenTable, bm25_scores
 from core.recall.block import MARKER
-from core.recall.bm25 import BM25Index
+from core.recall.bm25 import BM25Index, bm25_scores
+from core.recall.token_table import TABLE, TokenTable
 from core.recall.tokenize import tokenize
 from core.transcript import context_at, load_transcript
 from core.transcript.normalize import normalize_message
@@ -377,12 +377,12 @@ def test_batches_share_one_table_and_score_as_rank_bm25(batches, query_words):
 
 
 def test_the_table_starts_again_past_its_bounds(monkeypatch):
-    from core.recall import batch_bm25
+    from core.recall import token_table
 
     table = TokenTable()
     table.terms(["alpha beta", "gamma"])
     assert table.names == ["alpha", "beta", "gamma"]  # in order of first appearance
-    monkeypatch.setattr(batch_bm25, "_MAX_CHUNKS", 2)
+    monkeypatch.setattr(token_table, "_MAX_CHUNKS", 2)
     (terms,) = table.terms(["delta epsilon delta"])
     assert table.names == ["delta", "epsilon"] and terms.ids.tolist() == [0, 1]
     assert terms.counts.tolist() == [2, 1] and terms.length == 3
