@@ -26,11 +26,12 @@ from widgets.facts.undo import Direction, FactCommand
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from core.io.writes import Confirm
+
     from core.knowledge.ops import Applied
-    from core.safety.writes import Confirm
     from core.store.knowledge import Fact, KnowledgeLog
     from widgets.facts.edit import EditMode
-    from widgets.facts.view import FactsView
+    from widgets.facts.host import FactsHost
 
 
 class FactEditing(QObject):
@@ -45,7 +46,7 @@ class FactEditing(QObject):
         The open add/edit/supersede dialog, if any (tests fill it in).
     """
 
-    def __init__(self, view: FactsView) -> None:
+    def __init__(self, view: FactsHost) -> None:
         super().__init__(view)
         self.view = view
         self._log: KnowledgeLog | None = None

@@ -15,7 +15,6 @@ and refresh the table from the log keeping the selection and scroll position.
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
@@ -25,10 +24,8 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     Qt,
-    QThreadPool,
     QTimer,
     Signal,
-    Slot,
 )
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -47,25 +44,28 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from core.store.knowledge import FACT_TYPES
+from widgets.common.job_wait import wait_idle
+from widgets.common.jobs import default_runner
 from widgets.facts.detail import SOURCES_TAB, FactDetail
 from widgets.facts.editing import FactEditing
+from widgets.facts.host import FactsHost
 from widgets.facts.model import COLUMNS, STATUSES, TIME_COL, FactFilterProxy, FactTableModel
-from widgets.facts.sources_worker import FactSourcesWorker
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from core.io.writes import Confirm
     from PySide6.QtGui import QShowEvent
 
     from core.knowledge.sources import SourceHit
-    from core.safety.writes import Confirm
     from core.store.knowledge import Fact, KnowledgeLog
+    from widgets.common.jobs import JobRunner
 
 SOURCES_DELAY_MS = 150
 PLAIN = (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.KeypadModifier)
 
 
-class FactsView(QWidget):
+class FactsView(FactsHost):
     """Every fact of a knowledge log, filterable, with its detail and append-only edits.
 
     Signals
@@ -82,21 +82,17 @@ class FactsView(QWidget):
         The likely sources of the current fact were found (list of SourceHit).
     """
 
-    written = Signal(list)
-    failed = Signal(str)
     current_fact_changed = Signal(str)
     sources_ready = Signal(list)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
         self._log: KnowledgeLog | None = None
         self._sources: Callable[[str], list[SourceHit]] | None = None
-        self._serials = itertools.count(1)
-        self._sources_serial = 0
+        self._runner = runner if runner is not None else default_runner()
+        # One search at a time: a newer one drops whatever an older one still delivers.
+        self._sources_key = f"facts-sources-{id(self)}"
         self._sources_pending = False  # a search waits for the view to be shown
-        # Background jobs; public so that an owner can wait for them (on quit).
-        self.jobs = QThreadPool(self)
-        self.jobs.setMaxThreadCount(1)
         self._sources_timer = QTimer(self, singleShot=True, interval=SOURCES_DELAY_MS)
         self._sources_timer.timeout.connect(self._on_sources_timer_timeout)
         self._build()
@@ -242,6 +238,7 @@ class FactsView(QWidget):
         """The log shown."""
         return self._log
 
+    @override
     def refresh(self) -> list[str]:
         """Update the table from the log (after live appends); returns the ids that changed.
 
@@ -275,6 +272,7 @@ class FactsView(QWidget):
         fact = self.current_fact()
         return fact.id if fact is not None else ""
 
+    @override
     def current_fact(self) -> Fact | None:
         """The current fact (as the log has it now), if any."""
         index = self.table.currentIndex()
@@ -290,6 +288,7 @@ class FactsView(QWidget):
     def _fact_at(self, proxy_row: int) -> Fact:
         return self.model.fact(self.proxy.mapToSource(self.proxy.index(proxy_row, 0)).row())
 
+    @override
     def selected_facts(self) -> list[Fact]:
         """The selected facts (as the log has them now), in table order."""
         log = self._log
@@ -298,6 +297,7 @@ class FactsView(QWidget):
         facts = log.facts
         return [facts[i] for i in self.selected_ids() if i in facts]
 
+    @override
     def select_fact(self, fact_id: str) -> bool:
         """Make *fact_id* current and selected, clearing filters that hide it."""
         row = self.model.row_of(fact_id)
@@ -346,13 +346,14 @@ class FactsView(QWidget):
         """Ids of the facts the table shows, in table order."""
         return [self._fact_at(r).id for r in range(self.proxy.rowCount())]
 
+    @override
     def show_message(self, text: str) -> None:
         """Show *text* under the table."""
         self.status_label.setText(text)
 
     def wait_for_sources(self, msecs: int = 5000) -> bool:
-        """Wait for a running sources search (tests, shutdown)."""
-        return self.jobs.waitForDone(msecs)
+        """Wait for a running sources search to report (tests, shutdown)."""
+        return wait_idle(self._runner, self._sources_key, msecs)
 
     # -- selection -------------------------------------------------------------------------
     def _select_proxy_rows(self, rows: list[int], current: int = -1) -> bool:
@@ -440,7 +441,7 @@ class FactsView(QWidget):
 
     # -- sources ------------------------------------------------------------------------------
     def _request_sources(self) -> None:
-        self._sources_serial = next(self._serials)  # an answer for another fact is dropped
+        self._runner.cancel(self._sources_key)  # an answer for another fact is dropped
         self._sources_timer.stop()
         self._sources_pending = False
         fact = self.current_fact()
@@ -460,22 +461,27 @@ class FactsView(QWidget):
         if not self.isVisible():  # hidden (another tab) since the request: wait for a show
             self._sources_pending = True
             return
-        worker = FactSourcesWorker(self._sources_serial, self._sources, fact.content)
-        worker.signals.finished.connect(self._on_sources_finished)
-        worker.signals.failed.connect(self._on_sources_failed)
-        self.jobs.start(worker)
+        sources, content = self._sources, fact.content
 
-    @Slot(int, list)
-    def _on_sources_finished(self, serial: int, hits: list[SourceHit]) -> None:
-        if serial != self._sources_serial:
-            return
+        # The first search may build an index of every transcript message (hundreds
+        # of milliseconds); later ones take milliseconds.
+        def search(**_job: object) -> list[SourceHit]:
+            return list(sources(content))
+
+        self._runner.submit(
+            "fact sources",
+            search,
+            key=self._sources_key,
+            done=self._on_sources_found,
+            failed=self._on_sources_failed,
+        )
+
+    def _on_sources_found(self, hits: list[SourceHit]) -> None:
         self.detail.set_sources(hits, "" if hits else "No segment or message says much of it.")
         self.sources_ready.emit(hits)
 
-    @Slot(int, str)
-    def _on_sources_failed(self, serial: int, message: str) -> None:
-        if serial == self._sources_serial:
-            self.detail.set_sources([], f"Search failed: {message}")
+    def _on_sources_failed(self, message: str) -> None:
+        self.detail.set_sources([], f"Search failed: {message}")
 
     def show_sources_tab(self) -> None:
         """Bring the likely sources to the front."""
