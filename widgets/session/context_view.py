@@ -16,12 +16,9 @@ from PySide6.QtCore import (
     QEvent,
     QItemSelection,
     QModelIndex,
-    QObject,
     QPersistentModelIndex,
-    QRunnable,
     QSortFilterProxyModel,
     Qt,
-    QThreadPool,
     Signal,
     Slot,
 )
@@ -37,7 +34,6 @@ from PySide6.QtWidgets import (
 )
 from typing_extensions import override
 
-from core.openclaw.run_bound import run_bound
 from core.transcript.parts import (
     ORIGIN_AFTER,
     ORIGIN_HISTORY,
@@ -50,11 +46,16 @@ from core.transcript.parts import (
     context_rows,
 )
 from core.transcript.replay import context_at, context_size
+from core.transcript.run_bound import run_bound
+from widgets.common.jobs import default_runner
 from widgets.common.record_model import Column, RecordRole, RecordTableModel, SortRole
 from widgets.session.message_html import is_dark, mix, role_colour
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from core.transcript.model import Session
+    from widgets.common.jobs import JobRunner
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -180,41 +181,27 @@ def replay_rows(
     return ReplayedContext(rows, context_size(items).measured, target.id, target.index, note)
 
 
-class ContextRowsSignals(QObject):
-    """Signals of :class:`ContextRowsWorker` (a QRunnable is not a QObject)."""
-
-    finished = Signal(int, object)
-    failed = Signal(int, str)
+class ReplayFailed(LookupError):
+    """The context could not be replayed; the text says why, for people."""
 
 
-class ContextRowsWorker(QRunnable):
-    """Run :func:`replay_rows` in a thread; results carry the request's number."""
+def replay_job(
+    session: Session,
+    entry_id: str,
+    recalled_block: str | None = None,
+    injection_index: int | None = None,
+) -> Callable[..., ReplayedContext]:
+    """A job for the runner: :func:`replay_rows`, its failures worded for the view."""
 
-    def __init__(
-        self,
-        generation: int,
-        session: Session,
-        entry_id: str,
-        recalled_block: str | None,
-        injection_index: int | None,
-    ) -> None:
-        super().__init__()
-        self.signals = ContextRowsSignals()
-        self.generation = generation
-        self._session = session
-        self._args = (entry_id, recalled_block, injection_index)
-
-    @override
-    def run(self) -> None:
-        generation = self.generation
+    def job(**_job: object) -> ReplayedContext:
         try:
-            result = replay_rows(self._session, *self._args)
+            return replay_rows(session, entry_id, recalled_block, injection_index)
         except KeyError as exc:
-            self.signals.failed.emit(generation, str(exc.args[0]) if exc.args else str(exc))
-        except Exception as exc:  # a worker turns every failure into a signal
-            self.signals.failed.emit(generation, f"context replay failed: {exc}")
-        else:
-            self.signals.finished.emit(generation, result)
+            raise ReplayFailed(str(exc.args[0]) if exc.args else str(exc)) from exc
+        except Exception as exc:
+            raise ReplayFailed(f"context replay failed: {exc}") from exc
+
+    return job
 
 
 class ContextView(QWidget):
@@ -231,16 +218,14 @@ class ContextView(QWidget):
     context_shown = Signal()
     """The rows of the last :meth:`show_context` are in the table (or it failed)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
         self._rows: list[ContextRow] = []
         self._measured: int | None = None
         self._note = ""
-        self._generation = 0
-        self._workers: dict[int, ContextRowsWorker] = {}  # alive until they report
-        # Background jobs; public so that an owner can wait for them (on quit).
-        self.jobs = QThreadPool(self)
-        self.jobs.setMaxThreadCount(1)
+        self._runner = runner if runner is not None else default_runner()
+        # One replay at a time: a newer request drops whatever an older one delivers.
+        self._key = f"context-rows-{id(self)}"
         self.sync_limit = SYNC_LIMIT
         """Sessions with at most this many entries are replayed on the GUI thread."""
         self.title = QLabel()
@@ -316,32 +301,29 @@ class ContextView(QWidget):
             Where the block goes (:func:`core.recall.block.injection_index`); by
             default after the system prompt and compaction summary.
         """
-        self._generation += 1
+        self._runner.cancel(self._key)
         self.title.setText(f"Context at {entry_id} …")
         if len(session.entries) <= self.sync_limit:
             try:
                 result = replay_rows(session, entry_id, recalled_block, injection_index)
-            except KeyError as exc:
-                self._on_failed(self._generation, str(exc.args[0]) if exc.args else str(exc))
+            except KeyError as exc:  # no such entry; any other failure is a bug and raises
+                self._on_failed(str(exc.args[0]) if exc.args else str(exc))
             else:
-                self._on_finished(self._generation, result)
+                self._on_finished(result)
             return
-        worker = ContextRowsWorker(
-            self._generation, session, entry_id, recalled_block, injection_index
-        )
-        worker.signals.finished.connect(self._on_finished)
-        worker.signals.failed.connect(self._on_failed)
-        self._workers[self._generation] = worker
+        job = replay_job(session, entry_id, recalled_block, injection_index)
         self.footer.setText("Replaying the context…")
-        self.jobs.start(worker)
+        self._runner.submit(
+            "context replay", job, key=self._key, done=self._on_finished, failed=self._on_failed
+        )
 
     def is_busy(self) -> bool:
         """True while a context is being replayed in the background."""
-        return bool(self._workers)
+        return self._runner.busy(self._key)
 
     def clear(self) -> None:
         """Show no context (a replay still running is ignored when it ends)."""
-        self._generation += 1
+        self._runner.cancel(self._key)
         self._rows = []
         self._measured = None
         self._note = ""
@@ -393,11 +375,7 @@ class ContextView(QWidget):
             f'<span style="color:{muted}">{html.escape(split)}</span>{note}'
         )
 
-    @Slot(int, object)
-    def _on_finished(self, generation: int, result: object) -> None:
-        self._workers.pop(generation, None)
-        if generation != self._generation or not isinstance(result, ReplayedContext):
-            return  # a newer request superseded this one
+    def _on_finished(self, result: ReplayedContext) -> None:
         self._rows = result.rows
         self._measured = result.measured
         self._note = result.note
@@ -411,11 +389,7 @@ class ContextView(QWidget):
                 self.table.scrollTo(proxy_index, QAbstractItemView.ScrollHint.PositionAtBottom)
         self.context_shown.emit()
 
-    @Slot(int, str)
-    def _on_failed(self, generation: int, message: str) -> None:
-        self._workers.pop(generation, None)
-        if generation != self._generation:
-            return
+    def _on_failed(self, message: str) -> None:
         self.clear()
         self.footer.setText(html.escape(message, quote=False))
         self.context_shown.emit()
