@@ -17,11 +17,11 @@ from core.io.safe_read import NotRegularFile
 from core.openclaw.agentdb import (
     AgentDb,
     DbSession,
-    SessionStats,
-    load_archive,
     load_session_ref,
     session_path,
 )
+from core.openclaw.agentdb_archives import load_archive
+from core.openclaw.agentdb_stats import SessionStats
 from core.openclaw.config import MemoryContextConfig, OpenClawConfig, load_openclaw_config
 from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.store.knowledge import KnowledgeLog, load_knowledge

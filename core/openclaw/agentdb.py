@@ -16,6 +16,10 @@ Everything is read through :class:`core.openclaw.sqlite_ro.ReadOnlyDb`: memlens 
 writes here. A transcript becomes the same :class:`core.transcript.model.Session` as a
 JSONL file, so every view works on it; its ``path`` is ``<database>#<session id>`` and
 the ``line`` of its entries and problems is the event's ``seq``.
+
+Figures counted in SQL are :mod:`core.openclaw.agentdb_stats`, archived transcripts
+:mod:`core.openclaw.agentdb_archives`, the full-text search
+:mod:`core.openclaw.agentdb_search`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,16 @@ from core.io import jsonio
 from core.io.closing import Closing
 from core.io.jsonio import JsonlObject, JsonlRead, as_int, gc_paused
 from core.io.problems import FormatError, Problem
+from core.openclaw.agentdb_archives import (
+    ARCHIVE_PREFIX,
+    ArchiveRow,
+    archive_rows,
+    load_archive,
+    load_archive_row,
+    zstd_decompressor,
+)
+from core.openclaw.agentdb_search import TranscriptHit, search_transcript_fts
+from core.openclaw.agentdb_stats import SessionStats, session_stats
 from core.openclaw.sessions_store import SessionEntry, SessionStore
 from core.openclaw.sqlite_ro import ReadOnlyDb
 from core.transcript.loader import parse_read
@@ -41,7 +55,6 @@ if TYPE_CHECKING:
     from core.transcript.model import Session
 
 DB_NAME = "openclaw-agent.sqlite"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 KNOWN_SCHEMA = 23
 """``OPENCLAW_AGENT_SCHEMA_VERSION`` of OpenClaw 2026.9.6."""
 SEP = "#"
@@ -112,76 +125,6 @@ class DbSession:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class SessionStats:
-    """Figures of a transcript counted in SQL, without reading it into memory."""
-
-    entries: int
-    """Events after the header."""
-    messages: int
-    """Entries that put a message in context, compactions excepted (as
-    :meth:`core.transcript.model.Session.messages`)."""
-    compactions: int
-    roles: dict[str, int]
-    """``message`` entries by role."""
-    name: str = ""
-    """The last ``session_info`` name."""
-
-
-_STATS_SQL = """
-SELECT session_id, t, role, count(*) FROM (
-  SELECT session_id, seq,
-    coalesce(json_extract(event_json, '$.type'),
-             json_extract(navigation_json, '$.navigation.type')) AS t,
-    coalesce(json_extract(event_json, '$.message.role'),
-             json_extract(navigation_json, '$.navigation.message.role')) AS role
-  FROM transcript_events WHERE seq > 0 AND {valid}
-) GROUP BY 1, 2, 3
-"""
-_IDENTITY_SQL = """
-SELECT session_id, event_type, count(*) FROM transcript_event_identities
-WHERE seq > 0 GROUP BY 1, 2
-"""
-_NAME_SQL = """
-SELECT e.session_id, json_extract(e.event_json, '$.name')
-FROM transcript_event_identities i JOIN transcript_events e
-  ON e.session_id = i.session_id AND e.seq = i.seq
-WHERE i.event_type = 'session_info' AND json_valid(e.event_json) ORDER BY e.seq
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveRow:
-    """A transcript OpenClaw archived into its database (reset, deleted, cold storage)."""
-
-    name: str
-    """``archive_name``: unique, and the file name when it is published to ``sessions/``."""
-    session_id: str
-    reason: str
-    """``reset``, ``deleted``, or ``cold`` for ``session_transcript_cold_archives``."""
-    table: str
-    created_at: int | None
-    in_database: bool
-    """False for a cold archive kept as a file (``storage = 'file'``)."""
-
-
-ARCHIVE_PREFIX = "archive/"
-"""Session paths ``<db>#archive/<archive_name>`` name an archive row."""
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptHit:
-    """One match of OpenClaw's transcript full-text index."""
-
-    session_id: str
-    message_id: str | None
-    role: str | None
-    snippet: str
-    score: float
-    """``-bm25`` (higher is better), as OpenClaw's session search ranks."""
-    timestamp: int | None
-
-
 @dataclass(slots=True)
 class EventRead:
     """Rows of one session read from ``transcript_events``."""
@@ -194,14 +137,6 @@ class EventRead:
     """``event_utf8_bytes`` (else the JSON's length) by seq."""
     seqs: list[int] = field(default_factory=list)
     """The seq of every row read (damaged ones included)."""
-
-
-def _zstd() -> Any:
-    try:
-        import zstandard
-    except ImportError:  # pragma: no cover - a dependency; said plainly if missing
-        return None
-    return zstandard.ZstdDecompressor()
 
 
 class AgentDb(Closing):
@@ -266,11 +201,6 @@ class AgentDb(Closing):
         except FormatError:
             return None
         return str(rows[0][0]) if rows and rows[0][0] is not None else None
-
-    def describe_version(self) -> str:
-        """``schema 23 (OpenClaw 2026.9.6)``."""
-        app = f" (OpenClaw {self.app_version})" if self.app_version else ""
-        return f"schema {self.schema_version}{app}"
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -373,53 +303,9 @@ class AgentDb(Closing):
     def stats(self) -> dict[str, SessionStats]:
         """Entry, message, compaction and role counts of every session, counted in SQL.
 
-        What the session list shows before any transcript is read (a large database
-        lists in well under a second); :meth:`load_session` gives the whole story.
+        See :func:`core.openclaw.agentdb_stats.session_stats`.
         """
-        counts: dict[str, dict[str, Any]] = {}
-        names: dict[str, str] = {}
-        if "transcript_event_identities" in self._tables:
-            # OpenClaw's own index of event types: no JSON read (roles stay unknown)
-            for sid, kind, n in self._db.rows(_IDENTITY_SQL):
-                _count(counts, str(sid), kind, None, n)
-            names = {str(s): v for s, v in self._db.rows(_NAME_SQL) if isinstance(v, str)}
-        missing = [
-            s for s, top in self.max_seqs().items() if counts.get(s, {}).get("entries", 0) < top
-        ]
-        if missing:
-            self._stats_from_json(counts, names, set(missing))
-        return {
-            sid: SessionStats(
-                c["entries"], c["messages"], c["compactions"], dict(sorted(c["roles"].items())),
-                names.get(sid, ""),
-            )
-            for sid, c in counts.items()
-        }  # fmt: skip
-
-    def _stats_from_json(
-        self, counts: dict[str, dict[str, Any]], names: dict[str, str], sessions: set[str]
-    ) -> None:
-        """Counts read from the events' JSON (no identity rows: older or partial databases)."""
-        for sid in sessions:
-            counts.pop(sid, None)
-        valid = "(event_json IS NULL OR json_valid(event_json))"
-        if "navigation_json" not in self._event_cols:
-            sql = _STATS_SQL.replace(
-                "json_extract(navigation_json, '$.navigation.type')", "NULL"
-            ).replace("json_extract(navigation_json, '$.navigation.message.role')", "NULL")
-        else:
-            valid += " AND (navigation_json IS NULL OR json_valid(navigation_json))"
-            sql = _STATS_SQL
-        for sid, kind, role, n in self._db.rows(sql.format(valid=valid)):
-            if str(sid) in sessions:
-                _count(counts, str(sid), kind, role, n)
-        for sid, name in self._db.rows(
-            "SELECT session_id, json_extract(event_json, '$.name') FROM transcript_events "
-            "WHERE event_json LIKE '%\"session\\_info\"%' ESCAPE '\\' AND json_valid(event_json) "
-            "AND json_extract(event_json, '$.type') = 'session_info' ORDER BY seq"
-        ):
-            if str(sid) in sessions and isinstance(name, str):
-                names[str(sid)] = name
+        return session_stats(self._db, self._tables, self._event_cols, self.max_seqs())
 
     def max_seqs(self) -> dict[str, int]:
         """Highest ``seq`` of each session (cheap: the primary key index)."""
@@ -513,7 +399,7 @@ class AgentDb(Closing):
         self, name: str, seq: int, frame: bytes, nbytes: Any, out: EventRead
     ) -> bytes | None:
         if self._decoder is None:
-            self._decoder = _zstd()
+            self._decoder = zstd_decompressor()
             if self._decoder is None:
                 out.problems.append(
                     Problem(name, seq, "zstd event and no zstandard module: install zstandard")
@@ -620,26 +506,7 @@ class AgentDb(Closing):
         Rows of ``session_transcript_archives`` (reset and deleted generations) and
         ``session_transcript_cold_archives`` (cold storage).
         """
-        out: list[ArchiveRow] = []
-        if "session_transcript_archives" in self._tables:
-            for name, sid, reason, created in self._db.rows(
-                "SELECT archive_name, session_id, reason, created_at "
-                "FROM session_transcript_archives ORDER BY created_at"
-            ):
-                out.append(
-                    ArchiveRow(str(name), str(sid), str(reason), "session_transcript_archives",
-                               as_int(created), True)
-                )  # fmt: skip
-        if "session_transcript_cold_archives" in self._tables:
-            for name, sid, created, storage in self._db.rows(
-                "SELECT archive_name, session_id, archived_at, storage "
-                "FROM session_transcript_cold_archives ORDER BY archived_at"
-            ):
-                out.append(
-                    ArchiveRow(str(name), str(sid), "cold", "session_transcript_cold_archives",
-                               as_int(created), storage == "sqlite")
-                )  # fmt: skip
-        return out
+        return archive_rows(self._db, self._tables)
 
     def load_archive_row(self, name: str) -> Session:
         """An archived transcript kept in the database, as a :class:`Session` (read-only).
@@ -649,39 +516,7 @@ class AgentDb(Closing):
         FormatError
             When there is no such archive, it is kept as a file, or it cannot be decoded.
         """
-        from core.transcript.loader import parse_transcript
-
-        path = session_path(self.path, ARCHIVE_PREFIX + name)
-        blob: Any = None
-        encoding = "identity"
-        if "session_transcript_archives" in self._tables:
-            rows = self._db.rows(
-                "SELECT archive_blob, encoding FROM session_transcript_archives "
-                "WHERE archive_name = ?",
-                (name,),
-            )
-            if rows:
-                blob, encoding = rows[0]
-        if blob is None and "session_transcript_cold_archives" in self._tables:
-            rows = self._db.rows(
-                "SELECT archive_blob FROM session_transcript_cold_archives WHERE archive_name = ?",
-                (name,),
-            )
-            if rows:
-                blob = rows[0][0]
-                encoding = "zstd" if bytes(blob or b"")[:4] == ZSTD_MAGIC else "identity"
-        if blob is None:
-            raise FormatError(path, "no archive of that name in the database (or kept as a file)")
-        data = bytes(blob)
-        if encoding == "zstd":
-            decoder = _zstd()
-            try:
-                data = decoder.decompress(data, max_output_size=ARCHIVE_MAX_BYTES)
-            except Exception as exc:  # zstandard.ZstdError
-                raise FormatError(path, f"archive cannot be decompressed ({exc})") from exc
-        session = parse_transcript(data, path)
-        session.db = self.path
-        return session
+        return load_archive_row(self._db, self._tables, name, db_path=self.path)
 
     # -- transcript search -------------------------------------------------------------
 
@@ -694,61 +529,14 @@ class AgentDb(Closing):
     ) -> list[TranscriptHit]:
         """Search ``session_transcript_fts`` as OpenClaw's session search does.
 
-        The query is split on whitespace, each token double-quoted, joined with AND;
-        ranked by ``-bm25`` with a 48-token snippet (docs/notes/openclaw-sqlite.md §6).
+        See :func:`core.openclaw.agentdb_search.search_transcript_fts`; [] without the index.
         """
         if not self.has_transcript_fts():
             return []
-        tokens = [t for t in query.replace("\x00", " ").split() if t]
-        if not tokens:
-            return []
-        match = " AND ".join('"' + t.replace('"', '""') + '"' for t in tokens)
         cols = self._columns("session_transcript_fts")
-        role = "role" if "role" in cols else "NULL"
-        stamp = "timestamp" if "timestamp" in cols else "NULL"
-        sid_col = "session_id" if "session_id" in cols else "NULL"
-        mid_col = "message_id" if "message_id" in cols else "NULL"
-        where = "session_transcript_fts MATCH ?"
-        params: list[Any] = [match]
-        if session_id is not None and sid_col != "NULL":
-            where += " AND session_id = ?"
-            params.append(session_id)
-        params.append(limit)
-        sql = (
-            f"SELECT {sid_col}, {mid_col}, {role}, "
-            "snippet(session_transcript_fts, 0, '', '', ' … ', 48), "  # 0: the text column
-            f"-bm25(session_transcript_fts), {stamp} "
-            f"FROM session_transcript_fts WHERE {where} ORDER BY bm25(session_transcript_fts) "
-            "LIMIT ?"
+        return search_transcript_fts(
+            self._db, cols, self.path, query, limit=limit, session_id=session_id
         )
-        try:
-            rows = self._db.rows(sql, params)
-        except FormatError as exc:
-            raise FormatError(self.path, f"transcript search failed: {exc.detail}") from exc
-        return [
-            TranscriptHit(
-                session_id=str(sid) if sid is not None else "",
-                message_id=str(mid) if mid is not None else None,
-                role=str(r) if r is not None else None,
-                snippet=str(snip or ""),
-                score=float(score or 0.0),
-                timestamp=as_int(ts),
-            )
-            for sid, mid, r, snip, score, ts in rows
-        ]
-
-
-def _count(counts: dict[str, dict[str, Any]], sid: str, kind: Any, role: Any, n: int) -> None:
-    c = counts.setdefault(sid, {"entries": 0, "messages": 0, "compactions": 0, "roles": {}})
-    c["entries"] += n
-    if kind == "compaction":
-        c["compactions"] += n
-    elif kind in ("branch_summary", "custom_message"):
-        c["messages"] += n
-    elif kind == "message":
-        c["messages"] += n
-        if isinstance(role, str):
-            c["roles"][role] = c["roles"].get(role, 0) + n
 
 
 def _from_navigation(nav: Any) -> dict[str, Any] | None:
@@ -776,41 +564,6 @@ def _agent_from_path(path: Path) -> str:
     if parent.name == "agent" and parent.parent.parent.name == "agents":
         return parent.parent.name
     return path.stem
-
-
-ARCHIVE_MAX_BYTES = 1 << 30
-"""Largest archived transcript memlens decompresses (1 GiB): a bigger one is refused."""
-
-
-def load_archive(path: str | os.PathLike[str]) -> Session:
-    """An archived transcript file: ``<id>.jsonl.<reason>.<time>``, zstd when ``.zst``.
-
-    Raises
-    ------
-    FormatError
-        When it cannot be read or decoded, or is not a transcript.
-    """
-    from core.io.safe_read import open_regular
-    from core.transcript.loader import load_transcript, parse_transcript
-
-    name = os.fspath(path)
-    if not name.endswith(".zst"):
-        return load_transcript(name)
-    decoder = _zstd()
-    if decoder is None:  # pragma: no cover - a dependency
-        raise FormatError(name, "a zstd archive and no zstandard module: install zstandard")
-    try:
-        with open_regular(name) as fh, decoder.stream_reader(fh) as reader:
-            data = reader.read(ARCHIVE_MAX_BYTES + 1)
-    except FileNotFoundError as exc:
-        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
-    except OSError as exc:
-        raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
-    except Exception as exc:  # zstandard.ZstdError: a damaged frame
-        raise FormatError(name, f"not a readable zstd archive ({exc})") from exc
-    if len(data) > ARCHIVE_MAX_BYTES:
-        raise FormatError(name, f"decompresses to more than {ARCHIVE_MAX_BYTES:,} bytes; skipped")
-    return parse_transcript(data, name)
 
 
 def load_session_ref(ref: str | os.PathLike[str]) -> Session:

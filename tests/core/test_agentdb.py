@@ -26,11 +26,11 @@ from core.io.problems import FormatError
 from core.openclaw import sqlite_ro
 from core.openclaw.agentdb import (
     AgentDb,
-    load_archive,
     load_session_ref,
     session_path,
     split_session_path,
 )
+from core.openclaw.agentdb_archives import load_archive
 from core.openclaw.sqlite_ro import ReadOnlyDb, choose_mode
 from core.transcript import context_at, context_size, parse_transcript
 from core.transcript.replay import compactions
@@ -374,8 +374,9 @@ def test_current_schema_has_no_warning_and_names_its_version(tmp_path):
     with AgentDb(path) as db:
         assert db.problems == []
         assert (db.schema_version, db.app_version) == (23, "2026.9.6")
-        assert db.describe_version() == "schema 23 (OpenClaw 2026.9.6)"
         assert db.agent == "main"
+    info = load_dataset(tmp_path).databases[0]
+    assert info.describe().startswith("main: schema 23 (OpenClaw 2026.9.6),")
 
 
 def test_plain_sqlite_file_is_a_format_error_naming_it(tmp_path):

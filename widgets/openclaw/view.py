@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from core.dataset.load import DataSet
-    from core.openclaw.agentdb import TranscriptHit
+    from core.openclaw.agentdb_search import TranscriptHit
     from core.transcript.model import Session
     from widgets.openclaw.memory_index_view import MemoryIndexView
 
