@@ -1,12 +1,13 @@
-"""The trim simulation's records, worker and item models (the view is in trim_view).
+"""The trim simulation's records, job and item models (the view is in :mod:`.view`).
 
 :func:`compute_run` runs :func:`core.context.trim.smart_trim` and prepares what the view
-shows (rows, bar outlines, the decision strip) so that all of it happens in a
-:class:`TrimWorker` off the GUI thread.
+shows (rows, bar outlines, the decision strip) so that all of it happens in a job of
+the runner (:func:`trim_job`) off the GUI thread.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,16 +16,15 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QRunnable,
     QSortFilterProxyModel,
     Qt,
-    Signal,
 )
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
 from typing_extensions import override
 
 from core.context.trim import smart_trim
 from core.io import jsonio
+from core.io.jobs import Cancelled
 from core.recall.block import safe_limit
 from core.transcript.provider import is_synthetic
 from widgets.common.record_model import Column, RecordTableModel, SortRole
@@ -163,45 +163,27 @@ def compute_run(messages: Sequence[Message], params: TrimParameters) -> TrimRun:
     return TrimRun(params, result, rows, bars, strip)
 
 
-class TrimWorkerSignals(QObject):
-    """Signals of :class:`TrimWorker` (a runnable is not a QObject)."""
-
-    finished = Signal(int, object)
-    """Serial and the :class:`TrimRun`, or None when a newer run superseded this one."""
-    failed = Signal(int, str)
+class TrimFailed(RuntimeError):
+    """The trim raised; the text names the exception and says what."""
 
 
-class TrimWorker(QRunnable):
-    """Run :func:`compute_run` in a thread pool; skip if superseded before it starts.
+_TRIM_LOCK = threading.Lock()
+"""One trim at a time: the trim's memo caches are not shared between threads."""
 
-    *latest* returns the serial of the newest run the view asked for.
-    """
 
-    def __init__(
-        self,
-        serial: int,
-        messages: Sequence[Message],
-        params: TrimParameters,
-        latest: Callable[[], int],
-    ) -> None:
-        super().__init__()
-        self.serial = serial
-        self.messages = messages
-        self.params = params
-        self.signals = TrimWorkerSignals()
-        self._latest = latest
+def trim_job(messages: Sequence[Message], params: TrimParameters) -> Callable[..., TrimRun]:
+    """A job for the runner: :func:`compute_run`, skipped if superseded before it starts."""
 
-    @override
-    def run(self) -> None:
-        if self._latest() != self.serial:
-            self.signals.finished.emit(self.serial, None)
-            return
-        try:
-            run = compute_run(self.messages, self.params)
-        except Exception as exc:  # a worker turns every failure into a signal
-            self.signals.failed.emit(self.serial, f"{type(exc).__name__}: {exc}")
-        else:
-            self.signals.finished.emit(self.serial, run)
+    def job(*, cancelled: Callable[[], bool], **_job: object) -> TrimRun:
+        with _TRIM_LOCK:
+            if cancelled():
+                raise Cancelled
+            try:
+                return compute_run(messages, params)
+            except Exception as exc:  # the view names the exception's type
+                raise TrimFailed(f"{type(exc).__name__}: {exc}") from exc
+
+    return job
 
 
 def _score(d: TrimDecision) -> str:

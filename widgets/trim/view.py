@@ -9,7 +9,6 @@ budget gauge) and hands the kept messages, JSON-encoded, to whoever saves them.
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +18,6 @@ from PySide6.QtCore import (
     QModelIndex,
     QSignalBlocker,
     Qt,
-    QThreadPool,
     QTimer,
     Signal,
     Slot,
@@ -42,6 +40,7 @@ from typing_extensions import override
 
 from core.context.trim import PROTECTED_RECENT
 from core.io import jsonio
+from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
 from widgets.trim.model import (
     DECISION_COLORS,
@@ -53,10 +52,10 @@ from widgets.trim.model import (
     TrimRow,
     TrimRun,
     TrimTableModel,
-    TrimWorker,
     detail_text,
     summary_text,
     swatch,
+    trim_job,
 )
 
 if TYPE_CHECKING:
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
 
     from core.context.trim import TrimResult
     from core.transcript.message import Message
+    from widgets.common.jobs import JobRunner
 
 DEBOUNCE_MS = 200
 COLUMN_WIDTHS = (52, 150, 70, 150, 52, 64, 440)
@@ -103,17 +103,14 @@ class TrimView(QWidget):
     message_selected = Signal(int)
     trim_failed = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
         self._messages: tuple[Message, ...] = ()
         self._defaults = TrimParameters(200_000, 4000, 4000, PROTECTED_RECENT, "")
         self._run: TrimRun | None = None
-        self._serial = 0
-        self._workers: dict[int, TrimWorker] = {}  # alive until they report
-        self._serials = itertools.count(1)
-        # Background jobs; public so that an owner can wait for them (on quit).
-        self.jobs = QThreadPool(self)
-        self.jobs.setMaxThreadCount(1)  # in order, and the trim's memo caches stay unshared
+        self._runner = runner if runner is not None else default_runner()
+        # One trim at a time: a newer run drops whatever an older one still delivers.
+        self._key = f"trim-{id(self)}"
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.run)
         # A new context runs on the next turn of the event loop: selecting a session
@@ -337,7 +334,7 @@ class TrimView(QWidget):
         self._debounce.stop()
         self._soon.stop()
         self._messages = ()
-        self._serial = next(self._serials)  # results still on their way are now stale
+        self._runner.cancel(self._key)  # results still on their way are now stale
         self.state_label.clear()
         self._show(None)
         self.summary_label.setText("No context")
@@ -366,7 +363,7 @@ class TrimView(QWidget):
 
     def is_running(self) -> bool:
         """True while the latest requested trim has not reported."""
-        return self._serial in self._workers
+        return self._runner.busy(self._key)
 
     def export_bytes(self) -> bytes:
         """The kept messages of the latest trim, exactly as the session file holds them."""
@@ -397,13 +394,14 @@ class TrimView(QWidget):
         """Trim now with the form's parameters, in the view's worker pool."""
         self._debounce.stop()
         self._soon.stop()
-        self._serial = serial = next(self._serials)
-        worker = TrimWorker(serial, self._messages, self.parameters(), lambda: self._serial)
-        worker.signals.finished.connect(self._on_worker_finished)
-        worker.signals.failed.connect(self._on_worker_failed)
-        self._workers[serial] = worker
         self.state_label.setText("Running…")
-        self.jobs.start(worker)
+        self._runner.submit(
+            "trim",
+            trim_job(self._messages, self.parameters()),
+            key=self._key,
+            done=self._on_trim_done,
+            failed=self._on_trim_failed,
+        )
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -440,20 +438,12 @@ class TrimView(QWidget):
         if self._run is not None:
             self.export_requested.emit(self.export_bytes())
 
-    @Slot(int, object)
-    def _on_worker_finished(self, serial: int, run: TrimRun | None) -> None:
-        self._workers.pop(serial, None)
-        if serial != self._serial or run is None:
-            return
+    def _on_trim_done(self, run: TrimRun) -> None:
         self.state_label.clear()
         self._show(run)
         self.result_ready.emit(run.result)
 
-    @Slot(int, str)
-    def _on_worker_failed(self, serial: int, message: str) -> None:
-        self._workers.pop(serial, None)
-        if serial != self._serial:
-            return
+    def _on_trim_failed(self, message: str) -> None:
         self.state_label.clear()
         self.summary_label.setText("Trim failed")
         self.detail_label.setText(message)
