@@ -46,7 +46,7 @@ from core.openclaw.memsearch_keyword import (
     search_keyword_with_fallback,
 )
 from core.openclaw.memsearch_text import (
-    jaccard,
+    jaccard_similarity,
     locale_cmp,
     lower_trimmed,
     mmr_tokens,
@@ -414,7 +414,7 @@ def mmr_rerank(items: list[Candidate], lam: float = MMR_LAMBDA) -> list[Candidat
             if not tokens[i] and not tokens[best]:
                 sim = float(empty_text[i] == empty_text[best])
             else:
-                sim = jaccard(tokens[i], tokens[best])
+                sim = jaccard_similarity(tokens[i], tokens[best])
             max_sim[i] = max(max_sim[i], sim)
     return picked
 
