@@ -1,7 +1,14 @@
-"""What one poll of live mode applied: :class:`LiveChanges`."""
+"""What live mode changed: :class:`LiveChanges`, and the two-phase :class:`LiveRead`.
+
+A poll runs in two phases (see :mod:`core.live.follow`): a worker reads and parses the
+new bytes into a :class:`LiveRead`, a list of steps; the GUI thread runs the steps,
+which change the loaded objects and fill one :class:`LiveChanges`, the exact list of
+events the views turn into row inserts and updates.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -13,15 +20,15 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class LiveChanges:
-    """Everything one :meth:`LiveFollower.poll` applied."""
+    """Everything one poll applied, in the order the views need it."""
 
     sessions_changed: list[str] = field(default_factory=list)
     """Ids of sessions that got new entries or were reloaded."""
     sessions_added: list[str] = field(default_factory=list)
-    """Ids of sessions whose transcript appeared."""
+    """Ids of sessions whose transcript appeared (new rows of the navigator)."""
     summaries_changed: list[str] = field(default_factory=list)
     """Ids of sessions whose :class:`core.dataset.load.SessionSummary` was replaced in
-    ``data.summaries`` (the navigator's rows)."""
+    ``data.summaries``, or added to it (the navigator's rows)."""
     entries: dict[str, list[Entry]] = field(default_factory=dict)
     """New entries by session id (not for reloaded or added sessions)."""
     segments_added: int = 0
@@ -30,7 +37,10 @@ class LiveChanges:
     """Their ids (appends only; a reload lists none)."""
     segments_indexed: int = 0
     """Segments the warm store indexed (they have no vector yet)."""
+    segments_evicted: int = 0
+    """Segments the warm set dropped for ``maxSegments``."""
     facts_changed: list[str] = field(default_factory=list)
+    """Ids of facts whose state changed (a fact line was applied)."""
     stores_changed: list[str] = field(default_factory=list)
     """Agents whose ``sessions.json`` changed."""
     resets: list[str] = field(default_factory=list)
@@ -42,6 +52,9 @@ class LiveChanges:
     (then :meth:`LiveFollower.set_recall`)."""
     announcements: list[Announcement] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    """Problems met in this batch, appended to ``data.problems`` (in this order)."""
+    problems_dropped: bool = False
+    """Problems of a reloaded file were removed from ``data.problems`` (not an append)."""
     lines: int = 0
     """Complete lines read in all."""
 
@@ -52,15 +65,32 @@ class LiveChanges:
             or self.summaries_changed
             or self.segments_added
             or self.segments_indexed
+            or self.segments_evicted
             or self.facts_changed
             or self.stores_changed
             or self.resets
             or self.missing
             or self.announcements
             or self.problems
+            or self.problems_dropped
             or self.lines
         )
 
     def _changed(self, session_id: str) -> None:
         if session_id not in self.sessions_changed:
             self.sessions_changed.append(session_id)
+
+
+Step = Callable[[LiveChanges], None]
+"""One change to apply on the thread that owns the data set."""
+
+
+@dataclass(slots=True)
+class LiveRead:
+    """What the read phase of a poll found: steps to run, in order, on the owner's thread."""
+
+    steps: list[Step] = field(default_factory=list)
+
+    def then(self, step: Step) -> None:
+        """Add a step."""
+        self.steps.append(step)

@@ -1,16 +1,28 @@
 """Live mode without Qt: follow a data directory's files and apply what changes.
 
 :class:`LiveFollower` keeps a :class:`core.io.tail.Tail` on every transcript, on
-``segments.jsonl`` and ``knowledge.jsonl``, and watches each ``sessions.json``.
-:meth:`LiveFollower.poll` reads only the new bytes of the files named dirty (or
-of all), applies them to the loaded objects *in place* (sessions grow, the
-knowledge log replays, the warm set and the warm store index new segments), and
-returns one :class:`LiveChanges` for the whole batch. A truncated or replaced
-file is reloaded whole. New transcripts in the agents' session folders join the
-data set. Compactions and memory flushes are announced.
+``segments.jsonl`` and ``knowledge.jsonl``, and watches each ``sessions.json`` and
+agent database. A poll has two phases:
 
-The app's :class:`app.live.LiveController` calls :meth:`poll` from a timer;
-tests call it directly.
+- :meth:`LiveFollower.read` reads only the new bytes of the files named dirty (or of
+  all), parses them, opens new transcripts, queries the databases, and indexes new
+  segments in the warm store (under the store's lock). It changes only the follower's
+  own state (tails, cursors, candidates) and the warm store; the loaded objects the
+  views read (sessions, summaries, the warm set, the knowledge log, stores, problems)
+  are only *read*. What must change in them is returned as steps (a
+  :class:`core.live.changes.LiveRead`).
+- :meth:`LiveFollower.apply` runs those steps on the thread that owns the data set
+  (the GUI thread in the app): sessions grow in place, summaries are replaced, the
+  knowledge log replays, and one :class:`LiveChanges` says what changed.
+
+Ownership rule: at most one :meth:`~LiveFollower.read` runs at a time, and never
+while :meth:`~LiveFollower.apply`, :meth:`~LiveFollower.set_recall`,
+:meth:`~LiveFollower.files` or :meth:`~LiveFollower.directories` run; only the data
+set's owner thread mutates the data set. :class:`app.live.LiveController` runs
+``read`` in its job runner and ``apply`` when the result arrives; :meth:`poll` does both
+in one go (scripts, benchmarks, tests). A truncated or replaced file is reloaded whole.
+New transcripts in the agents' session folders join the data set. Compactions and
+memory flushes are announced.
 """
 
 from __future__ import annotations
@@ -21,28 +33,30 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.context.budget import flush_record
 from core.dataset.discovery import AGENT_DB, AgentDir
 from core.dataset.load import summarize
-from core.io.jsonio import too_long_problem
+from core.io.jsonio import gc_paused, read_jsonl, too_long_problem
 from core.io.limits import max_line_bytes
 from core.io.problems import FormatError, Problem
 from core.io.tail import Tail, TailEvent
-from core.io.timefmt import utc_minute_ms
-from core.live.changes import LiveChanges
+from core.live.changes import LiveChanges, LiveRead
+from core.live.follow_db import (
+    DbFollowState,
+    StoreFileState,
+    file_signature,
+    open_database,
+    read_database,
+    read_store_file,
+)
 from core.live.session import (
-    Announcement,
     SessionCursor,
     cursor_from_bytes,
     cursor_from_file,
-    extend_session,
     extend_session_objects,
     replace_session,
 )
-from core.live.store import SegmentFollower, apply_knowledge, reload_knowledge
-from core.openclaw.agentdb import SEP, AgentDb, DbSession
+from core.live.store import SegmentFollower, read_knowledge_lines, read_segment_lines
 from core.openclaw.config import MemoryContextConfig
-from core.openclaw.sessions_store import SessionStore, load_sessions_store
 from core.store.knowledge import KnowledgeLog
 from core.store.segments import SegmentLoad
 from core.transcript.loader import parse_transcript
@@ -50,11 +64,13 @@ from core.transcript.loader import parse_transcript
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from core.dataset.discovery import Discovery
     from core.dataset.load import DataSet, SessionSummary
-    from core.recall.opening import RecallData
+    from core.dataset.open_recall import RecallData
+    from core.live.session import Announcement
     from core.transcript.model import Session
 
-__all__ = ["LiveChanges", "LiveFollower"]
+__all__ = ["LiveChanges", "LiveFollower", "LiveRead"]
 
 SUMMARY_BUDGET = 0.02
 """Seconds a session summary may take at every batch; a slower one (a huge session)
@@ -77,40 +93,10 @@ class _Transcript:
 
 
 @dataclass(slots=True)
-class _Database:
-    """An OpenClaw agent database followed by polling ``max(seq)`` per session."""
-
-    agent: str
-    db: AgentDb
-    cursors: dict[str, SessionCursor] = field(default_factory=dict)
-    ignored: dict[str, int] = field(default_factory=dict)
-    """Session ids that could not be read, with their ``max(seq)`` then: tried again
-    when they grow."""
-    failing: str | None = None
-    """The last error reported (reported once until it changes)."""
-
-
-@dataclass(slots=True)
 class _Candidate:
     agent: str
     tail: Tail
     data: list[bytes] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _StoreFile:
-    agent: str
-    path: Path
-    signature: tuple[int, int, int, int] | None
-    failed: tuple[int, int, int, int] | None = None
-
-
-def _signature(path: Path) -> tuple[int, int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 class LiveFollower:
@@ -120,7 +106,7 @@ class LiveFollower:
     ----------
     data
         The loaded data set; its sessions, summaries, segments, knowledge log,
-        stores and problems are updated in place.
+        stores and problems are updated in place (by :meth:`apply`).
     recall
         The recall side, when open: its warm store indexes new segments and its
         knowledge index is kept in step with the log. See :meth:`set_recall`.
@@ -144,8 +130,8 @@ class LiveFollower:
         self._transcripts: dict[str, _Transcript] = {}
         self._candidates: dict[str, _Candidate] = {}
         self._ignored: set[str] = set()
-        self._stores: dict[str, _StoreFile] = {}
-        self._databases: dict[str, _Database] = {}
+        self._stores: dict[str, StoreFileState] = {}
+        self._databases: dict[str, DbFollowState] = {}
         self._flushes: dict[str, tuple[float, str]] = {}  # session id -> (time, source)
         self._dirty: set[str] = set()
         self._knowledge: Tail | None = None
@@ -156,7 +142,12 @@ class LiveFollower:
             if agent.sessions_json is not None:
                 self._watch_store(agent.name, agent.sessions_json)
             if agent.database is not None:
-                self._watch_database(agent.name, agent.database)
+                opened = open_database(agent.name, agent.database)
+                if isinstance(opened, Problem):
+                    if opened not in data.problems:
+                        data.problems.append(opened)
+                else:
+                    self._databases[str(agent.database)] = opened
         # Transcripts that failed to load become candidates: perhaps only their
         # header was being written.
         for session in data.sessions:
@@ -206,8 +197,13 @@ class LiveFollower:
         return list(dict.fromkeys(dirs))
 
     def mark_dirty(self, path: str) -> None:
-        """Note that *path* (a file or a folder) changed; the next :meth:`poll` reads it."""
+        """Note that *path* (a file or a folder) changed; the next poll reads it."""
         self._dirty.add(os.fspath(path))
+
+    def take_dirty(self) -> set[str]:
+        """The paths marked dirty since the last call (for :meth:`read`)."""
+        dirty, self._dirty = self._dirty, set()
+        return dirty
 
     def set_recall(self, recall: RecallData | None) -> int:
         """Follow into a newly opened recall side; returns segments indexed from the backlog."""
@@ -218,37 +214,54 @@ class LiveFollower:
             return 0
         return self.segments.set_store(recall.store if recall else None)
 
+    def close(self) -> None:
+        """Close the databases followed (the loaded objects stay)."""
+        for state in self._databases.values():
+            state.db.close()
+        self._databases.clear()
+
     # -- polling ----------------------------------------------------------------------
     def poll(self, *, everything: bool = False) -> LiveChanges:
-        """Apply what changed in the dirty files (every file when *everything*).
+        """Read and apply what changed in the dirty files (every file when *everything*)."""
+        return self.apply(self.read(self.take_dirty(), everything=everything))
 
-        Folders marked dirty, and *everything*, also look for new transcripts.
+    def read(self, dirty: set[str], *, everything: bool = False) -> LiveRead:
+        """Read and parse what changed in *dirty* (every file when *everything*).
+
+        Folders in *dirty*, and *everything*, also look for new transcripts. The data
+        set is only read here (see the module docstring); the result's steps change it.
         """
-        changes = LiveChanges()
-        dirty, self._dirty = self._dirty, set()
+        out = LiveRead()
         self._follow_replaced_sessions()
         for path, state in list(self._transcripts.items()):
             if everything or path in dirty:
-                self._poll_transcript(state, changes)
+                self._read_transcript(state, out)
                 while state.tail.more:  # it stopped before a line over the limit
-                    self._poll_transcript(state, changes)
-        self._refresh_summaries(changes)
+                    self._read_transcript(state, out)
+        out.then(self._refresh_summaries)
         for db in self._databases.values():
             # one indexed query a database: cheap enough for every poll
-            self._poll_database(db, changes)
+            read_database(self, db, out)
         if everything or dirty & set(self.directories()) or self._candidates:
-            self._scan(changes)
+            self._scan(out)
         for store in self._stores.values():
             if everything or str(store.path) in dirty or store.signature is None:
-                self._poll_store(store, changes)
+                read_store_file(self, store, out)
         if self._segments is not None and (everything or self._segments.path in dirty):
-            self._poll_segments(self._segments, changes)
+            self._read_segments(self._segments, out)
             while self._segments.more:
-                self._poll_segments(self._segments, changes)
+                self._read_segments(self._segments, out)
         if self._knowledge is not None and (everything or self._knowledge.path in dirty):
-            self._poll_knowledge(self._knowledge, changes)
+            self._read_knowledge(self._knowledge, out)
             while self._knowledge.more:
-                self._poll_knowledge(self._knowledge, changes)
+                self._read_knowledge(self._knowledge, out)
+        return out
+
+    def apply(self, read: LiveRead) -> LiveChanges:
+        """Run the steps of :meth:`read` on the data set; returns what changed."""
+        changes = LiveChanges()
+        for step in read.steps:
+            step(changes)
         self.data.problems.extend(changes.problems)
         return changes
 
@@ -262,7 +275,7 @@ class LiveFollower:
 
     def _follow_replaced_sessions(self) -> None:
         """The app may reload a session (a new object): follow the new one from its size."""
-        current = {s.path: s for s in self.data.sessions if s.db is None}
+        current = {s.path: s for s in list(self.data.sessions) if s.db is None}
         for path, state in list(self._transcripts.items()):
             session = current.get(path)
             if session is None:
@@ -277,7 +290,7 @@ class LiveFollower:
                 self._track(self._agent_of(path), session)
 
     def _agent_of(self, path: str) -> str:
-        for s in self.data.summaries:
+        for s in list(self.data.summaries):
             if s.path == path:
                 return s.agent
         parent = Path(path).parent
@@ -286,69 +299,85 @@ class LiveFollower:
                 return a.name
         return parent.name
 
-    def _poll_transcript(self, state: _Transcript, changes: LiveChanges) -> None:
+    def _read_transcript(self, state: _Transcript, out: LiveRead) -> None:
         if state.reload:
             state.tail = Tail(state.session.path)  # read it all again
         event = state.tail.poll()
         if event.kind == "none":
             return
-        session = state.session
+        path = state.session.path
         if event.kind == "missing":
-            changes.missing.append(session.path)
-            changes.problems.append(
-                Problem(session.path, 0, "transcript removed; what was loaded is kept", "warning")
-            )
-            return
-        changes.lines += event.lines
-        _report_skipped(event, changes)
-        if event.kind == "reset" or state.reload:
-            self._reload_transcript(state, event, changes)
-            return
-        added = extend_session(
-            state.cursor,
-            event.data,
-            first_line=event.first_line,
-            base_offset=event.offset,
-            flush_prompt=self.flush_prompt,
-        )
-        changes.problems.extend(added.problems)
-        if added.entries:
-            changes._changed(session.id)
-            changes.entries.setdefault(session.id, []).extend(added.entries)
-            self._announce(added.announcements, changes, source="transcript")
-            state.summary_stale = True
+            problem = Problem(path, 0, "transcript removed; what was loaded is kept", "warning")
 
-    def _reload_transcript(
-        self, state: _Transcript, event: TailEvent, changes: LiveChanges
-    ) -> None:
+            def missing(c: LiveChanges) -> None:
+                c.missing.append(path)
+                c.problems.append(problem)
+
+            out.then(missing)
+            return
+        note_event(event, out)
+        if event.kind == "reset" or state.reload:
+            self._read_reload(state, event, out)
+            return
+        with gc_paused():
+            parsed = read_jsonl(
+                event.data, path, first_line=event.first_line, base_offset=event.offset
+            )
+        end = event.offset + len(event.data)
+
+        def extend(c: LiveChanges) -> None:
+            session = state.session
+            added = extend_session_objects(
+                state.cursor, parsed.objects, parsed.problems, flush_prompt=self.flush_prompt
+            )
+            session.size = max(session.size, end)
+            c.problems.extend(added.problems)
+            if added.entries:
+                c._changed(session.id)
+                c.entries.setdefault(session.id, []).extend(added.entries)
+                self.announce(added.announcements, c, source="transcript")
+                state.summary_stale = True
+
+        out.then(extend)
+
+    def _read_reload(self, state: _Transcript, event: TailEvent, out: LiveRead) -> None:
         path = state.session.path
         try:
             fresh = parse_transcript(event.data, path)
         except FormatError as exc:
             state.reload = True
-            changes.problems.append(
-                Problem(
-                    path,
-                    exc.line,
-                    f"the transcript was {event.reason or 'replaced'} and cannot be read now "
-                    f"({exc.detail}); what was loaded is kept",
-                    "warning",
-                )
+            problem = Problem(
+                path,
+                exc.line,
+                f"the transcript was {event.reason or 'replaced'} and cannot be read now "
+                f"({exc.detail}); what was loaded is kept",
+                "warning",
             )
+            out.then(lambda c: c.problems.append(problem))
             return
         state.reload = False
-        self._forget_problems(path)
         fresh.size = event.end
-        replace_session(state.session, fresh)
-        state.cursor = cursor_from_bytes(state.session, event.data)
-        changes.resets.append(path)
-        changes.problems.extend(fresh.problems)
-        changes._changed(state.session.id)
-        self._summarize(state, changes)
+        cursor = cursor_from_bytes(fresh, event.data)
 
-    def _forget_problems(self, path: str) -> None:
+        def reload(c: LiveChanges) -> None:
+            self.forget_problems(path, c)
+            replace_session(state.session, fresh)
+            cursor.session = state.session
+            state.cursor = cursor
+            c.resets.append(path)
+            c.problems.extend(fresh.problems)
+            c._changed(state.session.id)
+            self._summarize(state, c)
+
+        out.then(reload)
+
+    def forget_problems(self, path: str, changes: LiveChanges) -> None:
         """Drop a reloaded file's old problems (the reload reports them again)."""
-        self.data.problems[:] = [p for p in self.data.problems if p.file != path]
+        problems = self.data.problems
+        kept = [p for p in problems if p.file != path]
+        if len(kept) != len(problems):
+            problems[:] = kept
+            changes.problems_dropped = True
 
     def _refresh_summaries(self, changes: LiveChanges) -> None:
         now = time.monotonic()
@@ -370,9 +399,19 @@ class LiveFollower:
         state.summary_stale = False
         state.summary_at = time.monotonic()
         state.summary_cost = state.summary_at - started
-        self._put_summary(summary, changes)
+        self.put_summary(summary, changes)
 
-    def _scan(self, changes: LiveChanges) -> None:
+    def put_summary(self, summary: SessionSummary, changes: LiveChanges) -> None:
+        """Replace the session's summary (or add it) and say so."""
+        changes.summaries_changed.append(summary.id)
+        summaries = self.data.summaries
+        for i, old in enumerate(summaries):
+            if old.path == summary.path:
+                summaries[i] = summary
+                return
+        summaries.append(summary)
+
+    def _scan(self, out: LiveRead) -> None:
         """Look for transcripts that appeared in the agents' folders.
 
         A single opened transcript stays single: its folder's other files are not the
@@ -380,8 +419,8 @@ class LiveFollower:
         """
         if self.data.discovery.kind == "transcript":
             return
-        self._scan_databases(changes)
-        for agent in self._agent_dirs():
+        joined = self._scan_databases(out)
+        for agent in self._agent_dirs(joined, out):
             try:
                 names = sorted(os.listdir(agent.sessions_dir))
             except OSError:
@@ -398,33 +437,44 @@ class LiveFollower:
             if str(store) not in {str(s.path) for s in self._stores.values()} and store.is_file():
                 self._watch_store(agent.name, store)
         for path, cand in list(self._candidates.items()):
-            self._poll_candidate(path, cand, changes)
+            self._read_candidate(path, cand, out)
 
-    def _scan_databases(self, changes: LiveChanges) -> None:
-        """An agent database that appeared (a new agent, or one upgraded to 2026.9) joins."""
+    def _scan_databases(self, out: LiveRead) -> list[AgentDir]:
+        """An agent database that appeared (a new agent, or one upgraded to 2026.9) joins.
+
+        Returns the agents it adds to the discovery (by a step).
+        """
         found = self.data.discovery
+        joined: list[AgentDir] = []
         if found.kind != "openclaw-home" or found.path.name == AGENT_DB:
-            return
+            return joined
+        names = {a.name for a in found.agents}
         for sub in _subdirs(found.path / "agents"):
             path = sub / "agent" / AGENT_DB
             if str(path) in self._databases or not path.is_file():
                 continue
-            self._watch_database(sub.name, path)
-            if str(path) not in self._databases:
+            opened = open_database(sub.name, path)
+            if isinstance(opened, Problem):
+                self._unique_problem_step(opened, out)
                 continue  # not readable yet: tried again at the next scan
-            for i, a in enumerate(found.agents):
-                if a.name == sub.name:
-                    found.agents[i] = replace(a, database=path)
-                    break
-            else:
-                found.agents.append(AgentDir(sub.name, sub / "sessions", (), database=path))
-            if path not in found.memory_indexes:
-                found.memory_indexes.insert(0, path)
-            self._poll_database(self._databases[str(path)], changes)
+            self._databases[str(path)] = opened
+            agent = AgentDir(sub.name, sub / "sessions", (), database=path)
+            if sub.name not in names:
+                joined.append(agent)
+            _join_step(found, agent, path, out)
+            read_database(self, opened, out)
+        return joined
 
-    def _agent_dirs(self) -> list[AgentDir]:
+    def _unique_problem_step(self, problem: Problem, out: LiveRead) -> None:
+        def step(c: LiveChanges) -> None:
+            if problem not in self.data.problems and problem not in c.problems:
+                c.problems.append(problem)
+
+        out.then(step)
+
+    def _agent_dirs(self, joined: list[AgentDir], out: LiveRead) -> list[AgentDir]:
         found = self.data.discovery
-        known = {a.sessions_dir for a in found.agents}
+        known = {a.sessions_dir for a in (*found.agents, *joined)}
         fresh: list[AgentDir] = []
         if found.kind == "openclaw-home":
             root = found.path / "agents"
@@ -438,10 +488,11 @@ class LiveFollower:
                     sub.name.strip("-").replace("-", "/") if sub.name.startswith("--") else sub.name
                 )
                 fresh.append(AgentDir(name or sub.name, sub, ()))
-        found.agents.extend(fresh)
-        return list(found.agents)
+        if fresh:
+            out.then(lambda _c: found.agents.extend(fresh))
+        return [*found.agents, *joined, *fresh]
 
-    def _poll_candidate(self, path: str, cand: _Candidate, changes: LiveChanges) -> None:
+    def _read_candidate(self, path: str, cand: _Candidate, out: LiveRead) -> None:
         event = cand.tail.poll()
         if event.kind == "missing":
             del self._candidates[path]
@@ -461,241 +512,26 @@ class LiveFollower:
             return
         session.size = len(data)
         del self._candidates[path]
-        self.data.sessions.append(session)
-        cursor = cursor_from_bytes(session, data)
-        state = _Transcript(cand.agent, session, cand.tail, cursor)
+        state = _Transcript(cand.agent, session, cand.tail, cursor_from_bytes(session, data))
+        # Followed from now on (the next read sees it); the data set gets it in the step.
         self._transcripts[path] = state
-        self._summarize(state, changes)
-        self._add_to_discovery(cand.agent, Path(path))
-        changes.sessions_added.append(session.id)
-        changes.problems.extend(session.problems)
 
-    def _add_to_discovery(self, agent: str, path: Path) -> None:
-        agents = self.data.discovery.agents
-        for i, a in enumerate(agents):
-            if a.sessions_dir == path.parent:
-                agents[i] = replace(a, transcripts=(*a.transcripts, path))
-                return
-        agents.append(AgentDir(agent, path.parent, (path,)))
+        def add(c: LiveChanges) -> None:
+            self.data.sessions.append(session)
+            self._summarize(state, c)
+            _add_to_discovery(self.data.discovery.agents, cand.agent, Path(path))
+            c.sessions_added.append(session.id)
+            c.problems.extend(session.problems)
 
-    # -- OpenClaw agent databases ---------------------------------------------------------
-    def _watch_database(self, agent: str, path: Path) -> None:
-        try:
-            db = AgentDb(path, agent)
-        except FormatError as exc:
-            problem = Problem(
-                exc.file, exc.line, f"live mode cannot follow it: {exc.detail}", "warning"
-            )
-            if problem not in self.data.problems:
-                self.data.problems.append(problem)
-            return
-        self._databases[str(path)] = _Database(agent, db)
+        out.then(add)
 
-    def close(self) -> None:
-        """Close the databases followed (the loaded objects stay)."""
-        for state in self._databases.values():
-            state.db.close()
-        self._databases.clear()
-
-    def _poll_database(self, state: _Database, changes: LiveChanges) -> None:
-        db = state.db
-        try:
-            db.refresh()  # a writer appeared (immutable -> ro) or left, or the file changed
-            growth = db.growth()
-        except FormatError as exc:
-            if state.failing != exc.detail:
-                state.failing = exc.detail
-                changes.problems.append(Problem(exc.file, 0, exc.detail, "warning"))
-            return
-        state.failing = None
-        mine = {s.id: s for s in self.data.sessions if s.db == db.path}
-        pending = {s.id for s in self.data.pending.values() if s.path.startswith(db.path + SEP)}
-        grew = False
-        for sid, (top, rows, generation) in growth.items():
-            session = mine.get(sid)
-            if session is None:
-                if sid not in pending and state.ignored.get(sid, -2) < top:
-                    grew |= self._add_db_session(state, sid, top, changes)
-                continue
-            same_gen = generation == session.db_generation
-            if same_gen and top == session.db_seq and rows == session.db_rows:
-                continue  # nothing new
-            # OpenClaw changes the generation on a destructive rewrite (and creates it,
-            # None -> value, on an append too): the last row read tells which it was
-            rewritten = (
-                top < session.db_seq
-                or (session.db_generation is not None and not same_gen)
-                or not self._same_last_row(state, session)
-                or (top == session.db_seq and rows != session.db_rows)
-            )
-            if rewritten:
-                grew |= self._reload_db_session(state, session, changes)
-            elif top > session.db_seq:
-                grew |= self._extend_db_session(state, session, top, rows, changes)
-            session.db_generation = generation
-        if grew:
-            try:
-                listed = db.sessions()
-            except FormatError:
-                return
-            key = f"{state.agent} (sqlite)"
-            self.data.stores[key] = db.store(listed)
-            changes.stores_changed.append(key)
-            by_id = {r.session_id: r for r in listed}
-            for session in self.data.sessions:
-                if session.db == db.path and session.id in changes.sessions_changed:
-                    self._db_summary(state, session, by_id.get(session.id), changes)
-
-    @staticmethod
-    def _same_last_row(state: _Database, session: Session) -> bool:
-        """The row memlens read last is still there, unchanged (same id and size)."""
-        try:
-            found = state.db.row_identity(session.id, session.db_seq)
-        except FormatError:
-            return True  # a busy moment: the next poll looks again
-        if found is None:
-            return False
-        event_id, size = found
-        mine = next((e for e in reversed(session.entries) if e.line == session.db_seq), None)
-        if event_id is not None and mine is not None and not mine.synthetic_id:
-            if event_id != mine.id:
-                return False
-        known = session.db_bytes.get(session.db_seq)
-        return size is None or known is None or size == known
-
-    def _extend_db_session(
-        self, state: _Database, session: Session, top: int, rows: int, changes: LiveChanges
-    ) -> bool:
-        try:
-            read = state.db.read_events(session.id, after_seq=session.db_seq)
-        except FormatError as exc:
-            changes.problems.append(Problem(exc.file, exc.line, exc.detail, "warning"))
-            return False
-        # rows OpenClaw committed after the count are read too: compare up to the count
-        counted = sum(1 for seq in read.seqs if seq <= top)
-        if session.db_rows + counted != rows:  # rows before the old end changed too
-            return self._reload_db_session(state, session, changes)
-        cursor = state.cursors.get(session.id)
-        if cursor is None or cursor.session is not session:
-            # the next index counts every object read, skipped ones too (as the loader)
-            cursor = state.cursors[session.id] = SessionCursor(
-                session, session.db_objects, session.db_seq
-            )
-        added = extend_session_objects(
-            cursor, read.objects, read.problems, flush_prompt=self.flush_prompt
-        )
-        session.db_seq = max(session.db_seq, read.max_seq)
-        session.db_bytes.update(read.sizes)
-        session.db_rows += len(read.seqs)
-        session.db_objects += len(read.objects)
-        cursor.known_end = session.db_seq
-        session.size += read.size
-        changes.lines += len(read.objects)
-        changes.problems.extend(added.problems)
-        changes._changed(session.id)
-        if added.entries:
-            changes.entries.setdefault(session.id, []).extend(added.entries)
-            self._announce(added.announcements, changes, source="transcript")
-        return True
-
-    def _reload_db_session(self, state: _Database, session: Session, changes: LiveChanges) -> bool:
-        try:
-            fresh = state.db.load_session(session.id)
-        except FormatError as exc:
-            changes.problems.append(Problem(exc.file, exc.line, exc.detail, "warning"))
-            return False
-        self._forget_problems(session.path)
-        replace_session(session, fresh)
-        state.cursors.pop(session.id, None)
-        changes.resets.append(session.path)
-        changes.problems.extend(fresh.problems)
-        changes._changed(session.id)
-        return True
-
-    def _add_db_session(self, state: _Database, sid: str, top: int, changes: LiveChanges) -> bool:
-        try:
-            session = state.db.load_session(sid)
-        except FormatError:
-            state.ignored[sid] = top  # perhaps being written: tried again when it grows
-            return False
-        state.ignored.pop(sid, None)
-        self.data.sessions.append(session)
-        changes.sessions_added.append(session.id)
-        changes.problems.extend(session.problems)
-        changes._changed(session.id)
-        return True
-
-    def _db_summary(
-        self, state: _Database, session: Session, row: DbSession | None, changes: LiveChanges
-    ) -> None:
-        # as a load: the window's update time (now when the row says nothing)
-        updated = row.updated_ms if row is not None else None
-        modified = updated / 1000 if updated is not None else time.time()
-        key = row.key if row is not None else None
-        self._put_summary(
-            summarize(session, state.agent, modified, storage="sqlite", key=key), changes
-        )
-
-    def _put_summary(self, summary: SessionSummary, changes: LiveChanges) -> None:
-        """Replace the session's summary (or add it) and say so."""
-        changes.summaries_changed.append(summary.id)
-        summaries = self.data.summaries
-        for i, old in enumerate(summaries):
-            if old.path == summary.path:
-                summaries[i] = summary
-                return
-        summaries.append(summary)
-
-    # -- sessions.json ----------------------------------------------------------------------
+    # -- sessions.json and announcements ----------------------------------------------------
     def _watch_store(self, agent: str, path: Path) -> None:
-        signature = _signature(path) if agent in self.data.stores else None
-        self._stores[str(path)] = _StoreFile(agent, path, signature)
+        signature = file_signature(path) if agent in self.data.stores else None
+        self._stores[str(path)] = StoreFileState(agent, path, signature)
 
-    def _poll_store(self, watch: _StoreFile, changes: LiveChanges) -> None:
-        signature = _signature(watch.path)
-        if signature is None or signature == watch.signature or signature == watch.failed:
-            return
-        try:
-            store = load_sessions_store(watch.path)
-        except FormatError as exc:
-            # Perhaps written in place and not finished: try again when it changes.
-            watch.failed = signature
-            changes.problems.append(Problem(exc.file, exc.line, exc.detail, "warning"))
-            return
-        watch.signature = signature
-        watch.failed = None
-        old = self.data.stores.get(watch.agent)
-        self.data.stores[watch.agent] = store
-        changes.stores_changed.append(watch.agent)
-        self._store_flushes(old, store, changes)
-
-    def _store_flushes(
-        self, old: SessionStore | None, new: SessionStore, changes: LiveChanges
-    ) -> None:
-        if old is None:
-            return  # a store seen for the first time: its flushes are history
-        before = old.entries
-        for key, entry in new.entries.items():
-            # 2026.9's memoryFlush{kind, compactionCount, failureCount} or the older fields
-            record = flush_record(entry.raw)
-            prev = before.get(key)
-            if record is None or (prev is not None and flush_record(prev.raw) == record):
-                continue
-            sid = entry.session_id or key
-            when = f" at {utc_minute_ms(record.at)} UTC" if record.at is not None else ""
-            count = record.compaction_count
-            cycle = f" (compaction cycle {count})" if count is not None else ""
-            what = "Memory flush" if record.kind == "succeeded" else "Failed memory flush"
-            message = f"{what} recorded in sessions.json for session {sid[:8]}{when}{cycle}"
-            self._announce(
-                [Announcement("memory_flush", sid, message, new.path, "", entry.line)],
-                changes,
-                source="store",
-            )
-
-    def _announce(
-        self, found: Iterable[Announcement], changes: LiveChanges, *, source: str
-    ) -> None:
+    def announce(self, found: Iterable[Announcement], changes: LiveChanges, *, source: str) -> None:
+        """Add *found* to *changes*, once per flush (a transcript and a store may both say it)."""
         now = time.monotonic()
         for a in found:
             if a.kind == "memory_flush":
@@ -707,64 +543,51 @@ class LiveFollower:
             changes.announcements.append(a)
 
     # -- memory-context store -------------------------------------------------------------
-    def _poll_segments(self, tail: Tail, changes: LiveChanges) -> None:
-        follower = self.segments
-        assert follower is not None
-        event = tail.poll()
-        if event.kind == "none":
-            return
-        if event.kind == "missing":
-            changes.missing.append(tail.path)
-            return
-        changes.lines += event.lines
-        _report_skipped(event, changes)
-        if event.kind == "reset":
-            self._forget_problems(tail.path)
-            out = follower.reload(event.data)
-            changes.resets.append(tail.path)
-            changes.store_reopen_needed = True
-            changes.segments_added += len(out.added)
-        else:
-            out = follower.apply(event.data, first_line=event.first_line, offset=event.offset)
-            changes.segments_added += len(out.added)
-            changes.segment_ids.extend(s.id for s in out.added)
-            changes.segments_indexed += out.indexed
-        changes.problems.extend(out.problems)
+    def _read_segments(self, tail: Tail, out: LiveRead) -> None:
+        assert self.segments is not None
+        read_segment_lines(self, self.segments, tail, out)
 
-    def _poll_knowledge(self, tail: Tail, changes: LiveChanges) -> None:
-        log = self.data.knowledge
-        assert log is not None
-        event = tail.poll()
-        if event.kind == "none":
-            return
-        if event.kind == "missing":
-            changes.missing.append(tail.path)
-            return
-        changes.lines += event.lines
-        _report_skipped(event, changes)
-        index = self.recall.knowledge if self.recall is not None else None
-        if index is not None and index.log is not log:
-            index = None  # an index over another log: not ours to update
-        if event.kind == "reset":
-            self._forget_problems(tail.path)
-            out = reload_knowledge(log, event.data)
-            changes.resets.append(tail.path)
-            if index is not None:
-                index.rebuild()
-        else:
-            out = apply_knowledge(log, event.data, first_line=event.first_line, offset=event.offset)
-            if index is not None:
-                index.sync()
-        changes.facts_changed.extend(out.fact_ids)
-        changes.problems.extend(out.problems)
+    def _read_knowledge(self, tail: Tail, out: LiveRead) -> None:
+        read_knowledge_lines(self, tail, out)
 
 
-def _report_skipped(event: TailEvent, changes: LiveChanges) -> None:
-    """Lines over the line limit the tail counted and skipped: problems with their line."""
+def note_event(event: TailEvent, out: LiveRead) -> None:
+    """Count the lines read; lines over the line limit become problems with their line."""
     limit = max_line_bytes()
-    changes.problems.extend(
+    problems = [
         too_long_problem(event.path, line, length, limit, True) for line, _, length in event.skipped
-    )
+    ]
+    lines = event.lines
+
+    def note(c: LiveChanges) -> None:
+        c.lines += lines
+        c.problems.extend(problems)
+
+    out.then(note)
+
+
+def _join_step(found: Discovery, agent: AgentDir, path: Path, out: LiveRead) -> None:
+    """Queue the record of an agent database that appeared (an agent or its upgrade)."""
+    out.then(lambda _c: _join_database(found, agent, path))
+
+
+def _join_database(found: Discovery, agent: AgentDir, path: Path) -> None:
+    for i, a in enumerate(found.agents):
+        if a.name == agent.name:
+            found.agents[i] = replace(a, database=path)
+            break
+    else:
+        found.agents.append(agent)
+    if path not in found.memory_indexes:
+        found.memory_indexes.insert(0, path)
+
+
+def _add_to_discovery(agents: list[AgentDir], agent: str, path: Path) -> None:
+    for i, a in enumerate(agents):
+        if a.sessions_dir == path.parent:
+            agents[i] = replace(a, transcripts=(*a.transcripts, path))
+            return
+    agents.append(AgentDir(agent, path.parent, (path,)))
 
 
 def _subdirs(folder: Path) -> list[Path]:

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from core.io.problems import Problem
+    from core.io.tail import Tail
+    from core.live.changes import LiveChanges, LiveRead
+    from core.live.follow import LiveFollower
     from core.recall.warm_store import WarmStore
     from core.store.knowledge import KnowledgeLog
     from core.store.segments import Segment
@@ -109,6 +112,23 @@ class SegmentAppend:
     """How many of them the warm store indexed."""
     problems: list[Problem] = field(default_factory=list)
     lines: int = 0
+    evicted: int = 0
+    """Segments the warm set dropped for ``maxSegments``."""
+
+
+@dataclass(slots=True)
+class SegmentRead:
+    """What :meth:`SegmentFollower.read` found, for :meth:`SegmentFollower.commit`."""
+
+    added: list[Segment] = field(default_factory=list)
+    indexed: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    lines: int = 0
+    valid: int = 0
+    duplicates: int = 0
+    evicted_age: int = 0
+    end: int = 0
+    """Byte offset after the lines read."""
 
 
 class SegmentFollower:
@@ -157,66 +177,160 @@ class SegmentFollower:
             self._keys = {dedup_key(s.session_id, s.role, s.content) for s in self.load.segments}
         return self._keys
 
-    def apply(self, data: bytes, *, first_line: int, offset: int) -> SegmentAppend:
-        """Validate, filter and index appended whole lines."""
-        load = self.load
-        parsed = parse_segments(data, load.path, max_segments=-1, eviction_days=0)
+    def read(self, data: bytes, *, first_line: int, offset: int) -> SegmentRead:
+        """Validate, filter and index appended whole lines (a worker may call it).
+
+        Only this follower's own state and the warm store (under its lock) change here;
+        the data set's :class:`SegmentLoad` changes in :meth:`commit`.
+        """
+        parsed = parse_segments(data, self.load.path, max_segments=-1, eviction_days=0)
         shift = first_line - 1
-        out = SegmentAppend(lines=data.count(b"\n"))
+        out = SegmentRead(lines=data.count(b"\n"), valid=parsed.valid)
+        out.duplicates = parsed.duplicates
+        out.end = offset + len(data)
         out.problems = [replace(p, line=p.line + shift) for p in parsed.problems]
-        load.problems.extend(out.problems)
-        load.lines += out.lines
-        load.valid += parsed.valid
-        load.duplicates += parsed.duplicates
-        load.size = max(load.size, offset + len(data))
         now = self.clock()
         cutoff = now - self.eviction_days * DAY_MS if self.eviction_days > 0 else None
         keys = self._known_keys()
         for seg in parsed.segments:
             seg = replace(seg, line=seg.line + shift)
             if cutoff is not None and seg.timestamp < cutoff:
-                load.evicted_age += 1
+                out.evicted_age += 1
                 continue
             key = dedup_key(seg.session_id, seg.role, seg.content)
             if key in keys:
-                load.duplicates += 1
+                out.duplicates += 1
                 continue
             keys.add(key)
             out.added.append(seg)
-        load.segments.extend(out.added)
-        self._evict_count()
         if self.store is not None:
             out.indexed = len(self.store.index_appended(out.added, now))
         else:
             self._backlog.extend(out.added)
         return out
 
-    def _evict_count(self) -> None:
+    def commit(self, read: SegmentRead) -> SegmentAppend:
+        """Apply what :meth:`read` found to the warm set (the GUI thread in the app)."""
+        load = self.load
+        load.problems.extend(read.problems)
+        load.lines += read.lines
+        load.valid += read.valid
+        load.duplicates += read.duplicates
+        load.evicted_age += read.evicted_age
+        load.size = max(load.size, read.end)
+        load.segments.extend(read.added)
+        evicted = self._evict_count()
+        return SegmentAppend(read.added, read.indexed, read.problems, read.lines, evicted)
+
+    def _evict_count(self) -> int:
         load = self.load
         if self.max_segments < 0 or len(load.segments) <= self.max_segments:
-            return
+            return 0
         excess = len(load.segments) - self.max_segments
         gone = set(oldest_first([s.timestamp for s in load.segments])[:excess])
         load.segments[:] = [s for i, s in enumerate(load.segments) if i not in gone]
         load.evicted_count += excess
+        return excess
 
-    def reload(self, data: bytes) -> SegmentAppend:
-        """Load the warm set again from *data* (the file after a truncation or replacement).
+    def read_reload(self, data: bytes) -> SegmentLoad:
+        """Parse the whole file again (after a truncation or replacement; a worker may call it).
 
         The warm store cannot be rebuilt here (vectors, embedding): it is dropped
         and the caller opens a new one, then calls :meth:`set_store`.
         """
-        load = self.load
         fresh = parse_segments(
             data,
-            load.path,
+            self.load.path,
             max_segments=self.max_segments,
             eviction_days=self.eviction_days,
             now_ms=self.clock(),
         )
-        for f in fields(SegmentLoad):  # in place: the data set's object is kept
-            setattr(load, f.name, getattr(fresh, f.name))
-        self._keys = None
+        self._keys = {dedup_key(s.session_id, s.role, s.content) for s in fresh.segments}
         self.store = None
         self._backlog = []
+        return fresh
+
+    def commit_reload(self, fresh: SegmentLoad) -> SegmentAppend:
+        """Make the warm set what :meth:`read_reload` parsed (in place: views hold it)."""
+        load = self.load
+        for f in fields(SegmentLoad):
+            setattr(load, f.name, getattr(fresh, f.name))
         return SegmentAppend(list(load.segments), 0, list(load.problems), load.lines)
+
+
+# -- the read phase of a poll (see core.live.follow) ------------------------------------------
+def read_segment_lines(
+    f: LiveFollower, follower: SegmentFollower, tail: Tail, out: LiveRead
+) -> None:
+    """Read and index what was appended to segments.jsonl; queue the warm set's change."""
+    from core.live.follow import note_event
+
+    event = tail.poll()
+    if event.kind == "none":
+        return
+    if event.kind == "missing":
+        out.then(lambda c: c.missing.append(tail.path))
+        return
+    note_event(event, out)
+    if event.kind == "reset":
+        fresh = follower.read_reload(event.data)
+
+        def reload(c: LiveChanges) -> None:
+            f.forget_problems(tail.path, c)
+            done = follower.commit_reload(fresh)
+            c.resets.append(tail.path)
+            c.store_reopen_needed = True
+            c.segments_added += len(done.added)
+            c.problems.extend(done.problems)
+
+        out.then(reload)
+        return
+    read = follower.read(event.data, first_line=event.first_line, offset=event.offset)
+
+    def append(c: LiveChanges) -> None:
+        done = follower.commit(read)
+        c.segments_added += len(done.added)
+        c.segment_ids.extend(s.id for s in done.added)
+        c.segments_indexed += done.indexed
+        c.segments_evicted += done.evicted
+        c.problems.extend(done.problems)
+
+    out.then(append)
+
+
+def read_knowledge_lines(f: LiveFollower, tail: Tail, out: LiveRead) -> None:
+    """Read what was appended to knowledge.jsonl; queue its replay into the log."""
+    from core.live.follow import note_event
+
+    event = tail.poll()
+    if event.kind == "none":
+        return
+    if event.kind == "missing":
+        out.then(lambda c: c.missing.append(tail.path))
+        return
+    note_event(event, out)
+
+    def replay(c: LiveChanges) -> None:
+        # The log is also written by memlens's own fact edits (on the owner's thread):
+        # it is replayed here, never in the read phase.
+        log = f.data.knowledge
+        assert log is not None
+        index = f.recall.knowledge if f.recall is not None else None
+        if index is not None and index.log is not log:
+            index = None  # an index over another log: not ours to update
+        if event.kind == "reset":
+            f.forget_problems(tail.path, c)
+            done = reload_knowledge(log, event.data)
+            c.resets.append(tail.path)
+            if index is not None:
+                index.rebuild()
+        else:
+            done = apply_knowledge(
+                log, event.data, first_line=event.first_line, offset=event.offset
+            )
+            if index is not None:
+                index.sync()
+        c.facts_changed.extend(done.fact_ids)
+        c.problems.extend(done.problems)
+
+    out.then(replay)
