@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, QObject, QRunnable, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 from typing_extensions import override
 
@@ -14,11 +14,10 @@ from core.openclaw.memindex import open_memory_index
 from widgets.common.record_model import Column, RecordTableModel
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from core.io.problems import Problem
-    from core.openclaw.memindex import CacheEntry, FileState, IndexChunk
+    from core.openclaw.memindex_records import CacheEntry, FileState, IndexChunk
     from core.openclaw.memsearch import Candidate
 
 Index = QModelIndex
@@ -86,32 +85,6 @@ def load_snapshot(path: Path, workspace: Path | None, cache_limit: int = 5000) -
             rows,
             [*idx.problems, *idx.embedding_problems()],
         )
-
-
-class JobSignals(QObject):
-    """Signals of :class:`Job` (a runnable is not a QObject)."""
-
-    finished = Signal(int, object)
-    failed = Signal(int, str)
-
-
-class Job(QRunnable):
-    """Run *fn* in the pool; its result or its error comes back with *serial*."""
-
-    def __init__(self, serial: int, fn: Callable[[], Any]) -> None:
-        super().__init__()
-        self.serial = serial
-        self.signals = JobSignals()
-        self._fn = fn
-
-    @override
-    def run(self) -> None:
-        try:
-            result = self._fn()
-        except Exception as exc:  # every failure becomes a signal
-            self.signals.failed.emit(self.serial, str(exc) or type(exc).__name__)
-        else:
-            self.signals.finished.emit(self.serial, result)
 
 
 # -- models -------------------------------------------------------------------------

@@ -9,7 +9,7 @@ a search that could not embed its query says so, and why, above the results.
 
 from __future__ import annotations
 
-import itertools
+import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,6 @@ from PySide6.QtCore import (
     QRegularExpression,
     QSortFilterProxyModel,
     Qt,
-    QThreadPool,
     QTimeZone,
     Signal,
     Slot,
@@ -47,12 +46,13 @@ from PySide6.QtWidgets import (
 )
 
 from core.cli.memory import MemoryHome, agent_workspace, load_settings, run_search
+from widgets.common.job_wait import wait_idle
+from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole, RecordTableModel, SortRole
 from widgets.openclaw.memory_index_models import (
     WARN_STYLE,
     CandidateModel,
     FileModel,
-    Job,
     Snapshot,
     agent_of,
     cache_model,
@@ -63,10 +63,9 @@ from widgets.openclaw.memory_index_models import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from core.openclaw.memindex import IndexChunk
+    from core.openclaw.memindex_records import IndexChunk
     from core.openclaw.memsearch import Candidate, SearchResult
+    from widgets.common.jobs import JobRunner
 
 
 # -- the view -------------------------------------------------------------------------
@@ -84,13 +83,12 @@ class MemoryIndexView(QWidget):
     search_finished = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
-        self.jobs = QThreadPool(self)
-        self.jobs.setMaxThreadCount(1)
-        self._serials = itertools.count(1)
-        self._load_serial = 0
-        self._search_serial = 0
+        self._runner = runner if runner is not None else default_runner()
+        # A newer load (or search) drops whatever an older one still delivers.
+        self._load_key = f"memory-index-load-{id(self)}"
+        self._search_key = f"memory-index-search-{id(self)}"
         self._config: Path | None = None
         self._workspace: Path | None = None
         self.snapshot: Snapshot | None = None
@@ -261,7 +259,8 @@ class MemoryIndexView(QWidget):
         """
         self._config, self._workspace = config_path, workspace
         self._state_dir = state_dir
-        self._load_serial = self._search_serial = 0  # anything in flight is stale
+        for key in (self._load_key, self._search_key):
+            self._runner.cancel(key)  # anything in flight is stale
         self.snapshot, self.result = None, None
         for model in (self.files, self.chunks, self.cache, self.meta, self.candidates):
             model.set_records([])
@@ -305,10 +304,9 @@ class MemoryIndexView(QWidget):
         home = MemoryHome(agent_of(path), path, self._config, self._workspace_of(path), ())
         settings = load_settings(home)
         max_results, min_score, now = self.max_spin.value(), self.min_spin.value(), self.now_ms()
-        self._search_serial = serial = next(self._serials)
         self.mode_label.setText("Searching…")
 
-        def work() -> SearchResult:
+        def work(**_job: object) -> SearchResult:
             return run_search(
                 home,
                 query,
@@ -318,19 +316,17 @@ class MemoryIndexView(QWidget):
                 settings=settings,
             )
 
-        self._start(serial, work, self._on_search_done)
+        self._runner.submit(
+            "memory index search",
+            work,
+            key=self._search_key,
+            done=self._on_search_done,
+            failed=self._on_search_failed,
+        )
 
     def wait(self, msecs: int = 5000) -> bool:
-        """Wait for the jobs in flight (before the application quits)."""
-        return bool(self.jobs.waitForDone(msecs))
-
-    # -- jobs ---------------------------------------------------------------------
-
-    def _start(self, serial: int, fn: Callable[[], Any], done: Callable[[int, Any], None]) -> None:
-        job = Job(serial, fn)
-        job.signals.finished.connect(done)
-        job.signals.failed.connect(self._on_job_failed)
-        self.jobs.start(job)
+        """Wait for the load and the search in flight to report (tests, quitting)."""
+        return all(wait_idle(self._runner, k, msecs) for k in (self._load_key, self._search_key))
 
     def _workspace_of(self, path: Path) -> Path | None:
         """The workspace given to :meth:`set_home`, else the agent's from the config."""
@@ -342,15 +338,17 @@ class MemoryIndexView(QWidget):
         return agent_workspace(self._config, agent_of(path), state)
 
     def _load(self, path: Path) -> None:
-        self._load_serial = serial = next(self._serials)
         self.status_label.setText(f"Reading {path.name}…")
         workspace = self._workspace_of(path)
-        self._start(serial, lambda: load_snapshot(path, workspace), self._on_loaded)
+        self._runner.submit(
+            "memory index load",
+            lambda **_job: load_snapshot(path, workspace),
+            key=self._load_key,
+            done=self._on_loaded,
+            failed=self._on_load_failed,
+        )
 
-    @Slot(int, object)
-    def _on_loaded(self, serial: int, snap: Snapshot) -> None:
-        if serial != self._load_serial:
-            return
+    def _on_loaded(self, snap: Snapshot) -> None:
         self.snapshot = snap
         self.files.set_records(snap.files)
         self.chunks.set_records(snap.chunks)
@@ -374,10 +372,7 @@ class MemoryIndexView(QWidget):
         self.status_label.setText(text)
         self.loaded.emit(snap)
 
-    @Slot(int, object)
-    def _on_search_done(self, serial: int, result: SearchResult) -> None:
-        if serial != self._search_serial:
-            return
+    def _on_search_done(self, result: SearchResult) -> None:
         self.result = result
         self._show_candidates()
         returned = len(result.results)
@@ -403,12 +398,14 @@ class MemoryIndexView(QWidget):
         self.mode_label.setText(text)
         self.search_finished.emit(result)
 
-    @Slot(int, str)
-    def _on_job_failed(self, serial: int, message: str) -> None:
-        if serial not in (self._load_serial, self._search_serial):
-            return
-        target = self.mode_label if serial == self._search_serial else self.status_label
-        target.setText(f"<span style='color:#c62828;'>{message}</span>")
+    def _on_load_failed(self, message: str) -> None:
+        self._show_failure(self.status_label, message)
+
+    def _on_search_failed(self, message: str) -> None:
+        self._show_failure(self.mode_label, message)
+
+    def _show_failure(self, label: QLabel, message: str) -> None:
+        label.setText(f"<span style='color:#c62828;'>{html.escape(message)}</span>")
         self.failed.emit(message)
 
     # -- handlers -----------------------------------------------------------------

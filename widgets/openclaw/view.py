@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -34,8 +34,8 @@ from core.io.problems import FormatError
 from core.io.timefmt import is_date_ms, utc_minute_ms
 from core.openclaw.agentdb import AgentDb, session_path
 from core.openclaw.session_rows import RowField, find_row, row_fields
+from widgets.common.jobs import default_runner
 from widgets.common.record_model import Column, RecordRole, RecordTableModel
-from widgets.openclaw.memory_index_models import Job
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from core.dataset.load import DataSet
     from core.openclaw.agentdb_search import TranscriptHit
     from core.transcript.model import Session
+    from widgets.common.jobs import JobRunner
     from widgets.openclaw.memory_index_view import MemoryIndexView
 
 ROW_COLUMNS: tuple[Column[RowField], ...] = (
@@ -74,7 +75,7 @@ HIT_COLUMNS: tuple[Column[_Hit], ...] = (
 )
 
 
-def _table(model: RecordTableModel[object], name: str) -> QTableView:  # type: ignore[type-var]
+def _table(model: RecordTableModel[object], name: str) -> QTableView:
     view = QTableView()
     view.setModel(model)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -117,14 +118,14 @@ class OpenClawView(QWidget):
     searched = Signal()
     """A transcript search's results (or its failure) are shown."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
         self._data: DataSet | None = None
         self._session: Session | None = None
         self.memory_view: MemoryIndexView | None = None
-        self.jobs = QThreadPool(self)
-        """Transcript searches run here, off the GUI thread."""
-        self._serial = 0
+        self._runner = runner if runner is not None else default_runner()
+        # Transcript searches run off the GUI thread; a newer one drops an older one's hits.
+        self._search_key = f"openclaw-search-{id(self)}"
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self._build_row()
@@ -248,17 +249,16 @@ class OpenClawView(QWidget):
             if a.database is not None and (only is None or only.db == str(a.database))
         ]
         sid = only.id if only is not None else None
-        self._serial += 1
         self.search_note.setText(f"Searching OpenClaw's transcript index for {text!r}…")
-        job = Job(self._serial, lambda: search_databases(dbs, text, sid))
-        job.signals.finished.connect(self._on_searched)
-        job.signals.failed.connect(self._on_search_failed)
-        self.jobs.start(job)
+        self._runner.submit(
+            "transcript search",
+            lambda **_job: search_databases(dbs, text, sid),
+            key=self._search_key,
+            done=self._on_searched,
+            failed=self._on_search_failed,
+        )
 
-    @Slot(int, object)
-    def _on_searched(self, serial: int, result: object) -> None:
-        if serial != self._serial or not isinstance(result, tuple):
-            return  # a newer search replaced this one
+    def _on_searched(self, result: tuple[str, list[_Hit], list[str]]) -> None:
         text, hits, errors = result
         self.hit_model.set_records(hits)
         self.hit_table.resizeColumnsToContents()
@@ -266,11 +266,9 @@ class OpenClawView(QWidget):
         self.search_note.setText("; ".join([note, *errors]))
         self.searched.emit()
 
-    @Slot(int, str)
-    def _on_search_failed(self, serial: int, message: str) -> None:
-        if serial == self._serial:
-            self.search_note.setText(f"Transcript search failed: {message}")
-            self.searched.emit()
+    def _on_search_failed(self, message: str) -> None:
+        self.search_note.setText(f"Transcript search failed: {message}")
+        self.searched.emit()
 
     def search_for(self, text: str) -> None:
         """Show the search tab with *text* searched."""
