@@ -17,14 +17,8 @@ from core.openclaw.config import (
     parse_openclaw_config,
     raise_for_errors,
 )
-from core.openclaw.memindex import (
-    IndexChunk,
-    IndexFile,
-    IndexLayout,
-    MemoryIndex,
-    SourceSummary,
-    open_memory_index,
-)
+from core.openclaw.memindex import MemoryIndex, open_memory_index
+from core.openclaw.memindex_records import IndexChunk, IndexFile, IndexLayout, SourceSummary
 from core.openclaw.sessions_store import (
     REMOVE,
     SessionEntry,

@@ -25,29 +25,46 @@ The file is opened with :class:`core.openclaw.sqlite_ro.ReadOnlyDb`: never a
 write, never a ``-wal``/``-shm`` file beside OpenClaw's database. Missing tables
 or columns are reported, never fatal. No extension is loaded: the sqlite-vec
 table is listed but never read (the chunks table holds the same vectors).
+
+The records read are :mod:`core.openclaw.memindex_records`, embeddings are decoded
+by :mod:`core.openclaw.memindex_embedding`, the workspace compared by
+:mod:`core.openclaw.memindex_workspace`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from core.io import jsonio
 from core.io.closing import Closing
 from core.io.jsonio import as_int
 from core.io.problems import FormatError, Problem
+from core.openclaw.memindex_embedding import (
+    UNUSABLE_EMBEDDING,
+    decode_embedding,
+    embedding_problem,
+)
+from core.openclaw.memindex_records import (
+    CacheEntry,
+    EmbeddingState,
+    FileState,
+    IndexChunk,
+    IndexFile,
+    IndexLayout,
+    RecallInfo,
+    SourceSummary,
+)
+from core.openclaw.memindex_workspace import compare_with_workspace
 from core.openclaw.sqlite_ro import ReadOnlyDb
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Iterator, Sequence
 
+    import numpy as np
     import numpy.typing as npt
 
 META_KEY = "memory_index_meta_v1"
@@ -72,194 +89,6 @@ _CANONICAL_EXTRA = (
     "memory_index_chunk_recall_metadata",
     "memory_index_chunk_provenance",
 )
-
-Staleness = Literal["fresh", "stale", "missing", "new-unindexed", "unknown"]
-EmbeddingState = Literal["ok", "empty", "bad-length", "non-finite", "bad-json", "none"]
-
-
-@dataclass(frozen=True, slots=True)
-class IndexLayout:
-    """Which tables of the index exist (None for a missing one)."""
-
-    name: str
-    """``legacy`` or ``canonical``."""
-    meta: str | None
-    files: str | None
-    chunks: str | None
-    embedding_cache: str | None
-    fts: str | None
-    vec: str | None
-    missing: tuple[str, ...]
-    """Names of the expected tables that are absent."""
-    paths_fts: str | None = None
-    recall_metadata: str | None = None
-    provenance: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class IndexFile:
-    """One indexed source file (a ``memory_index_sources`` / ``files`` row).
-
-    ``mtime`` is in epoch milliseconds (OpenClaw stores a REAL there since v23;
-    it is rounded down here, :attr:`mtime_ms` keeps the fraction).
-    """
-
-    path: str
-    source: str
-    hash: str | None
-    mtime: int | None
-    size: int | None
-    mtime_ms: float | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True, slots=True)
-class IndexChunk:
-    """One chunk of an indexed file; ``embedding`` only when asked for."""
-
-    id: str
-    path: str
-    source: str
-    start_line: int | None
-    end_line: int | None
-    hash: str | None
-    model: str | None
-    text: str
-    updated_at: int | None
-    embedding: npt.NDArray[np.float64] | None = None
-    embedding_state: EmbeddingState = "none"
-    """``ok``, ``empty`` (FTS-only), ``bad-length``, ``non-finite``, ``bad-json``;
-    ``none`` when the embedding was not read."""
-
-
-@dataclass(frozen=True, slots=True)
-class SourceSummary:
-    """Totals for one source (``memory`` or ``sessions``)."""
-
-    source: str
-    files: int
-    chunks: int
-    bytes: int
-    """Sum of the indexed files' sizes."""
-    models: tuple[str, ...]
-    """Embedding models of the chunks, sorted."""
-    last_updated: int | None
-    """Newest chunk ``updated_at`` (epoch ms), if recorded."""
-
-
-@dataclass(frozen=True, slots=True)
-class CacheEntry:
-    """One ``memory_embedding_cache`` row (the vector itself is not kept)."""
-
-    provider: str
-    model: str
-    provider_key: str
-    hash: str
-    dims: int | None
-    bytes: int
-    """Stored size of the embedding."""
-    updated_at: int | None
-    state: EmbeddingState
-
-
-@dataclass(frozen=True, slots=True)
-class RecallInfo:
-    """Recall metadata and provenance of one chunk (both tables are optional)."""
-
-    chunk_id: str
-    importance: int | None = None
-    triggers: str | None = None
-    project_key: str | None = None
-    origin_class: str | None = None
-    session_kind: str | None = None
-    observed_at: int | None = None
-    supersedes_key: str | None = None
-
-    def provenance(self) -> dict[str, Any] | None:
-        """OpenClaw's ``provenance`` object (``decodeChunkProvenance``), or None."""
-        if (
-            self.origin_class not in _ORIGIN_CLASSES
-            or self.session_kind not in _SESSION_KINDS
-            or self.observed_at is None
-        ):
-            return None
-        out: dict[str, Any] = {
-            "originClass": self.origin_class,
-            "sessionKind": self.session_kind,
-            "observedAt": self.observed_at,
-        }
-        if self.supersedes_key and self.supersedes_key.strip():
-            out["supersedesKey"] = self.supersedes_key
-        return out
-
-
-_ORIGIN_CLASSES = frozenset({"owner", "agent", "untrusted", "system"})
-_SESSION_KINDS = frozenset({"interactive", "cron", "heartbeat", "subagent", "unknown"})
-
-
-@dataclass(frozen=True, slots=True)
-class FileState:
-    """An indexed (or indexable) file compared with the workspace."""
-
-    path: str
-    source: str
-    state: Staleness
-    """``fresh`` (same content hash), ``stale`` (changed since indexing),
-    ``missing`` (gone from the workspace), ``new-unindexed`` (a memory file the
-    index does not have yet), ``unknown`` (no workspace, or a session source)."""
-    indexed: IndexFile | None
-    disk_size: int | None = None
-    disk_mtime_ms: float | None = None
-    disk_hash: str | None = None
-
-
-def decode_embedding(value: Any) -> tuple[npt.NDArray[np.float64] | None, EmbeddingState]:
-    """Decode one stored embedding as OpenClaw does.
-
-    A BLOB is little-endian float64 (``decodeMemoryEmbedding``); TEXT is a JSON
-    array (``parseEmbedding``, before schema v23 and in the legacy layout).
-
-    Returns
-    -------
-    (vector, state)
-        ``vector`` is None unless ``state`` is ``ok``; an empty BLOB or array is
-        ``empty`` (an FTS-only chunk).
-    """
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        if not data:
-            return None, "empty"
-        if len(data) % 8:
-            return None, "bad-length"
-        vec = np.frombuffer(data, dtype="<f8").astype(np.float64)
-        if not np.all(np.isfinite(vec)):
-            return None, "non-finite"
-        return vec, "ok"
-    if isinstance(value, str):
-        try:
-            data_json = jsonio.loads(value)
-        except jsonio.JSONDecodeError:
-            return None, "bad-json"
-        if not isinstance(data_json, list) or jsonio.too_deep(data_json, value):
-            return None, "bad-json"
-        if not data_json:
-            return None, "empty"
-        try:
-            vec = np.asarray(data_json, dtype=np.float64)
-        except (TypeError, ValueError):
-            return None, "bad-json"
-        if vec.ndim != 1 or not np.all(np.isfinite(vec)):
-            return None, "non-finite" if vec.ndim == 1 else "bad-json"
-        return vec, "ok"
-    if value is None:
-        return None, "empty"
-    return None, "bad-json"
-
-
-_STATE_TEXT = {
-    "bad-length": "its embedding BLOB is not a whole number of float64 values",
-    "non-finite": "its embedding holds a value that is not finite",
-    "bad-json": "its embedding is neither a float64 BLOB nor a JSON array of numbers",
-}
 
 
 def open_memory_index(path: str | os.PathLike[str]) -> MemoryIndex:
@@ -516,7 +345,7 @@ class MemoryIndex(Closing):
         out: list[Problem] = []
         for cid, cpath, value in self._rows(sql):
             _, state = decode_embedding(value)
-            if state in _STATE_TEXT:
+            if state in UNUSABLE_EMBEDDING:
                 out.append(embedding_problem(self.path, str(cid), str(cpath), state))
                 if len(out) >= limit:
                     break
@@ -653,29 +482,9 @@ class MemoryIndex(Closing):
     def file_states(self, workspace: str | os.PathLike[str] | None) -> list[FileState]:
         """Compare the indexed files with the workspace (never written, only read).
 
-        A ``memory`` file is ``fresh`` when its content hash (sha256 of the
-        text, as OpenClaw's ``buildFileEntry``) equals the indexed one,
-        ``stale`` when it differs, ``missing`` when the file is gone. Files
-        OpenClaw would index (``MEMORY.md``, ``USER.md``, ``memory/**/*.md``)
-        that the index lacks are ``new-unindexed``. Session sources and a
-        missing workspace give ``unknown``.
+        See :func:`core.openclaw.memindex_workspace.compare_with_workspace`.
         """
-        indexed = self.files()
-        root = Path(workspace) if workspace is not None else None
-        root = root if root is not None and root.is_dir() else None  # not here: nothing to compare
-        out: list[FileState] = []
-        for f in indexed:
-            if root is None or f.source != "memory":
-                out.append(FileState(f.path, f.source, "unknown", f))
-                continue
-            out.append(_compare(root, f))
-        if root is not None:
-            known = {f.path for f in indexed if f.source == "memory"}
-            for rel in eligible_memory_files(root):
-                if rel not in known:
-                    disk = _disk(root / rel)
-                    out.append(FileState(rel, "memory", "new-unindexed", None, *disk))
-        return out
+        return compare_with_workspace(self.files(), workspace)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run a read query of your own; sqlite3 errors pass through unchanged.
@@ -689,54 +498,6 @@ class MemoryIndex(Closing):
     def connection(self) -> sqlite3.Connection:
         """The read-only connection (for memsearch's FTS queries)."""
         return self.db.connection
-
-
-def embedding_problem(file: str, chunk_id: str, path: str, state: str) -> Problem:
-    """The problem for an unusable stored embedding."""
-    text = _STATE_TEXT.get(state, "its embedding cannot be read")
-    return Problem(file, 0, f"chunk {chunk_id} ({path}): {text}; it has no vector", "warning")
-
-
-def eligible_memory_files(root: Path) -> list[str]:
-    """Workspace-relative paths OpenClaw indexes as memory.
-
-    ``MEMORY.md``, ``USER.md`` and ``memory/**/*.md``, symlinks skipped.
-    """
-    out: list[str] = []
-    for name in ("MEMORY.md", "USER.md"):
-        p = root / name
-        if p.is_file() and not p.is_symlink():
-            out.append(name)
-    folder = root / "memory"
-    if folder.is_dir() and not folder.is_symlink():
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = sorted(d for d in dirnames if not (Path(dirpath) / d).is_symlink())
-            for name in sorted(filenames):
-                p = Path(dirpath) / name
-                if name.endswith(".md") and p.is_file() and not p.is_symlink():
-                    out.append(p.relative_to(root).as_posix())
-    return out
-
-
-def _disk(path: Path) -> tuple[int | None, float | None, str | None]:
-    try:
-        st = path.stat()
-        data = path.read_bytes()
-    except OSError:
-        return None, None, None
-    text = data.decode("utf-8", "replace").encode("utf-8")
-    return st.st_size, st.st_mtime_ns / 1e6, hashlib.sha256(text).hexdigest()
-
-
-def _compare(root: Path, f: IndexFile) -> FileState:
-    target = root / f.path
-    if not target.is_file():
-        return FileState(f.path, f.source, "missing", f)
-    size, mtime, digest = _disk(target)
-    if digest is None:
-        return FileState(f.path, f.source, "unknown", f)
-    state: Staleness = "fresh" if digest == f.hash else "stale"
-    return FileState(f.path, f.source, state, f, size, mtime, digest)
 
 
 def quote(name: str) -> str:

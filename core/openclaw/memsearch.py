@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from core.io.problems import Problem
-from core.openclaw.memindex import FTS_ONLY_MODEL, decode_embedding, embedding_problem, quote
+from core.openclaw.memindex import FTS_ONLY_MODEL, quote
+from core.openclaw.memindex_embedding import decode_embedding, embedding_problem
 from core.openclaw.memsearch_embed import EmbedError
 from core.openclaw.memsearch_keyword import (
     SNIPPET_MAX_CHARS,

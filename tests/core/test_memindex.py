@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from core.io.problems import FormatError, Problem
-from core.openclaw.memindex import IndexChunk, IndexFile, SourceSummary, open_memory_index
+from core.openclaw.memindex import open_memory_index
+from core.openclaw.memindex_records import IndexChunk, IndexFile, SourceSummary
 
 # The shipped schema (openclaw/openclaw src/memory/memory-schema.ts).
 LEGACY_SCHEMA = """
