@@ -256,7 +256,10 @@ class WarmStore:
 
     def missing_vector_slots(self) -> list[int]:
         """Live slots that have no vector yet."""
-        return [i for i, s in enumerate(self.segments) if s is not None and not self.vectors.has(i)]
+        with self.lock:
+            return [
+                i for i, s in enumerate(self.segments) if s is not None and not self.vectors.has(i)
+            ]
 
     # -- changes ----------------------------------------------------------------------
     def embed_missing(
@@ -269,29 +272,46 @@ class WarmStore:
     ) -> int:
         """Embed the segments that have no vector; returns how many were embedded.
 
-        Vectors are saved to memlens's own cache (never to the agent's vectors.bin).
+        Safe beside live indexing and eviction in another thread: the slots and their
+        segments are taken under :attr:`lock`, the embedder runs without it, and a
+        vector is stored only if its slot still holds the same segment (one evicted
+        meanwhile gets none). Vectors are saved to memlens's own cache (never to the
+        agent's vectors.bin).
         """
-        todo = self.missing_vector_slots()
+        with self.lock:
+            todo = [
+                (i, s)
+                for i, s in enumerate(self.segments)
+                if s is not None and not self.vectors.has(i)
+            ]
         done = 0
         for start in range(0, len(todo), batch_size):
             check(cancelled, "embedding")
             chunk = todo[start : start + batch_size]
-            texts = [s.content for i in chunk if (s := self.segments[i]) is not None]
-            vecs = self.embedder.embed(texts)
+            vecs = self.embedder.embed([seg.content for _, seg in chunk])
             with self.lock:
-                self.vectors.set_many(np.asarray(chunk, dtype=np.int64), vecs)
-            done += len(chunk)
+                keep = [row for row, (i, seg) in enumerate(chunk) if self.segments[i] is seg]
+                slots = np.asarray([chunk[row][0] for row in keep], dtype=np.int64)
+                self.vectors.set_many(slots, np.asarray(vecs)[keep])
+            done += len(keep)
             if progress:
-                progress(done, len(todo), f"embedding with {self.embedder.name}")
+                progress(
+                    min(start + batch_size, len(todo)),
+                    len(todo),
+                    f"embedding with {self.embedder.name}",
+                )
         if done and save:
             self.save_cache()
         self.stats.missing_vectors = len(self.missing_vector_slots())
         return done
 
     def _vector_payload(self) -> tuple[list[str], np.ndarray]:
-        slots = [i for i, s in enumerate(self.segments) if s is not None and self.vectors.has(i)]
-        ids = [seg.id for i in slots if (seg := self.segments[i]) is not None]
-        return ids, self.vectors.matrix[slots]
+        with self.lock:
+            slots = [
+                i for i, s in enumerate(self.segments) if s is not None and self.vectors.has(i)
+            ]
+            ids = [seg.id for i in slots if (seg := self.segments[i]) is not None]
+            return ids, self.vectors.matrix[slots]
 
     def save_cache(self) -> Path | None:
         """Write memlens's own vector cache (the user cache folder)."""
