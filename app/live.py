@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QAbstractItemView
 
     from core.dataset.load import DataSet
-    from core.recall.opening import RecallData
+    from core.dataset.open_recall import RecallData
     from core.recall.warm_store import WarmStore
     from widgets.live.indicator import LiveIndicator
 

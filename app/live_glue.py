@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from app.main_window import MainWindow
     from core.dataset.load import DataSet
-    from core.recall.opening import RecallData
+    from core.dataset.open_recall import RecallData
 
 ANNOUNCE_MS = 15_000
 

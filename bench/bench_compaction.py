@@ -17,7 +17,8 @@ import orjson
 
 from bench.corpus import ERRORS, FILES, FUNCS, turn
 from core.compaction.plan import plan_compaction
-from core.compaction.summarize import OfflineSummarizer, summarize_plan
+from core.compaction.summarize import summarize_plan
+from core.compaction.summarizers import OfflineSummarizer
 from core.transcript import context_at, context_size, parse_transcript
 
 

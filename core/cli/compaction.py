@@ -17,7 +17,7 @@ from core.compaction.run import (
     write_compaction,
 )
 from core.compaction.settings import session_model, summary_instructions
-from core.compaction.summarize import LLMSummarizer, OfflineSummarizer
+from core.compaction.summarizers import LLMSummarizer, OfflineSummarizer
 from core.context.budget import budget_for
 from core.dataset.discovery import discover
 from core.dataset.load import load_dataset
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from core.compaction.plan import CompactionPlan
     from core.compaction.sections import SummaryInstructions
-    from core.compaction.summarize import Summarizer
+    from core.compaction.summarizers import Summarizer
     from core.llm import Deadline
     from core.openclaw.sessions_store import SessionEntry
     from core.transcript.model import Session

@@ -463,11 +463,11 @@ COMMANDS = (
 )  # fmt: skip
 
 
-def _recall_command(name: str, module: str = "recall_cli") -> Callable[[argparse.Namespace], int]:
+def _recall_command(name: str, module: str = "recall") -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         import importlib
 
-        handlers = importlib.import_module(f"core.{module}")
+        handlers = importlib.import_module(f"core.cli.{module}")
         payload, text = getattr(handlers, f"cmd_{name}")(args)
         _out(args, payload, lambda: text)
         return 0
@@ -637,13 +637,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "plan",
         "what a compaction would summarise, keep and drop, in how many calls",
-        _recall_command("plan", "compaction_cli"),
+        _recall_command("plan", "compaction"),
     )
     _session_args(p)
     p = add(
         "compact",
         "compact a session: dry run by default, --write to append the entry",
-        _recall_command("compact", "compaction_cli"),
+        _recall_command("compact", "compaction"),
     )
     _session_args(p)
     p.add_argument(
@@ -717,19 +717,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "budget",
         "every threshold of a session's context: window, triggers, flush, caps",
-        _recall_command("budget", "compaction_cli"),
+        _recall_command("budget", "compaction"),
     )
     _session_args(p)
     p = add(
         "overflow",
         "replay OpenClaw's overflow recovery for a window, step by step",
-        _recall_command("overflow", "compaction_cli"),
+        _recall_command("overflow", "compaction"),
     )
     _session_args(p)
     p = add(
         "trim",
         "smart trim of the context at an entry: a decision for every message",
-        _recall_command("trim", "compaction_cli"),
+        _recall_command("trim", "compaction"),
     )
     _session_args(p, "context window to trim for (required)")
     p.add_argument(

@@ -13,14 +13,14 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from core.compaction.summarize import LLMSummarizer, OfflineSummarizer
+from core.compaction.summarizers import LLMSummarizer, OfflineSummarizer
 from core.io.jobs import Cancelled, check
 from core.llm.base import DEFAULT_MAX_TOKENS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from core.compaction.summarize import Summarizer
+    from core.compaction.summarizers import Summarizer
     from core.io.jobs import CancelCheck
     from core.llm.base import ChatMessage, Completion, LLMClient
 

@@ -42,20 +42,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.compaction.call_log import CallRecord, failed_call
 from core.compaction.plan import CompactionPlan, plan_compaction
-from core.compaction.summarize import (
-    CallRecord,
-    OfflineSummarizer,
-    SummaryRun,
-    failed_call,
-    summarize_plan,
-)
+from core.compaction.summarize import SummaryRun, summarize_plan
+from core.compaction.summarizers import OfflineSummarizer
 from core.dataset.discovery import is_archive_name
 from core.io import jsonio
 from core.io.fsutil import AppendResult, append_lines, backup_path, make_backup
 from core.io.jobs import Cancelled
 from core.io.jsstr import js_len
 from core.io.problems import FormatError
+from core.io.writes import PlannedWrite
 from core.openclaw.sessions_store import (
     REMOVE,
     compaction_changes,
@@ -72,14 +69,13 @@ from core.safety.session_lock import (
     agent_lock_holder,
     check_agent_lock,
 )
-from core.safety.writes import PlannedWrite
 from core.store.segments import Segment, append_segments, dedup_key, load_segments, make_segment
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
     from core.compaction.sections import SummaryInstructions
-    from core.compaction.summarize import Summarizer
+    from core.compaction.summarizers import Summarizer
     from core.io.jobs import CancelCheck, Progress
     from core.llm import ChatMessage, Completion, LLMClient
     from core.safety.activity import ActivityLog

@@ -7,7 +7,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from core.compaction.summarize import REQUIRED_HEADINGS
+from core.compaction.prompts import REQUIRED_HEADINGS
 from core.io.jsstr import js_len, js_slice, js_trim
 
 _HEADING = re.compile(r"^(#{1,6})\s+(\S.*?)\s*#*\s*$")

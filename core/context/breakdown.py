@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
 from core.io.jsstr import js_json_len, js_len
-from core.recall.block import MARKER
+from core.transcript.recalled_block import MARKER
 from core.transcript.replay import context_at, context_size
 from core.transcript.tokens import IMAGE_CHARS
 

@@ -40,6 +40,7 @@ from core.recall.token_table import TABLE
 from core.recall.tokenize import tokenize
 from core.safety.redact import redact
 from core.transcript.provider import as_sent
+from core.transcript.recalled_block import MARKER
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -129,7 +130,7 @@ class TrimResult:
             if not d.removed or m.role not in ("user", "assistant"):
                 continue
             text = " ".join(b.text for b in m.blocks if b.kind == "text")
-            if not text.strip() or recall_block.MARKER in text:
+            if not text.strip() or MARKER in text:
                 continue
             clean = recall_block.strip_prefixes(text)
             if clean:
@@ -228,7 +229,7 @@ def _protect(
     for i, m in enumerate(msgs):
         if m.role == "system":
             why[i] = "system message"
-        elif recall_block.MARKER in texts[i]:
+        elif MARKER in texts[i]:
             why[i] = "recalled-context block"
         else:
             why[i] = _summary_reason(m, i, msgs)

@@ -34,7 +34,7 @@ from core.io import append_worker as worker
 from core.io.problems import FormatError
 
 if TYPE_CHECKING:
-    from core.safety.writes import WriteAction
+    from core.io.writes import WriteAction
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 An operation (:class:`FactOp`: add, edit, supersede, delete, restore) or a batch
 of them is first *planned* (:func:`plan`) against the log in memory: the
 :class:`Plan` holds the exact, redacted records the write will append, the
-:class:`~core.safety.writes.PlannedWrite` to show the user, the last record of every
+:class:`~core.io.writes.PlannedWrite` to show the user, the last record of every
 touched fact as it must be when the write happens (``expect``) and as it will be
 after (``result``). :func:`apply` reads what the agent appended meanwhile,
 refuses a plan whose facts changed (:class:`StaleError`), and appends the planned
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from typing_extensions import override
 
 from core.io import jsonio
+from core.io.writes import PlannedWrite
 from core.knowledge.review_log import DryRunLog, KnowledgeFileChanged, catch_up
-from core.safety.writes import PlannedWrite
 from core.store.knowledge import FACT_TYPES, FactDeletedError, content_hash
 
 if TYPE_CHECKING:

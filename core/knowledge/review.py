@@ -30,10 +30,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.io import jsonio
+from core.io.writes import PlannedWrite
 from core.knowledge.review_log import DryRunLog, KnowledgeFileChanged, catch_up, pinned
 from core.recall.updater import Candidate, jaccard, words
 from core.safety.redact import maybe_redact
-from core.safety.writes import PlannedWrite
 from core.store.knowledge import FACT_TYPES, content_hash
 
 if TYPE_CHECKING:
@@ -456,7 +456,7 @@ class ReviewPlan:
 def plan_review(
     items: Sequence[ReviewItem], log: KnowledgeLog, *, at: int | None = None
 ) -> ReviewPlan:
-    """:func:`preview` plus the :class:`~core.safety.writes.PlannedWrite` to confirm."""
+    """:func:`preview` plus the :class:`~core.io.writes.PlannedWrite` to confirm."""
     results = preview(items, log, at=at)
     done = [r for r in results if r.outcome == "written"]
     if not done:

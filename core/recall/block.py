@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from core.io.timefmt import utc_minute_ms
+from core.transcript.recalled_block import MARKER
 from core.transcript.tokens import estimate_text
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
     from core.store.segments import Segment
 
-MARKER = '<recalled-context source="memory-context">'
 KNOWLEDGE_LIMIT = 10
 _SYSTEM_PREFIX = re.compile(
     r"^(?:System:\s*)?\[(?:(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat)\s+)?\d{4}-\d{2}-\d{2}\s[^\]]*\]\s*"
@@ -206,10 +206,3 @@ def build_block(facts: Sequence[FactLike], details: Sequence[Detail], cap: int) 
     cut_k.extend((f, "the knowledge block alone is over the hard cap") for f in knowledge)
     return Block("", 0, cap, [], [], cut_k, cut_d)
 
-
-def injection_index(roles: Sequence[str]) -> int:
-    """Where the block goes: right after the system prompt and a compaction summary."""
-    i = 0
-    while i < len(roles) and roles[i] in ("system", "compactionSummary"):
-        i += 1
-    return i

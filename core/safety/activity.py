@@ -25,7 +25,7 @@ from core.safety.redact import redact
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from core.safety.writes import PlannedWrite, WriteAction
+    from core.io.writes import PlannedWrite, WriteAction
 
 log = logging.getLogger(__name__)
 

@@ -117,7 +117,7 @@ class Session:
     """Each database event's ``event_utf8_bytes`` by ``seq`` (the header is seq 0)."""
     run_context_tokens: int | None = None
     """The context budget of the session's row (``contextTokens``): OpenClaw's run reads
-    only the newest rows that fit 8 bytes a token (:mod:`core.openclaw.run_bound`)."""
+    only the newest rows that fit 8 bytes a token (:mod:`core.transcript.run_bound`)."""
     tree: OpenClawTree | None = None
     """OpenClaw's navigation (version 4 headers): its leaf, its ``leaf`` rows, its
     re-parenting; each entry's ``parent_id`` is already the tree's. None for pi."""

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from core.io import jsonio
 from core.io.jsstr import js_json_len, js_len
-from core.recall.block import MARKER
-from core.recall.block import injection_index as default_injection_index
 from core.transcript.provider import provider_view
+from core.transcript.recalled_block import MARKER
+from core.transcript.recalled_block import injection_index as default_injection_index
 from core.transcript.tokens import IMAGE_CHARS
 
 if TYPE_CHECKING:
@@ -283,7 +283,7 @@ def context_rows(
     injection_index
         Where the block goes among the remaining messages; by default right after the
         system prompt and a compaction summary
-        (:func:`core.recall.block.injection_index`).
+        (:func:`core.transcript.recalled_block.injection_index`).
 
     Returns
     -------

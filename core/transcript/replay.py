@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.transcript.run_bound import run_bound
 from core.transcript.tokens import estimate_message, usage_total
 
 if TYPE_CHECKING:
@@ -135,8 +136,6 @@ def context_at(session: Session, entry_ref: str | None = None) -> list[ContextIt
         target = session.entry(entry_ref)
     path = session.path_to(target.id)
     if session.db is not None and session.run_context_tokens is not None:
-        from core.openclaw.run_bound import run_bound
-
         bound = run_bound(session, path, session.run_context_tokens)
         return _context_from_path(bound.read, openclaw=True, kept_from=bound.kept_from)
     return _context_from_path(path, openclaw=session.tree is not None)

@@ -18,8 +18,8 @@ import orjson
 
 from app.main_window import MainWindow
 from core.demo.build import write_demo
+from core.io.writes import always
 from core.knowledge.ops import FactOp
-from core.safety.writes import always
 
 WRITER = Path(__file__).resolve().parent.parent / "live_writer.py"
 

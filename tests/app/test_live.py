@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QMainWindow
 
 from app.live import LiveController, bind_indicator, describe
 from core.dataset.load import load_dataset
+from core.dataset.open_recall import open_recall
 from core.demo.build import write_demo
-from core.recall.opening import open_recall
 from widgets.live.indicator import LiveIndicator
 
 NOW = int(time.time() * 1000)  # segments must not be older than evictionDays

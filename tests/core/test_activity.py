@@ -17,8 +17,8 @@ from core.io.fsutil import (
     make_backup,
     remove_write_observer,
 )
+from core.io.writes import PlannedWrite
 from core.safety.activity import ActivityLog, load_activity, short_summary
-from core.safety.writes import PlannedWrite
 
 
 @pytest.fixture

@@ -6,15 +6,11 @@ import math
 
 from core.compaction.extract import MAX_CHARS, TRUNCATED, conversation_text
 from core.compaction.plan import CompactionPlan, plan_compaction
+from core.compaction.prompts import REQUIRED_HEADINGS
 from core.compaction.run import compaction_entry
-from core.compaction.summarize import (
-    MAX_SUMMARY_CHARS,
-    REQUIRED_HEADINGS,
-    OfflineSummarizer,
-    SummaryRun,
-    _Runner,
-    safeguard,
-)
+from core.compaction.safeguard import MAX_SUMMARY_CHARS, safeguard
+from core.compaction.summarize import SummaryRun, _Runner
+from core.compaction.summarizers import OfflineSummarizer
 from core.io.jsstr import js_len
 from core.transcript import load_transcript
 from core.transcript.message import Block, Message

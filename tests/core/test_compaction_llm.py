@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from core.compaction.plan import plan_compaction
-from core.compaction.summarize import REQUIRED_HEADINGS, LLMSummarizer, summarize_plan
+from core.compaction.prompts import REQUIRED_HEADINGS
+from core.compaction.summarize import summarize_plan
+from core.compaction.summarizers import LLMSummarizer
 from core.llm import OpenAICompatibleClient
 from core.transcript import load_transcript
 from tests.llm_server import Reply

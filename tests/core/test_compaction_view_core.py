@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from core.compaction.breakdown import plan_groups
 from core.compaction.plan import plan_compaction
+from core.compaction.prompts import REQUIRED_HEADINGS
 from core.compaction.provider import (
     OFFLINE,
     InterruptibleClient,
@@ -32,7 +33,7 @@ from core.compaction.run import (
 )
 from core.compaction.sections import missing_headings, summary_sections
 from core.compaction.settings import compaction_settings
-from core.compaction.summarize import REQUIRED_HEADINGS, LLMSummarizer, OfflineSummarizer
+from core.compaction.summarizers import LLMSummarizer, OfflineSummarizer
 from core.compaction.target import target_from_dataset
 from core.compaction.textdiff import changed_spans, diff_stats, side_by_side
 from core.dataset.load import load_dataset

@@ -150,8 +150,8 @@ class _Down:
 
 
 def test_a_failed_summary_is_refused_before_the_backup(tmp_path):
+    from core.compaction.call_log import FALLBACK_PREFIX
     from core.compaction.run import SummaryFailed
-    from core.compaction.summarize import FALLBACK_PREFIX
 
     p = tmp_path / "s.jsonl"
     before = write_file(p, lines(chain(20)))

@@ -15,8 +15,8 @@ from core.context.breakdown import (
     split_tokens,
 )
 from core.context.budget import budget_for
-from core.recall.block import MARKER
 from core.transcript import context_at, load_transcript, parse_transcript
+from core.transcript.recalled_block import MARKER
 from core.transcript.replay import context_size
 from core.transcript.tokens import message_chars
 

@@ -10,11 +10,11 @@ import orjson
 import pytest
 
 from core.dataset.load import load_dataset
+from core.dataset.open_recall import open_recall
 from core.demo.build import write_demo
 from core.live.follow import LiveFollower
 from core.live.session import extend_session, session_cursor
 from core.live.store import apply_knowledge
-from core.recall.opening import open_recall
 from core.store.knowledge import load_knowledge
 from core.transcript import load_transcript, parse_transcript
 

@@ -7,7 +7,6 @@ import base64
 import orjson
 import pytest
 
-from core.recall.block import MARKER
 from core.transcript import context_at, load_transcript, parse_transcript
 from core.transcript.parts import (
     ORIGIN_AFTER,
@@ -28,6 +27,7 @@ from core.transcript.parts import (
     tool_results,
 )
 from core.transcript.provider import provider_view
+from core.transcript.recalled_block import MARKER
 from core.transcript.tokens import estimate_message, message_chars
 
 PNG = base64.b64encode(b"\x89PNG" + bytes(2996)).decode()  # 3,000 bytes

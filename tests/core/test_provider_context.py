@@ -81,7 +81,7 @@ def test_the_trim_command_trims_what_pi_sends(fixtures_dir, capsys):
 
 
 def test_the_summary_input_holds_the_result_pi_sends_for_an_interrupted_call(before):
-    from core.compaction.summarize import serialize
+    from core.compaction.summarizers import serialize
 
     items = context_at(before, "#700")
     text = serialize([i.message for i in items])

@@ -5,16 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.recall.block import (
-    MARKER,
     Detail,
     build_block,
     extract_query,
     hard_cap,
-    injection_index,
     safe_limit,
     search_limit,
 )
 from core.store.segments import Segment
+from core.transcript.recalled_block import MARKER, injection_index
 from core.transcript.tokens import estimate_text
 
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 
 from core.dataset.load import load_dataset
+from core.dataset.open_recall import open_recall
 from core.demo.build import write_demo
 from core.io.jobs import Cancelled
 from core.recall.engine import recall
-from core.recall.opening import open_recall
 
 NOW = 1_760_000_000_000
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from core.openclaw.agentdb import AgentDb
-from core.openclaw.run_bound import limits, run_bound
 from core.transcript import context_at
+from core.transcript.run_bound import limits, run_bound
 from tests.openclaw_db import add_session, conversation, create_agent_db, message
 
 if TYPE_CHECKING:

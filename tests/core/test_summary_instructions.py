@@ -9,6 +9,7 @@ tests/oracle/test_openclaw_prompts.py).
 from __future__ import annotations
 
 from core.compaction.plan import plan_compaction
+from core.compaction.prompts import REQUIRED_HEADINGS
 from core.compaction.sections import (
     DEFAULT_COMPACTION_INSTRUCTIONS,
     IDENTIFIER_PRESERVATION_INSTRUCTIONS,
@@ -17,7 +18,8 @@ from core.compaction.sections import (
     SummaryInstructions,
 )
 from core.compaction.settings import compaction_settings
-from core.compaction.summarize import REQUIRED_HEADINGS, LLMSummarizer, summarize_plan
+from core.compaction.summarize import summarize_plan
+from core.compaction.summarizers import LLMSummarizer
 from core.llm import OpenAICompatibleClient
 from core.openclaw.config import load_openclaw_config
 from core.transcript import load_transcript

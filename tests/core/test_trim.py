@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from core.context.trim import SUMMARY_PREFIX, TrimResult, clear_caches, message_text, smart_trim
-from core.recall.block import MARKER
 from core.recall.bm25 import BM25Index, bm25_scores
 from core.recall.token_table import TABLE, TokenTable
 from core.recall.tokenize import tokenize
 from core.transcript import context_at, load_transcript
 from core.transcript.normalize import normalize_message
+from core.transcript.recalled_block import MARKER
 
 PAD = "filler " * 300  # 2,100 chars: 700 tokens
 WINDOW = 20_000  # hard cap 2,000, safe limit 20,000 - 4,000 - 2,000 = 14,000

@@ -316,8 +316,8 @@ def run_loaders(tree: Path, case: str, report: Report, live: Any) -> None:
     from core.context.budget import budget_for
     from core.dataset.home_scan import scan_home
     from core.dataset.load import load_dataset
+    from core.dataset.open_recall import open_recall
     from core.openclaw.memindex import open_memory_index
-    from core.recall.opening import open_recall
     from core.timeline.arrays import build_timeline
     from core.transcript import context_at, context_size
 

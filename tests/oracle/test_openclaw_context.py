@@ -548,7 +548,7 @@ def test_the_runner_reads_a_bounded_suffix(openclaw, built, tmp_path):
         assert runner["sources"][0]["entryId"] == ids[0]
         # memlens's replay of the run applies the same bound (core.openclaw.run_bound)
         from core.openclaw.agentdb import AgentDb
-        from core.openclaw.run_bound import run_bound
+        from core.transcript.run_bound import run_bound
 
         with AgentDb(_db(state)) as db:
             session = db.load_session(SESSION)

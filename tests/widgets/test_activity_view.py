@@ -15,8 +15,8 @@ from core.io.fsutil import (
     atomic_write,
     remove_write_observer,
 )
+from core.io.writes import PlannedWrite
 from core.safety.activity import ActivityLog
-from core.safety.writes import PlannedWrite
 from widgets.activity.view import (
     ACTION,
     FILE,

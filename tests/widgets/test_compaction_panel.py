@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.compaction.plan import plan_compaction
+from core.compaction.prompts import REQUIRED_HEADINGS
 from core.compaction.provider import OFFLINE, ProviderChoice
 from core.compaction.run import plan_json
-from core.compaction.summarize import REQUIRED_HEADINGS
 from core.compaction.target import target_for, target_from_dataset
 from core.dataset.load import load_dataset
 from core.demo.build import write_demo

@@ -5,9 +5,9 @@ from PySide6.QtCore import Qt
 
 from core.dataset.load import load_dataset
 from core.demo.build import write_demo
-from core.recall.block import MARKER
 from core.transcript import context_at, load_transcript
 from core.transcript.parts import context_rows
+from core.transcript.recalled_block import MARKER
 from tests.core.test_message_parts import synthetic_session
 from widgets.common.record_model import RecordRole
 from widgets.session.context_view import ContextTableModel, ContextView

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QApplication, QDialog
 
 from core.demo.build import write_demo
 from core.io.fsutil import backup_path
-from core.safety.writes import PlannedWrite
+from core.io.writes import PlannedWrite
 from widgets.common.write_preview import WritePreviewDialog, confirm_with_dialog, payload_bytes
 
 

@@ -33,7 +33,7 @@ from widgets.common.record_model import Column, RecordTableModel
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from core.safety.writes import Confirm, PlannedWrite
+    from core.io.writes import Confirm, PlannedWrite
 
 MAX_ROWS_SHOWN = 6
 ACTION_TEXT = {

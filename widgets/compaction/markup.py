@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from core.compaction.summarize import REQUIRED_HEADINGS
+from core.compaction.prompts import REQUIRED_HEADINGS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QObject
 
     from core.compaction.breakdown import PlanGroup
+    from core.compaction.call_log import CallRecord
     from core.compaction.sections import SummarySection
-    from core.compaction.summarize import CallRecord
     from core.recall.updater import ProposedOperation
     from core.store.segments import Segment
 

@@ -59,9 +59,9 @@ from widgets.facts.review_model import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
+    from core.io.writes import Confirm
     from core.knowledge.review import ReviewResult
     from core.recall.updater import ProposedOperation
-    from core.safety.writes import Confirm
     from core.store.knowledge import KnowledgeLog
 
 COLUMN_WIDTHS = (48, 96, 340, 104, 260, 74, 300)
