@@ -50,3 +50,29 @@ def test_thousands_separators_only_where_asked(qtbot):
     model.set_records([12345])
     assert model.index(0, 0).data() == "12345"
     assert model.index(0, 1).data() == "12,345"
+
+
+def test_append_records_inserts_rows_and_keeps_the_selection_and_scroll(qtbot, qtmodeltester):
+    from PySide6.QtWidgets import QTableView
+
+    model = _model()
+    model.set_records([Row(f"r{i}", i) for i in range(200)])
+    view = QTableView()
+    qtbot.addWidget(view)
+    view.setModel(model)
+    view.resize(300, 150)
+    view.show()
+    qtbot.waitExposed(view)
+    view.selectRow(120)
+    bar = view.verticalScrollBar()
+    bar.setValue(60)
+    resets, inserted = [], []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
+    model.append_records([Row("new", 1), Row("newer", 2)])
+    model.append_records([])
+    assert inserted == [(200, 201)] and resets == []
+    assert model.rowCount() == 202 and model.record(201) == Row("newer", 2)
+    assert view.currentIndex().row() == 120 and view.selectionModel().isRowSelected(120)
+    assert bar.value() == 60
+    qtmodeltester.check(model)

@@ -38,10 +38,19 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
         self._rows: list[T] = []
 
     def set_records(self, rows: Sequence[T]) -> None:
-        """Replace every row."""
+        """Replace every row (a model reset: views lose their selection)."""
         self.beginResetModel()
         self._rows = list(rows)
         self.endResetModel()
+
+    def append_records(self, rows: Sequence[T]) -> None:
+        """Add *rows* at the end (row inserts: selection and scroll are kept)."""
+        if not rows:
+            return
+        first = len(self._rows)
+        self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+        self._rows.extend(rows)
+        self.endInsertRows()
 
     def record(self, row: int) -> T:
         """The record of *row*."""
