@@ -22,7 +22,7 @@ from core.io import jsonio
 from core.io.problems import FormatError
 from core.openclaw.config import load_openclaw_config
 from core.openclaw.memindex import open_memory_index
-from core.openclaw.memsearch import search
+from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_embed import (
     SearchSettings,
     agent_entry,
@@ -33,8 +33,8 @@ from core.openclaw.memsearch_embed import (
 if TYPE_CHECKING:
     import argparse
 
-    from core.openclaw.memsearch import SearchResult
     from core.openclaw.memsearch_embed import QueryEmbedder
+    from core.openclaw.memsearch_records import MemorySearchResult
 
 AGENT_DB = "openclaw-agent.sqlite"
 
@@ -210,7 +210,7 @@ def run_search(
     min_score: float | None = None,
     embedder: QueryEmbedder | None = None,
     settings: SearchSettings | None = None,
-) -> SearchResult:
+) -> MemorySearchResult:
     """Search the home's index with its config (the embedder is built from it unless given)."""
     cfg = settings or load_settings(home)
     with open_memory_index(home.index) as index:
@@ -226,7 +226,7 @@ def run_search(
             embedder, reason = embedder_for(cfg)
             if reason and not cfg.from_config and not cfg.keyword_only:
                 reason = f"no openclaw.json beside the index; {reason}"
-        return search(
+        return memory_search(
             index,
             query,
             now_ms=now_ms,

@@ -50,7 +50,7 @@ _CONTAINS_FN = "openclaw_memory_normalized_contains"
 
 
 @dataclass(slots=True)
-class Hit:
+class MemoryHit:
     """One search hit (a chunk), as OpenClaw's keyword and vector searches build it."""
 
     id: str
@@ -268,7 +268,7 @@ def boosted_score(matchers: Sequence[tuple[regex.Pattern[str], regex.Pattern[str
 
 def search_body(
     ctx: KeywordContext, query: str, limit: int, ranking_query: str | None
-) -> list[Hit]:
+) -> list[MemoryHit]:
     """``searchKeyword`` with ``boostFallbackRanking`` (always on in search)."""
     if limit <= 0 or ctx.body_table is None:
         return []
@@ -314,7 +314,7 @@ def search_body(
         text_score = bm25_rank_to_score(rank) if used_match else 0.0
         score = boosted_score(matchers, str(path), text, text_score)
         out.append(
-            Hit(
+            MemoryHit(
                 str(cid), str(path), int(start), int(end), str(source),
                 truncate_utf16(text, SNIPPET_MAX_CHARS), score, text_score,
                 has_body=True,
@@ -326,7 +326,7 @@ def search_body(
 # -- path search ----------------------------------------------------------------------
 
 
-def _cmp_path_hits(a: Hit, b: Hit) -> int:
+def _cmp_path_hits(a: MemoryHit, b: MemoryHit) -> int:
     """``comparePathKeywordSearchResults``."""
     if b.exact != a.exact:
         return b.exact - a.exact
@@ -335,7 +335,7 @@ def _cmp_path_hits(a: Hit, b: Hit) -> int:
     return locale_cmp(a.path, b.path) or (a.start_line - b.start_line) or locale_cmp(a.id, b.id)
 
 
-def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) -> list[Hit]:
+def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) -> list[MemoryHit]:
     """``searchPathKeyword``: files whose path names the query; exact paths first."""
     if limit <= 0 or ctx.path_table is None:
         return []
@@ -411,7 +411,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
                 raise
             exact_rows = load_exact(False)
     exact_hits = [
-        Hit(str(r[0]), str(r[1]), int(r[3]), int(r[4]), str(r[2]),
+        MemoryHit(str(r[0]), str(r[1]), int(r[3]), int(r[4]), str(r[2]),
             truncate_utf16(r[5] if isinstance(r[5], str) else "", SNIPPET_MAX_CHARS),
             exact=int(r[6]))
         for r in exact_rows
@@ -444,7 +444,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
         rows = load_lexical(match, terms, True, exact_limit) if exact_limit > 0 else []
         return rows + load_lexical(match, terms, False, limit)
 
-    lexical: dict[str, Hit] = {}
+    lexical: dict[str, MemoryHit] = {}
     for p in plans:
         if not p.match and not p.terms:
             continue
@@ -459,7 +459,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
             rows = partitions(None, p.terms)
         for r in rows:
             score = bm25_rank_to_score(r[6]) if used else 1.0
-            hit = Hit(
+            hit = MemoryHit(
                 str(r[0]), str(r[1]), int(r[3]), int(r[4]), str(r[2]),
                 truncate_utf16(r[5] if isinstance(r[5], str) else "", SNIPPET_MAX_CHARS),
                 score, 0.0, score, match_exact(str(r[1])),
@@ -493,7 +493,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
 # -- merging and the fallback ---------------------------------------------------------
 
 
-def compare_keyword_hits(a: Hit, b: Hit, prefer_exact_body: bool = True) -> int:
+def compare_keyword_hits(a: MemoryHit, b: MemoryHit, prefer_exact_body: bool = True) -> int:
     """``compareKeywordSearchHits``."""
     if b.exact != a.exact:
         return b.exact - a.exact
@@ -510,10 +510,10 @@ def compare_keyword_hits(a: Hit, b: Hit, prefer_exact_body: bool = True) -> int:
 _BY_KEYWORD = functools.cmp_to_key(compare_keyword_hits)
 
 
-def merge_keyword_hits(sets: Sequence[Sequence[Hit]], exact_query: str) -> list[Hit]:
+def merge_keyword_hits(sets: Sequence[Sequence[MemoryHit]], exact_query: str) -> list[MemoryHit]:
     """``mergeKeywordSearchHits``: one hit per chunk, the best body score, the longest snippet."""
     match_exact = exact_path_matcher(exact_query)
-    seen: dict[str, Hit] = {}
+    seen: dict[str, MemoryHit] = {}
     for results in sets:
         for r in results:
             old = seen.get(r.id)
@@ -540,7 +540,7 @@ def merge_keyword_hits(sets: Sequence[Sequence[Hit]], exact_query: str) -> list[
     return sorted(merged, key=_BY_KEYWORD)
 
 
-def limit_keyword_hits(results: Sequence[Hit], non_exact_limit: int) -> list[Hit]:
+def limit_keyword_hits(results: Sequence[MemoryHit], non_exact_limit: int) -> list[MemoryHit]:
     """``limitKeywordSearchHits``: exact-path hits (bounded), then the best others."""
     ranked = sorted(results, key=_BY_KEYWORD)
     exact_body = [h for h in ranked if h.exact > 0 and h.has_body][:non_exact_limit]
@@ -558,7 +558,7 @@ def limit_keyword_hits(results: Sequence[Hit], non_exact_limit: int) -> list[Hit
 def search_keyword(
     ctx: KeywordContext, query: str, limit: int, *, exact_query: str | None = None,
     ranking_query: str | None = None,
-) -> list[Hit]:  # fmt: skip
+) -> list[MemoryHit]:  # fmt: skip
     """``MemoryKeywordRetrieval.searchKeyword``: body and path hits, merged and limited."""
     if not ctx.available:
         return []
@@ -577,7 +577,7 @@ def fallback_terms(query: str, tokenizer: str) -> list[str]:
     return terms[:KEYWORD_FALLBACK_SEARCH_TERM_LIMIT]
 
 
-def search_keyword_with_fallback(ctx: KeywordContext, query: str, limit: int) -> list[Hit]:
+def search_keyword_with_fallback(ctx: KeywordContext, query: str, limit: int) -> list[MemoryHit]:
     """``searchKeywordWithFallback`` (without the recall metadata, see memsearch)."""
     full = search_keyword(ctx, query, limit)
     if sum(1 for h in full if h.exact == 0) >= limit:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from core.openclaw.memindex import open_memory_index
-from core.openclaw.memsearch import importance_multiplier, is_evergreen, memory_date_ms, search
+from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_embed import (
     EmbedError,
     OpenAIQueryEmbedder,
@@ -24,6 +24,7 @@ from core.openclaw.memsearch_embed import (
     settings_from_config,
 )
 from core.openclaw.memsearch_keyword import exact_path_matcher, fallback_terms
+from core.openclaw.memsearch_rank import importance_multiplier, is_evergreen, memory_date_ms
 from core.openclaw.memsearch_text import bm25_rank_to_score, build_fts_query, extract_keywords
 from tests.core.test_memindex import f64, make_v23
 from tests.llm_server import Reply
@@ -87,7 +88,7 @@ FILLER = [
 def run(path: Path, query: str, **kw: Any) -> Any:
     kw.setdefault("now_ms", NOW)
     with open_memory_index(path) as idx:
-        return search(idx, query, **kw)
+        return memory_search(idx, query, **kw)
 
 
 def by_path(result: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.openclaw.memindex import open_memory_index
-from core.openclaw.memsearch import search
+from core.openclaw.memsearch import memory_search
 from tests.core.test_memindex import f64, make_v23
 from tests.llm_server import Reply
 from widgets.common.record_model import RecordRole
@@ -133,7 +133,7 @@ def test_hybrid_search_shows_every_component(
     result = run(view, qtbot, "deploy")
     assert result.mode == "hybrid" and "Hybrid" in view.mode_label.text()
     with open_memory_index(home["db"]) as idx:
-        want = search(
+        want = memory_search(
             idx, "deploy", now_ms=NOW, embedder=Unit(), min_score=0.5, workspace=home["ws"]
         )
     model = view.candidates

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from core.io.problems import Problem
     from core.openclaw.memindex_records import CacheEntry, FileState, IndexChunk
-    from core.openclaw.memsearch import Candidate
+    from core.openclaw.memsearch_records import MemoryCandidate
 
 Index = QModelIndex
 GREY = QColor("#8a8a8a")
@@ -90,11 +90,11 @@ def load_snapshot(path: Path, workspace: Path | None, cache_limit: int = 5000) -
 # -- models -------------------------------------------------------------------------
 
 
-class CandidateModel(RecordTableModel["Candidate"]):
+class CandidateModel(RecordTableModel["MemoryCandidate"]):
     """Search candidates in rank order: every score component; below minScore greyed."""
 
     def __init__(self, parent: Any = None) -> None:
-        def lines(c: Candidate) -> str:
+        def lines(c: MemoryCandidate) -> str:
             return f"{c.hit.start_line}-{c.hit.end_line}"
 
         super().__init__(
@@ -126,7 +126,7 @@ class CandidateModel(RecordTableModel["Candidate"]):
         )
 
     @staticmethod
-    def _verdict(c: Candidate) -> str:
+    def _verdict(c: MemoryCandidate) -> str:
         if c.selected:
             return "returned" + (" (keyword fill)" if c.below_min_score else "")
         return "below minScore" if c.below_min_score else "past maxResults"

@@ -64,7 +64,7 @@ from widgets.openclaw.memory_index_models import (
 
 if TYPE_CHECKING:
     from core.openclaw.memindex_records import IndexChunk
-    from core.openclaw.memsearch import Candidate, SearchResult
+    from core.openclaw.memsearch_records import MemoryCandidate, MemorySearchResult
     from widgets.common.jobs import JobRunner
 
 
@@ -92,7 +92,7 @@ class MemoryIndexView(QWidget):
         self._config: Path | None = None
         self._workspace: Path | None = None
         self.snapshot: Snapshot | None = None
-        self.result: SearchResult | None = None
+        self.result: MemorySearchResult | None = None
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
         self.index_combo = QComboBox()
@@ -306,7 +306,7 @@ class MemoryIndexView(QWidget):
         max_results, min_score, now = self.max_spin.value(), self.min_spin.value(), self.now_ms()
         self.mode_label.setText("Searching…")
 
-        def work(**_job: object) -> SearchResult:
+        def work(**_job: object) -> MemorySearchResult:
             return run_search(
                 home,
                 query,
@@ -372,7 +372,7 @@ class MemoryIndexView(QWidget):
         self.status_label.setText(text)
         self.loaded.emit(snap)
 
-    def _on_search_done(self, result: SearchResult) -> None:
+    def _on_search_done(self, result: MemorySearchResult) -> None:
         self.result = result
         self._show_candidates()
         returned = len(result.results)
@@ -447,7 +447,7 @@ class MemoryIndexView(QWidget):
 
     @Slot(QModelIndex, QModelIndex)
     def _on_candidate_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        c: Candidate | None = current.data(RecordRole) if current.isValid() else None
+        c: MemoryCandidate | None = current.data(RecordRole) if current.isValid() else None
         self.snippet_view.setPlainText("" if c is None else c.hit.snippet)
 
     @Slot(QModelIndex, QModelIndex)
