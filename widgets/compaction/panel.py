@@ -21,35 +21,21 @@ line says it is a fallback).
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QMessageBox
 from typing_extensions import override
 
-from core.compaction.plan import plan_compaction
-from core.compaction.provider import Timeouts, open_provider
-from core.compaction.run import (
-    CompactionRefused,
-    CompactionRun,
-    RecentlyModified,
-    SummaryFailed,
-    check_before_write,
-    compact,
-    compaction_job,
-    planned_writes,
-    write_compaction,
-)
-from core.io.jobs import check
-from core.openclaw.gateway import GatewayCompaction, GatewayError, compact_session
+from core.compaction.provider import Timeouts
+from core.compaction.refusals import CompactionRefused, RecentlyModified
+from core.compaction.run import CompactionRun, SummaryFailed
+from core.openclaw.gateway import GatewayCompaction, GatewayError
+from widgets.common.jobs import default_runner
+from widgets.compaction import jobs
 from widgets.compaction.display import CompactionDisplay
 from widgets.compaction.markup import anchor
-from widgets.compaction.worker import CompactionTask
-
-LANE_TOOL = "memlens app"
-"""Who holds a session's lane during the app's compaction write."""
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -59,10 +45,10 @@ if TYPE_CHECKING:
     from core.compaction.plan import CompactionPlan
     from core.compaction.provider import ProviderChoice
     from core.compaction.target import CompactionTarget
-    from core.io.jobs import CancelCheck, Progress
+    from core.io.writes import Confirm
     from core.safety.activity import ActivityLog
-    from core.safety.writes import Confirm
     from core.transcript.model import Session
+    from widgets.common.jobs import Job, JobRunner
 
 
 class CompactionPanel(CompactionDisplay):
@@ -105,24 +91,30 @@ class CompactionPanel(CompactionDisplay):
     openclaw_compacted = Signal(str)
     """OpenClaw's gateway compacted the session with this key (its database changed)."""
 
-    def __init__(self, parent: QWidget | None = None, *, confirm: Confirm | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        confirm: Confirm | None = None,
+        runner: JobRunner | None = None,
+    ) -> None:
         super().__init__(parent)
         self._confirm = confirm
         self._target: CompactionTarget | None = None
         self._plan: CompactionPlan | None = None
         self._result: CompactionRun | None = None
-        self._serials = itertools.count(1)
-        self._tasks: dict[int, CompactionTask] = {}  # alive until they report
-        self._plan_serial = 0
-        self._active: CompactionTask | None = None
+        self._runner = runner if runner is not None else default_runner()
+        # A newer plan (or run) drops whatever an older one still delivers; writes have
+        # no key: they always report.
+        self._plan_key = f"compaction-plan-{id(self)}"
+        self._run_key = f"compaction-run-{id(self)}"
+        self._active: Job | None = None
+        self._active_kind = ""
         self._timeouts = Timeouts()
         self._allow_fallback = False  # the write being prepared is the explicit fallback one
         self._activity: ActivityLog | None = None
         self.openclaw_command: str | None = None
         """The openclaw command for :meth:`compact_with_openclaw` (None: the default)."""
-        # Background jobs; public so that an owner can wait for them (on quit).
-        self.jobs = QThreadPool(self)
-        self.jobs.setMaxThreadCount(2)
         self._make_actions()
         self.picker.provider_changed.connect(self._on_provider_changed)
         self.show_cut_button.clicked.connect(self._on_show_cut_clicked)
@@ -198,8 +190,8 @@ class CompactionPanel(CompactionDisplay):
 
     def set_target(self, target: CompactionTarget | None) -> None:
         """Plan a compaction of *target* (None: show nothing); any unwritten run is dropped."""
-        if self._active is not None and self._active.kind in ("run", "prepare"):
-            self._active.cancel()
+        if self._active is not None and self._active_kind in ("run", "prepare"):
+            self._runner.cancel(self._run_key)  # what it still delivers is dropped
             self._active = None
         self._target = target
         self._plan = None
@@ -224,13 +216,13 @@ class CompactionPanel(CompactionDisplay):
             + ("" if target.store_dir else " · no memory-context folder: nothing to archive")
         )
         self.plan_title.setText("Planning…")
-        self._plan_serial = self._start("plan", self._plan_job(target), track=False)
+        self._start("plan", jobs.plan_job(target), track=False)
         self._update_actions()
 
     def clear(self) -> None:
         """Show no session."""
         self._target, self._plan = None, None
-        self._plan_serial = next(self._serials)
+        self._runner.cancel(self._plan_key)
         self._show_result(None)
         self.session_label.setText("<b>No session</b>")
         self.settings_label.setText("Select a session to plan a compaction.")
@@ -254,7 +246,7 @@ class CompactionPanel(CompactionDisplay):
 
     def is_busy(self) -> bool:
         """True while planning, summarising or writing."""
-        return self._active is not None or self._plan_serial in self._tasks
+        return self._active is not None or self._runner.busy(self._plan_key)
 
     def summary_text(self) -> str:
         """The summary pane's text, as displayed."""
@@ -270,24 +262,7 @@ class CompactionPanel(CompactionDisplay):
         if error is not None:
             self.set_message(error, error=True)
             return
-        target, timeouts = self._target, self._timeouts
-
-        def job(progress: Progress, cancelled: CancelCheck) -> CompactionRun:
-            opened = open_provider(choice, timeouts)
-            try:
-                return compact(
-                    target.session,
-                    summarizer=opened.summarizer,
-                    store_dir=target.store_dir,
-                    extract_client=opened.client,
-                    progress=progress,
-                    cancelled=cancelled,
-                    instructions=target.settings.instructions,
-                    **target.settings.kwargs(),
-                )
-            finally:
-                opened.close()
-
+        job = jobs.run_job(self._target, choice, self._timeouts)
         self._show_result(None)
         self.set_message("")
         self.progress.setRange(0, max(1, self._plan.calls))
@@ -300,10 +275,10 @@ class CompactionPanel(CompactionDisplay):
     @Slot()
     def cancel(self) -> None:
         """Stop the running summary at once (Esc); nothing is written."""
-        task = self._active
-        if task is None or task.kind not in ("run", "prepare"):
+        job = self._active
+        if job is None or self._active_kind not in ("run", "prepare"):
             return
-        task.cancel()
+        job.cancel()
         self.state_label.setText("Cancelling…")
         self.cancel_action.setEnabled(False)
 
@@ -340,18 +315,7 @@ class CompactionPanel(CompactionDisplay):
         force = self.force_check.isChecked()
         self._allow_fallback = allow_fallback
 
-        def prepare(_progress: Progress, cancelled: CancelCheck) -> Any:
-            # the refusals read files (sessions.json, lock files): off the GUI thread
-            try:
-                check_before_write(
-                    result, target.session, allow_recent=force, allow_fallback=allow_fallback
-                )
-            except CompactionRefused as exc:
-                return exc
-            return planned_writes(
-                result, target.session, store_dir=target.store_dir, update_store=True
-            )
-
+        prepare = jobs.prepare_job(result, target, force=force, allow_fallback=allow_fallback)
         self.state_label.setText("Preparing the write…")
         self._start("prepare", prepare)
 
@@ -381,14 +345,7 @@ class CompactionPanel(CompactionDisplay):
         if not self._ask_openclaw(target.session):
             self.state_label.setText("Not asked: nothing was written.")
             return
-        session, command = target.session, self.openclaw_command
-
-        def job(_progress: Progress, _cancelled: CancelCheck) -> Any:
-            try:
-                return compact_session(session, openclaw=command)
-            except GatewayError as exc:
-                return exc
-
+        job = jobs.openclaw_job(target.session, self.openclaw_command)
         self.state_label.setText("OpenClaw is compacting (its gateway)…")
         self.progress.setRange(0, 0)
         self.progress.setFormat("openclaw sessions compact")
@@ -419,9 +376,9 @@ class CompactionPanel(CompactionDisplay):
 
     def cancel_all(self) -> None:
         """Stop planning and summarising (a write in progress finishes); call before quitting."""
-        for task in self._tasks.values():
-            if task.kind != "write":
-                task.cancel()
+        self._runner.cancel(self._plan_key)
+        if self._active is not None and self._active_kind in ("run", "prepare"):
+            self._active.cancel()
 
     @override
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -430,49 +387,33 @@ class CompactionPanel(CompactionDisplay):
 
     # -- jobs ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def _plan_job(target: CompactionTarget) -> Callable[[Progress, CancelCheck], Any]:
-        def job(_progress: Progress, _cancelled: CancelCheck) -> CompactionPlan:
-            return plan_compaction(target.session, **target.settings.kwargs())
+    def _start(self, kind: str, fn: jobs.Job, *, track: bool = True) -> None:
+        key = {"plan": self._plan_key, "run": self._run_key, "prepare": self._run_key}.get(kind)
+        submitted: list[Job] = []
 
-        return job
+        def ended() -> str:
+            if submitted and submitted[0] is self._active:
+                self._active = None
+                self.progress.hide()
+            return kind
 
-    def _start(
-        self, kind: str, fn: Callable[[Progress, CancelCheck], Any], *, track: bool = True
-    ) -> int:
-        serial = next(self._serials)
-        task = CompactionTask(serial, kind, fn)
-        task.signals.progressed.connect(self._on_task_progressed)
-        task.signals.finished.connect(self._on_task_finished)
-        task.signals.failed.connect(self._on_task_failed)
-        task.signals.cancelled.connect(self._on_task_cancelled)
-        self._tasks[serial] = task
+        job = self._runner.submit(
+            f"compaction {kind}",
+            fn,
+            key=key,
+            done=lambda value: self._on_task_done(ended(), value),
+            failed=lambda text: self._on_task_failed(ended(), text),
+            cancelled=lambda: self._on_task_cancelled(ended()),
+            progress=self._on_task_progressed if kind == "run" else None,
+        )
+        submitted.append(job)
         if track:
-            self._active = task
-        self.jobs.start(task)
+            self._active, self._active_kind = job, kind
         self._update_actions()
-        return serial
-
-    def _finish(self, serial: int) -> CompactionTask | None:
-        """Forget task *serial*; return it if it is the one the view waits for."""
-        task = self._tasks.pop(serial, None)
-        if task is None:
-            return None
-        if task is self._active:
-            self._active = None
-            self.progress.hide()
-            return task
-        if task.kind == "plan" and serial == self._plan_serial:
-            return task
-        return task if task.kind in ("write", "openclaw") else None  # writes always report
 
     # -- handlers -----------------------------------------------------------------------------
 
-    @Slot(int, int, int, str)
-    def _on_task_progressed(self, serial: int, done: int, total: int, label: str) -> None:
-        task = self._tasks.get(serial)
-        if task is None or task is not self._active or task.kind != "run":
-            return
+    def _on_task_progressed(self, done: int, total: int, label: str) -> None:
         if total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(min(done, total))
@@ -481,51 +422,32 @@ class CompactionPanel(CompactionDisplay):
             self.progress.setRange(0, 0)
             self.progress.setFormat(label)
 
-    @Slot(int, object)
-    def _on_task_finished(self, serial: int, value: object) -> None:
-        task = self._finish(serial)
-        if task is None:
-            return
-        if task.kind == "plan":
-            self._on_plan_ready(value)  # type: ignore[arg-type]
-        elif task.kind == "run":
-            if task.cancel_requested:
-                self._on_task_cancelled_state()
-            else:
-                self._on_run_ready(value)  # type: ignore[arg-type]
-        elif task.kind == "prepare":
-            if task.cancel_requested:
-                self._on_task_cancelled_state()
-            else:
-                self._on_writes_prepared(value)  # type: ignore[arg-type]
-        elif task.kind == "write":
+    def _on_task_done(self, kind: str, value: Any) -> None:
+        if kind == "plan":
+            self._on_plan_ready(value)
+        elif kind == "run":
+            self._on_run_ready(value)
+        elif kind == "prepare":
+            self._on_writes_prepared(value)
+        elif kind == "write":
             self._on_write_done(value)
-        elif task.kind == "openclaw":
+        elif kind == "openclaw":
             self._on_openclaw_done(value)
         self._update_actions()
 
-    @Slot(int, str)
-    def _on_task_failed(self, serial: int, text: str) -> None:
-        task = self._finish(serial)
-        if task is None:
-            return
+    def _on_task_failed(self, kind: str, text: str) -> None:
         what = {"plan": "Planning", "run": "The compaction", "prepare": "Preparing the write"}
-        message = f"{what.get(task.kind, 'The write')} failed: {text}"
-        if task.kind == "plan":
+        message = f"{what.get(kind, 'The write')} failed: {text}"
+        if kind == "plan":
             self.plan_title.setText("Planning failed")
         self.state_label.clear()
         self.set_message(message, error=True)
         self._update_actions()
         self.failed.emit(message)
 
-    @Slot(int)
-    def _on_task_cancelled(self, serial: int) -> None:
-        if self._finish(serial) is not None:
-            self._on_task_cancelled_state()
-        self._update_actions()
-
-    def _on_task_cancelled_state(self) -> None:
+    def _on_task_cancelled(self, _kind: str) -> None:
         self.state_label.setText("Cancelled: nothing was written.")
+        self._update_actions()
 
     def _on_plan_ready(self, plan: CompactionPlan) -> None:
         self._plan = plan
@@ -563,35 +485,13 @@ class CompactionPanel(CompactionDisplay):
         if not confirm(writes):
             self.state_label.setText("Not written: the write was not confirmed.")
             return
-        force, allow_fallback = self.force_check.isChecked(), self._allow_fallback
-        activity = self._activity
-
-        def job(_progress: Progress, cancelled: CancelCheck) -> object:
-            # The session's lane (shared with the CLI) and the activity events
-            # bracket the write; a second compaction of the session is refused.
-            try:
-                with compaction_job(
-                    target.session,
-                    tool=LANE_TOOL,
-                    activity=activity,
-                    tokens_before=result.plan.tokens_before,
-                ) as lane_job:
-                    lane_job.run = result
-                    check(cancelled, "before writing the compaction")
-                    return write_compaction(
-                        result,
-                        target.session,
-                        store_dir=target.store_dir,
-                        accept_facts=False,
-                        allow_recent=force,
-                        allow_fallback=allow_fallback,
-                        update_store=True,
-                        lane=lane_job.lane,
-                        tool=LANE_TOOL,
-                    )
-            except CompactionRefused as exc:  # LaneBusy too: it names the holder
-                return exc
-
+        job = jobs.write_job(
+            result,
+            target,
+            self._activity,
+            force=self.force_check.isChecked(),
+            allow_fallback=self._allow_fallback,
+        )
         self.state_label.setText("Writing…")
         self._start("write", job)
 
@@ -602,24 +502,14 @@ class CompactionPanel(CompactionDisplay):
         if not isinstance(value, CompactionRun):
             return
         run = value
-        entry = run.entry or {}
-        where = run.appended
-        fallback = run.summary_failed
-        if fallback:
+        if run.summary_failed:
             self.state_label.setText("Written (fallback summary).")
         elif run.failure is not None:
             self.state_label.setText("Written (without facts: their extraction failed).")
         else:
             self.state_label.setText("Written.")
         self.set_message(
-            ("Fallback compaction" if fallback else "Compaction")
-            + f" {entry.get('id', '')} appended as the new leaf"
-            + (f" at byte {where.offset:,} of {where.path}" if where else "")
-            + (f"; backup {run.backup}" if run.backup else "")
-            + f"; {run.segments_appended} segment(s) archived; "
-            f"{len(run.facts)} fact operation(s) sent for review"
-            + (f"; {run.store_update.note}" if run.store_update is not None else "")
-            + ". Reload the session to compact it again.",
+            jobs.written_message(run),
             ok=run.store_update is None or run.store_update.updated,
             error=run.store_update is not None and not run.store_update.updated,
         )
@@ -664,7 +554,7 @@ class CompactionPanel(CompactionDisplay):
 
     def _update_actions(self) -> None:
         busy = self._active is not None
-        planning = self._plan_serial in self._tasks
+        planning = self._runner.busy(self._plan_key)
         plan_ok = self._plan is not None and self._plan.ok
         result = self._result
         pending = result is not None and result.entry is not None and not result.written
@@ -677,8 +567,8 @@ class CompactionPanel(CompactionDisplay):
         self.cancel_action.setEnabled(
             busy
             and self._active is not None
-            and self._active.kind in ("run", "prepare")
-            and not self._active.cancel_requested
+            and self._active_kind in ("run", "prepare")
+            and not self._active.stop.is_set()
         )
         in_db = self._target is not None and self._target.session.db is not None
         self.write_action.setEnabled(pending and not busy and not failed and not in_db)
