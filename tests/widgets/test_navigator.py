@@ -100,3 +100,48 @@ def test_every_number_fits_its_column(qtbot, demo_data):
             assert fm.horizontalAdvance(text) + 8 <= width, (column, text, width)
         title = str(model.headerData(column, Qt.Orientation.Horizontal))
         assert nav.tree.header().fontMetrics().horizontalAdvance(title) < width
+
+
+def test_live_updates_insert_and_change_rows_keeping_selection_scroll_and_expansion(
+    qtbot, qtmodeltester, demo_data
+):
+    summaries = list(demo_data.summaries)
+    nav = Navigator()
+    qtbot.addWidget(nav)
+    nav.resize(500, 140)
+    nav.set_sessions(summaries)
+    nav.show()
+    qtbot.waitExposed(nav)
+    agents = [nav.proxy.index(r, 0) for r in range(nav.proxy.rowCount())]
+    assert len(agents) >= 2
+    collapsed = agents[-1]
+    nav.tree.collapse(collapsed)
+    collapsed_name = collapsed.data(SortRole)
+    target = next(s for s in summaries if s.agent != collapsed_name)
+    assert nav.select_session(target.id)
+    bar = nav.tree.verticalScrollBar()
+    assert bar.maximum() > 0
+    bar.setValue(1)
+    selected, resets, inserted = [], [], []
+    nav.session_selected.connect(selected.append)
+    nav.model.modelReset.connect(lambda: resets.append(1))
+    nav.model.rowsInserted.connect(lambda parent, first, last: inserted.append(first))
+    grown = replace(target, messages=target.messages + 7, name="grown live")
+    sibling = replace(target, path=target.path + ".new.jsonl", id="new-session-in-agent")
+    stranger = replace(target, path="/elsewhere/x.jsonl", id="new-agent-session", agent="zz-new")
+    nav.update_sessions([grown, sibling, stranger])
+    assert resets == [] and len(inserted) == 2  # a row under an agent, a new agent row
+    assert nav.current() is grown and selected == []  # same row, nothing re-emitted
+    assert bar.value() == 1
+    assert not nav.tree.isExpanded(nav.proxy.mapFromSource(nav.model.index(len(agents) - 1, 0)))
+    for row in range(len(agents) - 1):
+        assert nav.tree.isExpanded(nav.proxy.mapFromSource(nav.model.index(row, 0)))
+    new_agent = nav.model.index(len(agents), 0)
+    assert new_agent.data(SortRole) == "zz-new" and nav.tree.isExpanded(
+        nav.proxy.mapFromSource(new_agent)
+    )
+    agent_row = nav.model.session_index(target.path).parent()
+    mine = [s for s in nav.model.sessions() if s.agent == target.agent]
+    assert nav.model.index(agent_row.row(), 1).data(SortRole) == sum(s.messages for s in mine)
+    assert nav.model.session_index("new-session-in-agent").isValid()
+    qtmodeltester.check(nav.model)

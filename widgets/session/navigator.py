@@ -129,6 +129,8 @@ class SessionTreeModel(QAbstractItemModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._agents: list[_Agent] = []
+        self._where: dict[str, tuple[int, int]] = {}
+        """Session path -> (agent row, session row); rows are only ever appended."""
 
     def set_sessions(self, summaries: Sequence[SessionSummary]) -> None:
         """Replace every row with *summaries*, grouped by agent in first-seen order."""
@@ -137,10 +139,58 @@ class SessionTreeModel(QAbstractItemModel):
             groups.setdefault(s.agent, _Agent(s.agent)).sessions.append(s)
         self.beginResetModel()
         self._agents = list(groups.values())
+        self._where = {
+            s.path: (a, r)
+            for a, agent in enumerate(self._agents)
+            for r, s in enumerate(agent.sessions)
+        }
         self.endResetModel()
 
+    def upsert_sessions(self, summaries: Sequence[SessionSummary]) -> list[QModelIndex]:
+        """Replace the rows of *summaries* in place, or insert them (live mode).
+
+        A known session (same path) gets its new figures through ``dataChanged`` (and
+        its agent's totals too); a new one is inserted under its agent, or with a new
+        agent row at the end. Nothing is reset, so views keep their selection, scroll
+        position and expanded rows. Returns the indexes of the agent rows inserted.
+        """
+        new_agents: list[QModelIndex] = []
+        last = len(COLUMNS) - 1
+        for s in summaries:
+            where = self._where.get(s.path)
+            if where is not None:
+                a_row, row = where
+                self._agents[a_row].sessions[row] = s
+                self.dataChanged.emit(
+                    self.createIndex(row, 0, a_row + 1), self.createIndex(row, last, a_row + 1)
+                )
+                self.dataChanged.emit(
+                    self.createIndex(a_row, 0, 0), self.createIndex(a_row, last, 0)
+                )
+                continue
+            a_row = next((i for i, a in enumerate(self._agents) if a.name == s.agent), -1)
+            if a_row < 0:
+                a_row = len(self._agents)
+                self.beginInsertRows(QModelIndex(), a_row, a_row)
+                self._agents.append(_Agent(s.agent, [s]))
+                self._where[s.path] = (a_row, 0)
+                self.endInsertRows()
+                new_agents.append(self.createIndex(a_row, 0, 0))
+                continue
+            sessions = self._agents[a_row].sessions
+            parent = self.createIndex(a_row, 0, 0)
+            self.beginInsertRows(parent, len(sessions), len(sessions))
+            sessions.append(s)
+            self._where[s.path] = (a_row, len(sessions) - 1)
+            self.endInsertRows()
+            self.dataChanged.emit(parent, self.createIndex(a_row, last, 0))
+        return new_agents
+
     def session_index(self, session_id: str) -> QModelIndex:
-        """The index (column 0) of a session, or an invalid index."""
+        """The index (column 0) of a session (by id or path), or an invalid index."""
+        where = self._where.get(session_id)
+        if where is not None:
+            return self.createIndex(where[1], 0, where[0] + 1)
         for a_row, agent in enumerate(self._agents):
             for row, s in enumerate(agent.sessions):
                 if s.id == session_id or s.path == session_id:
@@ -303,23 +353,40 @@ class Navigator(QWidget):
         self._fit_columns()
         self.tree.setColumnWidth(0, max(self.tree.columnWidth(0), 220))
 
-    def _fit_columns(self) -> None:
+    def update_sessions(self, summaries: Sequence[SessionSummary]) -> None:
+        """Show new figures for *summaries*, or add their rows (live mode).
+
+        See :meth:`SessionTreeModel.upsert_sessions`: selection, scroll and expanded rows
+        are kept; a new agent row is expanded; columns only ever widen.
+        """
+        if not summaries:
+            return
+        for index in self.model.upsert_sessions(summaries):
+            self.tree.expand(self.proxy.mapFromSource(index))
+        self._fit_columns(summaries, widen_only=True)
+
+    def _fit_columns(
+        self, sessions: Sequence[SessionSummary] | None = None, *, widen_only: bool = False
+    ) -> None:
         """Size the number columns to their widest text, measured directly.
 
         ``resizeColumnToContents`` asks the model for every role of every cell, which
-        cost ~25 ms for a dozen sessions on the GUI thread right after a load.
+        cost ~25 ms for a dozen sessions on the GUI thread right after a load. With
+        *sessions*, only their rows (and the agents' totals) are measured.
         """
         fm = self.tree.fontMetrics()
         header = self.tree.header().fontMetrics()
         pad = 2 * self.tree.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 14
         model = self.model
-        sessions = model.sessions()
+        rows = model.sessions() if sessions is None else sessions
         for column in range(1, len(COLUMNS)):
             col = COLUMNS[column]
-            texts = [col.show(s) for s in sessions]
+            texts = [col.show(s) for s in rows]
             texts += [str(model.index(r, column).data() or "") for r in range(model.rowCount())]
             width = max((fm.horizontalAdvance(t) for t in texts), default=0) + pad
             title = header.horizontalAdvance(col.header) + pad + 16  # room for the sort arrow
+            if widen_only:
+                width = max(width, self.tree.columnWidth(column))
             self.tree.setColumnWidth(column, max(width, title))
 
     def current(self) -> SessionSummary | None:
