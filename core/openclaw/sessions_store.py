@@ -74,25 +74,9 @@ class SessionEntry:
         return as_int(self.raw.get("compactionCount"))
 
     @property
-    def memory_flush_at(self) -> int | None:
-        """``memoryFlushAt``, epoch milliseconds of the last memory flush."""
-        return as_int(self.raw.get("memoryFlushAt"))
-
-    @property
-    def memory_flush_compaction_count(self) -> int | None:
-        """``memoryFlushCompactionCount``: compactionCount at the last flush."""
-        return as_int(self.raw.get("memoryFlushCompactionCount"))
-
-    @property
     def total_tokens(self) -> int | None:
         """``totalTokens``."""
         return as_int(self.raw.get("totalTokens"))
-
-    @property
-    def total_tokens_fresh(self) -> bool | None:
-        """``totalTokensFresh``: whether totalTokens was measured on the last turn."""
-        value = self.raw.get("totalTokensFresh")
-        return value if isinstance(value, bool) else None
 
     @property
     def input_tokens(self) -> int | None:
@@ -108,16 +92,6 @@ class SessionEntry:
     def context_tokens(self) -> int | None:
         """``contextTokens``: the context window the session ran with."""
         return as_int(self.raw.get("contextTokens"))
-
-    @property
-    def model_override(self) -> str | None:
-        """``modelOverride``."""
-        return _str(self.raw.get("modelOverride"))
-
-    @property
-    def thinking_level(self) -> str | None:
-        """``thinkingLevel``."""
-        return _str(self.raw.get("thinkingLevel"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,7 +193,7 @@ def test_transcript_appends_with_a_compaction_and_a_flush_announced(live):
     follower.mark_dirty(str(store_path))
     changes = follower.poll()
     assert changes.stores_changed == ["main"] and changes.announcements == []
-    assert data.stores["main"].entries[key].memory_flush_at == NOW + 5
+    assert data.stores["main"].entries[key].raw["memoryFlushAt"] == NOW + 5
     # ...but one recorded only there is.
     other = next(k for k in raw if k != key)
     raw[other]["memoryFlushAt"] = NOW + 9

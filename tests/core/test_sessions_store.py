@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from core.io.problems import FormatError
+from core.openclaw.session_rows import row_fields
 from core.openclaw.sessions_store import (
     REMOVE,
     apply_changes,
@@ -62,21 +63,21 @@ def test_typed_accessors(tmp_path: Path) -> None:
     assert e.updated_at == 1767225600123
     assert e.session_file == "/home/u/.openclaw/agents/main/sessions/4f1c.jsonl"
     assert e.compaction_count == 3
-    assert e.memory_flush_at == 1767225500000
-    assert e.memory_flush_compaction_count == 2
     assert e.total_tokens == 151234
-    assert e.total_tokens_fresh is True
     assert e.input_tokens == 150000
     assert e.output_tokens == 1234
     assert e.context_tokens == 200000
-    assert e.model_override == "anthropic/claude-sonnet-4-5"
-    assert e.thinking_level == "low"
+    # The fields without an accessor are shown as the session row shows them.
+    shown = {f.key: f.value for f in row_fields(e)}
+    assert shown["memoryFlushAt"] == "2025-12-31 23:58 UTC"
+    assert shown["memoryFlushCompactionCount"] == "2"
+    assert shown["modelOverride"] == "anthropic/claude-sonnet-4-5"
+    assert shown["thinkingLevel"] == "low"
     assert e.raw["systemSent"] is True
     assert e.line == 2
     other = store["agent:main:main"]
     assert other.compaction_count is None
-    assert other.total_tokens_fresh is None
-    assert other.model_override is None
+    assert {f.key for f in row_fields(other)} == {"key", "sessionId", "updatedAt"}
     assert list(store.entries) == [KEY, "agent:main:main"]
     assert len(store) == 2
 
@@ -164,7 +165,7 @@ def test_changed_field_keeps_everything_else(tmp_path: Path) -> None:
     # The written bytes are what json.dumps(indent=2) makes of the same object.
     assert path.read_bytes() == json.dumps(expected, indent=2, ensure_ascii=False).encode()
     assert result.store[KEY].compaction_count == 4
-    assert result.store[KEY].memory_flush_at is None
+    assert "memoryFlushAt" not in result.store[KEY].raw
 
 
 def test_backup_is_created_and_holds_the_old_bytes(tmp_path: Path) -> None:
