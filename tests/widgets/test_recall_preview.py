@@ -42,8 +42,16 @@ def view(qtbot, recall_data):
     w = RecallPreview()
     qtbot.addWidget(w)
     w.resize(1500, 900)
-    w.attach(store, knowledge, RecallSettings(), now_ms=NOW)
-    return w
+    with qtbot.waitSignal(w.preview_changed, timeout=5000):
+        w.attach(store, knowledge, RecallSettings(), now_ms=NOW)
+    yield w
+    qtbot.waitUntil(lambda: not w.is_busy(), timeout=5000)
+
+
+def _refresh(qtbot, view):
+    """Recall now and wait until the result is shown (recall runs in the job runner)."""
+    with qtbot.waitSignal(view.preview_changed, timeout=5000):
+        view.refresh()
 
 
 def _expected(store, knowledge, settings, query, session=SESSION):
@@ -53,14 +61,14 @@ def _expected(store, knowledge, settings, query, session=SESSION):
 
 
 def _column(model, header):
-    col = model.column_of(header)
-    assert col >= 0, header
-    return col
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    assert header in headers, header
+    return headers.index(header)
 
 
 def test_typing_updates_both_tables_after_the_debounce(qtbot, view, recall_data):
     view.set_default_query("", SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     assert view.detail_model.rowCount() == 0
     assert view.knowledge_model.rowCount() == 0
     with qtbot.waitSignal(view.query_changed, timeout=2000) as changed:
@@ -102,9 +110,9 @@ def test_default_query_prefills_unless_the_user_typed(qtbot, view):
     assert view.query_box.text() == "agent query three"
 
 
-def test_hit_components_shown_equal_the_hit_fields(view):
+def test_hit_components_shown_equal_the_hit_fields(qtbot, view):
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     model = view.detail_model
     assert model.rowCount() > 0
     fields = {
@@ -166,7 +174,7 @@ def test_block_pane_is_build_blocks_text(qtbot, view, recall_data):
 
 def test_min_score_at_max_empties_detail_hits_and_explains(qtbot, view):
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     assert view.detail_model.rowCount() > 0
     was_hit = view.detail_model.record(0).hit
     assert was_hit.effective < 1.0
@@ -194,7 +202,7 @@ def test_min_score_at_max_empties_detail_hits_and_explains(qtbot, view):
 def test_weights_decay_and_cross_session_feed_the_search(qtbot, view, recall_data):
     store, knowledge = recall_data
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     view.vector_weight.spin.setValue(0.2)
     view.text_weight.spin.setValue(0.8)
     view.decay.spin.setValue(0.97)
@@ -229,7 +237,7 @@ def test_cut_list_shows_what_the_hard_cap_cut(qtbot, recall_data):
     qtbot.addWidget(w)
     w.attach(store, knowledge, settings, now_ms=NOW)
     w.set_default_query(QUERY, SESSION)
-    w.refresh()
+    _refresh(qtbot, w)
     block = w.preview().block
     cut = len(block.cut_details) + len(block.cut_knowledge)
     assert cut > 0
@@ -252,7 +260,7 @@ def test_cut_list_shows_what_the_hard_cap_cut(qtbot, recall_data):
 
 def test_clicking_a_detail_hit_explains_it(qtbot, view):
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     view.detail_view.selectRow(0)
     proxy_index = view.detail_view.model().index(0, 0)
     row = proxy_index.data(RecordRole)
@@ -264,7 +272,7 @@ def test_clicking_a_detail_hit_explains_it(qtbot, view):
 def test_why_not_for_other_session_unknown_and_messages(qtbot, view, recall_data):
     store, _knowledge = recall_data
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     other = next(s for s in store.live() if s.session_id != SESSION)
     expl = view.explain_segment(other.id)
     assert expl.reason == "other_session"
@@ -303,7 +311,7 @@ def test_segment_completer_finds_segments_by_words_and_explains(qtbot, view, rec
     assert len(rows) == len(store)
     assert [r.split()[0] for r in rows] == [s.id for s in store.live()]
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     view.show()
     qtbot.waitExposed(view)
     # Words from the middle of a segment's text find it; choosing it puts only its id in the box.
@@ -325,7 +333,7 @@ def test_segment_completer_finds_segments_by_words_and_explains(qtbot, view, rec
 
 def test_short_query_skips_recall_and_detach_clears(qtbot, view):
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     assert view.block_tokens() > 0
     with qtbot.waitSignal(view.block_changed, timeout=2000) as changed:
         view.set_default_query("hi", SESSION)
@@ -334,7 +342,7 @@ def test_short_query_skips_recall_and_detach_clears(qtbot, view):
     assert "shorter than 3" in view.block_text_view.placeholderText()
     assert view.detail_model.rowCount() == 0
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     with qtbot.waitSignal(view.block_changed, timeout=2000) as changed:
         view.detach()
     assert changed.args == [0]
@@ -343,20 +351,20 @@ def test_short_query_skips_recall_and_detach_clears(qtbot, view):
     assert view.block_text() == ""
 
 
-def test_models_pass_qtmodeltester(qtmodeltester, view):
+def test_models_pass_qtmodeltester(qtbot, qtmodeltester, view):
     view.set_default_query(QUERY, SESSION)
     view.show_rejected.setChecked(True)
-    view.refresh()
+    _refresh(qtbot, view)
     for model in (view.knowledge_model, view.detail_model, view.cut_model):
         qtmodeltester.check(model)
 
 
-def test_renders(qtbot, view):
+def test_renders(qtbot, view, tmp_path):
     view.set_default_query(QUERY, SESSION)
-    view.refresh()
+    _refresh(qtbot, view)
     view.detail_view.selectRow(0)
     view.show()
     qtbot.waitExposed(view)
     image = view.grab()
     assert image.width() == 1500
-    image.save("/tmp/recall_preview.png")
+    assert image.save(str(tmp_path / "recall_preview.png"))

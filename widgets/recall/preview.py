@@ -5,8 +5,10 @@ hits with every score component, knobs bound to :class:`SearchConfig`, the
 recalled-context block exactly as :func:`core.recall.block.build_block` returns
 it, what the hard cap cut, and "why not?" for any segment or message.
 
-Recall takes a few milliseconds at 20,000 segments (hash embedder), so it runs on
-the GUI thread after the debounce; the status line shows how long it took.
+Recall (query embedding and search) runs through the job runner after the debounce,
+off the GUI thread: a model embedder takes tens of milliseconds per query, and a search
+over a large store more. A newer query drops the result of an older one; the status
+line shows how long recall took.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from core.recall.block import hard_cap, search_limit
 from core.recall.engine import MIN_QUERY_CHARS, RecallSettings, recall
 from core.recall.hybrid import Explanation, SearchConfig, explain
 from core.safety.redact import maybe_redact
+from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
 from widgets.recall.knobs import SearchKnobs
 from widgets.recall.preview_models import (
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
     from core.recall.engine import RecallPreview as RecallOutcome
     from core.recall.knowledge_search import KnowledgeIndex
     from core.recall.warm_store import WarmStore
+    from widgets.common.jobs import JobRunner
 
 
 class RecallPreview(QWidget):
@@ -80,8 +84,11 @@ class RecallPreview(QWidget):
 
     DEBOUNCE_MS = 150
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
+        self._runner = runner if runner is not None else default_runner()
+        # One recall at a time: a newer query drops whatever an older one still delivers.
+        self._key = f"recall-{id(self)}"
         self._store: WarmStore | None = None
         self._knowledge: KnowledgeIndex | None = None
         self._base = RecallSettings()
@@ -247,6 +254,7 @@ class RecallPreview(QWidget):
     def detach(self) -> None:
         """Forget the store and knowledge; the views go empty."""
         self._timer.stop()
+        self._runner.cancel(self._key)
         self._store = self._knowledge = None
         self.why_box.set_segments([])
         self._last = None
@@ -307,9 +315,13 @@ class RecallPreview(QWidget):
         return block.tokens if block else 0
 
     def refresh(self) -> None:
-        """Recall now (skipping the debounce)."""
+        """Recall now (skipping the debounce); :attr:`preview_changed` says when it is shown."""
         self._timer.stop()
         self._recompute()
+
+    def is_busy(self) -> bool:
+        """True while a recall runs in the background."""
+        return self._runner.busy(self._key)
 
     def explain_segment(self, segment_id: str) -> Explanation | None:
         """Show and return why *segment_id* is or is not a detail hit of the current query."""
@@ -351,17 +363,31 @@ class RecallPreview(QWidget):
         if self._store is None and self._knowledge is None:
             return
         query = self.query_box.text()
-        settings = self.settings()
-        started = time.perf_counter()
-        out = recall(
-            query,
-            store=self._store,
-            knowledge=self._knowledge,
-            settings=settings,
-            session_id=self._session_id,
-            now_ms=self._now_ms,
+        store, knowledge, settings = self._store, self._knowledge, self.settings()
+        session_id, now_ms = self._session_id, self._now_ms
+
+        def job(**_job: object) -> tuple[str, RecallOutcome, float]:
+            started = time.perf_counter()
+            out = recall(
+                query,
+                store=store,
+                knowledge=knowledge,
+                settings=settings,
+                session_id=session_id,
+                now_ms=now_ms,
+            )
+            return query, out, time.perf_counter() - started
+
+        self._runner.submit(
+            "recall", job, key=self._key, done=self._on_recalled, failed=self._on_recall_failed
         )
-        self.last_seconds = time.perf_counter() - started
+
+    def _on_recall_failed(self, message: str) -> None:
+        self.status_label.setText(f"Recall failed: {message}")
+
+    def _on_recalled(self, result: tuple[str, RecallOutcome, float]) -> None:
+        query, out, seconds = result
+        self.last_seconds = seconds
         self._last = out
         self._fill(out)
         if self._explain_id:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -134,13 +134,6 @@ class TipTableModel(RecordTableModel[T]):
         ):
             return self._tips[section]
         return super().headerData(section, orientation, role)
-
-    def column_of(self, header: str) -> int:
-        """The index of the column titled *header* (-1 if none)."""
-        for i in range(self.columnCount(QModelIndex())):
-            if self.headerData(i, Qt.Orientation.Horizontal) == header:
-                return i
-        return -1
 
 
 # -- views ----------------------------------------------------------------------------------
