@@ -1,17 +1,29 @@
 """Live mode: follow the open data directory while the agent writes to it.
 
 :class:`LiveController` wraps :class:`core.live.follow.LiveFollower` for the app.
-File-system events (``QFileSystemWatcher``: inotify on Linux) and a polling
-timer (the fallback where events do not come: network file systems, watch
-limits) only mark files dirty; a short single-shot drain timer then reads the
-dirty files and applies everything in one batch, so a burst of appends gives one
-set of signals, never one per line. Pause keeps marking files dirty; resume reads
-them all, so nothing written meanwhile is lost.
+File-system events (``QFileSystemWatcher``: inotify on Linux) and a polling timer (the
+fallback where events do not come: network file systems, watch limits) only mark files
+dirty, on the GUI thread; a short single-shot drain timer then starts one *read* job in
+the app's :class:`widgets.common.jobs.JobRunner`: reading the new bytes, parsing them,
+querying agent databases and indexing new segments in the warm store (with its
+eviction) all run in a pool thread. The job returns the steps to apply; the GUI thread
+runs them (:meth:`core.live.follow.LiveFollower.apply`), so the loaded objects the views
+read change only on the GUI thread, and emits the controller's signals once per batch,
+never once per line. Embedding new segments is a second job.
+
+Ownership: at most one read job of a controller runs at a time (marks that arrive
+meanwhile start another when it ends), and the follower's recall side is changed only
+between two reads. The read job has a key: after :meth:`LiveController.detach` (or a
+new :meth:`~LiveController.attach`) whatever an old job still delivers is dropped.
+Pause keeps marking files dirty; resume reads them all, so nothing written meanwhile is
+lost.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -20,17 +32,16 @@ from PySide6.QtCore import (
     QFileSystemWatcher,
     QModelIndex,
     QObject,
-    QRunnable,
     QSignalBlocker,
-    QThreadPool,
     QTimer,
     Signal,
     Slot,
 )
-from typing_extensions import override
 
+from core.io.jobs import Cancelled
 from core.io.problems import Problem
-from core.live.follow import LiveChanges, LiveFollower
+from core.live.follow import LiveChanges, LiveFollower, LiveRead
+from widgets.common.jobs import default_runner
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -40,8 +51,10 @@ if TYPE_CHECKING:
 
     from core.dataset.load import DataSet
     from core.dataset.open_recall import RecallData
-    from core.recall.warm_store import WarmStore
+    from widgets.common.jobs import JobRunner
     from widgets.live.indicator import LiveIndicator
+
+log = logging.getLogger("memlens.live")
 
 POLL_MS = 500
 """Polling interval when file-system events are not used."""
@@ -51,27 +64,35 @@ DRAIN_MS = 200
 """Delay between the first change noticed and the batch that applies it."""
 
 
-class _EmbedSignals(QObject):
-    finished = Signal(int)
-    failed = Signal(str)
+class _ReadGate:
+    """Closes a follower's databases only when no read of it runs (a read may be late)."""
 
+    def __init__(self, follower: LiveFollower) -> None:
+        self.follower = follower
+        self._lock = threading.Lock()
+        self._busy = False
+        self._closed = threading.Event()
 
-class _EmbedWorker(QRunnable):
-    """Embed the warm store's new segments (they are searchable by BM25 meanwhile)."""
-
-    def __init__(self, store: WarmStore) -> None:
-        super().__init__()
-        self.store = store
-        self.signals = _EmbedSignals()
-
-    @override
-    def run(self) -> None:
+    def read(self, dirty: set[str], everything: bool) -> LiveRead:
+        """The follower's read phase (in a pool thread)."""
+        with self._lock:
+            if self._closed.is_set():
+                raise Cancelled("live mode was detached")
+            self._busy = True
         try:
-            done = self.store.embed_missing(save=False)
-        except Exception as exc:  # a worker turns every failure into a signal
-            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
-        else:
-            self.signals.finished.emit(done)
+            return self.follower.read(dirty, everything=everything)
+        finally:
+            with self._lock:
+                self._busy = False
+                if self._closed.is_set():
+                    self.follower.close()
+
+    def close(self) -> None:
+        """Close now, or when the running read ends."""
+        with self._lock:
+            self._closed.set()
+            if not self._busy:
+                self.follower.close()
 
 
 class LiveController(QObject):
@@ -83,14 +104,15 @@ class LiveController(QObject):
         Use ``QFileSystemWatcher`` events; False polls only (every *poll_ms*).
     poll_ms, drain_ms
         See :data:`POLL_MS` and :data:`DRAIN_MS`.
-    pool
-        Where new segments are embedded (default: the global pool).
+    runner
+        Where the reads and the embedding run (default: the app's runner).
 
-    Signals are emitted once per batch (a drain), in this order: ``file_reset``,
+    Signals are emitted once per batch (a read applied), in this order: ``file_reset``,
     ``session_added``, ``sessions_changed``, ``summaries_changed``, ``segments_added``,
     ``knowledge_changed``, ``compaction_announced``, ``memory_flush_announced``,
     ``problem``, ``recall_reopen_needed``, then ``batch_applied`` with the whole
-    :class:`core.live.follow.LiveChanges`.
+    :class:`core.live.follow.LiveChanges`. ``read_failed`` says a read failed (the
+    runner logged its traceback); ``polled`` ends every read, applied or not.
     """
 
     sessions_changed = Signal(list)
@@ -98,7 +120,7 @@ class LiveController(QObject):
     session_added = Signal(str)
     """Id of a session whose transcript appeared (already in ``data.sessions``)."""
     summaries_changed = Signal(list)
-    """Ids of sessions whose row in ``data.summaries`` was replaced (refresh the navigator)."""
+    """Ids of sessions whose row in ``data.summaries`` was replaced or added."""
     segments_added = Signal(int)
     """How many segments joined the warm set (and the warm store, when open)."""
     knowledge_changed = Signal(list)
@@ -116,7 +138,11 @@ class LiveController(QObject):
     recall_reopen_needed = Signal()
     """segments.jsonl was replaced: open the recall side again, then :meth:`set_recall`."""
     batch_applied = Signal(object)
-    """The :class:`core.live.follow.LiveChanges` of one drain (emitted last)."""
+    """The :class:`core.live.follow.LiveChanges` of one batch (emitted last)."""
+    read_failed = Signal(str)
+    """A read or its application failed (the message; the traceback is in the log)."""
+    polled = Signal()
+    """A read ended (applied, empty or failed): the files were looked at."""
 
     def __init__(
         self,
@@ -125,7 +151,7 @@ class LiveController(QObject):
         use_watcher: bool = True,
         poll_ms: int = POLL_MS,
         drain_ms: int = DRAIN_MS,
-        pool: QThreadPool | None = None,
+        runner: JobRunner | None = None,
     ) -> None:
         super().__init__(parent)
         self.use_watcher = use_watcher
@@ -134,11 +160,20 @@ class LiveController(QObject):
         self.last_event_time: float | None = None
         """Epoch seconds of the last batch that changed something."""
         self.last_changes: LiveChanges | None = None
+        self._runner = runner if runner is not None else default_runner()
+        self._read_key = f"live-read-{id(self)}"
+        self._embed_key = f"live-embed-{id(self)}"
         self._state = "off"
         self._everything = False
-        self._pool = pool or QThreadPool.globalInstance()
-        self._embedding: _EmbedWorker | None = None
+        self._gate: _ReadGate | None = None
+        self._reading = False
+        self._read_again = False
+        self._held: list[LiveRead] = []
+        """Reads that arrived while paused: applied with the next one."""
+        self._recall_pending: list[RecallData | None] = []
+        self._embedding = False
         self._embed_again = False
+        self._files: list[str] = []
         self._watcher: QFileSystemWatcher | None = None
         self._drain = QTimer(self, singleShot=True, interval=drain_ms)
         self._drain.timeout.connect(self._on_drain_timeout)
@@ -151,16 +186,6 @@ class LiveController(QObject):
         """``live``, ``paused`` or ``off``."""
         return self._state
 
-    @property
-    def is_live(self) -> bool:
-        """Whether changes are being applied as they come."""
-        return self._state == "live"
-
-    @property
-    def watching(self) -> bool:
-        """Whether file-system events are used (else polling alone)."""
-        return self._watcher is not None
-
     def _set_state(self, state: str) -> None:
         if state != self._state:
             self._state = state
@@ -170,7 +195,9 @@ class LiveController(QObject):
     def attach(self, data: DataSet, recall: RecallData | None = None) -> None:
         """Follow *data*'s files from where they were loaded; *recall* when it is open."""
         self.detach()
-        self.follower = LiveFollower(data, recall)
+        follower = self.follower = LiveFollower(data, recall)
+        self._gate = _ReadGate(follower)
+        self._files = follower.files()
         if self.use_watcher:
             self._watcher = QFileSystemWatcher(self)
             self._watcher.fileChanged.connect(self._on_file_changed)
@@ -187,6 +214,9 @@ class LiveController(QObject):
         """The recall side opened (or reopened): index what it missed, follow into it."""
         if self.follower is None:
             return
+        if self._reading:  # the read job uses the follower's store: change it after
+            self._recall_pending = [recall]
+            return
         if self.follower.set_recall(recall):
             self._embed()
 
@@ -194,13 +224,21 @@ class LiveController(QObject):
         """Stop following (the loaded objects stay as they are)."""
         self._poll.stop()
         self._drain.stop()
+        self._runner.cancel(self._read_key)  # a late read is dropped
+        self._runner.cancel(self._embed_key)
         if self._watcher is not None:
             self._watcher.deleteLater()
             self._watcher = None
-        if self.follower is not None:
-            self.follower.close()
+        if self._gate is not None:
+            self._gate.close()
+        self._gate = None
         self.follower = None
         self._everything = False
+        self._reading = self._read_again = False
+        self._embedding = self._embed_again = False
+        self._held = []
+        self._recall_pending = []
+        self._files = []
         self._set_state("off")
 
     @Slot()
@@ -212,11 +250,11 @@ class LiveController(QObject):
 
     @Slot()
     def resume(self) -> None:
-        """Apply everything written while paused, then follow again."""
+        """Apply everything written while paused (in one batch), then follow again."""
         if self._state == "paused":
             self._set_state("live")
             self._everything = True
-            self.drain_now()
+            self._start_read()
 
     @Slot()
     def toggle(self) -> None:
@@ -226,14 +264,14 @@ class LiveController(QObject):
         elif self._state == "paused":
             self.resume()
 
-    # -- events -----------------------------------------------------------------------------
+    # -- events (GUI thread: they only mark files dirty) ----------------------------------------
     def _rewatch(self) -> None:
         """Watch every followed file and folder that exists (a rename drops a watch)."""
         watcher, follower = self._watcher, self.follower
         if watcher is None or follower is None:
             return
         have = set(watcher.files()) | set(watcher.directories())
-        wanted = [p for p in (*follower.directories(), *follower.files()) if p not in have]
+        wanted = [p for p in (*follower.directories(), *self._files) if p not in have]
         wanted = [p for p in wanted if os.path.exists(p)]
         if wanted:
             failed = watcher.addPaths(wanted)
@@ -253,7 +291,7 @@ class LiveController(QObject):
             return
         follower.mark_dirty(path)
         # A file of the folder may have been replaced by a rename: look at each.
-        for file in follower.files():
+        for file in self._files:
             if os.path.dirname(file) == path:
                 follower.mark_dirty(file)
         self._schedule()
@@ -271,28 +309,82 @@ class LiveController(QObject):
     @Slot()
     def _on_drain_timeout(self) -> None:
         if self._state == "live":
-            self.drain_now()
+            self._start_read()
 
-    # -- applying ---------------------------------------------------------------------------
-    def drain_now(self) -> LiveChanges | None:
-        """Apply every noted change now (also when paused); returns what was applied."""
+    # -- reading (a job) and applying (GUI thread) ---------------------------------------------
+    def _start_read(self) -> None:
+        follower, gate = self.follower, self._gate
+        if follower is None or gate is None:
+            return
+        self._drain.stop()
+        if self._reading:
+            self._read_again = True
+            return
+        dirty = follower.take_dirty()
+        everything, self._everything = self._everything, False
+        self._reading = True
+
+        def read(**_: Any) -> LiveRead:
+            return gate.read(dirty, everything)
+
+        self._runner.submit(
+            "Live mode: reading new lines",
+            read,
+            key=self._read_key,
+            done=self._on_read,
+            failed=self._on_read_failed,
+            cancelled=self._on_read_ended,
+        )
+
+    def _on_read(self, read: LiveRead) -> None:
         follower = self.follower
         if follower is None:
-            return None
-        self._drain.stop()
-        everything, self._everything = self._everything, False
+            return
+        if self._state == "paused":
+            self._held.append(read)  # applied with the read of the resume
+            self._on_read_ended()
+            return
+        if self._held:
+            read = LiveRead([step for r in (*self._held, read) for step in r.steps])
+            self._held = []
         try:
-            changes = follower.poll(everything=everything)
-        except Exception as exc:  # never let a bad file stop live mode
-            changes = LiveChanges()
-            where = str(follower.data.discovery.path)
-            changes.problems.append(Problem(where, 0, f"live update failed: {exc!r}"))
+            changes = follower.apply(read)
+        except Exception as exc:  # a bad batch must not stop live mode
+            log.error("live mode: applying a batch failed", exc_info=exc)
+            changes = self._failure(f"{type(exc).__name__}: {exc}")
+        self._files = follower.files()
         self._rewatch()
         if changes:
             self.last_event_time = time.time()
             self.last_changes = changes
             self._emit(changes)
+        self._on_read_ended()
+
+    def _on_read_failed(self, message: str) -> None:
+        changes = self._failure(message)  # the runner logged the traceback
+        self._emit(changes)
+        self._on_read_ended()
+
+    def _failure(self, message: str) -> LiveChanges:
+        changes = LiveChanges()
+        where = str(self.follower.data.discovery.path) if self.follower is not None else ""
+        changes.problems.append(Problem(where, 0, f"live update failed: {message}"))
+        if self.follower is not None:
+            self.follower.data.problems.extend(changes.problems)
+        self.read_failed.emit(message)
         return changes
+
+    def _on_read_ended(self) -> None:
+        self._reading = False
+        if self._recall_pending and self.follower is not None:
+            (recall,) = self._recall_pending
+            self._recall_pending = []
+            if self.follower.set_recall(recall):
+                self._embed()
+        self.polled.emit()
+        if self._read_again:
+            self._read_again = False
+            self._schedule()
 
     def _emit(self, changes: LiveChanges) -> None:
         for path in changes.resets:
@@ -302,7 +394,7 @@ class LiveController(QObject):
         if changes.sessions_changed:
             self.sessions_changed.emit(list(changes.sessions_changed))
         if changes.summaries_changed:
-            self.summaries_changed.emit(list(changes.summaries_changed))
+            self.summaries_changed.emit(list(dict.fromkeys(changes.summaries_changed)))
         if changes.segments_added:
             self.segments_added.emit(changes.segments_added)
         if changes.segments_indexed:
@@ -320,24 +412,30 @@ class LiveController(QObject):
             self.recall_reopen_needed.emit()
         self.batch_applied.emit(changes)
 
+    # -- embedding (a job) --------------------------------------------------------------------
     def _embed(self) -> None:
-        """Give the new segments vectors in a worker (one at a time)."""
+        """Give the new segments vectors in a job (one at a time; BM25 finds them meanwhile)."""
         follower = self.follower
         store = follower.segments.store if follower and follower.segments else None
         if store is None:
             return
-        if self._embedding is not None:
+        if self._embedding:
             self._embed_again = True
             return
-        worker = _EmbedWorker(store)
-        worker.signals.finished.connect(self._on_embedded)
-        worker.signals.failed.connect(self._on_embedded)
-        self._embedding = worker
-        self._pool.start(worker)
+        self._embedding = True
+        self._runner.submit(
+            "Live mode: embedding new segments",
+            lambda progress, cancelled: store.embed_missing(
+                save=False, progress=progress, cancelled=cancelled
+            ),
+            key=self._embed_key,
+            done=lambda _count: self._on_embedded(),
+            failed=lambda _message: self._on_embedded(),  # logged and shown by the runner
+            cancelled=self._on_embedded,
+        )
 
-    @Slot()
     def _on_embedded(self) -> None:
-        self._embedding = None
+        self._embedding = False
         if self._embed_again:
             self._embed_again = False
             self._embed()
@@ -376,14 +474,15 @@ def describe(changes: LiveChanges) -> str:
 
 @contextmanager
 def kept_view(view: QAbstractItemView, key: Callable[[QModelIndex], Any]) -> Iterator[None]:
-    """Keep an item view's current row and scroll position across a model update.
+    """Keep an item view's current row and scroll position across a model reset.
 
     Use around a call that resets or refills the view's model (``with
     kept_view(tree, key): model.set_records(...)``). *key* names a row (for
     instance the record's id under ``RecordRole``); afterwards the row with the
     same key is made current again, without emitting selection signals (the
     views driven by the selection must not reload), and both scroll bars get
-    their old values back.
+    their old values back. Live mode does not need it: its updates are row inserts
+    and ``dataChanged``, which keep all of that by themselves.
     """
     current = view.currentIndex()
     wanted = key(current) if current.isValid() else None
@@ -406,7 +505,11 @@ def kept_view(view: QAbstractItemView, key: Callable[[QModelIndex], Any]) -> Ite
 def _find(
     model: QAbstractItemModel, key: Callable[[QModelIndex], Any], wanted: Any
 ) -> QModelIndex | None:
-    """The first index (column 0, depth first) whose key is *wanted*."""
+    """The first index (column 0, depth first) whose key is *wanted*.
+
+    ``rowCount`` tells whether a row has children: ``hasChildren`` is private in
+    ``QAbstractTableModel`` and PySide6 raises when it is called on a table model.
+    """
     stack = [QModelIndex()]
     while stack:
         parent = stack.pop()
@@ -414,6 +517,6 @@ def _find(
             index = model.index(row, 0, parent)
             if key(index) == wanted:
                 return index
-            if model.hasChildren(index):
+            if model.rowCount(index) > 0:
                 stack.append(index)
     return None

@@ -83,7 +83,7 @@ def test_signals_arrive_within_one_second_of_the_agent_s_write(qtbot, demo):
     root, data, recall = demo
     controller = LiveController()
     controller.attach(data, recall)
-    assert controller.is_live and controller.watching
+    assert controller.state == "live"
     session = max(data.sessions, key=lambda s: s.size)
     before = len(session.entries)
     changed = []
@@ -123,7 +123,6 @@ def test_polling_fallback_when_the_watcher_is_off(qtbot, demo):
     root, data, recall = demo
     controller = LiveController(use_watcher=False)
     controller.attach(data, recall)
-    assert not controller.watching
     _lines, delays, _rec = follow_and_measure(
         qtbot,
         controller,
@@ -148,7 +147,7 @@ def test_pause_stops_processing_and_resume_catches_up_without_loss(qtbot, demo):
     controller.state_changed.connect(states.append)
     qtbot.wait(300)  # the catch-up drain after attach
     controller.pause()
-    assert controller.state == "paused" and not controller.is_live
+    assert controller.state == "paused"
     session = max(data.sessions, key=lambda s: s.size)
     n_entries, n_segments, n_facts = (
         len(session.entries),
@@ -168,6 +167,7 @@ def test_pause_stops_processing_and_resume_catches_up_without_loss(qtbot, demo):
     )
     controller.resume()
     assert states == ["paused", "live"]
+    qtbot.waitUntil(lambda: len(rec.batches) == 1, timeout=5_000)  # read in a job
     kinds = {
         k: [w["id"] for w in lines if w["kind"] == k] for k in ("transcript", "segment", "fact")
     }
@@ -285,64 +285,126 @@ def test_describe_says_what_came():
     assert text == "2 new segment(s), 2 fact(s) changed"
 
 
-def test_kept_view_keeps_the_navigator_selection_and_scroll(qtbot, demo):
+def test_kept_view_keeps_the_selection_of_a_tree_and_of_a_table(qtbot, demo):
+    """kept_view (for model resets) finds rows in a tree and in a table model alike.
+
+    It asked ``hasChildren``, which QAbstractTableModel makes private: PySide6 raised.
+    """
+    from PySide6.QtWidgets import QTableView
+
     from app.live import kept_view
-    from widgets.common.record_model import RecordRole
+    from core.io.problems import Problem
+    from widgets.common.record_model import Column, RecordRole, RecordTableModel
     from widgets.session.navigator import Navigator
 
-    _root, data, recall = demo
+    _root, data, _recall = demo
     nav = Navigator()
     qtbot.addWidget(nav)
-    nav.resize(500, 160)
     nav.set_sessions(data.summaries)
-    nav.show()
-    qtbot.waitExposed(nav)
     target = data.summaries[-3]
     assert nav.select_session(target.id)
-    bar = nav.tree.verticalScrollBar()
-    assert bar.maximum() > 0
-    bar.setValue(bar.maximum() // 2 + 1)
-    scrolled = bar.value()
-    selected = []
-    nav.session_selected.connect(selected.append)
+
+    def key(index):
+        return getattr(index.siblingAtColumn(0).data(RecordRole), "path", None)
+
+    with kept_view(nav.tree, key):
+        nav.set_sessions(data.summaries)
+    assert nav.current().path == target.path
+    model = RecordTableModel([Column("File", lambda p: p.file), Column("Line", lambda p: p.line)])
+    rows = [Problem(f"f{i}", i, "bad") for i in range(30)]
+    model.set_records(rows)
+    table = QTableView()
+    qtbot.addWidget(table)
+    table.setModel(model)
+    table.setCurrentIndex(model.index(20, 0))
+    with kept_view(table, lambda i: i.data(RecordRole)):
+        model.set_records(list(reversed(rows)))
+    assert table.currentIndex().row() == 9
+
+
+def test_a_failing_batch_is_a_problem_not_a_crash(qtbot, demo, monkeypatch, caplog):
+    _root, data, recall = demo
     controller = LiveController()
     controller.attach(data, recall)
-    with open(target.path, "ab") as fh:
+    problems, failures, batches = [], [], []
+    controller.problem.connect(problems.append)
+    controller.read_failed.connect(failures.append)
+    controller.batch_applied.connect(batches.append)
+    real = controller.follower.read
+
+    def broken(*_a, **_kw):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(controller.follower, "read", broken)  # before the catch-up read
+    qtbot.waitUntil(lambda: bool(problems), timeout=5_000)
+    assert "disk on fire" in problems[0].message and controller.state == "live"
+    assert failures and "disk on fire" in failures[0]
+    assert problems[0] in data.problems
+    assert any("disk on fire" in r.getMessage() or r.exc_info for r in caplog.records)
+    monkeypatch.setattr(controller.follower, "read", real)
+    session = data.sessions[0]
+    with open(session.path, "ab") as fh:
         fh.write(
             orjson.dumps(
                 {
-                    "type": "session_info",
-                    "id": "inf00001",
-                    "parentId": None,
-                    "name": "renamed live",
+                    "type": "label",
+                    "id": "lbl00002",
+                    "parentId": session.leaf.id,
+                    "targetId": session.leaf.id,
+                    "label": "after the failure",
                     "timestamp": "2025-10-09T10:00:00.000Z",
                 }
             )
             + b"\n"
         )
-    qtbot.waitUntil(lambda: any(s.name == "renamed live" for s in data.summaries), timeout=2_000)
-
-    def key(index):
-        rec = index.siblingAtColumn(0).data(RecordRole)
-        return getattr(rec, "path", None)
-
-    with kept_view(nav.tree, key):
-        nav.set_sessions(data.summaries)
-    assert nav.current().path == target.path and nav.current().name == "renamed live"
-    assert bar.value() == scrolled and selected == []  # nothing reloaded
-    nav.tree.viewport().grab().save("/tmp/live_nav_kept.png")
+    qtbot.waitUntil(lambda: any(c.entries for c in batches), timeout=5_000)
+    assert session.entries[-1].id == "lbl00002"  # live mode went on
 
 
-def test_a_failing_batch_is_a_problem_not_a_crash(qtbot, demo, monkeypatch):
+def test_a_late_read_after_detach_is_dropped_and_reattach_follows(qtbot, demo):
+    import threading
+
+    from PySide6.QtCore import QThreadPool
+
+    from widgets.common.jobs import JobRunner
+
     _root, data, recall = demo
-    controller = LiveController()
+    pool = QThreadPool()
+    runner = JobRunner(pool)
+    controller = LiveController(drain_ms=0, runner=runner)
     controller.attach(data, recall)
-    problems = []
-    controller.problem.connect(problems.append)
+    session = data.sessions[0]
+    n = len(session.entries)
+    first = controller.follower
+    release = threading.Event()
+    real = first.read
 
-    def broken(**_kw):
-        raise RuntimeError("disk on fire")
+    def slow(dirty, *, everything=False):
+        release.wait(10)
+        return real(dirty, everything=everything)
 
-    monkeypatch.setattr(controller.follower, "poll", broken)
-    controller.drain_now()
-    assert "disk on fire" in problems[0].message and controller.is_live
+    first.read = slow  # the catch-up read waits in its pool thread
+    entry = {
+        "type": "label",
+        "id": "lbl00003",
+        "parentId": session.leaf.id,
+        "targetId": session.leaf.id,
+        "label": "late",
+        "timestamp": "2025-10-09T10:00:00.000Z",
+    }
+    with open(session.path, "ab") as fh:
+        fh.write(orjson.dumps(entry) + b"\n")
+    qtbot.waitUntil(lambda: bool(runner.running()), timeout=2_000)
+    controller.detach()
+    batches = []
+    controller.batch_applied.connect(batches.append)
+    release.set()  # the old read reads the new line now, too late
+    qtbot.waitUntil(lambda: not runner.running(), timeout=5_000)
+    qtbot.wait(50)
+    assert batches == [] and len(session.entries) == n  # its result was dropped
+    controller.attach(data, recall)
+    assert controller.follower is not first
+    qtbot.waitUntil(lambda: bool(batches), timeout=5_000)
+    assert [e.id for e in session.entries[n:]] == ["lbl00003"]  # applied once
+    controller.detach()
+    assert pool.waitForDone(5_000)
