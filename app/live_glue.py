@@ -1,56 +1,88 @@
-"""Live mode in the window: the controller's batches reach every view.
+"""Live mode in the window: each batch the controller applies reaches the views.
 
-Views are refreshed in place (selection and scroll kept); compactions and
-memory flushes are announced in the status bar and the problems list.
+:class:`LiveGlue` is handed the :class:`widgets.common.state.AppState`, the views, the
+status bar and the helpers it updates; it never sees the main window. A batch becomes
+row inserts and ``dataChanged`` (the navigator's rows, the problems list), never a model
+reset for an append, so selection, scroll position and expanded rows are kept. Live
+status goes to ``state.live``; compactions and memory flushes are announced in the
+status bar.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 
-from app.live import LiveController, bind_indicator, kept_view
-from widgets.common.record_model import RecordRole
+from app.live import LiveController, bind_indicator
+from widgets.common.state import LiveStatus
 from widgets.live.indicator import LiveIndicator
 
 if TYPE_CHECKING:
-    from PySide6.QtCore import QModelIndex
+    from collections.abc import Callable
 
-    from app.main_window import MainWindow
+    from app.inspector import Inspector
+    from app.manager import Manager
+    from app.status import StatusBar
+    from app.views import Views
     from core.dataset.load import DataSet
     from core.dataset.open_recall import RecallData
+    from core.live.changes import LiveChanges
+    from widgets.common.jobs import JobRunner
+    from widgets.common.state import AppState
 
 ANNOUNCE_MS = 15_000
 
 
-def session_key(index: QModelIndex) -> Any:
-    """A navigator row's session path (what :func:`kept_view` keeps selected)."""
-    return getattr(index.siblingAtColumn(0).data(RecordRole), "path", None)
-
-
 class LiveGlue(QObject):
-    """Owns the :class:`LiveController` of a window and applies its signals."""
+    """Owns the window's :class:`LiveController` and applies its batches to the views.
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.w = window
-        self.controller = LiveController(self)
+    Parameters
+    ----------
+    state
+        The app state: its data is what is followed; its live status is kept current.
+    views
+        The navigator, the problems list, the facts and recall views.
+    status
+        Counts and announcements; the live indicator joins its bar.
+    manager, inspector
+        Told when sessions grow (the message index, the shown session).
+    runner
+        Where the controller reads and embeds.
+    open_recall
+        Opens the recall side again (segments.jsonl was replaced).
+    """
+
+    def __init__(
+        self,
+        state: AppState,
+        views: Views,
+        status: StatusBar,
+        *,
+        manager: Manager,
+        inspector: Inspector,
+        runner: JobRunner,
+        open_recall: Callable[[DataSet], None],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.app_state = state
+        self.views = views
+        self.status = status
+        self.manager = manager
+        self.inspector = inspector
+        self.open_recall = open_recall
+        self.controller = LiveController(self, runner=runner)
         self.indicator = LiveIndicator()
-        window.statusBar().addPermanentWidget(self.indicator)
+        status.bar.addPermanentWidget(self.indicator)
         bind_indicator(self.controller, self.indicator)
         self.announcements: list[str] = []
+        self._error = ""
         c = self.controller
-        c.summaries_changed.connect(self._on_summaries)
-        c.session_added.connect(self._on_session_added)
-        c.sessions_changed.connect(self._on_sessions)
-        c.knowledge_changed.connect(self._on_knowledge)
-        c.segments_added.connect(self._on_segments)
-        c.problem.connect(self._on_problem)
-        c.compaction_announced.connect(self._announce)
-        c.memory_flush_announced.connect(self._announce)
-        c.recall_reopen_needed.connect(self._on_reopen)
-        c.file_reset.connect(self._on_reset)
+        c.batch_applied.connect(self._on_batch)
+        c.state_changed.connect(self._on_state)
+        c.read_failed.connect(self._on_read_failed)
+        c.polled.connect(self._on_polled)
 
     def attach(self, data: DataSet) -> None:
         """Follow *data*'s files from now on."""
@@ -65,61 +97,64 @@ class LiveGlue(QObject):
         self.controller.detach()
 
     # -- slots ---------------------------------------------------------------------------
-    @Slot(list)
-    def _on_summaries(self, _ids: list[str]) -> None:
-        data = self.w.data
-        if data is None:
+    @Slot(object)
+    def _on_batch(self, changes: LiveChanges) -> None:
+        data = self.app_state.data
+        follower = self.controller.follower
+        if data is None or follower is None or follower.data is not data:
             return
-        with kept_view(self.w.navigator.tree, session_key):
-            self.w.navigator.set_sessions(data.summaries)
-        self.w._update_counts()
+        views = self.views
+        if changes.sessions_added or changes.sessions_changed or changes.resets:
+            self.manager.sync_message_index()
+        if changes.summaries_changed:
+            wanted = set(changes.summaries_changed)
+            views.navigator.update_sessions([s for s in data.summaries if s.id in wanted])
+        session = self.inspector.session
+        if session is not None and (
+            session.id in changes.sessions_changed or session.path in changes.resets
+        ):
+            self.inspector.session_grew()
+        if changes.facts_changed or changes.resets:
+            views.facts_view.refresh()
+        if changes.facts_changed or changes.segments_added or changes.segments_evicted:
+            views.recall_view.refresh()
+        if changes.problems_dropped:  # a reloaded file's old problems went: not an append
+            views.problems.set_records(data.problems)
+        else:
+            views.problems.append_records(changes.problems)
+        self.status.update_counts()
+        for a in changes.announcements:
+            self.announcements.append(a.message)
+            self.status.bar.showMessage(a.message, ANNOUNCE_MS)
+        if changes.store_reopen_needed:
+            self.open_recall(data)
+        self._publish()
 
     @Slot(str)
-    def _on_session_added(self, _session_id: str) -> None:
-        self.w.manager.sync_message_index()
-        self._on_summaries([])
+    def _on_state(self, _state: str) -> None:
+        self._publish()
 
-    @Slot(list)
-    def _on_sessions(self, ids: list[str]) -> None:
-        self.w.manager.sync_message_index()
-        session = self.w.inspector.session
-        if session is not None and session.id in ids:
-            self.w.inspector.session_grew()
-
-    @Slot(list)
-    def _on_knowledge(self, _ids: list[str]) -> None:
-        self.w.facts_view.refresh()
-        self.w.recall_view.refresh()
-        self.w._update_counts()
-
-    @Slot(int)
-    def _on_segments(self, _count: int) -> None:
-        self.w.recall_view.refresh()
-        self.w._update_counts()
-
-    @Slot(object)
-    def _on_problem(self, _problem: object) -> None:
-        data = self.w.data
-        if data is None:
-            return
-        with kept_view(self.w.problem_view, lambda i: i.row()):
-            self.w.problems.set_records(data.problems)
-        self.w._update_counts()
-
-    @Slot(str, str)
-    def _announce(self, _session_id: str, message: str) -> None:
-        self.announcements.append(message)
-        self.w.statusBar().showMessage(message, ANNOUNCE_MS)
+    @Slot(str)
+    def _on_read_failed(self, message: str) -> None:
+        self._error = message
 
     @Slot()
-    def _on_reopen(self) -> None:
-        if self.w.data is not None:
-            self.w._open_recall(self.w.data)
+    def _on_polled(self) -> None:
+        self._publish()
+        self._error = ""  # shown until a read succeeds
 
-    @Slot(str)
-    def _on_reset(self, path: str) -> None:
-        self.w.manager.sync_message_index()
-        session = self.w.inspector.session
-        if session is not None and session.path == path:
-            self.w.inspector.session_grew()
-        self.w.facts_view.refresh()
+    def _publish(self) -> None:
+        """Tell the app state what live mode does now."""
+        c = self.controller
+        follower = c.follower
+        if follower is None or c.state == "off":
+            self.app_state.set_live(LiveStatus())
+            return
+        self.app_state.set_live(
+            LiveStatus(
+                following=c.state == "live",
+                path=str(follower.data.discovery.path),
+                last_change=c.last_event_time or 0.0,
+                error=self._error,
+            )
+        )
