@@ -272,7 +272,7 @@ def test_indicator_shows_the_state_and_toggles(qtbot, demo, tmp_path):
     qtbot.waitUntil(lambda: "Last change at" in indicator.toolTip(), timeout=2_000)
     assert "1 new entry" in indicator.toolTip()
     indicator.grab().save(str(tmp_path / "live_indicator.png"))
-    window.grab().save("/tmp/live_indicator_window.png")
+    window.grab().save(str(tmp_path / "live_indicator_window.png"))
     controller.detach()
     assert indicator.text() == "Off"
 
