@@ -320,10 +320,10 @@ def test_restore_defaults_and_junk_in_the_settings_file(qtbot, settings):
     assert dlg.config() == AppConfig()
 
 
-def test_screenshots(qtbot, settings, openclaw):
+def test_screenshots(qtbot, settings, openclaw, tmp_path):
     dlg = _dialog(qtbot, settings, openclaw=openclaw, environ={"ANTHROPIC_API_KEY": SECRET})
     dlg.show()
     qtbot.waitExposed(dlg)
     for i, name in enumerate(("providers", "search", "safety", "openclaw")):
         dlg.tabs.setCurrentIndex(i)
-        dlg.grab().save(f"/tmp/settings-{name}.png")
+        assert dlg.grab().save(str(tmp_path / f"settings-{name}.png"))
