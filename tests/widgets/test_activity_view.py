@@ -158,7 +158,7 @@ def test_activate_and_copy(qtbot, logged):
     )
 
 
-def test_empty_and_screenshot(qtbot, logged):
+def test_empty_and_screenshot(qtbot, logged, tmp_path):
     view = ActivityView()
     qtbot.addWidget(view)
     assert view.count_label.text() == "No writes yet"
@@ -166,5 +166,5 @@ def test_empty_and_screenshot(qtbot, logged):
     view.resize(980, 260)
     view.show()
     qtbot.waitExposed(view)
-    view.grab().save("/tmp/activity-view.png")
-    assert Path("/tmp/activity-view.png").stat().st_size > 0
+    view.grab().save(str(tmp_path / "activity-view.png"))
+    assert (tmp_path / "activity-view.png").stat().st_size > 0
