@@ -113,10 +113,10 @@ def test_clicking_write(qtbot, writes):
     assert cancel.result() == QDialog.DialogCode.Rejected
 
 
-def test_screenshot(qtbot, writes):
+def test_screenshot(qtbot, writes, tmp_path):
     dlg = WritePreviewDialog(writes)
     qtbot.addWidget(dlg)
     dlg.show()
     qtbot.waitExposed(dlg)
     assert not dlg.grab().isNull()
-    dlg.grab().save("/tmp/write-preview.png")
+    assert dlg.grab().save(str(tmp_path / "write-preview.png"))
