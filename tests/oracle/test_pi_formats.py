@@ -121,7 +121,7 @@ OPS: list[dict[str, Any]] = [
                 "exitCode": 1,
                 "cancelled": False,
                 "truncated": True,
-                "fullOutputPath": "/tmp/out.log",
+                "fullOutputPath": "/work/out.log",
                 "timestamp": T0 + 6,
             }
         ],
