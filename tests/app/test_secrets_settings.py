@@ -253,8 +253,8 @@ apiKey={SECRET}
 providers="[{{\\"label\\":\\"Proxy\\",\\"kind\\":\\"openai\\",\\"baseUrl\\":\\"https://me:{PASSWORD}@proxy.example.com/v1?key={QUERY_KEY}\\",\\"model\\":\\"gpt-4o\\",\\"apiKey\\":\\"{SECRET}x\\",\\"keyEnv\\":\\"OPENAI_API_KEY\\"}}]"
 
 [places]
-last=/tmp
-recent=/tmp, {GH}x
+last=/srv/agents
+recent=/srv/agents, {GH}x
 
 [recall]
 hardCapTokens=2500
@@ -283,7 +283,7 @@ def test_a_settings_file_holding_keys_is_cleaned_on_load(isolated_settings, capl
         assert secret.encode() not in data, secret
     # what was not a secret stays
     again = _settings()
-    assert again.theme == "dark" and again.recent == ["/tmp"] and again.last_place == "/tmp"
+    assert again.theme == "dark" and again.recent == ["/srv/agents"] and again.last_place == "/srv/agents"
     assert load_app_config(again).recall.hard_cap_tokens == 2500
     (proxy,) = load_app_config(again).providers
     assert proxy.base_url == "https://me@proxy.example.com/v1"
@@ -392,11 +392,11 @@ def test_layout_blobs_and_plain_values_survive_cleaning():
     blob = QByteArray(bytes(range(256)) * 4)
     settings.set_blob("geometry", blob)
     settings.set_values([("recall/minScore", 0.55), ("llm/keyEnv", "OPENAI_API_KEY")])
-    settings.add_recent("/tmp")
+    settings.add_recent("/srv/agents")
     settings.sync()
     assert settings.clean_secrets() == []
     again = _settings()
-    assert again.blob("geometry") == blob and again.recent == ["/tmp"]
+    assert again.blob("geometry") == blob and again.recent == ["/srv/agents"]
     assert again.value("llm/keyEnv") == "OPENAI_API_KEY"
 
 
