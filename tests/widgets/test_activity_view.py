@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
