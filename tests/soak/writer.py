@@ -106,7 +106,9 @@ class Transcript:
 class Agent:
     """The agent's state and its writes (see the module docstring)."""
 
-    def __init__(self, root: Path, seed: int, log: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, seed: int, log: Path | None = None, *, pauses: bool = True
+    ) -> None:
         self.root = root
         self.rng = random.Random(seed)
         self.seed = seed
@@ -121,6 +123,10 @@ class Agent:
         self.counts: dict[str, int] = {}
         self.new_sessions = 0
         self._log = open(log, "ab") if log is not None else None
+        self._dry = False
+        self.pauses = pauses
+        """Pause inside the truncate-and-rewrite (off: only for fast tests of the writer)."""
+        """Replaying: change the state as each write would, write nothing."""
 
     # -- low level ----------------------------------------------------------------------
     def _uuid(self) -> str:
@@ -133,6 +139,8 @@ class Agent:
         return " ".join(self.rng.choice(WORDS) for _ in range(self.rng.randint(lo, hi)))
 
     def _record(self, kind: str, path: Path, size: int) -> None:
+        if self._dry:
+            return
         self.n += 1
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if self._log is not None:
@@ -142,6 +150,8 @@ class Agent:
 
     def append(self, path: Path, line: bytes, kind: str) -> None:
         """One whole line in one ``write`` (O_APPEND), as the agents do."""
+        if self._dry:
+            return
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, line)
@@ -322,9 +332,9 @@ class Agent:
         fd = os.open(t.path, os.O_WRONLY | os.O_TRUNC)
         try:
             # a reader may look between the truncation and each part
-            time.sleep(self.rng.choice((0.0, 0.05, 0.3)))
+            time.sleep(self.rng.choice((0.0, 0.05, 0.3)) * self.pauses)
             os.write(fd, data[:cut])
-            time.sleep(self.rng.choice((0.0, 0.05, 0.3)))
+            time.sleep(self.rng.choice((0.0, 0.05, 0.3)) * self.pauses)
             os.write(fd, data[cut:])
         finally:
             os.close(fd)
@@ -408,6 +418,8 @@ class Agent:
         path = self.sessions_dir / "sessions.json"
         tmp = path.with_name(f"sessions.json.{os.getpid()}.tmp")
         data = json.dumps(store, indent=2).encode() + b"\n"
+        if self._dry:
+            return
         tmp.write_bytes(data)
         os.replace(tmp, path)
         self._record("store", path, len(data))
@@ -415,12 +427,13 @@ class Agent:
     # -- the two steps ------------------------------------------------------------------------
     def init(self, *, turns: int = 12, facts: int = 30) -> None:
         """The home as the app finds it when it opens: two sessions, a store, facts."""
-        self.sessions_dir.mkdir(parents=True, exist_ok=True)
-        self.store.mkdir(parents=True, exist_ok=True)
-        self.workspace.mkdir(parents=True, exist_ok=True)
-        (self.root / "openclaw.json").write_text(CONFIG, encoding="utf-8")
-        (self.store / "segments.jsonl").touch()
-        (self.store / "knowledge.jsonl").touch()
+        if not self._dry:
+            self.sessions_dir.mkdir(parents=True, exist_ok=True)
+            self.store.mkdir(parents=True, exist_ok=True)
+            self.workspace.mkdir(parents=True, exist_ok=True)
+            (self.root / "openclaw.json").write_text(CONFIG, encoding="utf-8")
+            (self.store / "segments.jsonl").touch()
+            (self.store / "knowledge.jsonl").touch()
         for key in ("agent:main:main", "agent:main:discord:channel:1"):
             for _ in self.new_transcript(key):
                 pass
@@ -437,25 +450,17 @@ class Agent:
     def replay_init(self) -> None:
         """The state ``init`` left (``run`` is another process): the same seed, replayed.
 
-        ``init`` is replayed into a scratch folder for the random state and the ids, then
-        each transcript's lines are read back from the real files (their timestamps are
-        those of the first run).
+        ``init`` runs again without writing, for the random state and the ids; then each
+        transcript's lines are read back from the files (their timestamps are the first
+        run's).
         """
-        import tempfile
-
-        real = (self.root, self.sessions_dir, self.store, self.workspace)
-        with tempfile.TemporaryDirectory(prefix="soak-replay-") as scratch:
-            self.root = Path(scratch)
-            self.sessions_dir = self.store = self.workspace = Path(scratch)
-            try:
-                self.init()
-            finally:
-                self.root, self.sessions_dir, self.store, self.workspace = real
+        self._dry = True
+        try:
+            self.init()
+        finally:
+            self._dry = False
         for t in self.transcripts.values():
-            t.path = self.sessions_dir / t.path.name
             t.lines = t.path.read_bytes().splitlines(keepends=True)
-        self.n = 0
-        self.counts = {}
 
     def steps(self, cycle: int) -> Any:
         """Every write of the run, forever (the caller stops): a generator of writes."""
@@ -514,9 +519,10 @@ def run(
     rate: float = 40.0,
     cycle: int = 400,
     log: Path | None = None,
+    pauses: bool = True,
 ) -> dict[str, int]:
     """Write like the running agent (see the module docstring); returns writes by kind."""
-    agent = Agent(root, seed, log)
+    agent = Agent(root, seed, log, pauses=pauses)
     agent.replay_init()
     steps = agent.steps(cycle)
     start = time.monotonic()
@@ -544,6 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate", type=float, default=40.0, help="writes per second")
     ap.add_argument("--cycle", type=int, default=400, help="writes between special events")
     ap.add_argument("--log", default="", help="append one JSON line per write here")
+    ap.add_argument("--no-pauses", action="store_true", help="rewrite without pauses")
     args = ap.parse_args(argv)
     root = Path(args.root)
     if args.step == "init":
@@ -557,6 +564,7 @@ def main(argv: list[str] | None = None) -> int:
         rate=args.rate,
         cycle=args.cycle,
         log=Path(args.log) if args.log else None,
+        pauses=not args.no_pauses,
     )
     sys.stdout.write(json.dumps(counts, sort_keys=True) + "\n")
     return 0
