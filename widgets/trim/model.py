@@ -7,7 +7,6 @@ the runner (:func:`trim_job`) off the GUI thread.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -167,21 +166,16 @@ class TrimFailed(RuntimeError):
     """The trim raised; the text names the exception and says what."""
 
 
-_TRIM_LOCK = threading.Lock()
-"""One trim at a time: the trim's memo caches are not shared between threads."""
-
-
 def trim_job(messages: Sequence[Message], params: TrimParameters) -> Callable[..., TrimRun]:
     """A job for the runner: :func:`compute_run`, skipped if superseded before it starts."""
 
     def job(*, cancelled: Callable[[], bool], **_job: object) -> TrimRun:
-        with _TRIM_LOCK:
-            if cancelled():
-                raise Cancelled
-            try:
-                return compute_run(messages, params)
-            except Exception as exc:  # the view names the exception's type
-                raise TrimFailed(f"{type(exc).__name__}: {exc}") from exc
+        if cancelled():  # superseded before it started
+            raise Cancelled
+        try:
+            return compute_run(messages, params)
+        except Exception as exc:  # the view names the exception's type
+            raise TrimFailed(f"{type(exc).__name__}: {exc}") from exc
 
     return job
 
