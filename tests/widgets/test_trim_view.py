@@ -179,7 +179,7 @@ def test_changing_the_window_reruns_once_after_the_debounce(qtbot, large_context
     view.result_ready.connect(got.append)
     for value in (20_000, 40_000, 60_000):
         view.window_spin.setValue(value)
-    assert not got and not view.is_running(), "the rerun waits for the debounce"
+    assert not got and view.state_label.text() == "", "the rerun waits for the debounce"
     qtbot.waitUntil(lambda: len(got) == 1, timeout=5000)
     qtbot.wait(400)
     assert len(got) == 1, "three quick changes make one run"
@@ -261,7 +261,7 @@ def test_demo_session_with_its_budget_and_the_decision_filter(qtbot, demo_data):
     assert sig.args == [trimmed]
     assert view.chips["trimmed_bm25"].isChecked(), "selecting a hidden message shows it again"
     assert view.table.currentIndex().data(RecordRole).decision.index == trimmed
-    assert view.cursor.isVisible() and math.isclose(view.cursor.value(), trimmed + 0.5)
+    assert view.cursor_line.isVisible() and math.isclose(view.cursor_line.value(), trimmed + 0.5)
 
 
 def test_hover_and_click_on_the_chart(qtbot, demo_data):

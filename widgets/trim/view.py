@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyqtgraph as pg
+import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import (
     QEvent,
     QModelIndex,
@@ -75,7 +75,13 @@ QToolButton:hover { border-color: palette(highlight); }
 """
 
 
-class _TokenAxis(pg.AxisItem):
+def _button(text: str, tip: str) -> QPushButton:
+    button = QPushButton(text)
+    button.setToolTip(tip)
+    return button
+
+
+class _TokenAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type hints
     """Tick labels with thousands separators, never an SI prefix."""
 
     @override
@@ -131,7 +137,10 @@ class TrimView(QWidget):
     # -- building -----------------------------------------------------------------------------
 
     def _spin(self, minimum: int, maximum: int, step: int, tip: str) -> QSpinBox:
-        spin = QSpinBox(minimum=minimum, maximum=maximum, singleStep=step, toolTip=tip)
+        spin = QSpinBox()
+        spin.setRange(minimum, maximum)
+        spin.setSingleStep(step)
+        spin.setToolTip(tip)
         spin.setGroupSeparatorShown(True)
         spin.setAlignment(Qt.AlignmentFlag.AlignRight)
         spin.setMinimumWidth(92 if maximum > 1000 else 56)
@@ -147,20 +156,21 @@ class TrimView(QWidget):
         self.protected_spin = self._spin(
             0, 1000, 1, "How many of the last user/assistant messages are never trimmed"
         )
-        self.query_edit = QLineEdit(placeholderText="BM25 query (3+ characters, else no trim)")
+        self.query_edit = QLineEdit()
+        self.query_edit.setPlaceholderText("BM25 query (3+ characters, else no trim)")
         self.query_edit.setToolTip("BM25 query; by default the last up to 3 user messages")
         self.query_edit.setClearButtonEnabled(True)
         self.query_edit.returnPressed.connect(self.run)
-        self.safe_label = QLabel(toolTip="window - reserve - hard cap")
-        self.state_label = QLabel(minimumWidth=64)
-        self.run_button = QPushButton("Run", toolTip="Trim now (it also reruns on every change)")
+        self.safe_label = QLabel()
+        self.safe_label.setToolTip("window - reserve - hard cap")
+        self.state_label = QLabel()
+        self.state_label.setMinimumWidth(64)
+        self.run_button = _button("Run", "Trim now (it also reruns on every change)")
         self.run_button.clicked.connect(self.run)
-        self.defaults_button = QPushButton(
-            "Defaults", toolTip="Back to the session's budget figures and query"
-        )
+        self.defaults_button = _button("Defaults", "Back to the session's budget figures and query")
         self.defaults_button.clicked.connect(self._on_defaults_clicked)
-        self.export_button = QPushButton(
-            "Export JSON…", toolTip="Save the messages left after the trim as JSON"
+        self.export_button = _button(
+            "Export JSON…", "Save the messages left after the trim as JSON"
         )
         self.export_button.clicked.connect(self._on_export_clicked)
 
@@ -168,7 +178,10 @@ class TrimView(QWidget):
         self.model = TrimTableModel(self)
         self.proxy = DecisionFilterProxy(self)
         self.proxy.setSourceModel(self.model)
-        self.table = QTableView(sortingEnabled=True, alternatingRowColors=True, wordWrap=False)
+        self.table = QTableView()
+        self.table.setSortingEnabled(True)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
         self.table.setModel(self.proxy)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -183,7 +196,10 @@ class TrimView(QWidget):
         self.chips: dict[str, QToolButton] = {}
         for d in DECISIONS:
             tip = f"{DECISION_TIPS[d]}.\nClick to show or hide these messages in the table."
-            chip = QToolButton(checkable=True, checked=True, toolTip=tip)
+            chip = QToolButton()
+            chip.setCheckable(True)
+            chip.setChecked(True)
+            chip.setToolTip(tip)
             chip.setIcon(swatch(DECISION_COLORS[d], 14))
             chip.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             chip.setStyleSheet(CHIP_STYLE)
@@ -214,9 +230,9 @@ class TrimView(QWidget):
         self.strip_plot.setYRange(0, 1, padding=0)
         self.bar_items = {d: self._bar_item(self.bar_plot, d) for d in DECISIONS}
         self.strip_items = {d: self._bar_item(self.strip_plot, d) for d in DECISIONS}
-        self.cursor = pg.InfiniteLine(angle=90, movable=False)
-        self.cursor.setZValue(10)
-        self.bar_plot.addItem(self.cursor)
+        self.cursor_line = pg.InfiniteLine(angle=90, movable=False)
+        self.cursor_line.setZValue(10)
+        self.bar_plot.addItem(self.cursor_line)
         self.chart.scene().sigMouseMoved.connect(self._on_chart_mouse_moved)
         self.chart.scene().sigMouseClicked.connect(self._on_chart_mouse_clicked)
         self.hover_label = QLabel()
@@ -235,7 +251,8 @@ class TrimView(QWidget):
         for text, spin in zip(
             ("&Window", "&Reserve", "&Hard cap", "&Protected recent"), self._spins(), strict=True
         ):
-            label = QLabel(text, buddy=spin)
+            label = QLabel(text)
+            label.setBuddy(spin)
             params.addWidget(label)
             params.addWidget(spin)
             params.addSpacing(12)
@@ -243,7 +260,9 @@ class TrimView(QWidget):
         params.addStretch(1)
         params.addWidget(self.defaults_button)
         query = QHBoxLayout()
-        query.addWidget(QLabel("&Query", buddy=self.query_edit))
+        query_label = QLabel("&Query")
+        query_label.setBuddy(self.query_edit)
+        query.addWidget(query_label)
         query.addWidget(self.query_edit, 1)
         query.addWidget(self.state_label)
         query.addWidget(self.run_button)
@@ -253,11 +272,14 @@ class TrimView(QWidget):
         font.setPointSizeF(font.pointSizeF() * 1.4)
         font.setBold(True)
         self.summary_label.setFont(font)
-        self.detail_label = QLabel(wordWrap=True)
+        self.detail_label = QLabel()
+        self.detail_label.setWordWrap(True)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         legend = QHBoxLayout()
         legend.setSpacing(6)
-        legend.addWidget(QLabel("Decisions:", toolTip="Click a decision to show or hide its rows"))
+        decisions_label = QLabel("Decisions:")
+        decisions_label.setToolTip("Click a decision to show or hide its rows")
+        legend.addWidget(decisions_label)
         for chip in self.chips.values():
             legend.addWidget(chip)
         legend.addStretch(1)
@@ -288,7 +310,7 @@ class TrimView(QWidget):
             for name in ("left", "bottom"):
                 plot.getAxis(name).setPen(text)
                 plot.getAxis(name).setTextPen(text)
-        self.cursor.setPen(pg.mkPen(text, width=1, style=Qt.PenStyle.DashLine))
+        self.cursor_line.setPen(pg.mkPen(text, width=1, style=Qt.PenStyle.DashLine))
         self.safe_label.setText(self._safe_text())
 
     @override
@@ -360,10 +382,6 @@ class TrimView(QWidget):
     def result(self) -> TrimResult | None:
         """The latest finished trim, if any."""
         return None if self._run is None else self._run.result
-
-    def is_running(self) -> bool:
-        """True while the latest requested trim has not reported."""
-        return self._runner.busy(self._key)
 
     def export_bytes(self) -> bytes:
         """The kept messages of the latest trim, exactly as the session file holds them."""
@@ -456,9 +474,9 @@ class TrimView(QWidget):
     @Slot(QModelIndex, QModelIndex)
     def _on_current_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         row: TrimRow | None = current.data(RecordRole) if current.isValid() else None
-        self.cursor.setVisible(row is not None)
+        self.cursor_line.setVisible(row is not None)
         if row is not None:
-            self.cursor.setPos(row.decision.index + 0.5)
+            self.cursor_line.setPos(row.decision.index + 0.5)
             self.message_selected.emit(row.decision.index)
 
     def _index_at(self, scene_pos: Any) -> int | None:
@@ -505,7 +523,7 @@ class TrimView(QWidget):
         self.bar_plot.setLimits(xMin=0, xMax=max(n, 1))
         self.bar_plot.setXRange(0, max(n, 1), padding=0)
         self.bar_plot.enableAutoRange(y=True)
-        self.cursor.hide()
+        self.cursor_line.hide()
         self.hover_label.setText(
             "Hover over a bar for its message and reason; click to select it in the table."
             if n
