@@ -121,7 +121,7 @@ class LiveGlue(QObject):
         if changes.problems_dropped:  # a reloaded file's old problems went: not an append
             views.problems.set_records(data.problems)
         else:
-            views.problems.append_records(changes.problems)
+            views.problems.append_rows(changes.problems)
         self.status.update_counts()
         for a in changes.announcements:
             self.announcements.append(a.message)

@@ -49,8 +49,8 @@ def test_batches_insert_rows_and_keep_the_views_state(qtbot, window, monkeypatch
     nav.model.modelReset.connect(lambda: resets.append("navigator"))
     window.problems.modelReset.connect(lambda: resets.append("problems"))
     nav.model.rowsInserted.connect(lambda parent, first, last: inserted.append(first))
-    real_append, real_set = window.problems.append_records, window.problems.set_records
-    window.problems.append_records = lambda rows: (handed.append(len(rows)), real_append(rows))
+    real_append, real_set = window.problems.append_rows, window.problems.set_records
+    window.problems.append_rows = lambda rows: (handed.append(len(rows)), real_append(rows))
     window.problems.set_records = lambda rows: (handed.append(len(rows)), real_set(rows))
     before = window.problems.rowCount()
     if before:

@@ -52,7 +52,7 @@ def test_thousands_separators_only_where_asked(qtbot):
     assert model.index(0, 1).data() == "12,345"
 
 
-def test_append_records_inserts_rows_and_keeps_the_selection_and_scroll(qtbot, qtmodeltester):
+def test_append_rows_inserts_rows_and_keeps_the_selection_and_scroll(qtbot, qtmodeltester):
     from PySide6.QtWidgets import QTableView
 
     model = _model()
@@ -69,8 +69,8 @@ def test_append_records_inserts_rows_and_keeps_the_selection_and_scroll(qtbot, q
     resets, inserted = [], []
     model.modelReset.connect(lambda: resets.append(1))
     model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
-    model.append_records([Row("new", 1), Row("newer", 2)])
-    model.append_records([])
+    model.append_rows([Row("new", 1), Row("newer", 2)])
+    model.append_rows([])
     assert inserted == [(200, 201)] and resets == []
     assert model.rowCount() == 202 and model.record(201) == Row("newer", 2)
     assert view.currentIndex().row() == 120 and view.selectionModel().isRowSelected(120)

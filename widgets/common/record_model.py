@@ -43,7 +43,7 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
         self._rows = list(rows)
         self.endResetModel()
 
-    def append_records(self, rows: Sequence[T]) -> None:
+    def append_rows(self, rows: Sequence[T]) -> None:
         """Add *rows* at the end (row inserts: selection and scroll are kept)."""
         if not rows:
             return
