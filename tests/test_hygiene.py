@@ -29,15 +29,17 @@ Three rules, each reported as ``path:line: rule: detail``:
 ``wall-clock``
     No assertion on how long something took. Inside an ``assert``, an ordering
     comparison (``<``, ``<=``, ``>``, ``>=``) is an offence when one side is a
-    *duration* and the other is not. A duration is a subtraction involving a clock
-    reading (a call of ``time.time``, ``monotonic``, ``perf_counter``,
-    ``process_time``, ``thread_time`` or their ``_ns`` forms, or a local name assigned
-    from one: ``start = time.monotonic()``), a local name assigned from a duration
-    (``took = time.monotonic() - start``), or a name, attribute or string subscript
+    *duration* and the other is not. A duration is a subtraction of something that is
+    not a number from a clock reading, or the other way round (a clock reading is a
+    call of ``time.time``, ``monotonic``, ``perf_counter``, ``process_time``,
+    ``thread_time`` or their ``_ns`` forms, or a name assigned from one: ``start =
+    time.monotonic()``; ``t0 - 1`` is still a reading); a name assigned from a duration
+    (``took = time.monotonic() - start``); or a name, attribute or string subscript
     key, not in capitals, whose words (split on ``_``) include ``elapsed``,
     ``duration``, ``took``, ``seconds``, ``secs``, ``latency``, ``stall`` or ``ms``
-    (``p50_ms``, ``result["open_seconds"]``, ``done.seconds``; ``DAY_MS`` is a
-    constant). Allowed: two durations compared with each other (``p50_ms <= p95_ms``:
+    and none of ``now``, ``at``, ``stamp``, ``created``, ``updated``, ``mtime``,
+    ``epoch`` (``p50_ms``, ``result["open_seconds"]``, ``done.seconds`` are durations;
+    ``DAY_MS`` is a constant, ``now_ms`` a timestamp). Allowed: two durations compared with each other (``p50_ms <= p95_ms``:
     a property of the statistics); a non-negativity check (``x >= 0``, ``0 <= x``);
     set inclusion (``{"p50_ms"} <= result.keys()``); a clock reading compared with a
     timestamp (``updatedAt >= t0``: an order of events, not a time limit). Equality is
@@ -71,6 +73,7 @@ CLOCK_FUNCS = frozenset(
 TIMING_WORDS = frozenset(
     {"elapsed", "duration", "took", "seconds", "secs", "latency", "stall", "ms"}
 )
+TIMESTAMP_WORDS = frozenset({"now", "at", "stamp", "created", "updated", "mtime", "epoch"})
 ASSERTING_QT = frozenset(
     {"waitUntil", "waitSignal", "waitSignals", "waitCallback", "assertNotEmitted"}
 )
@@ -314,8 +317,22 @@ def _check_fixed_paths(rel: str, nodes: list[ast.AST], used: set[tuple[str, str]
 
 
 def _timing_word(name: str) -> bool:
-    """A name that says it holds a duration (``p50_ms``, ``took``); constants do not."""
-    return not name.isupper() and bool(set(name.lower().split("_")) & TIMING_WORDS)
+    """A name that says it holds a duration (``p50_ms``, ``took``).
+
+    Not a constant (``DAY_MS``) and not a timestamp (``now_ms``, ``created_at``).
+    """
+    words = set(name.lower().split("_"))
+    return not name.isupper() and bool(words & TIMING_WORDS) and not words & TIMESTAMP_WORDS
+
+
+def _is_constant(node: ast.AST) -> bool:
+    """Numbers and constants in capitals only (``60 * DAY_MS``)."""
+    return all(
+        isinstance(sub, ast.Constant | ast.BinOp | ast.UnaryOp | ast.operator | ast.unaryop)
+        or (isinstance(sub, ast.Name) and sub.id.isupper())
+        or isinstance(sub, ast.Load)
+        for sub in ast.walk(node)
+    )
 
 
 class _WallClock(ast.NodeVisitor):
@@ -371,8 +388,11 @@ class _WallClock(ast.NodeVisitor):
     def _is_duration(self, node: ast.AST) -> bool:
         for sub in ast.walk(node):
             if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub):
-                if self._has_reading(sub.left) or self._has_reading(sub.right):
-                    return True
+                left, right = sub.left, sub.right
+                if (self._has_reading(left) and not _is_constant(right)) or (
+                    self._has_reading(right) and not _is_constant(left)
+                ):
+                    return True  # now - start; a reading minus a number is still a reading
             elif isinstance(sub, ast.Name):
                 if sub.id in self.durations or _timing_word(sub.id):
                     return True
@@ -625,7 +645,7 @@ def test_checker_passes_good_tests(tmp_path):
                 def test_clock_order_of_events():
                     t0 = time.time()
                     stamp = time.time()
-                    assert stamp >= t0 and time.monotonic() > 0
+                    assert stamp >= t0 and time.monotonic() > 0 and t0 - 1 <= stamp
 
                 class TestGroup:
                     def test_method(self):
@@ -667,3 +687,4 @@ def test_checker_keeps_words_apart():
     assert _timing_word("p50_ms") and _timing_word("took") and _timing_word("open_seconds")
     assert not _timing_word("sessions") and not _timing_word("timeout")
     assert not _timing_word("DAY_MS")  # a constant, not a measure
+    assert not _timing_word("now_ms") and not _timing_word("created_at_ms")  # timestamps
