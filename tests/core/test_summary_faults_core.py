@@ -28,11 +28,15 @@ from core.llm import http as llm_http
 from core.llm.retry import RetryPolicy
 from core.llm.watch import WATCHDOG_THREAD
 from core.transcript import load_transcript
-from tests.core.summary_fault_server import Fault, ok_answer, running
+from tests.core.summary_fault_server import MAX_HOLD, Fault, ok_answer, running
 
 from .build import chain, lines, write_file
 
 HELLO = [ChatMessage("user", "hello")]
+PAST_HOLD = 2 * MAX_HOLD
+"""A read timeout the server's hold never reaches. The server records only the client's
+hang-ups (``wait_closed``), so with it a recorded hang-up proves that the cancel or the
+deadline cut the request, not a timeout: a check of what happened, not of how long it took."""
 
 
 @pytest.fixture
@@ -66,11 +70,9 @@ def cancel_after(seconds: float):  # type: ignore[no-untyped-def]
 
 def test_cancel_closes_the_connection_at_once(faulty):
     faulty.set(Fault(mode="hang"))
-    client = OpenAICompatibleClient(f"{faulty.url}/v1", "m", timeout=30)
-    start = time.monotonic()
+    client = OpenAICompatibleClient(f"{faulty.url}/v1", "m", timeout=PAST_HOLD)
     with pytest.raises(Cancelled):
         client.complete(HELLO, cancelled=cancel_after(0.3))
-    assert time.monotonic() - start < 5  # not the 30 s read timeout
     assert faulty.wait_closed(1, timeout=2)  # the server saw EOF: the socket was shut down
     assert no_llm_thread_after()  # no thread left waiting on the server
     assert len(faulty.requests) == 1  # and no retry after the cancel
@@ -94,11 +96,11 @@ def test_cancel_through_the_app_wrapper_closes_the_connection(faulty):
 
 def test_the_deadline_cuts_a_hanging_request(faulty):
     faulty.set(Fault(mode="hang"))
-    client = OpenAICompatibleClient(f"{faulty.url}/v1", "m", timeout=60, deadline=Deadline(1.0))
-    start = time.monotonic()
+    client = OpenAICompatibleClient(
+        f"{faulty.url}/v1", "m", timeout=PAST_HOLD, deadline=Deadline(1.0)
+    )
     with pytest.raises(LLMError) as info:
         client.complete(HELLO)
-    assert time.monotonic() - start < 8
     assert info.value.kind == "deadline" and not info.value.retryable
     assert "the total time limit of 1 s ran out while waiting" in str(info.value)
     assert info.value.endpoint == f"{faulty.url}/v1"
@@ -113,10 +115,9 @@ def test_the_deadline_cuts_a_trickling_answer(faulty):
     client = OpenAICompatibleClient(
         f"{faulty.url}/v1", "m", read_timeout=0.5, connect_timeout=5, deadline=Deadline(1.0)
     )
-    start = time.monotonic()
     with pytest.raises(LLMError) as info:
         client.complete(HELLO)
-    assert time.monotonic() - start < 8 and info.value.kind == "deadline"
+    assert info.value.kind == "deadline"  # the trickle beats the read timeout: only the deadline
     assert faulty.wait_closed(1, timeout=2)
     client.close()
 
@@ -172,9 +173,11 @@ def small(tmp_path):
 def test_a_compaction_is_cancelled_at_once_and_writes_nothing(faulty, small):
     faulty.set(Fault(mode="hang"))
     before = small.read_bytes()
-    opened = open_provider(ProviderChoice("Hang", f"openai:{faulty.url}/v1:m"))
+    opened = open_provider(
+        ProviderChoice("Hang", f"openai:{faulty.url}/v1:m"),
+        Timeouts(connect=5, read=PAST_HOLD, total=2 * PAST_HOLD),
+    )
     session = load_transcript(small)
-    start = time.monotonic()
     with pytest.raises(Cancelled):
         compact(
             session,
@@ -183,7 +186,6 @@ def test_a_compaction_is_cancelled_at_once_and_writes_nothing(faulty, small):
             cancelled=cancel_after(0.3),
         )
     opened.close()
-    assert time.monotonic() - start < 5
     assert faulty.wait_closed(1, timeout=2) and no_llm_thread_after()
     assert small.read_bytes() == before and list(small.parent.iterdir()) == [small]
 
@@ -193,13 +195,13 @@ def test_the_total_deadline_covers_retries_and_the_whole_ladder(faulty, small, m
     monkeypatch.setattr(llm_http, "RetryPolicy", partial(RetryPolicy, base=0.01, cap=0.02))
     faulty.set(Fault(mode="hang"))
     opened = open_provider(
-        ProviderChoice("Hang", f"openai:{faulty.url}/v1:m"), Timeouts(connect=5, read=60, total=1.5)
+        ProviderChoice("Hang", f"openai:{faulty.url}/v1:m"),
+        Timeouts(connect=5, read=PAST_HOLD, total=1.5),
     )
     session = load_transcript(small)
-    start = time.monotonic()
     run = compact(session, summarizer=opened.summarizer, keep_recent_tokens=2000)
     opened.close()
-    assert time.monotonic() - start < 10
+    assert faulty.wait_closed(1, timeout=2)  # the deadline cut the hanging request
     assert run.summary is not None and run.summary.degraded
     kinds = [c.kind for c in run.call_log]
     assert kinds and set(kinds) == {"deadline"}
@@ -310,9 +312,9 @@ def test_an_extraction_cut_by_the_deadline_fails_the_run(faulty, tmp_path, small
     # every summary call is answered; the extraction (the next call) hangs
     faulty.set(Fault(mode="hang"), *[Fault(body=ok_answer(checkpoint))] * plan.calls)
     opened = open_provider(
-        ProviderChoice("Late", f"openai:{faulty.url}/v1:m"), Timeouts(connect=5, read=60, total=2)
+        ProviderChoice("Late", f"openai:{faulty.url}/v1:m"),
+        Timeouts(connect=5, read=PAST_HOLD, total=2),
     )
-    start = time.monotonic()
     run = compact(
         session,
         summarizer=opened.summarizer,
@@ -321,7 +323,7 @@ def test_an_extraction_cut_by_the_deadline_fails_the_run(faulty, tmp_path, small
         extract_client=opened.client,
     )
     opened.close()
-    assert time.monotonic() - start < 10
+    assert faulty.wait_closed(1, timeout=2)  # the deadline cut the hanging extraction
     assert run.summary is not None and not run.summary.degraded
     failure = run.failure
     assert failure is not None and failure.kind == "deadline"
