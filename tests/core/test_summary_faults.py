@@ -25,7 +25,7 @@ from core.demo.build import write_demo
 from core.llm import http as llm_http
 from core.llm.retry import RetryPolicy
 from core.llm.watch import WATCHDOG_THREAD
-from tests.core.summary_fault_server import Fault, ok_answer, running
+from tests.core.summary_fault_server import MAX_HOLD, Fault, ok_answer, running
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -187,12 +187,11 @@ def test_retries_are_counted_in_the_message(capsys, home, faulty):
 def test_a_timeout_writes_nothing(capsys, home, faulty):
     faulty.set(Fault(mode="hang"))
     before = tree(home)
-    start = time.monotonic()
     assert compact(home, faulty.url, "--read-timeout", "0.3", "--timeout", "30") == 1
     err = capsys.readouterr().err
     assert "call 1 of 2 (summarising chunk 1 of 1)" in err
+    # the read timeout ended each attempt, never the server's (absent) answer
     assert "failed after 3 attempts: no answer within 0.3 s" in err
-    assert time.monotonic() - start < 25  # never waited on the server's (absent) answer
     assert tree(home) == before
 
 
@@ -209,11 +208,9 @@ def test_a_missing_api_key_writes_nothing_and_sends_nothing(capsys, home, faulty
 def test_a_hanging_server_is_cut_at_the_total_deadline(capsys, home, faulty):
     faulty.set(Fault(mode="hang"))
     before = tree(home)
-    start = time.monotonic()
-    assert compact(home, faulty.url, "--timeout", "2") == 1
-    took = time.monotonic() - start
+    # a read timeout past the server's hold: only the deadline can make the client hang up
+    assert compact(home, faulty.url, "--timeout", "2", "--read-timeout", str(2 * MAX_HOLD)) == 1
     err = capsys.readouterr().err
-    assert took < 10  # the read timeout is 60 s: only the 2 s deadline ended it
     assert "the total time limit of 2 s ran out while waiting for the answer" in err
     assert "call 1 of 2 (summarising chunk 1 of 1)" in err and faulty.url in err
     assert faulty.wait_closed(1, timeout=3)  # the server saw the connection closed
@@ -225,9 +222,7 @@ def test_a_trickling_server_is_cut_at_the_total_deadline(capsys, home, faulty):
     """A byte every 0.2 s defeats the 1 s read timeout; the 2 s deadline does not care."""
     faulty.set(Fault(mode="trickle", every=0.2))
     before = tree(home)
-    start = time.monotonic()
     assert compact(home, faulty.url, "--timeout", "2", "--read-timeout", "1") == 1
-    assert time.monotonic() - start < 10
     assert "the total time limit of 2 s ran out" in capsys.readouterr().err
     assert faulty.wait_closed(1, timeout=3)
     assert tree(home) == before
