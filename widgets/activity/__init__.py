@@ -1,2 +1,1 @@
-"""Views of what memlens did: the activity log of writes and the backups it keeps.
-"""
+"""Views of what memlens did: the activity log of writes and the backups it keeps."""

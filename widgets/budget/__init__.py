@@ -1,2 +1,1 @@
-"""The token budget gauge: the context's sections against every threshold.
-"""
+"""The token budget gauge: the context's sections against every threshold."""

@@ -1,3 +1,5 @@
-"""Pieces every view shares: the job runner for background work, the app state
-object views observe, a generic record table model and the write preview dialog.
+"""Pieces every view shares.
+
+The job runner for background work, the app state object views observe, a generic
+record table model and the write preview dialog.
 """

@@ -1,3 +1,5 @@
-"""Compaction on demand: the panel (plan, provider, run), its worker, the diff of
+"""Compaction on demand.
+
+The panel (plan, provider, run, write), its jobs for the job runner, the diff of
 what a compaction kept and dropped, and the HTML it renders.
 """

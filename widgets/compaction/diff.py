@@ -47,7 +47,9 @@ class SummaryDiffView(QWidget):
         self.set_texts(None, None)
 
     def _pane(self, tip: str) -> QTextBrowser:
-        pane = QTextBrowser(toolTip=tip, openLinks=False)
+        pane = QTextBrowser()
+        pane.setToolTip(tip)
+        pane.setOpenLinks(False)
         pane.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
         pane.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         return pane

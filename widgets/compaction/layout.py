@@ -49,7 +49,9 @@ FIGURES = (
 
 
 def _table(model: RecordTableModel[object], widths: tuple[int, ...]) -> QTableView:
-    table = QTableView(alternatingRowColors=True, wordWrap=False)
+    table = QTableView()
+    table.setAlternatingRowColors(True)
+    table.setWordWrap(False)
     table.setModel(model)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -117,9 +119,11 @@ class CompactionLayout(QWidget):
         grid.setHorizontalSpacing(18)
         grid.setVerticalSpacing(0)
         for col, (key, caption, tip) in enumerate(FIGURES):
-            cap = QLabel(caption, toolTip=tip)
+            cap = QLabel(caption)
+            cap.setToolTip(tip)
             cap.setEnabled(False)  # the muted colour of the palette
-            value = QLabel(toolTip=tip)
+            value = QLabel()
+            value.setToolTip(tip)
             big = value.font()
             big.setPointSizeF(big.pointSizeF() * 1.25)
             value.setFont(big)

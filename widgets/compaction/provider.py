@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
 
-from core.compaction.provider import OFFLINE, check_spec, key_status, with_offline_first
+from core.compaction.provider import OFFLINE, check_spec, provider_key_status, with_offline_first
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -46,7 +46,9 @@ class ProviderPicker(QWidget):
         )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(QLabel("Summarise &with", buddy=self.combo))
+        label = QLabel("Summarise &with")
+        label.setBuddy(self.combo)
+        layout.addWidget(label)
         layout.addWidget(self.combo)
         layout.addWidget(self.key_label, 1)
         self.combo.currentIndexChanged.connect(self._on_current_index_changed)
@@ -101,7 +103,7 @@ class ProviderPicker(QWidget):
         if choice.offline:
             return "no model, no network: extractive summary"
         env = choice.effective_key_env
-        status = key_status(choice)
+        status = provider_key_status(choice)
         if status == "not needed":
             return "no API key is sent (local server)"
         if status == "set":

@@ -2,8 +2,8 @@
 
 Every write follows the same path (:meth:`FactEditing.run`): read what the
 agent appended meanwhile, plan the exact redacted lines
-(:func:`core.knowledge.ops.plan`), ask *confirm* with the
-:class:`~core.safety.writes.PlannedWrite`, append (:func:`core.knowledge.ops.apply`, which
+(:func:`core.knowledge.ops.plan_fact_ops`), ask *confirm* with the
+:class:`~core.safety.writes.PlannedWrite`, append (:func:`core.knowledge.ops.apply_fact_plan`, which
 refuses if a fact changed since the plan), refresh the view from the log, emit
 ``written``, and push a :class:`~widgets.facts.undo.FactCommand` whose undo and
 redo append lines the same way.
@@ -17,7 +17,16 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import QMenu
 
-from core.knowledge.ops import FactOp, FactOpError, Plan, StaleError, apply, inverse, plan, short
+from core.knowledge.ops import (
+    FactOp,
+    FactOpError,
+    Plan,
+    StaleError,
+    apply_fact_plan,
+    inverse,
+    plan_fact_ops,
+    short,
+)
 from core.knowledge.review_log import KnowledgeFileChanged, catch_up
 from core.store.knowledge import FACT_TYPES
 from widgets.facts.edit import FactEditDialog, FactValues
@@ -27,7 +36,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from core.io.writes import Confirm
-
     from core.knowledge.ops import Applied
     from core.store.knowledge import Fact, KnowledgeLog
     from widgets.facts.edit import EditMode
@@ -236,7 +244,7 @@ class FactEditing(QObject):
         Returns the plan written, or None (refused, cancelled or failed: the
         reason is shown in the view).
         """
-        planned = self._plan(lambda log: plan(log, ops))
+        planned = self._plan(lambda log: plan_fact_ops(log, ops))
         if planned is None:
             return None
         done = self._write(planned)
@@ -294,7 +302,7 @@ class FactEditing(QObject):
             self.view.show_message(f"Cancelled: nothing was written ({planned.label}).")
             return None
         try:
-            done = apply(log, planned)
+            done = apply_fact_plan(log, planned)
         except (StaleError, OSError) as exc:
             self.view.refresh()
             self._fail(f"Not written: {exc}")

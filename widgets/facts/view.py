@@ -54,9 +54,9 @@ from widgets.facts.model import COLUMNS, STATUSES, TIME_COL, FactFilterProxy, Fa
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from core.io.writes import Confirm
     from PySide6.QtGui import QShowEvent
 
+    from core.io.writes import Confirm
     from core.knowledge.sources import SourceHit
     from core.store.knowledge import Fact, KnowledgeLog
     from widgets.common.jobs import JobRunner

@@ -1,3 +1,5 @@
-"""OpenClaw-specific views: the session row and config, transcript search and the
-memory index (status, files, chunks, search).
+"""OpenClaw-specific views.
+
+The session row and config, transcript search and the memory index (status, files,
+chunks, search).
 """

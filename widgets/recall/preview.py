@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 
 from core.recall.block import hard_cap, search_limit
 from core.recall.engine import MIN_QUERY_CHARS, RecallSettings, recall
-from core.recall.hybrid import Explanation, SearchConfig, explain
+from core.recall.hybrid import SearchConfig, SegmentExplanation, explain
 from core.safety.redact import maybe_redact
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
@@ -59,7 +59,7 @@ from widgets.recall.preview_models import (
 from widgets.recall.why_not import WhyNotPanel
 
 if TYPE_CHECKING:
-    from core.recall.engine import RecallPreview as RecallOutcome
+    from core.recall.engine import RecallOutcome
     from core.recall.knowledge_search import KnowledgeIndex
     from core.recall.warm_store import WarmStore
     from widgets.common.jobs import JobRunner
@@ -75,7 +75,7 @@ class RecallPreview(QWidget):
     block_changed(int)
         The block's token count, whenever the block's text changed (0 when empty).
     preview_changed(object)
-        The :class:`core.recall.engine.RecallPreview` of each recall (None on detach).
+        The :class:`core.recall.engine.RecallOutcome` of each recall (None on detach).
     """
 
     query_changed = Signal(str)
@@ -152,9 +152,9 @@ class RecallPreview(QWidget):
         self.cut_model: TipTableModel[CutRow] = TipTableModel(
             [c for c, _ in CUT_COLUMNS], [t for _, t in CUT_COLUMNS], cell_tip=cut_tip, parent=self
         )
-        self.knowledge_view = make_table(self.knowledge_model)  # type: ignore[arg-type]
-        self.detail_view = make_table(self.detail_model)  # type: ignore[arg-type]
-        self.cut_view = make_table(self.cut_model)  # type: ignore[arg-type]
+        self.knowledge_view = make_table(self.knowledge_model)
+        self.detail_view = make_table(self.detail_model)
+        self.cut_view = make_table(self.cut_model)
         self.detail_view.selectionModel().currentRowChanged.connect(
             self._on_detail_current_row_changed
         )
@@ -323,13 +323,13 @@ class RecallPreview(QWidget):
         """True while a recall runs in the background."""
         return self._runner.busy(self._key)
 
-    def explain_segment(self, segment_id: str) -> Explanation | None:
+    def explain_segment(self, segment_id: str) -> SegmentExplanation | None:
         """Show and return why *segment_id* is or is not a detail hit of the current query."""
         self._explain_id = segment_id.strip()
         self.why_box.set_segment_id(self._explain_id)
         return self._show_explanation()
 
-    def explain_message(self, session_id: str, role: str, text: str) -> Explanation | None:
+    def explain_message(self, session_id: str, role: str, text: str) -> SegmentExplanation | None:
         """Show and return "why not?" for a transcript message, through its archived segment.
 
         The agent archives user and assistant text as segments (redacted); the
@@ -337,17 +337,19 @@ class RecallPreview(QWidget):
         """
         store = self._store
         if store is None:
-            return self._show_plain("No warm store is attached.")
+            self._show_plain("No warm store is attached.")
+            return None
         wanted = {text, maybe_redact(text, True), text.strip()}
         for seg in store.live():
             if seg.session_id == session_id and seg.role == role and seg.content in wanted:
                 return self.explain_segment(seg.id)
         self._explain_id = None
-        return self._show_plain(
+        self._show_plain(
             "This message is not in the warm store: no segment of its session has the same "
             "role and text (only user and assistant text is archived, and old or surplus "
             "segments are evicted)."
         )
+        return None
 
     # -- recall -----------------------------------------------------------------------------
     def _schedule(self, delay_ms: int) -> None:
@@ -458,17 +460,20 @@ class RecallPreview(QWidget):
 
     # -- "why not?" ---------------------------------------------------------------------------
     def _show_plain(self, text: str) -> None:
+        """Say *text* in the "why not?" pane (there is no explanation to return)."""
         self.why_box.show_plain(text)
 
-    def _show_explanation(self) -> Explanation | None:
+    def _show_explanation(self) -> SegmentExplanation | None:
         store, out, sid = self._store, self._last, self._explain_id
         if not sid:
             return None
         if store is None:
-            return self._show_plain("No warm store is attached.")
+            self._show_plain("No warm store is attached.")
+            return None
         if out is None or out.search is None:
             reason = out.skipped if out and out.skipped else "no recall has run yet"
-            return self._show_plain(f"Nothing is searched: {reason}.")
+            self._show_plain(f"Nothing is searched: {reason}.")
+            return None
         block = out.block
         expl = explain(store, out.search, sid, block)
         note = ""

@@ -57,7 +57,8 @@ class WhyNotPanel(QGroupBox):
         self.completer.setFilterMode(Qt.MatchFlag.MatchContains)
         self.completer.setMaxVisibleItems(12)
         self.completer.setWidget(self.edit)
-        self.completer.activated[str].connect(self._on_completer_activated)
+        # the text overload of activated (PySide6's stubs have no overloaded signals)
+        self.completer.activated[str].connect(self._on_completer_activated)  # type: ignore[index]
         explain_button = QPushButton("Explain")
         explain_button.clicked.connect(self._on_edit_return_pressed)
         self.label = QLabel(HINT)

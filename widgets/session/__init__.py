@@ -1,3 +1,5 @@
-"""One session read closely: the navigator of sessions, the message view, and
-the context the model saw at an entry.
+"""One session read closely.
+
+The navigator of sessions, the message view, and the context the model saw at an
+entry.
 """

@@ -1,2 +1,1 @@
-"""The first-run screen: agent homes found on this machine and places to open.
-"""
+"""The first-run screen: agent homes found on this machine and places to open."""

@@ -1,3 +1,5 @@
-"""The session timeline: bars per message, the context curve, markers, style
-and the worker that builds the arrays.
+"""The session timeline.
+
+Bars per message, the context curve, markers, style and the job that builds the
+arrays.
 """

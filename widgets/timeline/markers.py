@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyqtgraph as pg
+import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
@@ -196,12 +196,12 @@ class TimelineMarkers:
             data=[b.message for b in breaks],
             tip=lambda x, y, data: str(data),
         )
-        for i, b in enumerate(breaks):
+        for i, brk in enumerate(breaks):
             label = self._label(self.break_labels, i)
-            label.setText(f" {b.label} ")
-            label.setToolTip(b.message)
+            label.setText(f" {brk.label} ")
+            label.setToolTip(brk.message)
             label.setAnchor((0.5, -0.3))
-            label.setPos(b.x, b.context)
+            label.setPos(brk.x, brk.context)
             label.show()
         for label in self.break_labels[len(breaks) :]:
             label.hide()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pyqtgraph as pg
+import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from typing_extensions import override
@@ -50,7 +50,7 @@ def short_tokens(value: float) -> str:
     return f"{value:g}"
 
 
-class TokenAxis(pg.AxisItem):
+class TokenAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type hints
     """A value axis in tokens with ``k``/``M`` suffixes instead of an SI scale factor."""
 
     def __init__(self, orientation: str, **kwargs: Any) -> None:
@@ -62,7 +62,7 @@ class TokenAxis(pg.AxisItem):
         return [short_tokens(v) for v in values]
 
 
-class IndexAxis(pg.AxisItem):
+class IndexAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type hints
     """The message axis: integer positions only, with thousands separators."""
 
     @override

@@ -1,2 +1,1 @@
-"""Trim simulation: what smart trim would drop, layer by layer.
-"""
+"""Trim simulation: what smart trim would drop, layer by layer."""
