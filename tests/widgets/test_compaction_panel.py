@@ -412,10 +412,9 @@ def test_cancel_stops_a_slow_llm_at_once(qtbot, demo, server):
     assert panel.is_busy() and panel.cancel_button.isEnabled()
     qtbot.waitUntil(lambda: len(server.seen) == 1, timeout=5_000)  # the request is in flight
     assert panel.progress.isVisible()
-    start = time.monotonic()
     qtbot.keyClick(panel.run_button, Qt.Key.Key_Escape)
+    # well before the server answers (8 s)
     qtbot.waitUntil(lambda: not panel.is_busy(), timeout=3_000)
-    assert time.monotonic() - start < 6.0  # well before the server answers (8 s)
     assert "Cancelled" in panel.state_label.text()
     assert panel.result() is None and not panel.write_button.isEnabled()
     assert panel.run_button.isEnabled()  # ready to run again
