@@ -80,7 +80,7 @@ def test_typing_updates_both_tables_after_the_debounce(qtbot, view, recall_data)
     qtbot.waitUntil(lambda: view.detail_model.rowCount() > 0, timeout=2000)
     assert view.knowledge_model.rowCount() > 0
     assert view.reset_button.isEnabled()
-    assert "recall took" in view.status_label.text() and view.last_seconds > 0
+    assert "recall took" in view.status_label.text() and view.last_seconds >= 0
     # The tables hold exactly what recall returns for the typed query.
     store, knowledge = recall_data
     expected = _expected(store, knowledge, view.settings(), QUERY)
