@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from core.cli.main import main as cli
+from core.cli.main import run_cli
+from core.cli.parser import COMMANDS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -22,8 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--paths"]:
         return print_paths()
-    if args and (args[0] in cli.COMMANDS or args[0] in ("-h", "--help", "--version")):
-        return cli.main(args)
+    if args and (args[0] in COMMANDS or args[0] in ("-h", "--help", "--version")):
+        return run_cli(args)
     from app.main import run_gui
 
     return run_gui(args)

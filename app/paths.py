@@ -19,6 +19,6 @@ def cache_dir() -> Path:
 def data_dir() -> Path:
     """Memlens data: the activity log, lane locks (``MEMLENS_DATA_DIR`` overrides).
 
-    The same folder the command line uses (:func:`core.safety.session_lock.data_dir`).
+    The same folder the command line uses (:func:`core.safety.session_lock.memlens_data_dir`).
     """
-    return session_lock.data_dir()
+    return session_lock.memlens_data_dir()

@@ -6,7 +6,7 @@ python docs/gen_cli_reference.py --print    # print the block
 
 The block sits between ``<!-- cli-reference:start -->`` and
 ``<!-- cli-reference:end -->`` in README.md and is built from
-:func:`core.cli.main.build_parser` (which registers every sub-CLI), so the
+:func:`core.cli.parser.build_parser` (which registers every sub-CLI), so the
 reference cannot drift from the commands: tests/test_cli_reference.py fails
 when it does. Usage lines are built here, not by argparse, so they do not
 depend on the terminal's width.
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from core.cli.main import build_parser  # noqa: E402
+from core.cli.parser import build_parser  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from core.cli.main import main as cli
+from core.cli import parser as cli
 
 if TYPE_CHECKING:
     from types import ModuleType

@@ -23,7 +23,7 @@ from core.safety.backups import (
     BackupCheck,
     RestoreRefused,
     backup_at,
-    check,
+    check_backup,
     list_backups,
     plan_restore,
     prune,
@@ -54,7 +54,7 @@ def _utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(seconds))
 
 
-def run(args: argparse.Namespace) -> int:
+def run_backups_command(args: argparse.Namespace) -> int:
     """Run ``memlens backups``; returns the exit status (1 when a backup is incomplete)."""
     if args.restore:
         return _restore(args)
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         raise BackupsCliError("--write goes with --prune or --restore")
     backups = list_backups(args.path)
     recorded = recorded_hashes(load_activity(args.activity).records) if args.activity else None
-    checks = [check(b, recorded=recorded) for b in backups]
+    checks = [check_backup(b, recorded=recorded) for b in backups]
     payload = {"path": args.path, "backups": [c.to_json() for c in checks]}
     _print(args, payload, lambda: _list_text(args.path, checks))
     return 0 if all(c.complete for c in checks) else 1
@@ -154,7 +154,7 @@ def _restore(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> argparse.ArgumentParser:
+def register_backups_commands(sub: Any) -> argparse.ArgumentParser:
     """Add ``backups`` to the CLI's subparsers *sub*."""
     about = "list the backups memlens made before writing an agent's files"
     more = (
@@ -204,5 +204,5 @@ def register(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--write", action="store_true", help="really prune or restore (default: a dry run)"
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run_backups_command)
     return p

@@ -7,17 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.compaction.overflow import simulate_overflow
-from core.compaction.run import (
-    CompactionRefused,
-    CompactionRun,
-    compact,
-    compaction_job,
-    failure_headline,
-    plan_json,
-    write_compaction,
-)
+from core.compaction.refusals import CompactionRefused
+from core.compaction.run import CompactionRun, compact, failure_headline, plan_json
 from core.compaction.settings import session_model, summary_instructions
 from core.compaction.summarizers import LLMSummarizer, OfflineSummarizer
+from core.compaction.write import compaction_job, write_compaction
 from core.context.budget import budget_for
 from core.dataset.discovery import discover
 from core.dataset.load import load_dataset

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.dataset.discovery import discover
 from core.io import jsonio
-from core.knowledge.ops import Applied, FactOp, FactOpError, Plan, apply, plan
+from core.knowledge.ops import Applied, FactOp, FactOpError, Plan, apply_fact_plan, plan_fact_ops
 from core.store.knowledge import FACT_TYPES, load_knowledge
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _resolve(log: KnowledgeLog, ref: str) -> str:
         raise FactCliError(str(exc.args[0])) from None
 
 
-def run(args: argparse.Namespace) -> int:
+def run_fact_command(args: argparse.Namespace) -> int:
     """Run one ``memlens fact`` command; returns the exit status."""
     path = knowledge_path(args.data)
     log = load_knowledge(path)
@@ -88,11 +88,11 @@ def run(args: argparse.Namespace) -> int:
     if len({op.fact_id for op in ops if op.fact_id}) != len([op for op in ops if op.fact_id]):
         raise FactCliError("the same fact is named twice")
     try:
-        planned = plan(log, ops)
+        planned = plan_fact_ops(log, ops)
         if args.dry_run:
             _print(args, _planned_json(planned), lambda: _planned_text(planned))
             return 0
-        done = apply(log, planned)
+        done = apply_fact_plan(log, planned)
     except FactOpError as exc:
         raise FactCliError(str(exc)) from None
     _print(args, done.to_json(), lambda: _done_text(done))
@@ -128,7 +128,7 @@ def _print(args: argparse.Namespace, payload: dict[str, Any], text: Any) -> None
     sys.stdout.flush()
 
 
-def register(sub: Any) -> argparse.ArgumentParser:
+def register_fact_commands(sub: Any) -> argparse.ArgumentParser:
     """Add ``fact`` and its subcommands to the CLI's subparsers *sub*."""
     about = "add, edit, supersede, delete or restore a knowledge fact (appends only)"
     more = (
@@ -149,7 +149,7 @@ def register(sub: Any) -> argparse.ArgumentParser:
         q.add_argument("--json", action="store_true", help="machine-readable JSON output")
         q.add_argument("--pretty", action="store_true", help="indent the JSON output")
         q.add_argument("--dry-run", action="store_true", help="print the lines, write nothing")
-        q.set_defaults(func=run)
+        q.set_defaults(func=run_fact_command)
         return q
 
     q = action("add", "append a new fact")

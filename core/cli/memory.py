@@ -485,7 +485,7 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register_memory_commands(sub: Any) -> None:
     """Add the ``memory`` command to the CLI's subcommands."""
     about = "OpenClaw's memory index: status, files, chunks and its own search, explained"
     p = sub.add_parser("memory", help=about, description=about)

@@ -3,7 +3,7 @@
 A :class:`ProviderChoice` is a label, an ``--llm`` spec (``offline``,
 ``openai:URL:MODEL`` or ``anthropic:MODEL``) and the name of the environment
 variable holding the key. Only the variable's *name* is kept: the key is read
-from the environment at call time, and :func:`key_status` says whether it is set
+from the environment at call time, and :func:`provider_key_status` says whether it is set
 without ever returning it.
 """
 
@@ -74,7 +74,9 @@ def with_offline_first(choices: Iterable[ProviderChoice]) -> list[ProviderChoice
     return [offline[0] if offline else OFFLINE, *(c for c in given if not c.offline)]
 
 
-def key_status(choice: ProviderChoice, environ: Mapping[str, str] | None = None) -> KeyStatus:
+def provider_key_status(
+    choice: ProviderChoice, environ: Mapping[str, str] | None = None
+) -> KeyStatus:
     """Whether the key *choice* needs is in the environment or the OS keychain.
 
     The key itself is never read out.

@@ -131,10 +131,6 @@ class ContextBreakdown:
         """Tokens of the section named *key*."""
         return self.section(key).tokens
 
-    def as_dict(self) -> dict[str, int]:
-        """``{key: tokens}`` for every section."""
-        return {s.key: s.tokens for s in self.sections}
-
 
 def _recalled_chars(text: str) -> int:
     if MARKER not in text and "<recalled-context" not in text:

@@ -6,7 +6,7 @@ be8775146da7cb960578b9d7846e585ece66651c, and its caller
 ``src/agents/pi-extensions/memory-context-recall.ts`` (listed at e5a3122c1f86): query
 of 3+ characters, ``safeLimit = window - reserve - hardCap``, ``protectedRecent: 6``,
 ``max(1, ceil(len(text) / 3))`` per message, then ``sanitizeToolUseResultPairing``
-and the archive of trimmed user/assistant text (prefixes stripped, redacted).
+(the agent then archives the trimmed user/assistant text; memlens shows the trim).
 
 Taken from the source where algorithms.md is silent: layer 2 indexes unprotected
 messages with non-blank text, lowest score first, ties oldest first; layer 3 walks
@@ -38,7 +38,6 @@ from core.recall import block as recall_block
 from core.recall.bm25 import bm25_scores
 from core.recall.token_table import TABLE
 from core.recall.tokenize import tokenize
-from core.safety.redact import redact
 from core.transcript.provider import as_sent
 from core.transcript.recalled_block import MARKER
 
@@ -84,16 +83,6 @@ class TrimDecision:
 
 
 @dataclass(frozen=True, slots=True)
-class ArchiveCandidate:
-    """A trimmed user or assistant message, redacted, ready to become a segment."""
-
-    index: int
-    role: str
-    content: str
-    timestamp: int | None
-
-
-@dataclass(frozen=True, slots=True)
 class TrimResult:
     """The trimmed context, with a decision for every input message."""
 
@@ -118,24 +107,6 @@ class TrimResult:
     def counts(self) -> dict[str, int]:
         """How many messages got each decision."""
         return dict(Counter(d.decision for d in self.decisions))
-
-    def archive_candidates(self) -> list[ArchiveCandidate]:
-        """Trimmed user and assistant text to archive (recalled blocks never).
-
-        As the agent archives it: text blocks, channel prefixes stripped, blank
-        text skipped, then redacted. Deduplication is the store's business.
-        """
-        out: list[ArchiveCandidate] = []
-        for m, d in zip(self.messages, self.decisions, strict=True):
-            if not d.removed or m.role not in ("user", "assistant"):
-                continue
-            text = " ".join(b.text for b in m.blocks if b.kind == "text")
-            if not text.strip() or MARKER in text:
-                continue
-            clean = recall_block.strip_prefixes(text)
-            if clean:
-                out.append(ArchiveCandidate(d.index, m.role, redact(clean), m.timestamp))
-        return out
 
 
 def message_text(message: Message) -> str:

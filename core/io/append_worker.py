@@ -105,7 +105,7 @@ def serve(rfd: int = 0, wfd: int = 1) -> None:
             return  # memlens is gone; the write itself is complete
 
 
-def main() -> None:
+def run_worker_process() -> None:
     """Entry point of the helper process."""
     for sig in (signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
@@ -113,4 +113,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_worker_process()

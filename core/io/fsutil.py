@@ -14,23 +14,21 @@
 
 from __future__ import annotations
 
-import atexit
 import errno
 import hashlib
 import logging
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from core.io import append_worker as worker
+from core.io.append_client import helper
 from core.io.problems import FormatError
 
 if TYPE_CHECKING:
@@ -161,135 +159,6 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
         raise FormatError(name, f"cannot read: {exc.strerror or exc}") from exc
 
 
-# --- the append helper process --------------------------------------------------
-
-
-class _Helper:
-    """The running :mod:`core.io.append_worker` process, started on first use."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.owner = 0
-        self.disabled = False
-
-    @staticmethod
-    def available() -> bool:
-        """A helper can run: POSIX, a real interpreter, the worker on disk."""
-        return (
-            os.name == "posix"
-            and not getattr(sys, "frozen", False)
-            and bool(sys.executable)
-            and Path(worker.__file__).is_file()
-        )
-
-    def _start(self) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", worker.__file__],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            start_new_session=True,  # no Ctrl-C or process-group kill reaches it
-            close_fds=True,
-        )
-        self.proc, self.owner = proc, os.getpid()
-        return proc
-
-    def _running(self) -> subprocess.Popen[bytes]:
-        proc = self.proc
-        if proc is None or self.owner != os.getpid() or proc.poll() is not None:
-            if proc is not None and self.owner == os.getpid():
-                self._close(proc)
-            proc = self._start()
-        return proc
-
-    @staticmethod
-    def _close(proc: subprocess.Popen[bytes]) -> None:
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass
-
-    def append(self, name: str, payload: bytes) -> tuple[int, int] | None:
-        """Ask the helper to append; None when no helper can run (write inline)."""
-        if self.disabled or not self.available():
-            return None
-        path = os.fsencode(name)
-        request = worker.HEADER.pack(len(path), len(payload)) + path + payload
-        with self.lock:
-            for attempt in (1, 2):
-                try:
-                    proc = self._running()
-                except OSError:
-                    log.warning("cannot start the append helper; appending in-process")
-                    self.disabled = True
-                    return None
-                assert proc.stdin is not None and proc.stdout is not None
-                try:
-                    proc.stdin.write(request)
-                    proc.stdin.flush()
-                except BrokenPipeError:
-                    # The helper died before it had the whole request: it wrote nothing.
-                    self._close(proc)
-                    self.proc = None
-                    if attempt == 2:
-                        log.warning("the append helper keeps exiting; appending in-process")
-                        self.disabled = True
-                        return None
-                    continue
-                return self._reply(proc.stdout, name)
-        return None  # pragma: no cover (the loop returns or raises)
-
-    def _reply(self, out: IO[bytes], name: str) -> tuple[int, int]:
-        kind = out.read(1)
-        if kind == b"K":
-            data = out.read(worker.OK.size)
-            if len(data) == worker.OK.size:
-                offset, length = worker.OK.unpack(data)
-                return offset, length
-        elif kind == b"E":
-            data = out.read(worker.ERR.size)
-            if len(data) == worker.ERR.size:
-                code, size = worker.ERR.unpack(data)
-                message = out.read(size).decode("utf-8", "replace")
-                raise OSError(code, message, name) if code else OSError(message)
-        self.proc = None
-        raise OSError(
-            errno.EIO,
-            "the append helper stopped during the write; the lines may or may not be there",
-            name,
-        )
-
-    def stop(self) -> None:
-        """Close the helper's input (it exits) and wait for it briefly."""
-        with self.lock:
-            proc, self.proc = self.proc, None
-            if proc is None or self.owner != os.getpid():
-                return
-            self._close(proc)
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                log.warning("the append helper did not exit")
-
-
-_helper = _Helper()
-atexit.register(_helper.stop)
-
-
-def use_append_helper(enabled: bool) -> None:
-    """Turn the helper process on (the default) or off (appends then write in-process).
-
-    In-process appends are still one write, but a kill in the middle of a write of
-    several pages can leave part of it: keep the helper on except where no child
-    process may be started.
-    """
-    _helper.disabled = not enabled
-    if not enabled:
-        _helper.stop()
-
-
 def append_lines(path: str | os.PathLike[str], payload: bytes) -> AppendResult:
     """Append *payload* (one or more whole lines, ending in a newline) in one write.
 
@@ -303,7 +172,7 @@ def append_lines(path: str | os.PathLike[str], payload: bytes) -> AppendResult:
     if not payload.endswith(b"\n"):
         raise ValueError("an append must be whole lines ending with a newline")
     name = os.fspath(path)
-    done = _helper.append(name, payload)
+    done = helper.append(name, payload)
     offset, length = done if done is not None else worker.append_payload(name, payload)
     observers = _observed()
     if observers:

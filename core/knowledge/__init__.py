@@ -1,5 +1,6 @@
-"""Knowledge facts as people work with them: planned edits (edit, supersede,
-delete, restore) as exact lines to append, a fact's history and chain, where a fact came
-from, and the review queue of proposed fact operations. The on-disk log itself is
-:mod:`core.store.knowledge`.
+"""Knowledge facts as people work with them.
+
+Planned edits (edit, supersede, delete, restore) as exact lines to append, a fact's
+history and chain, where a fact came from, and the review queue of proposed fact
+operations. The on-disk log itself is :mod:`core.store.knowledge`.
 """

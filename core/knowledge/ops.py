@@ -1,11 +1,11 @@
 """Fact edits as planned appends: plan the exact lines, confirm, append, undo by appending.
 
 An operation (:class:`FactOp`: add, edit, supersede, delete, restore) or a batch
-of them is first *planned* (:func:`plan`) against the log in memory: the
+of them is first *planned* (:func:`plan_fact_ops`) against the log in memory: the
 :class:`Plan` holds the exact, redacted records the write will append, the
 :class:`~core.io.writes.PlannedWrite` to show the user, the last record of every
 touched fact as it must be when the write happens (``expect``) and as it will be
-after (``result``). :func:`apply` reads what the agent appended meanwhile,
+after (``result``). :func:`apply_fact_plan` reads what the agent appended meanwhile,
 refuses a plan whose facts changed (:class:`StaleError`), and appends the planned
 records in one write.
 
@@ -51,9 +51,9 @@ __all__ = [
     "FactOpError",
     "Plan",
     "StaleError",
-    "apply",
+    "apply_fact_plan",
     "inverse",
-    "plan",
+    "plan_fact_ops",
     "short",
 ]
 
@@ -235,7 +235,7 @@ def _ids(log: KnowledgeLog) -> Iterator[str]:
         yield log.new_id()
 
 
-def plan(
+def plan_fact_ops(
     log: KnowledgeLog,
     ops: FactOp | Sequence[FactOp],
     *,
@@ -427,7 +427,7 @@ def _check(log: KnowledgeLog, expect: Sequence[tuple[str, Record | None]], why: 
             raise StaleError(f"fact {short(fid)} {why} ({log.path}{where})")
 
 
-def apply(log: KnowledgeLog, planned: Plan) -> Applied:
+def apply_fact_plan(log: KnowledgeLog, planned: Plan) -> Applied:
     """Append the planned records in one write, if the facts are as planned.
 
     Reads what was appended since the log was read first, so the check sees the

@@ -4,12 +4,12 @@ Knowledge extraction and the updater (:func:`core.recall.updater.propose`) only
 *propose*. Each proposal becomes a :class:`ReviewItem` showing what it would do
 (``ADD``, ``UPDATE``, ``SUPERSEDE``, ``DELETE`` or ``NONE``), the facts it was
 compared against, the similarity and the reason. The user accepts, edits or
-rejects each; :func:`plan` lists the exact lines accepting would append, and
-:func:`apply` appends only the accepted operations through the
+rejects each; :func:`review_writes` lists the exact lines accepting would append, and
+:func:`apply_review` appends only the accepted operations through the
 :class:`~core.store.knowledge.KnowledgeLog` methods (one append per operation,
 redacted). ``NONE`` is shown but never writes.
 
-The agent may be writing the log meanwhile. :func:`apply` first reads what was
+The agent may be writing the log meanwhile. :func:`apply_review` first reads what was
 appended since the log was loaded (:func:`catch_up`), then checks every accepted
 item just before writing it: a target that was deleted, superseded or edited by
 someone else, or content that the log now already holds, is reported
@@ -18,7 +18,7 @@ its batch (``target_index``) is written only after that proposal (``blocked``
 otherwise).
 
 New fact ids are chosen when the item is made and every write of a batch carries
-the timestamp *at*, so :func:`plan` and :func:`apply` with the same *at* give the
+the timestamp *at*, so :func:`review_writes` and :func:`apply_review` with the same *at* give the
 same bytes when nothing changed in between.
 """
 
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from core.io import jsonio
 from core.io.writes import PlannedWrite
 from core.knowledge.review_log import DryRunLog, KnowledgeFileChanged, catch_up, pinned
-from core.recall.updater import Candidate, jaccard, words
+from core.recall.updater import Candidate, token_jaccard, words
 from core.safety.redact import maybe_redact
 from core.store.knowledge import FACT_TYPES, content_hash
 
@@ -54,13 +54,13 @@ __all__ = [
     "ReviewItem",
     "ReviewPlan",
     "ReviewResult",
-    "apply",
+    "apply_review",
     "catch_up",
     "counts",
-    "plan",
     "plan_review",
-    "preview",
+    "preview_review",
     "review_items",
+    "review_writes",
 ]
 
 
@@ -107,7 +107,7 @@ class ReviewItem:
     source: str = ""
     """Where the proposal came from, e.g. ``"extraction (offline)"``."""
     note: str = ""
-    """Why the last :func:`apply` did not write it."""
+    """Why the last :func:`apply_review` did not write it."""
 
     @property
     def key(self) -> str:
@@ -206,7 +206,7 @@ class ReviewItem:
 
 @dataclass(frozen=True, slots=True)
 class ReviewResult:
-    """What :func:`apply` (or :func:`preview`) did with one accepted item."""
+    """What :func:`apply_review` (or :func:`preview_review`) did with one accepted item."""
 
     item: ReviewItem
     outcome: Outcome
@@ -296,7 +296,7 @@ def _compared(
         for f in active
         if f.type == cand.type
         and f.id not in taken_facts
-        and (sim := jaccard(mine, words(f.content))) > 0
+        and (sim := token_jaccard(mine, words(f.content))) > 0
     ]
     pool += [
         (
@@ -309,7 +309,7 @@ def _compared(
         and e.op in ("ADD", "UPDATE", "SUPERSEDE")
         and e.index not in taken_ops
         and e.candidate.type == cand.type
-        and (sim := jaccard(mine, words(e.candidate.content))) > 0
+        and (sim := token_jaccard(mine, words(e.candidate.content))) > 0
     ]
     pool.sort(key=lambda t: (-t[0], t[1]))
     found.extend(c for _, _, c in pool[:k])
@@ -422,10 +422,10 @@ def _text(record: dict[str, Any]) -> str:
     return jsonio.dumps_line(record).decode("utf-8").rstrip("\n")
 
 
-def preview(
+def preview_review(
     items: Sequence[ReviewItem], log: KnowledgeLog, *, at: int | None = None
 ) -> list[ReviewResult]:
-    """What :func:`apply` would do now, item by item, without writing anything.
+    """What :func:`apply_review` would do now, item by item, without writing anything.
 
     Parameters
     ----------
@@ -442,7 +442,7 @@ def preview(
 
 @dataclass(frozen=True, slots=True)
 class ReviewPlan:
-    """:func:`preview`'s results and the one append they add up to."""
+    """:func:`preview_review`'s results and the one append they add up to."""
 
     results: tuple[ReviewResult, ...] = ()
     writes: tuple[PlannedWrite, ...] = field(default=())
@@ -456,8 +456,8 @@ class ReviewPlan:
 def plan_review(
     items: Sequence[ReviewItem], log: KnowledgeLog, *, at: int | None = None
 ) -> ReviewPlan:
-    """:func:`preview` plus the :class:`~core.io.writes.PlannedWrite` to confirm."""
-    results = preview(items, log, at=at)
+    """:func:`preview_review` plus the :class:`~core.io.writes.PlannedWrite` to confirm."""
+    results = preview_review(items, log, at=at)
     done = [r for r in results if r.outcome == "written"]
     if not done:
         return ReviewPlan(tuple(results))
@@ -476,17 +476,17 @@ def _first_problem(results: Sequence[ReviewResult]) -> str:
     return next(r.message for r in results if r.outcome != "written")
 
 
-def plan(
+def review_writes(
     items: Sequence[ReviewItem], log: KnowledgeLog, *, at: int | None = None
 ) -> list[PlannedWrite]:
-    """The exact (redacted) lines that :func:`apply` with the same *at* would append.
+    """The exact (redacted) lines that :func:`apply_review` with the same *at* would append.
 
     Empty when no accepted item would write.
     """
     return list(plan_review(items, log, at=at).writes)
 
 
-def apply(
+def apply_review(
     items: Sequence[ReviewItem], log: KnowledgeLog, *, at: int | None = None
 ) -> list[ReviewResult]:
     """Write the accepted items, in queue order, each as one append.
@@ -501,7 +501,7 @@ def apply(
     log
         The log to append to.
     at
-        The timestamp of the new lines (use the one given to :func:`plan`); None
+        The timestamp of the new lines (use the one given to :func:`review_writes`); None
         asks the log's clock.
 
     Returns

@@ -99,7 +99,7 @@ class Detail:
 
 
 @dataclass(slots=True)
-class Block:
+class RecalledBlock:
     """The block as it would be injected, and what was left out and why."""
 
     text: str
@@ -160,10 +160,10 @@ def _wrap(*parts: str) -> str:
     return f"{MARKER}\n\n{inner}\n\n</recalled-context>" if inner else ""
 
 
-def build_block(facts: Sequence[FactLike], details: Sequence[Detail], cap: int) -> Block:
+def build_block(facts: Sequence[FactLike], details: Sequence[Detail], cap: int) -> RecalledBlock:
     """Build the recalled-context block for *facts* and *details* under *cap* tokens."""
     if not facts and not details:
-        return Block("", 0, cap)
+        return RecalledBlock("", 0, cap)
     k_budget = math.floor(cap * 0.3)
     d_budget = cap - k_budget
     k_items = [(f"- [{f.type}] {f.content}", 1.0) for f in facts]
@@ -188,9 +188,9 @@ def build_block(facts: Sequence[FactLike], details: Sequence[Detail], cap: int) 
     k_text = _knowledge_text(knowledge)
     text = _wrap(k_text, _detail_text(included))
     if not text:
-        return Block("", 0, cap, cut_knowledge=cut_k, cut_details=cut_d)
+        return RecalledBlock("", 0, cap, cut_knowledge=cut_k, cut_details=cut_d)
     if estimate_text(text) <= cap:
-        return Block(text, estimate_text(text), cap, knowledge, included, cut_k, cut_d)
+        return RecalledBlock(text, estimate_text(text), cap, knowledge, included, cut_k, cut_d)
     while included:
         dropped = included.pop()
         cut_d.append((dropped, "dropped (lowest score) so the whole block fits the hard cap"))
@@ -198,11 +198,10 @@ def build_block(facts: Sequence[FactLike], details: Sequence[Detail], cap: int) 
         if not text:
             break
         if estimate_text(text) <= cap:
-            return Block(text, estimate_text(text), cap, knowledge, included, cut_k, cut_d)
+            return RecalledBlock(text, estimate_text(text), cap, knowledge, included, cut_k, cut_d)
     if k_text:
         text = _wrap(k_text)
         if estimate_text(text) <= cap:
-            return Block(text, estimate_text(text), cap, knowledge, [], cut_k, cut_d)
+            return RecalledBlock(text, estimate_text(text), cap, knowledge, [], cut_k, cut_d)
     cut_k.extend((f, "the knowledge block alone is over the hard cap") for f in knowledge)
-    return Block("", 0, cap, [], [], cut_k, cut_d)
-
+    return RecalledBlock("", 0, cap, [], [], cut_k, cut_d)

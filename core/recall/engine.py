@@ -9,7 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from core.recall.block import Block, Detail, build_block, extract_query, hard_cap, search_limit
+from core.recall.block import (
+    Detail,
+    RecalledBlock,
+    build_block,
+    extract_query,
+    hard_cap,
+    search_limit,
+)
 from core.recall.hybrid import SearchConfig, SearchResult, search
 
 if TYPE_CHECKING:
@@ -37,7 +44,7 @@ class RecallSettings:
 
 
 @dataclass(slots=True)
-class RecallPreview:
+class RecallOutcome:
     """Everything one recall computed."""
 
     query: str
@@ -46,7 +53,7 @@ class RecallPreview:
     """Why nothing was recalled at all (short query, no store)."""
     knowledge: list[KnowledgeHit] = field(default_factory=list)
     search: SearchResult | None = None
-    block: Block | None = None
+    block: RecalledBlock | None = None
 
 
 def query_from_context(items: Sequence[ContextItem]) -> str:
@@ -63,11 +70,11 @@ def recall(
     settings: RecallSettings | None = None,
     session_id: str | None = None,
     now_ms: int | None = None,
-) -> RecallPreview:
+) -> RecallOutcome:
     """Run one recall for *query* and build the block that would be injected."""
     s = settings or RecallSettings()
     cap = hard_cap(s.hard_cap_tokens, s.window)
-    preview = RecallPreview(query, cap)
+    preview = RecallOutcome(query, cap)
     if len(query.strip()) < MIN_QUERY_CHARS:
         preview.skipped = f"query shorter than {MIN_QUERY_CHARS} characters: recall is skipped"
         preview.block = build_block([], [], cap)

@@ -24,7 +24,7 @@ from core.recall.tokenize import tokenize
 from core.store.segments import DAY_MS, Segment
 
 if TYPE_CHECKING:
-    from core.recall.block import Block
+    from core.recall.block import RecalledBlock
     from core.recall.warm_store import WarmStore
 
 
@@ -166,7 +166,7 @@ Reason = Literal[
 
 
 @dataclass(frozen=True, slots=True)
-class Explanation:
+class SegmentExplanation:
     """Why a segment is or is not among the hits."""
 
     segment_id: str
@@ -182,8 +182,8 @@ class Explanation:
 
 
 def explain(
-    store: WarmStore, result: SearchResult, segment_id: str, block: Block | None = None
-) -> Explanation:
+    store: WarmStore, result: SearchResult, segment_id: str, block: RecalledBlock | None = None
+) -> SegmentExplanation:
     """Tell why *segment_id* is or is not a hit of *result*.
 
     With the *block* built from *result*'s hits, a hit that the hard cap kept out of the
@@ -194,12 +194,12 @@ def explain(
     if slot is None:
         known = store.stats.load is not None and any(s.id == segment_id for s in _all_loaded(store))
         if known:
-            return Explanation(
+            return SegmentExplanation(
                 segment_id,
                 "evicted",
                 "evicted from the warm store (older than evictionDays or over maxSegments)",
             )
-        return Explanation(segment_id, "unknown", "no segment with this id in the store")
+        return SegmentExplanation(segment_id, "unknown", "no segment with this id in the store")
     seg = store.segments[slot]
     assert seg is not None
     if (
@@ -207,7 +207,7 @@ def explain(
         and result.session_id is not None
         and seg.session_id != result.session_id
     ):
-        return Explanation(
+        return SegmentExplanation(
             segment_id,
             "other_session",
             f"belongs to session {seg.session_id}, and cross-session recall is off",
@@ -217,7 +217,7 @@ def explain(
         if hit.slot != slot:
             continue
         if not hit.passed_min_score:
-            return Explanation(
+            return SegmentExplanation(
                 segment_id,
                 "below_min_score",
                 f"candidate (rank {hit.rank}), but effective score {hit.effective:.4f} "
@@ -232,7 +232,7 @@ def explain(
             pos = result.hits.index(hit) + 1
             cut = block.cut_reason(segment_id) if block is not None else None
             if cut is not None:
-                return Explanation(
+                return SegmentExplanation(
                     segment_id,
                     "cut_by_hard_cap",
                     f"hit #{pos}, score {hit.score:.4f}, but left out of the block: {cut}",
@@ -242,7 +242,7 @@ def explain(
                     bm,
                     bm_rank,
                 )
-            return Explanation(
+            return SegmentExplanation(
                 segment_id,
                 "hit",
                 f"hit #{pos}, score {hit.score:.4f}",
@@ -253,7 +253,7 @@ def explain(
                 bm_rank,
             )
         passing = [h for h in result.candidates if h.passed_min_score]
-        return Explanation(
+        return SegmentExplanation(
             segment_id,
             "cut_by_limit",
             f"passes minScore but ranks {passing.index(hit) + 1} of {len(passing)}; "
@@ -265,7 +265,7 @@ def explain(
             bm_rank,
         )
     k = 2 * cfg.limit
-    return Explanation(
+    return SegmentExplanation(
         segment_id,
         "no_candidate",
         f"not a candidate in either list: cosine {cos:.4f} ranks {cos_rank}, "

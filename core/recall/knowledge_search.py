@@ -140,7 +140,7 @@ class KnowledgeHit:
 
 
 @dataclass(frozen=True, slots=True)
-class Explanation:
+class FactExplanation:
     """Why a fact is, or is not, a hit for a query."""
 
     fact_id: str
@@ -154,11 +154,6 @@ class Explanation:
     matched: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     weights: tuple[TokenWeight, ...] = ()
-
-    @property
-    def is_hit(self) -> bool:
-        """True when the fact is among the returned hits."""
-        return self.verdict == "hit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,15 +354,15 @@ class KnowledgeIndex:
         limit: int = DEFAULT_LIMIT,
         min_score: float = DEFAULT_MIN_SCORE,
         mode: Mode = "idf",
-    ) -> Explanation:
+    ) -> FactExplanation:
         """Why the fact *fact_id* is or is not a hit of ``search`` with these arguments."""
         slot = self._slot_of.get(fact_id)
         if slot is None:
-            return Explanation(fact_id, "unknown_fact", f"no fact with id {fact_id!r}")
+            return FactExplanation(fact_id, "unknown_fact", f"no fact with id {fact_id!r}")
         fact = self._facts[slot]
         if fact.status != "active":
             by = f" by {fact.superseded_by}" if fact.status == "superseded" else ""
-            return Explanation(
+            return FactExplanation(
                 fact_id,
                 "not_active",
                 f"the fact is {fact.status}{by}: only active facts are searched",
@@ -378,13 +373,13 @@ class KnowledgeIndex:
         if ranking is None:
             if not terms.weights:
                 ignored = ", ".join(terms.ignored) or "none"
-                return Explanation(
+                return FactExplanation(
                     fact_id,
                     "no_known_tokens",
                     f"no query token is known to the IDF map (ignored: {ignored})",
                     fact,
                 )
-            return Explanation(
+            return FactExplanation(
                 fact_id,
                 "no_weight",
                 f"every known query token is in all {terms.active} active facts (idf 0)",
@@ -394,7 +389,7 @@ class KnowledgeIndex:
         matched, missing = _split(ranking, slot)
         score = float(ranking.scores[slot])
         hits = ranking.order.tolist()
-        base = Explanation(
+        base = FactExplanation(
             fact_id,
             "hit",
             "",

@@ -2,7 +2,7 @@ r"""Mem0-style knowledge updates: propose first, write only what is accepted.
 
 :func:`propose` reads a batch of candidate facts against a :class:`KnowledgeLog`
 and returns one :class:`ProposedOperation` per candidate, writing nothing.
-:func:`apply` then appends the accepted ones through the log's append-only
+:func:`apply_operations` then appends the accepted ones through the log's append-only
 methods. The rule is memory-context's ``knowledge-updater.ts``:
 
 1. The content hash (trimmed, lower-cased) equals an active fact's -> ``NONE``.
@@ -28,7 +28,7 @@ Where memlens differs from the agent:
   content, one that supersedes or deletes a fact takes that fact out. (The agent
   compares with a snapshot taken before the batch, except for the exact hash.)
   An operation on such a pending fact names the earlier proposal in
-  ``target_index``; :func:`apply` needs that proposal accepted too.
+  ``target_index``; :func:`apply_operations` needs that proposal accepted too.
 * A candidate with an unknown type or no content is ``NONE`` (it could not be
   written), not an error.
 * ``DELETE`` (off unless ``allow_delete``) is deliberately narrow: the candidate
@@ -100,7 +100,7 @@ class ProposedOperation:
 
 @dataclass(frozen=True, slots=True)
 class AppliedOperation:
-    """What :func:`apply` wrote for one operation."""
+    """What :func:`apply_operations` wrote for one operation."""
 
     operation: ProposedOperation
     written: tuple[Fact, ...]
@@ -121,7 +121,7 @@ def words(text: str) -> frozenset[str]:
     return frozenset(w for w in _JS_SPACE.split(text.lower()) if w)
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def token_jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a & b| / |a | b|; 0.0 when either is empty."""
     if not a or not b:
         return 0.0
@@ -208,7 +208,9 @@ def _decide(i: int, cand: Candidate, pool: list[_Entry], allow_delete: bool) -> 
     for e in pool:
         if e.hash == h:
             where = "earlier in this batch" if e.op_index is not None else "in the log"
-            return _op(i, "NONE", cand, e, jaccard(new_words, e.words), f"exact duplicate {where}")
+            return _op(
+                i, "NONE", cand, e, token_jaccard(new_words, e.words), f"exact duplicate {where}"
+            )
     if allow_delete and is_retraction(cand.content):
         best_cover, victim = 0.0, None
         for e in pool:
@@ -221,14 +223,14 @@ def _decide(i: int, cand: Candidate, pool: list[_Entry], allow_delete: bool) -> 
                 "DELETE",
                 cand,
                 victim,
-                jaccard(new_words, victim.words),
+                token_jaccard(new_words, victim.words),
                 f"retraction naming {best_cover:.0%} of the fact's words",
             )
     best_sim, best = 0.0, None
     for e in pool:
         if e.type != cand.type:
             continue
-        sim = jaccard(new_words, e.words)
+        sim = token_jaccard(new_words, e.words)
         if sim > best_sim:
             best_sim, best = sim, e
     if best is None or best_sim <= MATCH_THRESHOLD:
@@ -284,7 +286,9 @@ def _advance(pool: list[_Entry], op: ProposedOperation) -> None:
     pool.insert(0, _entry(cand.type, cand.content, None, op.index))
 
 
-def apply(log: KnowledgeLog, operations: Sequence[ProposedOperation]) -> list[AppliedOperation]:
+def apply_operations(
+    log: KnowledgeLog, operations: Sequence[ProposedOperation]
+) -> list[AppliedOperation]:
     """Write the accepted *operations* (from one :func:`propose` call) to *log*.
 
     ``ADD`` -> :meth:`~KnowledgeLog.add`, ``UPDATE`` -> :meth:`~KnowledgeLog.update`

@@ -41,16 +41,11 @@ EVENT_KINDS = ("compaction",)
 PHASES = ("started", "finished", "failed", "cancelled")
 
 
-def data_dir() -> Path:
-    """Memlens's data folder (``MEMLENS_DATA_DIR`` overrides), as ``app.paths.data_dir``."""
-    from core.safety.session_lock import data_dir as _data_dir
-
-    return _data_dir()
-
-
 def default_activity_path() -> Path:
     """``<data>/activity.jsonl``: the log the app shows (the CLI's compactions go there too)."""
-    return data_dir() / "activity.jsonl"
+    from core.safety.session_lock import memlens_data_dir
+
+    return memlens_data_dir() / "activity.jsonl"
 
 
 @dataclass(frozen=True, slots=True)

@@ -276,7 +276,7 @@ def _starts_with(path: str, digest: str, size: int) -> bool | None:
     return h.hexdigest() == digest
 
 
-def check(backup: Backup, *, recorded: dict[str, str] | None = None) -> BackupCheck:
+def check_backup(backup: Backup, *, recorded: dict[str, str] | None = None) -> BackupCheck:
     """Read *backup* (hash, lines) and compare its original with it.
 
     Raises

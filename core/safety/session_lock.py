@@ -51,7 +51,7 @@ GARBLED_GRACE_SECONDS = 10.0
 MAX_LOCK_BYTES = 64 << 10
 
 
-def data_dir() -> Path:
+def memlens_data_dir() -> Path:
     """Memlens's data folder (``MEMLENS_DATA_DIR`` overrides); the app's too."""
     override = os.environ.get("MEMLENS_DATA_DIR")
     return Path(override) if override else Path(platformdirs.user_data_dir("memlens"))
@@ -59,7 +59,7 @@ def data_dir() -> Path:
 
 def lock_dir() -> Path:
     """Where lane locks live: ``<data>/locks``."""
-    return data_dir() / "locks"
+    return memlens_data_dir() / "locks"
 
 
 def _real(transcript: str | os.PathLike[str]) -> str:

@@ -1,3 +1,5 @@
-"""The arrays of a session timeline (one bar per message, the context curve,
-compaction and branch markers) built with numpy for pyqtgraph, and the hover summaries.
+"""The arrays of a session timeline, built with numpy for pyqtgraph.
+
+One bar per message, the context curve, compaction and branch markers, and the hover
+summaries.
 """

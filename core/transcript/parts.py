@@ -112,7 +112,7 @@ def arguments_text(arguments: Any) -> str:
         return repr(arguments)
 
 
-def one_line(text: str, limit: int = 160) -> str:
+def collapse_line(text: str, limit: int = 160) -> str:
     """*text* with whitespace collapsed, cut to *limit* characters with an ellipsis."""
     flat = _WS.sub(" ", text).strip()
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
@@ -232,10 +232,10 @@ def tool_call(session: Session, pair: ToolPair) -> Block | None:
     return None
 
 
-def preview(message: Message, limit: int = 160) -> str:
+def message_preview(message: Message, limit: int = 160) -> str:
     """A one-line preview of *message* for tables."""
     if message.role == "bashExecution":
-        return one_line("$ " + (message.blocks[0].text if message.blocks else ""), limit)
+        return collapse_line("$ " + (message.blocks[0].text if message.blocks else ""), limit)
     pieces: list[str] = []
     for b in message.blocks:
         if b.kind in ("text", "tool_result") and b.text.strip():
@@ -243,9 +243,11 @@ def preview(message: Message, limit: int = 160) -> str:
         elif b.kind == "tool_call":
             args = b.arguments
             if isinstance(args, dict):
-                shown = ", ".join(f"{k}={one_line(str(v), 60)}" for k, v in list(args.items())[:3])
+                shown = ", ".join(
+                    f"{k}={collapse_line(str(v), 60)}" for k, v in list(args.items())[:3]
+                )
             else:
-                shown = one_line(arguments_text(args), 60)
+                shown = collapse_line(arguments_text(args), 60)
             pieces.append(f"→ {b.name}({shown})")
         elif b.kind == "image":
             pieces.append(f"[image {b.mime or '?'} {format_bytes(b.size)}]")
@@ -256,7 +258,7 @@ def preview(message: Message, limit: int = 160) -> str:
         text = "(thinking only)"
     if message.role == "toolResult" and message.tool_name:
         text = f"{message.tool_name}: {text}"
-    return one_line(text, limit)
+    return collapse_line(text, limit)
 
 
 def is_recalled_block(message: Message) -> bool:
@@ -315,7 +317,7 @@ def context_rows(
         else:
             origin = ORIGIN_AFTER
         pending.append(
-            (item.entry.id, item.entry.index, msg.role, origin, item.tokens, preview(msg))
+            (item.entry.id, item.entry.index, msg.role, origin, item.tokens, message_preview(msg))
         )
     if recalled_block:
         where = injection_index
@@ -324,7 +326,7 @@ def context_rows(
         where = max(0, min(where, len(pending)))
         tokens = math.ceil(js_len(recalled_block) / 4)
         pending.insert(
-            where, ("", -1, "user", ORIGIN_RECALLED, tokens, one_line(recalled_block, 160))
+            where, ("", -1, "user", ORIGIN_RECALLED, tokens, collapse_line(recalled_block, 160))
         )
     return [ContextRow(i + 1, *p) for i, p in enumerate(pending)]
 

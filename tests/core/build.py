@@ -65,9 +65,9 @@ def run_json(capsys, *args):  # type: ignore[no-untyped-def]
     """Run ``memlens ARGS --json`` in-process; exit 0 and the parsed JSON output."""
     import orjson
 
-    from core.cli.main import main
+    from core.cli.main import run_cli
 
-    code = main([*args, "--json"])
+    code = run_cli([*args, "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     return orjson.loads(out.out)

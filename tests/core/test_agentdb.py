@@ -19,7 +19,9 @@ import orjson
 import pytest
 import zstandard
 
-from core.compaction.run import InDatabase, compact, compaction_job, write_compaction
+from core.compaction.refusals import InDatabase
+from core.compaction.run import compact
+from core.compaction.write import compaction_job, write_compaction
 from core.dataset.discovery import discover, is_archive_name
 from core.dataset.load import load_dataset, summarize
 from core.io.problems import FormatError
@@ -726,12 +728,12 @@ def test_compaction_write_on_a_database_session_is_refused(tmp_path):
 
 
 def test_cli_compact_write_on_a_database_session_is_refused(tmp_path, capsys):
-    from core.cli.main import main
+    from core.cli.main import run_cli
 
     path = make_db(agent_db(tmp_path), {"s1": conversation("s1", 12, size=1500)})
     before, prints = listing(path.parent), fingerprint(path)
     ref = session_path(path, "s1")
-    code = main(["compact", ref, "--write", "--force", "--json"])
+    code = run_cli(["compact", ref, "--write", "--force", "--json"])
     out = capsys.readouterr()
     assert code != 0
     assert "database" in (out.err + out.out)
@@ -829,9 +831,9 @@ def test_cli_show_database_session(mixed_home, capsys):
 
 
 def test_cli_show_missing_database_session_fails_plainly(mixed_home, capsys):
-    from core.cli.main import main
+    from core.cli.main import run_cli
 
-    code = main(["show", f"{mixed_home['db']}#nope", "--json"])
+    code = run_cli(["show", f"{mixed_home['db']}#nope", "--json"])
     out = capsys.readouterr()
     assert code != 0 and "nope" in out.err and "Traceback" not in out.err
 

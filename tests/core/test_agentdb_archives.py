@@ -78,7 +78,7 @@ def test_an_archived_transcript_is_never_written(tmp_path, capsys):
     fallback asked for, plain or zstd: OpenClaw never reads it again."""
     import os
 
-    from core.cli.main import main
+    from core.cli.main import run_cli
 
     sessions = tmp_path / ".openclaw" / "agents" / "main" / "sessions"
     sessions.mkdir(parents=True)
@@ -92,7 +92,7 @@ def test_an_archived_transcript_is_never_written(tmp_path, capsys):
         os.utime(path, (1, 1))  # not "modified in the last seconds"
         before = path.read_bytes()
         for extra in ([], ["--allow-fallback", "--llm", "openai:http://127.0.0.1:9:m"]):
-            code = main(["compact", str(path), "--write", "--force", *extra])
+            code = run_cli(["compact", str(path), "--write", "--force", *extra])
             err = capsys.readouterr().err
             assert code == 1 and "archived transcript" in err, err
             assert path.read_bytes() == before

@@ -16,7 +16,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.compaction.run import compact, write_compaction
+from core.compaction.run import compact
+from core.compaction.write import write_compaction
 from core.io import fsutil
 from core.safety.backups import list_backups
 from core.transcript import load_transcript

@@ -9,13 +9,13 @@ import time
 import orjson
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.io import fsutil
 from core.safety.activity import ActivityLog
 from core.safety.backups import (
     Backup,
     RestoreRefused,
-    check,
+    check_backup,
     list_backups,
     parse_name,
     plan_restore,
@@ -90,18 +90,18 @@ def test_check_hash_lines_and_the_recorded_hash(tmp_path):
         fsutil.remove_write_observer(log.record)
     recorded = recorded_hashes(log.load().records)
     (b,) = list_backups(s)
-    c = check(b, recorded=recorded)
+    c = check_backup(b, recorded=recorded)
     assert c.sha256 == hashlib.sha256(s.read_bytes()).hexdigest() == c.recorded
     assert (c.lines, c.size, c.complete, c.grown_from, c.current_size) == (2, 16, True, True, 16)
     with open(s, "ab") as fh:  # the agent appends: the backup is a prefix of the file
         fh.write(b'{"c":3}\n')
-    assert check(b).grown_from is True and check(b).current_size == 24
+    assert check_backup(b).grown_from is True and check_backup(b).current_size == 24
     made.write_bytes(b'{"a":1}\n{"b":3}\n')  # same size, other bytes: not the copy made
-    c = check(list_backups(s)[0], recorded=recorded)
+    c = check_backup(list_backups(s)[0], recorded=recorded)
     assert not c.complete and c.grown_from is False
-    assert check(list_backups(s)[0]).complete  # without the log, only the size tells
+    assert check_backup(list_backups(s)[0]).complete  # without the log, only the size tells
     s.unlink()
-    assert check(list_backups(made)[0]).grown_from is None
+    assert check_backup(list_backups(made)[0]).grown_from is None
 
 
 def test_retention_keeps_the_newest_per_file_and_what_is_protected(tmp_path):
@@ -224,7 +224,7 @@ def test_restore_a_file_that_is_gone(tmp_path):
 
 
 def _json(capsys, *argv, code=0):
-    assert main([*argv, "--json"]) == code
+    assert run_cli([*argv, "--json"]) == code
     return orjson.loads(capsys.readouterr().out)
 
 
@@ -249,7 +249,7 @@ def test_cli_lists_prunes_and_restores(tmp_path, capsys):
     assert first["complete"] and first["sha256"] == first["recorded_sha256"]
     assert first["of_grown_from_backup"] is True
 
-    assert main(["backups", str(s)]) == 0
+    assert run_cli(["backups", str(s)]) == 0
     text = capsys.readouterr().out
     assert "2 backup(s)" in text and "complete, hash as recorded" not in text
     assert made[1].name in text
@@ -265,7 +265,7 @@ def test_cli_lists_prunes_and_restores(tmp_path, capsys):
     assert not done["dry_run"] and not made[0].exists() and made[1].exists()
 
     s.write_bytes(b"damaged by hand\n")
-    assert main(["backups", str(made[1]), "--restore"]) == 0
+    assert run_cli(["backups", str(made[1]), "--restore"]) == 0
     assert "would replace" in capsys.readouterr().out and s.read_bytes() == b"damaged by hand\n"
     done = _json(capsys, "backups", str(made[1]), "--restore", "--write")
     assert s.read_bytes() == b'{"a":1}\n{"b":2}\n' and done["restored"] == str(s)
@@ -275,16 +275,16 @@ def test_cli_lists_prunes_and_restores(tmp_path, capsys):
 def test_cli_errors(tmp_path, capsys):
     s = tmp_path / "s.jsonl"
     s.write_bytes(b"{}\n")
-    assert main(["backups", str(tmp_path / "nope")]) == 1
-    assert main(["backups", str(s), "--restore", "--write"]) == 1
+    assert run_cli(["backups", str(tmp_path / "nope")]) == 1
+    assert run_cli(["backups", str(s), "--restore", "--write"]) == 1
     assert "not a memlens backup" in capsys.readouterr().err
-    assert main(["backups", str(s), "--write"]) == 1
+    assert run_cli(["backups", str(s), "--write"]) == 1
     assert "--write goes with" in capsys.readouterr().err
-    assert main(["backups", str(tmp_path), "--prune", "--keep", "-1"]) == 1
-    assert main(["backups", str(tmp_path)]) == 0
+    assert run_cli(["backups", str(tmp_path), "--prune", "--keep", "-1"]) == 1
+    assert run_cli(["backups", str(tmp_path)]) == 0
     assert "no memlens backups" in capsys.readouterr().out
     made = fsutil.make_backup(s)
     with open(s, "ab") as fh:
         fh.write(b"{}\n")
-    assert main(["backups", str(made), "--restore", "--write"]) == 0  # planned and done now
+    assert run_cli(["backups", str(made), "--restore", "--write"]) == 0  # planned and done now
     assert s.read_bytes() == b"{}\n"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.store.knowledge import load_knowledge
 from core.store.segments import append_segments, make_segment
 from tests.conftest import ROOT
@@ -61,7 +61,7 @@ def test_info_reports_problems_with_file_and_line(capsys, fixtures_dir, tmp_path
     assert {"file": str(bad), "line": 6}.items() <= next(
         p for p in info["problems"] if p["line"] == 6
     ).items()
-    assert main(["info", str(bad)]) == 0
+    assert run_cli(["info", str(bad)]) == 0
     assert "invalid JSON" in capsys.readouterr().out
 
 
@@ -112,7 +112,7 @@ def test_embed_json(capsys):
 )
 def test_bad_input_one_line_error(capsys, fixtures_dir, args, needle):
     args = [str(fixtures_dir / "large-session.jsonl") if a == "FIX" else a for a in args]
-    assert main(args) == 1
+    assert run_cli(args) == 1
     err = capsys.readouterr().err
     assert err.startswith("memlens: error: ") and needle in err
     assert err.count("\n") == 1

@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
-import core.cli.main
-from core.cli.main import main
-from core.compaction.run import compact, write_compaction
+import core.cli.parser
+from core.cli.main import run_cli
+from core.compaction.run import compact
+from core.compaction.write import write_compaction
 from core.io.timefmt import BAD_TIME, utc_minute, utc_minute_ms
 from core.recall.block import Detail, build_block
 from core.store.segments import Segment, load_segments
@@ -52,10 +53,10 @@ def test_segments_and_recall_show_a_placeholder_for_bad_times(capsys, tmp_path):
     store.mkdir(parents=True)
     future = [t for t in BAD if t > 0]  # the past ones are beyond evictionDays
     (store / "segments.jsonl").write_text(segment_lines([*future, 1_790_000_000_000]))
-    assert main(["segments", str(tmp_path), "--limit", "10"]) == 0
+    assert run_cli(["segments", str(tmp_path), "--limit", "10"]) == 0
     out = capsys.readouterr()
     assert out.err == "" and out.out.count(BAD_TIME) == len(future)
-    assert main(["recall", str(tmp_path), "hello world", "--min-score", "0"]) == 0
+    assert run_cli(["recall", str(tmp_path), "hello world", "--min-score", "0"]) == 0
     out = capsys.readouterr()
     assert out.err == "" and BAD_TIME in out.out
 
@@ -80,15 +81,15 @@ def test_message_times_outside_the_date_range_are_no_time(tmp_path):
     assert run.written and run.segments_appended
     for seg in load_segments(store / "segments.jsonl", eviction_days=0).segments:
         assert 0 < seg.timestamp < 8.64e15  # the archive time stood in
-    assert main(["show", str(p)]) == 0
+    assert run_cli(["show", str(p)]) == 0
 
 
 def test_unexpected_exception_is_one_line_and_exit_1(capsys, monkeypatch, tmp_path):
     def boom(args):
         raise RuntimeError("something odd\nwith a second line")
 
-    monkeypatch.setattr(core.cli.main, "_cmd_sessions", boom)
-    assert main(["sessions", str(tmp_path)]) == 1
+    monkeypatch.setattr(core.cli.parser, "cmd_sessions", boom)
+    assert run_cli(["sessions", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     # The last resort still names what the command was reading.
     assert err == (
@@ -127,7 +128,7 @@ def test_a_window_below_one_token_is_refused_naming_the_argument(capsys, tmp_pat
     write_file(p, lines(chain(4)))
     argv = [command, str(tmp_path), "query"] if command == "recall" else [command, str(p)]
     with pytest.raises(SystemExit) as exc:
-        main([*argv, f"--window={window}"])
+        run_cli([*argv, f"--window={window}"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "argument --window" in err and window in err
@@ -140,6 +141,6 @@ def test_a_session_that_is_a_fifo_or_a_folder_is_named_not_opened(capsys, tmp_pa
     os.mkfifo(fifo)
     for target in (fifo, tmp_path):
         extra = ["--window", "1000"] if command == "overflow" else []
-        assert main([command, str(target), *extra]) == 1
+        assert run_cli([command, str(target), *extra]) == 1
         err = capsys.readouterr().err
         assert f"{target}: not a regular file" in err and "no such transcript" not in err

@@ -17,10 +17,12 @@ from core.compaction.plan import (
     summary_chunks,
 )
 from core.compaction.prompts import REQUIRED_HEADINGS
-from core.compaction.run import CompactionRefused, compact, write_compaction
+from core.compaction.refusals import CompactionRefused
+from core.compaction.run import compact
 from core.compaction.safeguard import MAX_SUMMARY_CHARS, TRUNCATED_MARKER, safeguard
 from core.compaction.summarize import summarize_plan
 from core.compaction.summarizers import OfflineSummarizer
+from core.compaction.write import write_compaction
 from core.demo.build import write_demo
 from core.io.jobs import Cancelled
 from core.store.knowledge import load_knowledge

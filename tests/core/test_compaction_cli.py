@@ -9,7 +9,7 @@ import time
 import orjson
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.demo.build import write_demo
 
 from .build import run_json
@@ -63,7 +63,7 @@ def test_trim_json(capsys, fixtures_dir):
     kept = [d for d in out["decisions"] if d["decision"] in ("protected", "kept")]
     assert len(out["messages"]) == len(kept)
     assert out["messages"][0]["role"] in ("user", "assistant", "toolResult", "compactionSummary")
-    assert main(["trim", str(fixtures_dir / "before-compaction.jsonl")]) == 1
+    assert run_cli(["trim", str(fixtures_dir / "before-compaction.jsonl")]) == 1
     assert "--window" in capsys.readouterr().err
 
 
@@ -90,7 +90,7 @@ def test_compact_dry_run_then_write(capsys, home):
     assert out["summary"].startswith("_Offline summary") and out["entry"]["type"] == "compaction"
     assert isinstance(out["segments"], list) and isinstance(out["facts"], list)
     os.utime(path, None)
-    assert main(["compact", str(path), "--write"]) == 1
+    assert run_cli(["compact", str(path), "--write"]) == 1
     assert "mid-turn" in capsys.readouterr().err
     old = time.time() - 60
     os.utime(path, (old, old))
@@ -100,11 +100,11 @@ def test_compact_dry_run_then_write(capsys, home):
 
 
 def test_compact_errors(capsys, home, tmp_path):
-    assert main(["compact", str(tmp_path / "nope.jsonl")]) == 1
+    assert run_cli(["compact", str(tmp_path / "nope.jsonl")]) == 1
     assert "no such transcript" in capsys.readouterr().err
     copy = tmp_path / "s.jsonl"
     shutil.copy(_longest(home), copy)
-    assert main(["compact", str(copy), "--llm", "gopher:x"]) == 1
+    assert run_cli(["compact", str(copy), "--llm", "gopher:x"]) == 1
     assert "openai:" in capsys.readouterr().err
 
 

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.compaction.breakdown import plan_groups
+from core.compaction.checks import check_before_write
 from core.compaction.plan import plan_compaction
 from core.compaction.prompts import REQUIRED_HEADINGS
 from core.compaction.provider import (
@@ -19,23 +20,18 @@ from core.compaction.provider import (
     InterruptibleClient,
     ProviderChoice,
     check_spec,
-    key_status,
     open_provider,
+    provider_key_status,
     with_offline_first,
 )
-from core.compaction.run import (
-    CompactionRefused,
-    RecentlyModified,
-    check_before_write,
-    compact,
-    planned_writes,
-    write_compaction,
-)
+from core.compaction.refusals import CompactionRefused, RecentlyModified
+from core.compaction.run import compact
 from core.compaction.sections import missing_headings, summary_sections
 from core.compaction.settings import compaction_settings
 from core.compaction.summarizers import LLMSummarizer, OfflineSummarizer
 from core.compaction.target import target_from_dataset
 from core.compaction.textdiff import changed_spans, diff_stats, side_by_side
+from core.compaction.write import planned_writes, write_compaction
 from core.dataset.load import load_dataset
 from core.demo.build import write_demo
 from core.io.jobs import Cancelled
@@ -176,11 +172,11 @@ def test_provider_choices_and_key_status():
     mine = ProviderChoice("No model", "offline")
     assert with_offline_first([claude, mine]) == [mine, claude]
     assert claude.effective_key_env == "ANTHROPIC_API_KEY"
-    assert key_status(claude, {"ANTHROPIC_API_KEY": "x"}) == "set"
-    assert key_status(claude, {"ANTHROPIC_API_KEY": "  "}) == "missing"
-    assert key_status(local, {}) == "not needed"
-    assert key_status(cloud, {}) == "missing"
-    assert key_status(OFFLINE, {}) == "not needed"
+    assert provider_key_status(claude, {"ANTHROPIC_API_KEY": "x"}) == "set"
+    assert provider_key_status(claude, {"ANTHROPIC_API_KEY": "  "}) == "missing"
+    assert provider_key_status(local, {}) == "not needed"
+    assert provider_key_status(cloud, {}) == "missing"
+    assert provider_key_status(OFFLINE, {}) == "not needed"
     assert check_spec(cloud) is None
     assert "unknown LLM spec" in (check_spec(ProviderChoice("x", "gemini:y")) or "")
     assert isinstance(open_provider(OFFLINE).summarizer, OfflineSummarizer)

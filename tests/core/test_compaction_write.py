@@ -7,7 +7,9 @@ import json
 import orjson
 import pytest
 
-from core.compaction.run import CompactionRefused, compact, write_compaction
+from core.compaction.refusals import CompactionRefused
+from core.compaction.run import compact
+from core.compaction.write import write_compaction
 from core.io.problems import FormatError
 from core.store.segments import load_segments
 from core.transcript import load_transcript

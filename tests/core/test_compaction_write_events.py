@@ -9,14 +9,10 @@ import time
 import orjson
 import pytest
 
-from core.cli.main import main
-from core.compaction.run import (
-    CompactionRefused,
-    LaneBusy,
-    compact,
-    compaction_job,
-    write_compaction,
-)
+from core.cli.main import run_cli
+from core.compaction.refusals import CompactionRefused, LaneBusy
+from core.compaction.run import compact
+from core.compaction.write import compaction_job, write_compaction
 from core.io.jobs import Cancelled
 from core.safety.activity import ActivityEvent, ActivityLog, event_from_json, load_activity
 from core.safety.session_lock import acquire, lock_path_for
@@ -146,7 +142,7 @@ def test_event_lines_round_trip_and_bad_ones_are_problems(tmp_path):
 
 
 def test_cli_write_updates_the_store_and_logs_the_job(home, tmp_path, capsys):
-    assert main(["compact", str(home), "--write", "--json"]) == 0
+    assert run_cli(["compact", str(home), "--write", "--json"]) == 0
     out = orjson.loads(capsys.readouterr().out)
     assert out["written"] and out["sessions_store"]["updated"]
     assert out["sessions_store"]["keys"] == ["agent:main:main"]
@@ -167,14 +163,14 @@ def test_cli_write_updates_the_store_and_logs_the_job(home, tmp_path, capsys):
 def test_cli_refuses_a_second_compaction_naming_the_holder(home, tmp_path, capsys):
     before = home.read_bytes()
     with acquire(home, tool="memlens app"):
-        assert main(["compact", str(home), "--write"]) == 1
+        assert run_cli(["compact", str(home), "--write"]) == 1
     err = capsys.readouterr().err
     assert "another compaction of" in err and f"memlens app (pid {os.getpid()}" in err
     assert home.read_bytes() == before
     assert load_activity(tmp_path / "data" / "activity.jsonl").items == []
     # the dry run needs no lane
     with acquire(home, tool="memlens app"):
-        assert main(["compact", str(home), "--json"]) == 0
+        assert run_cli(["compact", str(home), "--json"]) == 0
     capsys.readouterr()
 
 
@@ -195,7 +191,7 @@ def test_a_nul_in_sessions_json_never_fails_a_written_cli_compaction(home, tmp_p
     store = orjson.loads(store_path.read_bytes())
     store["agent:main:other"] = {"sessionId": "x", "sessionFile": "bad\x00.jsonl"}
     store_path.write_bytes(orjson.dumps(store, option=orjson.OPT_INDENT_2) + b"\n")
-    assert main(["compact", str(home), "--write", "--json"]) == 0
+    assert run_cli(["compact", str(home), "--write", "--json"]) == 0
     out = orjson.loads(capsys.readouterr().out)
     assert out["written"] and out["sessions_store"]["updated"]
     read = load_activity(tmp_path / "data" / "activity.jsonl")
@@ -240,7 +236,7 @@ def test_a_failed_summary_writes_nothing_unless_the_fallback_is_asked_for(home, 
         server.set(Fault(status=500, body={"error": {"message": "boom"}}))
         url = f"openai:{server.url}/v1:m"
         argv = ["compact", str(home), "--write", "--llm", url, "--timeout", "20"]
-        assert main(argv) == 1
+        assert run_cli(argv) == 1
         assert "nothing was written" in capsys.readouterr().err
         # transcript and sessions.json byte for byte, no backup, no new file
         assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
@@ -248,7 +244,7 @@ def test_a_failed_summary_writes_nothing_unless_the_fallback_is_asked_for(home, 
         read = load_activity(tmp_path / "data" / "activity.jsonl")
         assert [e.phase for e in read.events] == ["started", "failed"] and read.records == []
         # only when the user asks for the fallback
-        assert main([*argv, "--allow-fallback", "--json"]) == 0
+        assert run_cli([*argv, "--allow-fallback", "--json"]) == 0
     out = orjson.loads(capsys.readouterr().out)
     assert out["written"] and out["summary"].startswith("[memlens fallback summary:")
     store = orjson.loads((folder / "sessions.json").read_bytes())

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.dataset.load import load_dataset
 from core.openclaw.config import MemoryContextConfig
 from core.store.knowledge import load_knowledge
@@ -48,7 +48,7 @@ def home(fixtures_dir: Path, tmp_path: Path) -> Path:
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
+    code = run_cli(list(args))
     out = capsys.readouterr()
     assert "bug in memlens" not in out.out + out.err
     return code, out.out, out.err

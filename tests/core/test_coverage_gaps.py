@@ -1,7 +1,7 @@
 """Gaps in the core tests: sessions --json, eval metrics, history-share pairing, trim --at/--query.
 
 Real data only: the shared pi-v1 fixtures, the deterministic demo home and small
-transcripts written to tmp_path; the real CLI through ``core.cli.main.main``.
+transcripts written to tmp_path; the real CLI through ``core.cli.main.run_cli``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.dataset.load import load_dataset
 from core.io import jsonio
 from core.io.limits import set_max_line_bytes
@@ -59,13 +59,13 @@ def _home(tmp_path: Path) -> Path:
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
-    """``main(argv)`` with stdout and stderr as a terminal's: strict UTF-8 byte streams."""
+    """``run_cli(argv)`` with stdout and stderr as a terminal's: strict UTF-8 byte streams."""
     out, err = io.BytesIO(), io.BytesIO()
     old = sys.stdout, sys.stderr
     sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     sys.stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
     try:
-        code = main(list(argv))
+        code = run_cli(list(argv))
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

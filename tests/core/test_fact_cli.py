@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.demo.build import write_demo
 from core.store.knowledge import load_knowledge
 
@@ -40,7 +40,7 @@ def kfile(home: Path) -> Path:
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
+    code = run_cli(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -163,7 +163,7 @@ def test_add_creates_the_file_in_a_store_without_one(tmp_path, capsys):
 
 
 def test_fact_is_a_known_command():
-    from core.cli.main import COMMANDS, build_parser
+    from core.cli.parser import COMMANDS, build_parser
 
     assert "fact" in COMMANDS
     help_text = build_parser().format_help()

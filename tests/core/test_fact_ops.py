@@ -9,7 +9,14 @@ import orjson
 import pytest
 
 from core.demo.build import write_demo
-from core.knowledge.ops import FactOp, FactOpError, StaleError, apply, inverse, plan
+from core.knowledge.ops import (
+    FactOp,
+    FactOpError,
+    StaleError,
+    apply_fact_plan,
+    inverse,
+    plan_fact_ops,
+)
 from core.knowledge.review_log import catch_up
 from core.store.knowledge import load_knowledge
 
@@ -84,8 +91,8 @@ def same_as_reload(log) -> None:
 
 
 def run(log, ops):
-    planned = plan(log, ops)
-    done = apply(log, planned)
+    planned = plan_fact_ops(log, ops)
+    done = apply_fact_plan(log, planned)
     return planned, done
 
 
@@ -106,14 +113,14 @@ def test_edit_undo_redo_on_demo_data(demo):
     assert planned.id == fid and planned.label.startswith("UPDATE of ")
 
     undo = inverse(demo, planned)
-    apply(demo, undo)
+    apply_fact_plan(demo, undo)
     assert records(files.step()) == [before]  # the previous record again
     assert demo.facts[fid].content == before["content"] and demo.facts[fid].type == before["type"]
     assert undo.label.startswith("undo UPDATE")
 
     redo = inverse(demo, undo)
     assert redo.label.startswith("redo UPDATE")
-    apply(demo, redo)
+    apply_fact_plan(demo, redo)
     assert files.step() == planned.payload
     assert demo.facts[fid].content == "Tiles above zoom 19 are cached"
     assert [ln.record for ln in demo.history[fid]][-4:] == [
@@ -132,7 +139,7 @@ def test_add_supersede_delete_restore_and_their_undos(small):
     assert records(files.step()) == [
         {"id": "new0", "type": "config", "content": "Port is 8080", "context": "dev server",
          "timestamp": 5000}]  # fmt: skip
-    apply(small, inverse(small, add))
+    apply_fact_plan(small, inverse(small, add))
     assert records(files.step()) == [
         {"id": "new0", "type": "config", "content": "Port is 8080", "context": "dev server",
          "timestamp": 5000, "_deleted": True}]  # fmt: skip
@@ -148,26 +155,26 @@ def test_add_supersede_delete_restore_and_their_undos(small):
     assert small.chain_around(new_id) == (["f3"], [])
     assert small.chain_around("f3") == ([], [new_id])
     undo = inverse(small, sup)
-    apply(small, undo)
+    apply_fact_plan(small, undo)
     lines = records(files.step())
     # the old record without supersededBy, then a _deleted line for the new fact
     assert lines == [fact(3, context="ctx 3", sessionKey="agent:main"),
                      {**records(sup.payload)[0], "_deleted": True}]  # fmt: skip
     assert small.facts["f3"].status == "active" and small.facts[new_id].status == "deleted"
-    apply(small, inverse(small, undo))  # redo
+    apply_fact_plan(small, inverse(small, undo))  # redo
     assert files.step() == sup.payload
     assert small.facts["f3"].superseded_by == new_id and small.facts[new_id].status == "active"
 
     dele, _ = run(small, FactOp.delete("f1"))
     assert records(files.step()) == [{**fact(1), "_deleted": True}]
-    apply(small, inverse(small, dele))
+    apply_fact_plan(small, inverse(small, dele))
     assert records(files.step()) == [fact(1)]  # a restore
     assert small.facts["f1"].status == "active"
 
     rest, _ = run(small, FactOp.restore("f3"))  # a superseded fact active again
     assert records(files.step()) == [fact(3, context="ctx 3", sessionKey="agent:main")]
     assert small.facts["f3"].status == "active"
-    apply(small, inverse(small, rest))
+    apply_fact_plan(small, inverse(small, rest))
     assert records(files.step())[0]["supersededBy"] == new_id
     same_as_reload(small)
 
@@ -180,7 +187,7 @@ def test_bulk_is_one_write_and_one_undo(demo):
     assert len(done.lines) == 4 and added == planned.payload
     assert planned.label == "DELETE of 4 facts" and set(planned.ids) == set(active)
     assert all(demo.facts[i].status == "deleted" for i in active)
-    apply(demo, inverse(demo, planned))
+    apply_fact_plan(demo, inverse(demo, planned))
     assert len(records(files.step())) == 4
     assert all(demo.facts[i].status == "active" for i in active)
     same_as_reload(demo)
@@ -236,12 +243,12 @@ def test_partial_last_line_of_the_agent(small):
 
 
 def test_stale_plans_write_nothing(small):
-    planned = plan(small, FactOp.edit("f1", content="mine"))
+    planned = plan_fact_ops(small, FactOp.edit("f1", content="mine"))
     with open(small.path, "ab") as fh:
         fh.write(orjson.dumps(fact(1, content="the agent's")) + b"\n")
     files = Appends(small.path)
     with pytest.raises(StaleError, match="f1 changed since"):
-        apply(small, planned)
+        apply_fact_plan(small, planned)
     files.unchanged()
     # An undo that would overwrite a later change by the agent is refused too.
     done_plan, _ = run(small, FactOp.edit("f2", content="mine"))
@@ -270,7 +277,7 @@ def test_stale_plans_write_nothing(small):
 def test_bad_operations_are_clear_errors(small, op, message):
     files = Appends(small.path)
     with pytest.raises(FactOpError, match=message):
-        plan(small, op)
+        plan_fact_ops(small, op)
     files.unchanged()
 
 
@@ -278,11 +285,11 @@ def test_deleted_facts_must_be_restored_first(small):
     run(small, FactOp.delete("f1"))
     files = Appends(small.path)
     with pytest.raises(FactOpError, match="already deleted"):
-        plan(small, FactOp.delete("f1"))
+        plan_fact_ops(small, FactOp.delete("f1"))
     with pytest.raises(FactOpError, match="restore it before you update it"):
-        plan(small, FactOp.edit("f1", content="x"))
+        plan_fact_ops(small, FactOp.edit("f1", content="x"))
     with pytest.raises(FactOpError, match="restore it before you supersede it"):
-        plan(small, FactOp.supersede("f1", "x"))
+        plan_fact_ops(small, FactOp.supersede("f1", "x"))
     files.unchanged()
 
 

@@ -197,7 +197,7 @@ def test_adaptive_counts_only_known_tokens(fruit):
 def test_explain_every_reason(tiny):
     index = KnowledgeIndex(tiny)
     e = index.explain("orjson", "f4")
-    assert e.is_hit and e.rank == 1 and e.score == 1.0 and "rank 1" in e.message
+    assert e.verdict == "hit" and e.rank == 1 and e.score == 1.0 and "rank 1" in e.message
     assert index.explain("orjson", "nope").verdict == "unknown_fact"
     e = index.explain("orjson", "old")
     assert e.verdict == "not_active" and "superseded by f1" in e.message
@@ -213,7 +213,7 @@ def test_explain_every_reason(tiny):
     e = index.explain("use orjson", "f3", limit=2)
     assert e.verdict == "cut_by_limit" and e.rank == 3 and e.passing == 3
     assert "cut by limit 2" in e.message
-    assert index.explain("use orjson", "f3").is_hit
+    assert index.explain("use orjson", "f3").verdict == "hit"
 
 
 def test_explain_adaptive_and_no_weight(fruit, tmp_path):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.cli.memory import index_summary, parse_now, resolve_home
 from tests.core.test_memindex import f64, make_v23
 from tests.llm_server import Reply
@@ -28,7 +28,7 @@ def _run(*argv: str) -> tuple[int, str, str]:
     sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     sys.stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
     try:
-        code = main(list(argv))
+        code = run_cli(list(argv))
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

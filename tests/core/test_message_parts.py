@@ -18,11 +18,11 @@ from core.transcript.parts import (
     ORIGIN_SYNTHETIC,
     block_chars,
     clip_lines,
+    collapse_line,
     context_rows,
     format_bytes,
     message_parts,
-    one_line,
-    preview,
+    message_preview,
     tool_call,
     tool_results,
 )
@@ -249,19 +249,19 @@ def test_bash_execution_parts(before):
     parts = message_parts(bash.message)
     assert [p.title for p in parts] == ["Command", "Output"]
     assert parts[0].body == bash.raw["message"]["command"]
-    assert preview(bash.message).startswith("$ ")
+    assert message_preview(bash.message).startswith("$ ")
 
 
 def test_previews_are_one_line(before):
     for e in before.entries[:300]:
         if e.message is None:
             continue
-        text = preview(e.message, 120)
+        text = message_preview(e.message, 120)
         assert "\n" not in text and len(text) <= 120
-    assert preview(before.entry("#2").message).startswith("→ read(path=/Users/badlogic")
-    assert preview(before.entry("#3").message).startswith("read: import { Agent")
+    assert message_preview(before.entry("#2").message).startswith("→ read(path=/Users/badlogic")
+    assert message_preview(before.entry("#3").message).startswith("read: import { Agent")
     s = synthetic_session()
-    assert "[image image/png 2.9 KB]" in preview(s.by_id["e1"].message)
+    assert "[image image/png 2.9 KB]" in message_preview(s.by_id["e1"].message)
 
 
 def test_context_after_second_compaction(before):
@@ -367,7 +367,7 @@ def test_small_helpers():
     assert format_bytes(812) == "812 B"
     assert format_bytes(14_540) == "14.2 KB"
     assert format_bytes(3_250_000) == "3.1 MB"
-    assert one_line("a\n  b\tc", 10) == "a b c"
-    assert one_line("x" * 20, 10) == "x" * 9 + "…"
+    assert collapse_line("a\n  b\tc", 10) == "a b c"
+    assert collapse_line("x" * 20, 10) == "x" * 9 + "…"
     assert clip_lines("1\n2\n3\n4", 2) == ("1\n2", 2)
     assert clip_lines("1\n2", 2) == ("1\n2", 0)

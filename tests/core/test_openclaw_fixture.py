@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.dataset.load import load_dataset
 from core.openclaw.agentdb import AgentDb
 
@@ -43,7 +43,7 @@ def untouched():
 
 def test_sessions_are_openclaws(capsys):
     theirs = _command("sessions all")["json"]["sessions"]
-    assert main(["sessions", str(STATE), "--json"]) == 0
+    assert run_cli(["sessions", str(STATE), "--json"]) == 0
     ours = [s for s in json.loads(capsys.readouterr().out)["sessions"] if s["storage"] == "sqlite"]
     assert sorted((s["agent"], s["key"], s["id"]) for s in ours) == sorted(
         (s["agentId"], s["key"], s["sessionId"]) for s in theirs
@@ -58,7 +58,7 @@ def test_sessions_are_openclaws(capsys):
 
 
 def test_info_names_the_era_and_the_indexes(capsys):
-    assert main(["info", str(STATE), "--json"]) == 0
+    assert run_cli(["info", str(STATE), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     stores = {s["agent"]: s for s in info["stores"] if s["kind"] == "openclaw-agent-sqlite"}
     assert set(stores) == {"main", "ops"}
@@ -99,7 +99,7 @@ def test_transcript_search_finds_what_openclaw_found(command):
 
 def test_budget_uses_the_model_window_and_the_session_row(capsys):
     db = STATE / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-    assert main(["budget", f"{db}#alpha", "--json"]) == 0
+    assert run_cli(["budget", f"{db}#alpha", "--json"]) == 0
     budget = json.loads(capsys.readouterr().out)
     # the config's model (fake/m, contextWindow 16000), as the app's gauge shows it
     assert (budget["window"], budget["window_source"]) == (16000, "config")

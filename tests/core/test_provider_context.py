@@ -60,10 +60,10 @@ def test_the_trimmed_context_is_valid_for_the_provider(before, window):
 def test_the_trim_command_trims_what_pi_sends(fixtures_dir, capsys):
     import orjson
 
-    from core.cli.main import main
+    from core.cli.main import run_cli
 
     path = str(fixtures_dir / "before-compaction.jsonl")
-    assert main(["trim", path, "--window", "36000", "--at", "#700", "--json"]) == 0
+    assert run_cli(["trim", path, "--window", "36000", "--at", "#700", "--json"]) == 0
     out = orjson.loads(capsys.readouterr().out)
     (made,) = [d for d in out["decisions"] if d.get("synthetic")]
     assert made["role"] == "toolResult"

@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from bench.corpus import write_store
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.store.knowledge import load_knowledge
 
 NOW = 1_790_000_000_000
@@ -26,7 +26,7 @@ def data(tmp_path_factory):
 
 
 def run(capsys, *args):
-    code = main([*args, "--json"])
+    code = run_cli([*args, "--json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     return orjson.loads(out.out)
@@ -121,5 +121,5 @@ def test_eval_perfect_label_scores_one(capsys, data, tmp_path):
 
 def test_eval_bad_k(capsys, data, tmp_path):
     home, _ = data
-    assert main(["eval", str(home), "--labels", str(tmp_path / "x.jsonl"), "--k", "a"]) == 1
+    assert run_cli(["eval", str(home), "--labels", str(tmp_path / "x.jsonl"), "--k", "a"]) == 1
     assert "--k" in capsys.readouterr().err

@@ -14,13 +14,13 @@ from core.demo.build import write_demo
 from core.knowledge.review import (
     KnowledgeFileChanged,
     ReviewItem,
-    apply,
+    apply_review,
     catch_up,
     counts,
-    plan,
     plan_review,
-    preview,
+    preview_review,
     review_items,
+    review_writes,
 )
 from core.recall.updater import Candidate, propose
 from core.store.knowledge import load_knowledge
@@ -144,10 +144,10 @@ def test_proposals_show_every_kind_with_compared_facts(queue):
 
 
 def test_nothing_accepted_writes_nothing(queue):
-    assert plan(queue.items, queue.log, at=AT) == []
-    assert apply(queue.items, queue.log, at=AT) == []
+    assert review_writes(queue.items, queue.log, at=AT) == []
+    assert apply_review(queue.items, queue.log, at=AT) == []
     rejected = [i.rejected() for i in queue.items]
-    assert apply(rejected, queue.log, at=AT) == []
+    assert apply_review(rejected, queue.log, at=AT) == []
     assert queue.path.read_bytes() == queue.original
 
 
@@ -155,13 +155,13 @@ def test_only_accepted_are_appended_exactly_as_planned(queue):
     add, upd, sup, none = (queue.first(op) for op in ("ADD", "UPDATE", "SUPERSEDE", "NONE"))
     others = [i.key for i in queue.items if i.key not in {add.key, upd.key, sup.key, none.key}]
     items = decide(queue.items, accept={add.key, upd.key, sup.key, none.key}, reject=others[:3])
-    writes = plan(items, queue.log, at=AT)
+    writes = review_writes(items, queue.log, at=AT)
     assert queue.path.read_bytes() == queue.original  # planning writes nothing
     [w] = writes
     assert w.path == str(queue.path) and w.action == "append"
     assert "1 ADD" in w.summary and "1 UPDATE" in w.summary and "1 SUPERSEDE" in w.summary
 
-    results = apply(items, queue.log, at=AT)
+    results = apply_review(items, queue.log, at=AT)
     assert [r.outcome for r in results] == ["written"] * 3  # NONE: shown, never written
     tail = queue.path.read_bytes()[len(queue.original) :]
     assert tail == b"".join(line.encode() + b"\n" for line in w.lines)  # byte for byte
@@ -200,9 +200,9 @@ def test_edit_changes_what_is_written_and_is_redacted(queue):
     )
     edited = next(i for i in items if i.key == add.key)
     assert edited.state == "edited" and SECRET not in edited.candidate.content
-    [w] = plan(items, queue.log, at=AT)
+    [w] = review_writes(items, queue.log, at=AT)
     assert all(SECRET not in line for line in w.lines)
-    apply(items, queue.log, at=AT)
+    apply_review(items, queue.log, at=AT)
     lines = appended(queue)
     assert lines[0]["type"] == "config" and "rotate monthly" in lines[0]["content"]
     assert SECRET not in queue.path.read_text()
@@ -236,13 +236,13 @@ def test_target_deleted_meanwhile_is_reported_not_written(queue):
     upd, sup, add = queue.first("UPDATE"), queue.first("SUPERSEDE"), queue.first("ADD")
     items = decide(queue.items, accept={upd.key, sup.key, add.key})
     # Planned while the targets were live: three writes.
-    assert len([r for r in preview(items, queue.log, at=AT) if r.outcome == "written"]) == 3
+    assert len([r for r in preview_review(items, queue.log, at=AT) if r.outcome == "written"]) == 3
     # The running agent (another reader/writer of the same file) deletes one, supersedes the other.
     agent = load_knowledge(queue.path)
     agent.delete(upd.target.id)
     agent.supersede(sup.target.id, "Eviction policy moved to a separate crate")
     before = queue.path.read_bytes()
-    results = apply(items, queue.log, at=AT)
+    results = apply_review(items, queue.log, at=AT)
     by_key = {r.item.key: r for r in results}
     assert by_key[upd.key].outcome == "stale" and "deleted" in by_key[upd.key].message
     assert by_key[sup.key].outcome == "stale" and "superseded" in by_key[sup.key].message
@@ -262,7 +262,7 @@ def test_target_edited_meanwhile_and_content_now_present(queue):
     agent = load_knowledge(queue.path)
     agent.update(upd.target.id, content="Tiles are never cached at all")
     agent.add(add.candidate.type, add.candidate.content)
-    results = apply(items, queue.log, at=AT)
+    results = apply_review(items, queue.log, at=AT)
     assert [r.outcome for r in results] == ["stale", "stale"]
     assert "edited meanwhile" in results[0].message or "edited meanwhile" in results[1].message
     assert any("already holds" in r.message for r in results)
@@ -272,11 +272,11 @@ def test_dependent_proposal_needs_its_parent(queue):
     dep = next(i for i in queue.items if i.depends_on)
     parent = next(i for i in queue.items if i.key == dep.depends_on)
     items = decide(queue.items, accept={dep.key}, reject={parent.key})
-    [r] = apply(items, queue.log, at=AT)
+    [r] = apply_review(items, queue.log, at=AT)
     assert r.outcome == "blocked" and "rejected" in r.message
     assert queue.path.read_bytes() == queue.original
     items = decide(queue.items, accept={dep.key, parent.key})
-    results = apply(items, queue.log, at=AT)
+    results = apply_review(items, queue.log, at=AT)
     assert [r.outcome for r in results] == ["written", "written"]
     lines = appended(queue)
     # The dependent acts on the fact its parent wrote.
@@ -312,7 +312,7 @@ def test_catch_up_leaves_a_partial_line_and_refuses_a_shrunk_file(queue):
     queue.path.write_bytes(queue.original[:100])
     size = queue.path.stat().st_size
     with pytest.raises(KnowledgeFileChanged, match="shorter"):
-        apply(items, queue.log, at=AT)
+        apply_review(items, queue.log, at=AT)
     assert queue.path.stat().st_size == size
 
 
@@ -321,7 +321,7 @@ def test_failed_append_is_reported(queue, tmp_path):
     items = decide(queue.items, accept={add.key})
     queue.log.path = str(tmp_path / "missing-dir" / "knowledge.jsonl")
     queue.log.size = queue.log.lines = 0
-    [r] = apply(items, queue.log, at=AT)
+    [r] = apply_review(items, queue.log, at=AT)
     assert r.outcome == "failed" and "missing-dir" in r.message
 
 
@@ -331,7 +331,7 @@ def test_two_batches_acting_on_one_fact_write_once(queue):
     assert again[0].op == "UPDATE" and again[0].target.id == upd.target.id
     assert again[0].key != upd.key
     items = decide([*queue.items, *again], accept={upd.key, again[0].key})
-    results = apply(items, queue.log, at=AT)
+    results = apply_review(items, queue.log, at=AT)
     assert [r.outcome for r in results] == ["written", "stale"]
     assert "already changed by proposal " + upd.label in results[1].message
     assert len(appended(queue)) == 1

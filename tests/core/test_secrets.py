@@ -246,16 +246,16 @@ def test_secret_names(name, secret):
 
 def test_llm_client_sends_the_key_from_the_keychain(memory, monkeypatch, server):
     """With the variable unset, the HTTP client takes the key from the keychain at call time."""
-    from core.compaction.provider import ProviderChoice, key_status
+    from core.compaction.provider import ProviderChoice, provider_key_status
     from core.llm import LLMError
     from tests.core.test_llm import HELLO, oa_ok, openai
 
     name = "MEMLENS_KEYCHAIN_ONLY_KEY"
     monkeypatch.delenv(name, raising=False)
     choice = ProviderChoice("x", "openai:http://127.0.0.1:9/v1:m", name)
-    assert key_status(choice, {}) == "missing"
+    assert provider_key_status(choice, {}) == "missing"
     store_key(name, SECRET)
-    assert key_status(choice, {}) == "set"
+    assert provider_key_status(choice, {}) == "set"
     server.add(oa_ok())
     openai(server, api_key_env=name).complete(HELLO)
     assert server.seen[-1].headers["authorization"] == f"Bearer {SECRET}"

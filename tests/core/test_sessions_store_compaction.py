@@ -9,14 +9,10 @@ import time
 import orjson
 import pytest
 
-from core.compaction.run import (
-    CompactionRefused,
-    LaneBusy,
-    compact,
-    plan_store_update,
-    planned_writes,
-    write_compaction,
-)
+from core.compaction.refusals import CompactionRefused, LaneBusy
+from core.compaction.run import compact
+from core.compaction.store_update import plan_store_update
+from core.compaction.write import planned_writes, write_compaction
 from core.openclaw.sessions_store import (
     REMOVE,
     compaction_changes,
@@ -268,9 +264,9 @@ def test_an_agent_write_between_read_and_backup_is_kept(tmp_path, monkeypatch):
 
 
 def test_the_gateways_store_lock_and_a_reset_session_are_respected(tmp_path, monkeypatch):
-    from core.compaction import run as run_module
+    from core.compaction import checks, store_update
 
-    monkeypatch.setattr(run_module, "STORE_LOCK_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(store_update, "STORE_LOCK_WAIT_SECONDS", 0.2)
     transcript, path = _home(tmp_path)
     lock = path.with_name("sessions.json.lock")
     lock.write_text(json.dumps({"pid": os.getpid(), "createdAt": _now_iso()}))
@@ -284,7 +280,7 @@ def test_the_gateways_store_lock_and_a_reset_session_are_respected(tmp_path, mon
     transcript2, path2 = _home(tmp_path / "b")
     s = load_transcript(transcript2)
     result = compact(s, keep_recent_tokens=3000)
-    real = run_module.load_sessions_store
+    real = store_update.load_sessions_store
     seen = []
 
     def reset_after_read(p):  # type: ignore[no-untyped-def]
@@ -296,7 +292,8 @@ def test_the_gateways_store_lock_and_a_reset_session_are_respected(tmp_path, mon
             path2.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
         return store
 
-    monkeypatch.setattr(run_module, "load_sessions_store", reset_after_read)
+    monkeypatch.setattr(checks, "load_sessions_store", reset_after_read)
+    monkeypatch.setattr(store_update, "load_sessions_store", reset_after_read)
     run = write_compaction(result, s, update_store=True)
     assert run.written and not run.store_update.updated
     assert "the session changed meanwhile" in run.store_update.note
@@ -403,7 +400,7 @@ def test_a_nul_in_a_session_file_neither_fails_the_plan_nor_the_written_compacti
 
 
 def test_a_failing_store_update_never_fails_the_written_compaction(tmp_path, monkeypatch):
-    from core.compaction import run as run_module
+    from core.compaction import store_update
 
     transcript, path = _home(tmp_path)
     raw = path.read_bytes()
@@ -411,7 +408,7 @@ def test_a_failing_store_update_never_fails_the_written_compaction(tmp_path, mon
     def boom(*a, **k):  # type: ignore[no-untyped-def]
         raise RuntimeError("something unexpected")
 
-    monkeypatch.setattr(run_module, "update_sessions_store", boom)
+    monkeypatch.setattr(store_update, "update_sessions_store", boom)
     s = load_transcript(transcript)
     run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
     assert run.written and run.store_update is not None and not run.store_update.updated
@@ -420,7 +417,8 @@ def test_a_failing_store_update_never_fails_the_written_compaction(tmp_path, mon
 
 
 def test_a_running_agent_refuses_the_write_before_anything_is_written(tmp_path):
-    from core.compaction.run import AgentRunning, check_before_write
+    from core.compaction.checks import check_before_write
+    from core.compaction.refusals import AgentRunning
 
     entry = dict(ENTRY, status="running", activeWriterRunId="run-77", lifecycleRevision=4)
     transcript, path = _home(tmp_path, entry=entry)
@@ -454,11 +452,11 @@ def test_a_stale_running_status_is_overridden_by_force(tmp_path):
 )
 def test_the_store_update_is_fenced_like_the_gateways(tmp_path, monkeypatch, field, value):
     """A run that claims the session after the append owns the entry: no patch."""
-    from core.compaction import run as run_module
+    from core.compaction import write as write_module
 
     entry = dict(ENTRY, status="done", activeWriterRunId="run-1", lifecycleRevision=4)
     transcript, path = _home(tmp_path, entry=entry)
-    real = run_module.append_lines
+    real = write_module.append_lines
 
     def append_then_agent(p, payload):  # type: ignore[no-untyped-def]
         done = real(p, payload)
@@ -467,7 +465,7 @@ def test_the_store_update_is_fenced_like_the_gateways(tmp_path, monkeypatch, fie
         path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
         return done
 
-    monkeypatch.setattr(run_module, "append_lines", append_then_agent)
+    monkeypatch.setattr(write_module, "append_lines", append_then_agent)
     s = load_transcript(transcript)
     run = write_compaction(compact(s, keep_recent_tokens=3000), s, update_store=True)
     assert run.written and run.store_update is not None and not run.store_update.updated

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.demo.build import write_demo
 from core.llm import http as llm_http
 from core.llm.retry import RetryPolicy
@@ -94,7 +94,7 @@ def transcript(home: Path, name: str = SESSION) -> Path:
 
 
 def compact(home, url, *extra, name=SESSION):  # type: ignore[no-untyped-def]
-    return main(
+    return run_cli(
         ["compact", str(transcript(home, name)), "--write", "--llm", f"openai:{url}/v1:m", *extra]
     )
 
@@ -232,7 +232,7 @@ def test_a_dry_run_with_a_failed_summary_also_fails(capsys, home, faulty):
     faulty.set(Fault(status=500, body={"error": {"message": "boom"}}))
     before = tree(home)
     path = transcript(home)
-    code = main(["compact", str(path), "--llm", f"openai:{faulty.url}/v1:m", "--json"])
+    code = run_cli(["compact", str(path), "--llm", f"openai:{faulty.url}/v1:m", "--json"])
     out, err = capsys.readouterr()
     assert code == 1 and "summary failed" in err
     payload = orjson.loads(out)

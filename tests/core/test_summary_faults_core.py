@@ -17,10 +17,11 @@ import pytest
 from core.compaction.call_log import FALLBACK_PREFIX
 from core.compaction.plan import plan_compaction
 from core.compaction.provider import InterruptibleClient, ProviderChoice, Timeouts, open_provider
-from core.compaction.run import SummaryFailed, compact, write_compaction
+from core.compaction.run import SummaryFailed, compact
 from core.compaction.safeguard import MAX_SUMMARY_CHARS, safeguard
 from core.compaction.summarize import summarize_plan
 from core.compaction.summarizers import LLMSummarizer, OfflineSummarizer, looks_like_refusal
+from core.compaction.write import write_compaction
 from core.io.jobs import Cancelled
 from core.io.jsstr import js_len
 from core.llm import ChatMessage, Deadline, LLMError, OpenAICompatibleClient

@@ -116,7 +116,7 @@ def test_the_compact_command_sends_the_configs_instructions(server, tmp_path, ca
     import os
     import time
 
-    from core.cli.main import main
+    from core.cli.main import run_cli
     from core.demo.build import write_demo
 
     home = tmp_path / "home"
@@ -130,7 +130,7 @@ def test_the_compact_command_sends_the_configs_instructions(server, tmp_path, ca
     os.utime(path, (old, old))
     server.add(*[_answer()] * 20)
     url = f"openai:{server.url}/v1:m"
-    assert main(["compact", str(path), "--llm", url, "--json"]) == 0
+    assert run_cli(["compact", str(path), "--llm", url, "--json"]) == 0
     capsys.readouterr()
     prompts = [s.body["messages"][-1]["content"] for s in server.seen]
     summaries = [p for p in prompts if p.startswith("<conversation>")]  # not the extraction

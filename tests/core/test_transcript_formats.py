@@ -371,7 +371,9 @@ def test_newer_version_is_read_with_a_warning():
 
 def test_a_header_glued_to_an_entry_leaves_the_agent_no_session(tmp_path):
     """pi's loadEntriesFromFile drops the header's line and then finds no header."""
-    from core.compaction.run import CompactionRefused, compact, write_compaction
+    from core.compaction.refusals import CompactionRefused
+    from core.compaction.run import compact
+    from core.compaction.write import write_compaction
 
     def user(i: str, parent: str | None) -> bytes:
         msg = {"role": "user", "content": f"text {i} " * 200, "timestamp": 1}

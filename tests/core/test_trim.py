@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from core.context.trim import SUMMARY_PREFIX, TrimResult, clear_caches, message_text, smart_trim
+from core.recall.block import strip_prefixes
 from core.recall.bm25 import BM25Index, bm25_scores
 from core.recall.token_table import TABLE, TokenTable
 from core.recall.tokenize import tokenize
+from core.safety.redact import redact
 from core.transcript import context_at, load_transcript
 from core.transcript.normalize import normalize_message
 from core.transcript.recalled_block import MARKER
@@ -508,6 +510,25 @@ def test_raw_dicts_come_back_untouched_and_in_order():
     assert [m.raw for m in result.kept_messages()] == kept
 
 
+def archived(result: TrimResult) -> list[tuple[int, str, str]]:
+    """What the agent archives of a trim: removed user and assistant text, redacted.
+
+    Text blocks, channel prefixes stripped, blank text and recalled blocks skipped
+    (memory-context's archiving of trimmed messages; memlens only shows the trim).
+    """
+    out = []
+    for m, d in zip(result.messages, result.decisions, strict=True):
+        if not d.removed or m.role not in ("user", "assistant"):
+            continue
+        text = " ".join(b.text for b in m.blocks if b.kind == "text")
+        if not text.strip() or MARKER in text:
+            continue
+        clean = strip_prefixes(text)
+        if clean:
+            out.append((d.index, m.role, redact(clean)))
+    return out
+
+
 def test_archive_candidates_are_redacted_user_and_assistant_text():
     secret = "a" * 40
     recalled = user(f"{MARKER} old {PAD}")
@@ -523,17 +544,17 @@ def test_archive_candidates_are_redacted_user_and_assistant_text():
     result = smart_trim(
         context, "stripe webhook", window=WINDOW, reserve_tokens=WINDOW - 2000 - 2000
     )
-    out = result.archive_candidates()
+    out = archived(result)
     removed = {d.index for d in result.decisions if d.removed}
     assert {1, 2, 3} <= removed
-    assert [c.index for c in out] == sorted(
+    assert [index for index, _, _ in out] == sorted(
         i for i in removed if context[i].role in ("user", "assistant")
     )
-    first = out[0]
-    assert first.index == 1 and first.role == "user"
-    assert first.content.startswith("deploy with token=[REDACTED]")
-    assert all(MARKER not in c.content for c in out)
-    assert 3 not in [c.index for c in out]  # tool results are not archived
+    index, role, content = out[0]
+    assert index == 1 and role == "user"
+    assert content.startswith("deploy with token=[REDACTED]")
+    assert all(MARKER not in c for _, _, c in out)
+    assert 3 not in [i for i, _, _ in out]  # tool results are not archived
 
 
 def test_idempotent_on_a_simple_context():
@@ -695,6 +716,6 @@ def test_the_pi_fixture_at_its_leaf(fixtures_dir):
     }
     assert result.decisions[0].reason == "compaction summary at the top of the context"
     assert_pairing(context, result)
-    assert len(result.archive_candidates()) == 54
+    assert len(archived(result)) == 54
     again = smart_trim(result.kept_messages(), window=100_000)
     assert not again.ran and again.tokens_before == 83_601

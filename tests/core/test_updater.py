@@ -10,11 +10,11 @@ import pytest
 from core.recall.updater import (
     Candidate,
     StaleProposalError,
-    apply,
+    apply_operations,
     is_retraction,
-    jaccard,
     js_length,
     propose,
+    token_jaccard,
     words,
 )
 from core.store.knowledge import load_knowledge
@@ -49,8 +49,8 @@ def one(log, content, ftype="decision", context=None, **kw):
 
 def test_helpers():
     assert words("Use  ORJSON\u3000now use") == {"use", "orjson", "now"}
-    assert jaccard(words("a b c"), words("a d")) == 0.25
-    assert jaccard(frozenset(), words("a")) == 0.0
+    assert token_jaccard(words("a b c"), words("a d")) == 0.25
+    assert token_jaccard(frozenset(), words("a")) == 0.0
     assert js_length("ab\U0001f600") == 4  # UTF-16 code units, as the agent's .length
     assert is_retraction("Redis is no longer used") and is_retraction("the flag was removed")
     assert is_retraction("we do not use it anymore") and is_retraction("obsolete: port 80")
@@ -203,7 +203,7 @@ def test_apply_appends_only_and_returns_written_ids(tmp_path):
     )
     assert [o.op for o in ops] == ["ADD", "UPDATE", "SUPERSEDE", "NONE", "DELETE"]
     assert open(log.path, "rb").read() == before  # proposing writes nothing
-    done = apply(log, ops)
+    done = apply_operations(log, ops)
     after = open(log.path, "rb").read()
     assert after.startswith(before)
     assert [d.written_ids for d in done] == [("n0",), ("o1",), ("n1", "o2"), ("o3",)]
@@ -222,12 +222,12 @@ def test_apply_a_subset(tmp_path):
     ops = propose(log, [c, refined])
     before = open(log.path, "rb").read()
     with pytest.raises(StaleProposalError, match="needs proposal 0 accepted"):
-        apply(log, [ops[1]])
+        apply_operations(log, [ops[1]])
     assert open(log.path, "rb").read() == before
-    done = apply(log, list(reversed(ops)))  # batch order, whatever the order given
+    done = apply_operations(log, list(reversed(ops)))  # batch order, whatever the order given
     assert [d.written_ids for d in done] == [("n0",), ("n0",)]
     assert log.facts["n0"].content == refined.content
-    assert apply(log, []) == []
+    assert apply_operations(log, []) == []
 
 
 def test_apply_refuses_stale_proposals(tmp_path):
@@ -236,11 +236,11 @@ def test_apply_refuses_stale_proposals(tmp_path):
     log.update("o1", content="aaaa bbbbb edited by the agent")
     before = open(log.path, "rb").read()
     with pytest.raises(StaleProposalError, match="fact o1 changed"):
-        apply(log, ops)
+        apply_operations(log, ops)
     add = propose(log, [Candidate("decision", "brand new thing")])
     log.add("decision", "Brand new thing")
     with pytest.raises(StaleProposalError, match="the log now holds this content"):
-        apply(log, add)
+        apply_operations(log, add)
     assert open(log.path, "rb").read().startswith(before)
     with pytest.raises(StaleProposalError, match="repeat a batch index"):
-        apply(log, [add[0], add[0]])
+        apply_operations(log, [add[0], add[0]])

@@ -31,7 +31,8 @@ import os, sys
 sys.path.insert(0, sys.argv[1])
 import orjson
 from core.io import fsutil
-fsutil.use_append_helper(sys.argv[3] == "helper")
+if sys.argv[3] != "helper":
+    sys.frozen = True  # a frozen app starts no helper: its appends are made in-process
 path = sys.argv[2]
 lines = [
     orjson.dumps({"n": n, "pad": "x" * (8000 + n * 45_000)}) + b"\\n"  # 8 KB .. 700 KB
@@ -159,16 +160,17 @@ def test_inline_append_can_be_cut_by_a_kill(fast_dir):
 
 def test_a_dead_helper_is_replaced(tmp_path):
     from core.io import fsutil
+    from core.io.append_client import helper
 
     path = tmp_path / "k.jsonl"
     fsutil.append_lines(path, b'{"a":1}\n')
-    proc = fsutil._helper.proc
+    proc = helper.proc
     if proc is None:
         pytest.skip("no helper process on this platform")
     proc.kill()
     proc.wait()
     result = fsutil.append_lines(path, b'{"b":2}\n')
-    assert fsutil._helper.proc is not proc and fsutil._helper.proc.poll() is None
+    assert helper.proc is not proc and helper.proc.poll() is None
     assert path.read_bytes() == b'{"a":1}\n{"b":2}\n' and result.offset == 8
 
 
@@ -187,17 +189,17 @@ def test_helper_errors_keep_their_type_and_file(tmp_path):
             fsutil.append_lines(tmp_path / "ro" / "k.jsonl", b"{}\n")
 
 
-def test_inline_mode_appends_the_same_way(tmp_path):
+def test_inline_mode_appends_the_same_way(tmp_path, monkeypatch):
     from core.io import fsutil
+    from core.io.append_client import helper
 
     path = tmp_path / "k.jsonl"
     path.write_bytes(b'{"partial')
-    fsutil.use_append_helper(False)
-    try:
-        assert fsutil._helper.proc is None
-        result = fsutil.append_lines(path, b'{"a":1}\n')
-    finally:
-        fsutil.use_append_helper(True)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # a frozen app has no helper
+    assert not helper.available()
+    before = helper.proc
+    result = fsutil.append_lines(path, b'{"a":1}\n')
+    assert helper.proc is before  # the helper was neither started nor asked
     assert path.read_bytes() == b'{"partial\n{"a":1}\n'
     assert (result.offset, result.length) == (9, 9)
     assert fsutil.append_lines(path, b'{"b":2}\n').offset == 18

@@ -4,7 +4,7 @@ A case copies a base tree (the demo OpenClaw home, or the real pi fixtures),
 lets the live follower load it, mutates one to three of its files, then runs
 the app's loaders and a draw of read commands in-process, and counts:
 
-* tracebacks: an exception escaping ``core.cli.main.main`` or a loader (or a hang);
+* tracebacks: an exception escaping ``core.cli.main.run_cli`` or a loader (or a hang);
 * unexpected errors: "a bug in memlens", or an exit status other than 0 and 1;
 * errors without a file name: exit 1 whose message names no file of the case,
   and problems without a file;
@@ -267,7 +267,7 @@ def run_command(
     argv: list[str], tree: Path, mutated: list[Path], case: str, report: Report
 ) -> None:
     """Run one CLI command in-process and count what went wrong."""
-    from core.cli.main import main
+    from core.cli.main import run_cli as main
 
     report.commands += 1
     where = f"{case} :: memlens {' '.join(a[:80] for a in argv)}"

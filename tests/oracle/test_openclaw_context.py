@@ -615,7 +615,7 @@ def _home_copy(built: dict[str, Any], dest: Path) -> Path:
 
 
 def test_sessions_agree_with_openclaw(openclaw, built, tmp_path, capsys):
-    from core.cli.main import main
+    from core.cli.main import run_cli
     from core.dataset.load import load_dataset
     from core.openclaw.agentdb import session_path
 
@@ -629,7 +629,7 @@ def test_sessions_agree_with_openclaw(openclaw, built, tmp_path, capsys):
         check=True,
     )
     theirs = json.loads(done.stdout[done.stdout.index("{") :])["sessions"]
-    assert main(["sessions", str(state), "--json"]) == 0
+    assert run_cli(["sessions", str(state), "--json"]) == 0
     ours = json.loads(capsys.readouterr().out)["sessions"]
     assert [s["key"] for s in ours] == [s["key"] for s in theirs] == [KEY]
     assert ours[0]["id"] == theirs[0]["sessionId"] == SESSION
@@ -656,13 +656,13 @@ def test_compaction_on_demand_runs_through_openclaw(openclaw, built, tmp_path, c
     import socket
     import time
 
-    from core.cli.main import main
+    from core.cli.main import run_cli
     from core.openclaw.agentdb import AgentDb, session_path
     from core.transcript import context_at
 
     state = _home_copy(built, tmp_path)
     ref = session_path(_db(state), SESSION)
-    assert main(["compact", ref, "--write"]) == 1
+    assert run_cli(["compact", ref, "--write"]) == 1
     assert "never writes" in capsys.readouterr().err
     with AgentDb(_db(state)) as db:
         before = db.load_session(SESSION)
@@ -692,7 +692,7 @@ def test_compaction_on_demand_runs_through_openclaw(openclaw, built, tmp_path, c
             else:
                 pytest.fail("the loopback gateway did not start")
             monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", GATEWAY_TOKEN)
-            code = main(["compact", ref, "--via-openclaw", "--openclaw", " ".join(openclaw.cli),
+            code = run_cli(["compact", ref, "--via-openclaw", "--openclaw", " ".join(openclaw.cli),
                          "--json", "--timeout", "240"])  # fmt: skip
             out = capsys.readouterr()
             assert code == 0, out.err

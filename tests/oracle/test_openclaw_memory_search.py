@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from tests.oracle.fake_llm import FakeLLM
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class Home:
         old = sys.stdout
         sys.stdout = io.TextIOWrapper(buf, encoding="utf-8", write_through=True)
         try:
-            code = main(["memory", "search", str(self.root), query, "--now", str(NOW), "--json"])
+            code = run_cli(["memory", "search", str(self.root), query, "--now", str(NOW), "--json"])
         finally:
             sys.stdout.flush()
             out = buf.getvalue()

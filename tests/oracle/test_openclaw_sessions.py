@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from tests.core.build import chain, lines, write_file
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def compacted(tmp_path, capsys):
     path = sessions / "sessions.json"
     path.write_text(json.dumps(store, indent=2) + "\n")
     t0 = int(time.time() * 1000)
-    assert main(["compact", str(transcript), "--write", "--json"]) == 0
+    assert run_cli(["compact", str(transcript), "--write", "--json"]) == 0
     out = orjson.loads(capsys.readouterr().out)
     t1 = int(time.time() * 1000)
     assert out["written"] and out["sessions_store"]["updated"], out["sessions_store"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.compaction.plan import plan_compaction
 from core.demo.build import write_demo
 from core.transcript import context_at, load_transcript
@@ -62,7 +62,7 @@ def memlens_view(path: Path) -> dict:
 def test_pi_reads_memlens_compaction_with_its_summary_first(pi_package, transcript):
     before = pi_context(pi_package, transcript)
     assert before["messages"] == memlens_view(transcript)["messages"]
-    assert main(["compact", str(transcript), "--write", "--json"]) == 0
+    assert run_cli(["compact", str(transcript), "--write", "--json"]) == 0
     entry = orjson.loads(transcript.read_bytes().splitlines()[-1])
     assert entry["type"] == "compaction"
     after = pi_context(pi_package, transcript)
@@ -83,12 +83,12 @@ def test_pi_reads_the_fallback_written_on_request_with_its_notice_first(
         untouched = transcript.read_bytes()
         before = pi_context(pi_package, transcript)
         # a failure never turns into a write: pi's context is exactly as it was
-        assert main(["compact", str(transcript), "--write", "--llm", url, "--timeout", "20"]) == 1
+        assert run_cli(["compact", str(transcript), "--write", "--llm", url, "--timeout", "20"]) == 1
         assert transcript.read_bytes() == untouched
         assert pi_context(pi_package, transcript) == before
         # only when the user asks for it
         argv = ["compact", str(transcript), "--write", "--llm", url, "--allow-fallback"]
-        assert main([*argv, "--timeout", "20"]) == 0
+        assert run_cli([*argv, "--timeout", "20"]) == 0
     capsys.readouterr()
     after = pi_context(pi_package, transcript)
     assert after["first"]["role"] == "compactionSummary"

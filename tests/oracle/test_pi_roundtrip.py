@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from core.cli.main import main
+from core.cli.main import run_cli
 from core.compaction.plan import plan_compaction
 from core.transcript import load_transcript
 from tests.oracle import pi_agent
@@ -72,7 +72,7 @@ def trip(pi_package, tmp_path_factory) -> Iterator[Trip]:
                 rpc.prompt(f"go on with step {n}")
             path = Path(rpc.state()["sessionFile"])
         before = raw_entries(path)
-        code = main(["compact", str(path), "--write", "--force", "--window", str(WINDOW)])
+        code = run_cli(["compact", str(path), "--write", "--force", "--window", str(WINDOW)])
         assert code == 0
         compaction = raw_entries(path)[-1]
         assert compaction["type"] == "compaction"

@@ -40,7 +40,7 @@ from typing_extensions import override
 from core.knowledge.review import (
     KnowledgeFileChanged,
     ReviewItem,
-    apply,
+    apply_review,
     catch_up,
     counts,
     plan_review,
@@ -359,7 +359,7 @@ class ReviewQueue(QWidget):
             self.status_label.setText("Write cancelled: nothing was written.")
             return []
         try:
-            results = apply(self.items(), log, at=at)
+            results = apply_review(self.items(), log, at=at)
         except KnowledgeFileChanged as exc:
             self.status_label.setText(f"Not written: {exc}")
             return []

@@ -13,28 +13,23 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt
-from PySide6.QtGui import QBrush, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QGroupBox,
     QHeaderView,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
-from typing_extensions import override
 
-from widgets.common.record_model import Column, RecordTableModel, SortRole
+from widgets.common.record_model import Column, SortRole
+from widgets.common.tip_model import TipTableModel
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from core.recall.engine import RecallPreview as RecallOutcome
-    from core.recall.hybrid import Explanation, Hit, SearchResult
+    from core.recall.engine import RecallOutcome
+    from core.recall.hybrid import Hit, SearchResult, SegmentExplanation
     from core.recall.knowledge_search import KnowledgeHit
     from core.store.segments import Segment
-    from widgets.common.record_model import Index
 
 T = TypeVar("T")
 
@@ -89,51 +84,6 @@ class CutRow:
     item: str
     why: str
     ident: str = ""
-
-
-# -- model ---------------------------------------------------------------------------------
-class TipTableModel(RecordTableModel[T]):
-    """A :class:`RecordTableModel` with header tooltips, cell tooltips and dimmed rows."""
-
-    def __init__(
-        self,
-        columns: Sequence[Column[T]],
-        header_tips: Sequence[str],
-        *,
-        cell_tip: Callable[[T], str] | None = None,
-        dimmed: Callable[[T], bool] | None = None,
-        parent: Any = None,
-    ) -> None:
-        super().__init__(columns, parent)
-        self._tips = list(header_tips)
-        self._cell_tip = cell_tip
-        self._dimmed = dimmed
-
-    @override
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.ToolTipRole and self._cell_tip is not None:
-            if index.isValid() and 0 <= index.row() < self.rowCount():
-                return self._cell_tip(self.record(index.row()))
-            return None
-        if role == Qt.ItemDataRole.ForegroundRole and self._dimmed is not None:
-            if index.isValid() and 0 <= index.row() < self.rowCount():
-                if self._dimmed(self.record(index.row())):
-                    pal = QApplication.palette()
-                    return QBrush(pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
-            return None
-        return super().data(index, role)
-
-    @override
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if (
-            role == Qt.ItemDataRole.ToolTipRole
-            and orientation == Qt.Orientation.Horizontal
-            and 0 <= section < len(self._tips)
-        ):
-            return self._tips[section]
-        return super().headerData(section, orientation, role)
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -393,7 +343,7 @@ HEADLINES = {
 
 
 def explanation_html(
-    expl: Explanation,
+    expl: SegmentExplanation,
     result: SearchResult,
     segment: Segment | None,
     block_note: str = "",

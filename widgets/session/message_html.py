@@ -18,9 +18,9 @@ from core.io import jsonio
 from core.transcript.parts import (
     arguments_text,
     clip_lines,
+    collapse_line,
     format_bytes,
     message_parts,
-    one_line,
     tool_call,
     tool_results,
     usage_line,
@@ -317,7 +317,7 @@ class EntryRenderer:
                 style = f"white-space:pre-wrap;font-style:italic;color:{self.t.muted}"
                 row = f'<div style="{style}">{esc(part.body)}</div>'
             else:
-                row = f"<i>{self.muted(one_line(part.body, 160) or '(empty)')}</i>"
+                row = f"<i>{self.muted(collapse_line(part.body, 160) or '(empty)')}</i>"
             self.card("thinking", title, tok, [row])
         elif part.kind == "tool_call":
             self._call(part, tok)
@@ -400,7 +400,7 @@ class EntryRenderer:
     def _other(self, entry: Entry) -> None:
         skip = {"type", "id", "parentId", "timestamp"}
         facts = [
-            (k, esc(one_line(str(v), 200)))
+            (k, esc(collapse_line(str(v), 200)))
             for k, v in entry.raw.items()
             if k not in skip and isinstance(v, (str, int, float, bool))
         ]
