@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -16,16 +15,16 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from typing_extensions import override
 
 from core.io import jsonio
 from core.io.timefmt import utc_minute_ms
 from core.knowledge.history import ChainLink, HistoryRow, fact_chain, fact_history
-from widgets.common.record_model import Column, RecordRole, RecordTableModel, SortRole
+from widgets.common.record_model import Column, RecordRole, SortRole
+from widgets.common.tip_model import TipTableModel
 from widgets.facts.model import STATUS_COLORS, STATUS_TIPS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from core.knowledge.sources import SourceHit
     from core.store.knowledge import Fact, KnowledgeLog
@@ -76,34 +75,6 @@ SOURCE_COLUMNS: tuple[Column[SourceHit], ...] = (
 )
 
 
-class TipTableModel(RecordTableModel[T]):
-    """A record model whose rows have a tooltip made from the record."""
-
-    def __init__(
-        self,
-        columns: Sequence[Column[T]],
-        tip: Callable[[T], str],
-        parent: QWidget | None = None,
-        *,
-        bold: Callable[[T], bool] | None = None,
-    ) -> None:
-        super().__init__(columns, parent)
-        self._tip = tip
-        self._bold = bold
-
-    @override
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.ToolTipRole and index.isValid():
-            return self._tip(self.record(index.row()))
-        if role == Qt.ItemDataRole.FontRole and self._bold is not None and index.isValid():
-            if self._bold(self.record(index.row())):
-                font = QFont()
-                font.setBold(True)
-                return font
-            return None
-        return super().data(index, role)
-
-
 def _history_tip(row: HistoryRow) -> str:
     text = jsonio.dumps(row.record).decode("utf-8", "replace")
     return (
@@ -127,7 +98,7 @@ def _chain_tip(link: ChainLink) -> str:
     return f"<b>{_esc(link.relation)}</b> · {f.status} · {_esc(f.id)}<p>{_esc(f.content)}</p>"
 
 
-def _table(model: RecordTableModel[Any], widths: Sequence[int]) -> QTableView:
+def _table(model: TipTableModel[Any], widths: Sequence[int]) -> QTableView:
     proxy = QSortFilterProxyModel(model)
     proxy.setSourceModel(model)
     proxy.setSortRole(SortRole)
@@ -169,12 +140,12 @@ class FactDetail(QWidget):
         self.text.setMaximumHeight(64)
         self.text.setToolTip("The fact as its last line says it")
 
-        self.history_model = TipTableModel(HISTORY_COLUMNS, _history_tip, self)
+        self.history_model = TipTableModel(HISTORY_COLUMNS, self, cell_tip=_history_tip)
         self.history_view = _table(self.history_model, (34, 52, 70, 118, 170, 96, 320))
         self.history_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.history_view.setToolTip("Every log line of the fact, oldest first")
         self.chain_model = TipTableModel(
-            CHAIN_COLUMNS, _chain_tip, self, bold=lambda c: c.distance == 0
+            CHAIN_COLUMNS, self, cell_tip=_chain_tip, bold=lambda c: c.distance == 0
         )
         self.chain_view = _table(self.chain_model, (170, 90, 96, 560, 118))
         self.chain_view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
@@ -183,7 +154,7 @@ class FactDetail(QWidget):
             "Enter or double-click to go there"
         )
         self.chain_view.activated.connect(self._on_chain_activated)
-        self.sources_model = TipTableModel(SOURCE_COLUMNS, _source_tip, self)
+        self.sources_model = TipTableModel(SOURCE_COLUMNS, self, cell_tip=_source_tip)
         self.sources_view = _table(self.sources_model, (52, 70, 80, 76, 118, 620))
         self.sources_view.sortByColumn(0, Qt.SortOrder.DescendingOrder)
         self.sources_view.setToolTip(

@@ -38,6 +38,7 @@ from core.recall.hybrid import SearchConfig, SegmentExplanation, explain
 from core.safety.redact import maybe_redact
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
+from widgets.common.tip_model import TipTableModel
 from widgets.recall.knobs import SearchKnobs
 from widgets.recall.preview_models import (
     CUT_COLUMNS,
@@ -46,7 +47,6 @@ from widgets.recall.preview_models import (
     CutRow,
     DetailRow,
     KnowledgeRow,
-    TipTableModel,
     build_rows,
     cut_tip,
     detail_tip,
@@ -138,19 +138,22 @@ class RecallPreview(QWidget):
 
         self.knowledge_model: TipTableModel[KnowledgeRow] = TipTableModel(
             [c for c, _ in KNOWLEDGE_COLUMNS],
-            [t for _, t in KNOWLEDGE_COLUMNS],
+            self,
+            header_tips=[t for _, t in KNOWLEDGE_COLUMNS],
             cell_tip=knowledge_tip,
-            parent=self,
         )
         self.detail_model: TipTableModel[DetailRow] = TipTableModel(
             [c for c, _ in DETAIL_COLUMNS],
-            [t for _, t in DETAIL_COLUMNS],
+            self,
+            header_tips=[t for _, t in DETAIL_COLUMNS],
             cell_tip=detail_tip,
             dimmed=lambda r: r.rejected,
-            parent=self,
         )
         self.cut_model: TipTableModel[CutRow] = TipTableModel(
-            [c for c, _ in CUT_COLUMNS], [t for _, t in CUT_COLUMNS], cell_tip=cut_tip, parent=self
+            [c for c, _ in CUT_COLUMNS],
+            self,
+            header_tips=[t for _, t in CUT_COLUMNS],
+            cell_tip=cut_tip,
         )
         self.knowledge_view = make_table(self.knowledge_model)
         self.detail_view = make_table(self.detail_model)

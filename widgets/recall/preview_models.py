@@ -23,13 +23,13 @@ from PySide6.QtWidgets import (
 )
 
 from widgets.common.record_model import Column, SortRole
-from widgets.common.tip_model import TipTableModel
 
 if TYPE_CHECKING:
     from core.recall.engine import RecallOutcome
     from core.recall.hybrid import Hit, SearchResult, SegmentExplanation
     from core.recall.knowledge_search import KnowledgeHit
     from core.store.segments import Segment
+    from widgets.common.tip_model import TipTableModel
 
 T = TypeVar("T")
 
