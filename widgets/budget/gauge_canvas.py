@@ -16,6 +16,8 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalett
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from typing_extensions import override
 
+from widgets.common.palette import is_dark
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -72,11 +74,6 @@ def fmt_pct(tokens: int, window: int) -> str:
     if 0 < pct < 0.05:
         return "<0.1%"
     return f"{pct:.1f}%"
-
-
-def is_dark(palette: QPalette) -> bool:
-    """True for a dark palette (dark window background)."""
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def hatch(color: QColor) -> QBrush:

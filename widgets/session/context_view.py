@@ -48,8 +48,9 @@ from core.transcript.parts import (
 from core.transcript.replay import context_at, context_size
 from core.transcript.run_bound import run_bound
 from widgets.common.jobs import default_runner
+from widgets.common.palette import is_dark
 from widgets.common.record_model import Column, RecordRole, RecordTableModel, SortRole
-from widgets.session.message_html import is_dark, mix, role_colour
+from widgets.session.message_html import mix, role_colour
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -26,6 +26,7 @@ from core.transcript.parts import (
     usage_line,
 )
 from core.transcript.tokens import estimate_message, usage_total
+from widgets.common.palette import is_dark
 
 if TYPE_CHECKING:
     from collections.abc import Set
@@ -53,11 +54,6 @@ TEXT_LINES = 80
 """Text blocks longer than this are clipped until expanded."""
 MONO_LINES = 30
 """Tool arguments and results longer than this are clipped until expanded."""
-
-
-def is_dark(palette: QPalette) -> bool:
-    """True when *palette* draws light text on a dark window."""
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def role_colour(role: str, dark: bool) -> QColor:

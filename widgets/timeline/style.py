@@ -90,11 +90,6 @@ def palette_colors(palette: QPalette) -> dict[str, QColor]:
     }
 
 
-def is_dark(palette: QPalette) -> bool:
-    """True for a dark palette (light text on a dark base)."""
-    return palette.color(QPalette.ColorRole.Base).lightnessF() < 0.5
-
-
 def legend_html(entries: Sequence[tuple[str, str, str]], text: QColor) -> str:
     """A one-line legend: ``(glyph, colour, label)`` per entry."""
     cells = [
