@@ -169,7 +169,7 @@ class LiveController(QObject):
         self._reading = False
         self._read_again = False
         self._held: list[LiveRead] = []
-        """Reads that arrived while paused: applied with the next one."""
+        """Reads that arrived while paused: applied on resume, before the next read."""
         self._recall_pending: list[RecallData | None] = []
         self._embedding = False
         self._embed_again = False
@@ -253,6 +253,10 @@ class LiveController(QObject):
         """Apply everything written while paused (in one batch), then follow again."""
         if self._state == "paused":
             self._set_state("live")
+            if self._held:  # before the next read: it builds on what they found
+                held = LiveRead([step for r in self._held for step in r.steps])
+                self._held = []
+                self._apply(held)
             self._everything = True
             self._start_read()
 
@@ -337,16 +341,18 @@ class LiveController(QObject):
         )
 
     def _on_read(self, read: LiveRead) -> None:
-        follower = self.follower
-        if follower is None:
+        if self.follower is None:
             return
         if self._state == "paused":
-            self._held.append(read)  # applied with the read of the resume
-            self._on_read_ended()
-            return
-        if self._held:
-            read = LiveRead([step for r in (*self._held, read) for step in r.steps])
-            self._held = []
+            self._held.append(read)  # applied on resume, before its read
+        else:
+            self._apply(read)
+        self._on_read_ended()
+
+    def _apply(self, read: LiveRead) -> None:
+        """Run a read's steps on the data set (GUI thread) and say what changed."""
+        follower = self.follower
+        assert follower is not None
         try:
             changes = follower.apply(read)
         except Exception as exc:  # a bad batch must not stop live mode
@@ -358,7 +364,6 @@ class LiveController(QObject):
             self.last_event_time = time.time()
             self.last_changes = changes
             self._emit(changes)
-        self._on_read_ended()
 
     def _on_read_failed(self, message: str) -> None:
         changes = self._failure(message)  # the runner logged the traceback

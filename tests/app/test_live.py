@@ -408,3 +408,48 @@ def test_a_late_read_after_detach_is_dropped_and_reattach_follows(qtbot, demo):
     assert [e.id for e in session.entries[n:]] == ["lbl00003"]  # applied once
     controller.detach()
     assert pool.waitForDone(5_000)
+
+
+def test_a_read_that_ends_while_paused_is_applied_on_resume(qtbot, demo):
+    """A read in flight at pause is held; resume applies it before reading again.
+
+    Its new session must join the data set: a read before it would stop following it.
+    """
+    import threading
+
+    from PySide6.QtCore import QThreadPool
+
+    from widgets.common.jobs import JobRunner
+
+    _root, data, recall = demo
+    first = data.sessions[0]
+    fresh = Path(first.path).with_name("held-while-paused.jsonl")
+    header = orjson.loads(Path(first.path).read_bytes().splitlines()[0])
+    fresh.write_bytes(orjson.dumps({**header, "id": "held-session"}) + b"\n")
+    pool = QThreadPool()
+    runner = JobRunner(pool)
+    controller = LiveController(drain_ms=0, runner=runner)
+    controller.attach(data, recall)
+    release = threading.Event()
+    real = controller.follower.read
+
+    def slow(dirty, *, everything=False):
+        release.wait(10)
+        return real(dirty, everything=everything)
+
+    controller.follower.read = slow
+    batches = []
+    controller.batch_applied.connect(batches.append)
+    qtbot.waitUntil(lambda: bool(runner.running()), timeout=2_000)
+    controller.pause()
+    release.set()
+    qtbot.waitUntil(lambda: not runner.running(), timeout=5_000)
+    assert batches == [] and all(s.path != str(fresh) for s in data.sessions)
+    controller.resume()
+    qtbot.waitUntil(lambda: any(s.path == str(fresh) for s in data.sessions), timeout=5_000)
+    assert any("held-session" in c.sessions_added for c in batches)
+    qtbot.wait(300)  # the resume's read, and the next ones, keep it
+    assert sum(s.path == str(fresh) for s in data.sessions) == 1
+    assert str(fresh) in controller.follower.files()
+    controller.detach()
+    assert pool.waitForDone(5_000)
