@@ -1,20 +1,34 @@
-"""The window's menus, actions and keyboard shortcuts."""
+"""The window's menus, actions and keyboard shortcuts.
+
+:class:`Actions` is handed the window (for its menu bar and shortcuts), the
+:class:`Shell` commands it triggers (open, cancel), the views and the helpers; it
+never imports the window's class.
+"""
 
 from __future__ import annotations
 
 import html
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Slot
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtCore import QObject, QUrl, Slot
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWidget
 
 from app.about import show_about
+from app.logs import log_file
 from app.theme import apply_theme
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from PySide6.QtWidgets import QMainWindow
+
+    from app.inspector import Inspector
+    from app.manager import Manager
+    from app.settings import AppSettings
+    from app.settings_dialog import SettingsDialog
+    from app.status import StatusBar
+    from app.views import Views
+    from widgets.common.state import AppState
 
 VIEWS = (
     ("sessions", "&Sessions", "Ctrl+1"),
@@ -33,12 +47,50 @@ VIEWS = (
 )
 
 
+class Shell(Protocol):
+    """The window's commands the menus trigger."""
+
+    @property
+    def place(self) -> str:
+        """The place open (or opening) now."""
+
+    def open_path(self, path: str) -> None:
+        """Open a data directory or transcript."""
+
+    def open_demo(self) -> None:
+        """Open the built-in demo data."""
+
+    def escape(self) -> None:
+        """Stop what is running (Esc)."""
+
+
 class Actions(QObject):
     """Every action of the main window, by name, so tests and menus share them."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(
+        self,
+        window: QMainWindow,
+        shell: Shell,
+        views: Views,
+        *,
+        state: AppState,
+        settings: AppSettings,
+        inspector: Inspector,
+        manager: Manager,
+        status: StatusBar,
+        live_action: QAction,
+    ) -> None:
         super().__init__(window)
-        self.window = window
+        self.main = window
+        self.shell = shell
+        self.views = views
+        self.app_state = state
+        self.settings = settings
+        self.inspector = inspector
+        self.manager = manager
+        self.status = status
+        self.live_action = live_action
+        self.settings_dialog: SettingsDialog | None = None
         self.by_name: dict[str, QAction] = {}
         self.recent_menu = QMenu("Open &Recent", window)
         self._file_menu()
@@ -47,18 +99,24 @@ class Actions(QObject):
         self._help_menu()
         self.refresh_recent()
 
-    def add(self, name: str, text: str, keys: QKeySequence | str | None, slot: object) -> QAction:
+    def add(
+        self,
+        name: str,
+        text: str,
+        keys: QKeySequence | QKeySequence.StandardKey | str | None,
+        slot: object,
+    ) -> QAction:
         """Create an action, give it a shortcut, register it on the window."""
-        action = QAction(text, self.window)
+        action = QAction(text, self.main)
         if keys is not None:
             action.setShortcut(QKeySequence(keys))
         action.triggered.connect(slot)
-        self.window.addAction(action)
+        self.main.addAction(action)
         self.by_name[name] = action
         return action
 
     def _file_menu(self) -> None:
-        menu = self.window.menuBar().addMenu("&File")
+        menu = self.main.menuBar().addMenu("&File")
         menu.addAction(
             self.add(
                 "open_folder", "Open &Folder…", QKeySequence.StandardKey.Open, self._choose_folder
@@ -73,33 +131,33 @@ class Actions(QObject):
             self.add("reload", "Re&load", QKeySequence.StandardKey.Refresh, self._reload)
         )
         menu.addSeparator()
-        menu.addAction(self.add("cancel", "&Cancel", "Esc", self.window.escape))
+        menu.addAction(self.add("cancel", "&Cancel", "Esc", self.shell.escape))
         menu.addSeparator()
         menu.addAction(self.add("settings", "&Settings…", "Ctrl+,", self._settings))
         menu.addSeparator()
-        menu.addAction(self.add("quit", "&Quit", QKeySequence.StandardKey.Quit, self.window.close))
+        menu.addAction(self.add("quit", "&Quit", QKeySequence.StandardKey.Quit, self.main.close))
         self.add("find", "Find", QKeySequence.StandardKey.Find, self._find)
 
     def _edit_menu(self) -> None:
-        menu = self.window.menuBar().addMenu("&Edit")
-        stack = self.window.facts_view.undo_stack
-        undo = stack.createUndoAction(self.window, "&Undo")
+        menu = self.main.menuBar().addMenu("&Edit")
+        stack = self.views.facts_view.undo_stack
+        undo = stack.createUndoAction(self.main, "&Undo")
         undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = stack.createRedoAction(self.window, "&Redo")
+        redo = stack.createRedoAction(self.main, "&Redo")
         redo.setShortcut(QKeySequence("Ctrl+Shift+Z"))
         for name, action in (("undo", undo), ("redo", redo)):
-            self.window.addAction(action)
+            self.main.addAction(action)
             self.by_name[name] = action
             menu.addAction(action)
         menu.addSeparator()
         menu.addAction(self.by_name["find"])
 
     def _view_menu(self) -> None:
-        menu = self.window.menuBar().addMenu("&View")
+        menu = self.main.menuBar().addMenu("&View")
         for name, text, keys in VIEWS:
             menu.addAction(
                 self.add(
-                    f"view_{name}", text, keys, lambda _=False, n=name: self.window.show_view(n)
+                    f"view_{name}", text, keys, lambda _=False, n=name: self.views.show_view(n)
                 )
             )
         menu.addSeparator()
@@ -111,33 +169,35 @@ class Actions(QObject):
                 self._why_not,
             )
         )
-        live = self.window.live.indicator.toggle_action
-        self.window.addAction(live)
+        live = self.live_action
+        self.main.addAction(live)
         self.by_name["live"] = live
         menu.addAction(live)
         menu.addSeparator()
-        menu.addAction(self.window.nav_dock.toggleViewAction())
-        menu.addAction(self.window.problem_dock.toggleViewAction())
-        menu.addAction(self.window.activity_dock.toggleViewAction())
+        menu.addAction(self.views.nav_dock.toggleViewAction())
+        menu.addAction(self.views.problem_dock.toggleViewAction())
+        menu.addAction(self.views.activity_dock.toggleViewAction())
         theme = menu.addMenu("T&heme")
         group = QActionGroup(self)
         for value in ("system", "light", "dark"):
-            action = QAction(value.title(), self.window, checkable=True)
-            action.setChecked(self.window.settings.theme == value)
+            action = QAction(value.title(), self.main)
+            action.setCheckable(True)
+            action.setChecked(self.settings.theme == value)
             action.triggered.connect(lambda _=False, v=value: self.set_theme(v))
             group.addAction(action)
             theme.addAction(action)
             self.by_name[f"theme_{value}"] = action
 
     def _help_menu(self) -> None:
-        menu = self.window.menuBar().addMenu("&Help")
+        menu = self.main.menuBar().addMenu("&Help")
         menu.addAction(self.add("shortcuts", "&Keyboard Shortcuts", "F1", self._show_shortcuts))
-        menu.addAction(self.add("about", "&About memlens", None, lambda: show_about(self.window)))
+        menu.addAction(self.add("open_log", "Open &Log", None, self._open_log))
+        menu.addAction(self.add("about", "&About memlens", None, lambda: show_about(self.main)))
 
     def refresh_recent(self) -> None:
         """Rebuild the recent-places menu from the settings."""
         self.recent_menu.clear()
-        places = self.window.settings.recent
+        places = self.settings.recent
         for i, place in enumerate(places):
             label = f"&{i + 1} {place}" if i < 9 else place
             action = self.recent_menu.addAction(label)
@@ -147,88 +207,86 @@ class Actions(QObject):
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear List", self._clear_recent)
         self.recent_menu.setEnabled(bool(places))
-        self.window.first_run.set_recent(places)
+        self.views.first_run.set_recent(places)
 
     def open_recent(self, place: str) -> None:
         """Open a recent place; one that has gone is dropped from the list, with a message."""
         if not os.path.exists(place):
-            self.window.settings.remove_recent(place)
+            self.settings.remove_recent(place)
             self.refresh_recent()
             message = f"{place} no longer exists; removed from recent places"
-            self.window.place_label.setText(message)
-            self.window.first_run.set_message(message, error=True)
+            self.status.say(message)
+            self.views.first_run.set_message(message, error=True)
             return
-        self.window.open_path(place)
+        self.shell.open_path(place)
 
     def set_theme(self, theme: str) -> None:
         """Switch to ``system``, ``light`` or ``dark`` and remember it."""
-        self.window.settings.theme = theme
+        self.settings.theme = theme
         app = QApplication.instance()
         if isinstance(app, QApplication):
             apply_theme(app, theme)
-        self.window.inspector.refresh()
+        self.inspector.refresh()
 
     @Slot()
     def _settings(self) -> None:
         from app.settings_dialog import SettingsDialog
 
-        data = self.window.data
-        dialog = SettingsDialog(
-            self.window.settings, data.config if data else None, parent=self.window
-        )
-        dialog.saved.connect(lambda _config: self.window.manager.apply_settings())
+        data = self.app_state.data
+        dialog = SettingsDialog(self.settings, data.config if data else None, parent=self.main)
+        dialog.saved.connect(lambda _config: self.manager.apply_settings())
         dialog.open()
-        self.window.settings_dialog = dialog
+        self.settings_dialog = dialog
 
     @Slot()
     def _why_not(self) -> None:
-        result = self.window.inspector.explain_current_message()
+        result = self.inspector.explain_current_message()
         if result != "explained":
-            self.window.place_label.setText(result)
+            self.status.say(result)
 
     @Slot()
     def _clear_recent(self) -> None:
-        self.window.settings.clear_recent()
+        self.settings.clear_recent()
         self.refresh_recent()
 
     @Slot()
     def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.window, "Open data directory")
+        folder = QFileDialog.getExistingDirectory(self.main, "Open data directory")
         if folder:
-            self.window.open_path(folder)
+            self.shell.open_path(folder)
 
     @Slot()
     def _choose_file(self) -> None:
         name, _ = QFileDialog.getOpenFileName(
-            self.window, "Open transcript", "", "Transcripts (*.jsonl);;All files (*)"
+            self.main, "Open transcript", "", "Transcripts (*.jsonl);;All files (*)"
         )
         if name:
-            self.window.open_path(name)
+            self.shell.open_path(name)
 
     @Slot()
     def _open_demo(self) -> None:
-        self.window.open_demo()
+        self.shell.open_demo()
 
     @Slot()
     def _reload(self) -> None:
-        if self.window.place:
-            self.window.open_path(self.window.place)
+        if self.shell.place:
+            self.shell.open_path(self.shell.place)
 
     @Slot()
     def _find(self) -> None:
         """Find in the view that has focus; the session filter otherwise."""
         focus = QApplication.focusWidget()
-        recall = self.window.recall_view
-        if focus is not None and self.window.facts_view.isAncestorOf(focus):
-            self.window.facts_view.focus_filter()
+        recall = self.views.recall_view
+        if focus is not None and self.views.facts_view.isAncestorOf(focus):
+            self.views.facts_view.focus_filter()
             return
         if focus is not None and recall.isAncestorOf(focus):
             recall.query_box.setFocus()
             recall.query_box.selectAll()
             return
-        self.window.show_view("sessions")
-        self.window.navigator.filter_box.setFocus()
-        self.window.navigator.filter_box.selectAll()
+        self.views.show_view("sessions")
+        self.views.navigator.filter_box.setFocus()
+        self.views.navigator.filter_box.selectAll()
 
     def shortcut_table(self) -> list[tuple[str, str, str]]:
         """(where, action, keys) for every shortcut: the window's, then each view's.
@@ -237,14 +295,14 @@ class Actions(QObject):
         """
         rows = [("Window", _label(a), _keys(a)) for a in self.by_name.values() if _keys(a)]
         seen = set(self.by_name.values())
-        w = self.window
+        w = self.views
         views: list[tuple[str, QWidget]] = [
             ("Sessions", w.navigator),
             ("Timeline", w.timeline),
             ("Budget", w.gauge),
             ("Problems", w.problem_view),
             ("Activity", w.activity_view),
-            ("Activity > Backups", w.backups.view),
+            ("Activity > Backups", w.backups_view),
         ]
         views += [(w.tabs.tabText(i), w.tab_views[i]) for i in range(w.tabs.count())]
         for where, view in views:
@@ -254,6 +312,15 @@ class Actions(QObject):
                 seen.add(action)
                 rows.append((where, _label(action), _keys(action)))
         return rows
+
+    @Slot()
+    def _open_log(self) -> None:
+        """Help > Open Log: the app's log file in the system's viewer."""
+        path = log_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)  # nothing logged yet: an empty file, not an error
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            self.status.say(f"Could not open the log {path}")
 
     @Slot()
     def _show_shortcuts(self) -> None:
@@ -267,7 +334,7 @@ class Actions(QObject):
                 f"<tr><td>{html.escape(action)}</td>"
                 f"<td>&nbsp;&nbsp;<b>{html.escape(keys)}</b></td></tr>"
             )
-        box = QMessageBox(self.window)
+        box = QMessageBox(self.main)
         box.setWindowTitle("Keyboard shortcuts")
         box.setText(f"<table>{''.join(rows)}</table>")
         box.open()
@@ -279,8 +346,3 @@ def _label(action: QAction) -> str:
 
 def _keys(action: QAction) -> str:
     return ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
-
-
-def build_actions(window: MainWindow) -> Actions:
-    """Create the menus and shortcuts of *window*."""
-    return Actions(window)

@@ -18,23 +18,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
-from PySide6.QtWidgets import QTabWidget, QWidget
 
 from app.app_config import safety_defaults
-from app.workers import TaskWorker, start
+from app.layout import BACKUPS_TAB
 from core.io.fsutil import backup_path
+from core.io.writes import PlannedWrite
 from core.safety.activity import load_activity
 from core.safety.backups import list_backups, plan_restore, prune, recorded_hashes, restore
-from core.safety.writes import PlannedWrite
-from widgets.activity.backups_view import BackupsView, local_time
+from widgets.activity.backups_view import local_time
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.manager import Manager
+    from app.settings import AppSettings
+    from app.status import StatusBar
+    from app.views import Views
     from core.io.fsutil import WriteRecord
     from core.safety.backups import Backup, Pruned, Restored, RestorePlan
+    from widgets.common.jobs import JobRunner
+    from widgets.common.state import AppState
 
 LIST_DELAY_MS = 150
-WRITES_TAB, BACKUPS_TAB = 0, 1
+LIST_KEY, RESTORE_KEY = "backups.list", "backups.restore"
 
 
 def restore_writes(plan: RestorePlan) -> list[PlannedWrite]:
@@ -84,35 +88,50 @@ class BackupsGlue(QObject):
     listed = Signal(list)
     _backup_made = Signal(object)
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.w = window
-        self.view = BackupsView()
-        self.tabs = QTabWidget()
-        self.tabs.setDocumentMode(True)
-        self.tabs.addTab(window.activity_view, "Writes")
-        self.tabs.addTab(self.view, "Backups")
-        window.activity_dock.setWidget(self.tabs)
+    def __init__(
+        self,
+        state: AppState,
+        views: Views,
+        settings: AppSettings,
+        manager: Manager,
+        status: StatusBar,
+        runner: JobRunner,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.app_state = state
+        self.views = views
+        self.settings = settings
+        self.manager = manager
+        self.status = status
+        self.runner = runner
+        self.view = views.backups_view
+        self.tabs = views.activity_tabs
         self.root: str | None = None
         self._dirty = True
-        self._listing: TaskWorker | None = None
-        self._restoring: TaskWorker | None = None
+        self._restoring = False
+        self._keys = {LIST_KEY, RESTORE_KEY}
         self._timer = QTimer(self, singleShot=True, interval=LIST_DELAY_MS)
         self._timer.timeout.connect(self._list)
         self.view.refresh_requested.connect(self.refresh)
         self.view.restore_requested.connect(self.request_restore)
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
-        window.navigator.model.modelReset.connect(self._on_sessions_reset)
+        views.navigator.model.modelReset.connect(self._on_sessions_reset)
         self._backup_made.connect(self._on_backup_made, Qt.ConnectionType.QueuedConnection)
         self._pending: dict[str, str] = {}
         """Backups made for a write that has not happened yet, by the file backed up."""
-        window.manager.activity.subscribe(self._on_write)
+        manager.activity.subscribe(self._on_write)
+
+    def drop_jobs(self) -> None:
+        """The window is closing: whatever listing, pruning or restoring delivers is dropped."""
+        for key in self._keys:
+            self.runner.cancel(key)
 
     # --- listing -------------------------------------------------------------------
 
     def refresh(self) -> None:
         """List the open place's backups again (in a worker, shortly)."""
-        data = self.w.data
+        data = self.app_state.data
         self.root = str(data.discovery.path) if data is not None else None
         self._dirty = False
         self._timer.start()
@@ -124,13 +143,14 @@ class BackupsGlue(QObject):
             self.view.set_backups([])
             self.listed.emit([])
             return
-        worker = TaskWorker(lambda **_: (root, list_backups(root)), "listing backups")
-        worker.signals.finished.connect(self._on_listed)
-        worker.signals.failed.connect(self.view.set_message)
-        self._listing = worker
-        start(worker)
+        self.runner.submit(
+            "listing backups",
+            lambda **_: (root, list_backups(root)),
+            key=LIST_KEY,  # a newer listing drops this one's result
+            done=self._on_listed,
+            failed=self.view.set_message,
+        )
 
-    @Slot(object)
     def _on_listed(self, result: tuple[str, list[Backup]]) -> None:
         root, backups = result
         if root != self.root:
@@ -154,16 +174,10 @@ class BackupsGlue(QObject):
         if index == BACKUPS_TAB and self._dirty:
             self.refresh()
 
-    def current_view(self) -> QWidget:
-        """The Activity dock's view in front: the write log or the backups list."""
-        if self.tabs.currentIndex() == BACKUPS_TAB:
-            return self.view.table
-        return self.w.activity_view
-
     def show_backups(self) -> None:
         """Bring the Backups tab forward (the dock too) and list the backups."""
-        self.w.activity_dock.show()
-        self.w.activity_dock.raise_()
+        self.views.activity_dock.show()
+        self.views.activity_dock.raise_()
         self.tabs.setCurrentIndex(BACKUPS_TAB)
         self.view.table.setFocus()
         self.refresh()
@@ -189,7 +203,7 @@ class BackupsGlue(QObject):
         made = self._pending.pop(record.path, None) or record.backup
         if made is None:
             return  # a write without a backup (an append to a fact log)
-        safety = safety_defaults(self.w.settings)
+        safety = safety_defaults(self.settings)
         keep, days = safety.backups_keep, safety.backups_days
         if not keep and not days:
             self._after_change()
@@ -198,12 +212,12 @@ class BackupsGlue(QObject):
         def task(**_: object) -> Pruned:
             return prune(record.path, keep=keep, days=days, protect=[made or ""])
 
-        worker = TaskWorker(task, "pruning backups")
-        worker.signals.finished.connect(self._on_pruned)
-        worker.signals.failed.connect(self.view.set_message)
-        start(worker)
+        key = f"backups.prune:{record.path}"  # a newer prune of the file reports instead
+        self._keys.add(key)
+        self.runner.submit(
+            "pruning backups", task, key=key, done=self._on_pruned, failed=self.view.set_message
+        )
 
-    @Slot(object)
     def _on_pruned(self, done: Pruned) -> None:
         if done.removed or done.failed:
             text = f"Removed {len(done.removed)} old backup(s) (retention in Settings > Safety)"
@@ -223,36 +237,37 @@ class BackupsGlue(QObject):
     @Slot(object)
     def request_restore(self, backup: Backup) -> bool:
         """Confirm, then restore *backup* in a worker; False if not started."""
-        if self._restoring is not None:
+        if self._restoring:
             return False
         plan = plan_restore(backup)
-        if not self.w.manager.confirm(restore_writes(plan)):
+        if not self.manager.confirm(restore_writes(plan)):
             return False
-        activity = self.w.manager.activity.path
-        worker = TaskWorker(lambda **_: _restore_task(plan, activity), "restoring")
-        worker.signals.finished.connect(self._on_restored)
-        worker.signals.failed.connect(self._on_restore_failed)
-        self._restoring = worker
+        activity = self.manager.activity.path
+        self._restoring = True
+        self.runner.submit(
+            "restoring",
+            lambda **_: _restore_task(plan, activity),
+            key=RESTORE_KEY,
+            done=self._on_restored,
+            failed=self._on_restore_failed,
+        )
         self.view.set_busy(True, f"Restoring {Path(plan.target).name} from {backup.name}…")
-        start(worker)
         return True
 
-    @Slot(object)
     def _on_restored(self, done: Restored) -> None:
-        self._restoring = None
+        self._restoring = False
         kept = f"; the replaced file was kept as {Path(done.saved).name}" if done.saved else ""
         text = f"Restored {done.target} ({done.size:,} bytes){kept}"
         self.view.set_busy(False, text)
-        self.w.place_label.setText(text)
-        data = self.w.data
+        self.status.say(text)
+        data = self.app_state.data
         if data is not None and any(Path(s.path) == Path(done.target) for s in data.sessions):
-            self.w.manager.reload_session(
+            self.manager.reload_session(
                 next(s.path for s in data.sessions if Path(s.path) == Path(done.target))
             )
         self.refresh()
         self.restored.emit(done)
 
-    @Slot(str)
     def _on_restore_failed(self, message: str) -> None:
-        self._restoring = None
+        self._restoring = False
         self.view.set_busy(False, f"Not restored: {message}")

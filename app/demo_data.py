@@ -32,9 +32,9 @@ def demo_dir() -> Path:
 
 
 def load_demo(path: str, *, progress: Any, cancelled: Any) -> DataSet:
-    """A :class:`app.workers.LoadWorker` loader: generate the demo if needed, then load it.
+    """A loader for :meth:`MainWindow.open_path`: generate the demo if needed, then load it.
 
-    Generating takes a few seconds the first time; in a worker the window stays alive.
+    Generating takes a few seconds the first time; in a job the window stays alive.
     """
     if not (demo_path() / ".complete").exists():
         progress(0, 1, "writing the demo data")

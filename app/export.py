@@ -9,7 +9,9 @@ from PySide6.QtWidgets import QFileDialog
 from core.io.fsutil import atomic_write
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QWidget
 
 
 def write_export(path: str, payload: bytes) -> str:
@@ -18,13 +20,18 @@ def write_export(path: str, payload: bytes) -> str:
     return f"Exported {len(payload):,} bytes to {path}"
 
 
-def save_export(window: MainWindow, payload: bytes, name: str = "trimmed-context.json") -> None:
-    """Ask where to save *payload*, write it, and say so in the status bar."""
-    path, _ = QFileDialog.getSaveFileName(window, "Export trimmed messages", name, "JSON (*.json)")
+def save_export(
+    parent: QWidget,
+    payload: bytes,
+    say: Callable[[str], object],
+    name: str = "trimmed-context.json",
+) -> None:
+    """Ask where to save *payload* (a dialog over *parent*), write it, and *say* so."""
+    path, _ = QFileDialog.getSaveFileName(parent, "Export trimmed messages", name, "JSON (*.json)")
     if not path:
         return
     try:
         message = write_export(path, payload)
     except OSError as exc:
         message = f"Could not export to {path}: {exc.strerror or exc}"
-    window.place_label.setText(message)
+    say(message)

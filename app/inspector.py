@@ -8,37 +8,62 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QThreadPool, Slot
+from PySide6.QtCore import QObject, Slot
 
-from app.workers import TaskWorker, start
 from core.context.breakdown import breakdown_at
 from core.context.budget import RECALL_RESERVE, budget_for
 from core.context.trim import default_query
 from core.dataset.load import read_pending
 from core.openclaw.config import context_window_for
 from core.openclaw.session_rows import find_row
-from core.recall.block import injection_index
 from core.recall.engine import query_from_context
 from core.transcript.provider import provider_messages
+from core.transcript.recalled_block import injection_index
 from core.transcript.replay import context_at
-from widgets.timeline.worker import TimelineWorker
+from widgets.timeline.worker import timeline_job
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.manager import Manager
+    from app.settings import AppSettings
+    from app.status import StatusBar
+    from app.views import Views
     from core.context.budget import Budget
     from core.dataset.load import DataSet, SessionSummary
+    from core.dataset.open_recall import RecallData
     from core.openclaw.sessions_store import SessionEntry
-    from core.recall.opening import RecallData
     from core.timeline.arrays import Timeline
     from core.transcript.model import Session
+    from widgets.common.jobs import JobRunner
+    from widgets.common.state import AppState
+
+READ_KEY, TIMELINE_KEY = "inspector.read", "inspector.timeline"
+JOB_KEYS = (READ_KEY, TIMELINE_KEY)
 
 
 class Inspector(QObject):
-    """Holds the current session and point, and feeds the views."""
+    """Holds the current session and point, and feeds the views.
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.w = window
+    It reports the selected session and entry to the :class:`AppState`, its messages
+    to the :class:`StatusBar`, and builds timelines and reads sessions on *runner*.
+    """
+
+    def __init__(
+        self,
+        state: AppState,
+        views: Views,
+        settings: AppSettings,
+        manager: Manager,
+        status: StatusBar,
+        runner: JobRunner,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.views = views
+        self.app_state = state
+        self.settings = settings
+        self.manager = manager
+        self.status = status
+        self.runner = runner
         self.data: DataSet | None = None
         self.session: Session | None = None
         self.entry_id: str | None = None
@@ -48,16 +73,14 @@ class Inspector(QObject):
         self.budget: Budget | None = None
         self._trim_saved: int | None = None  # tokens the trim of the selected point saved
         self.timeline: Timeline | None = None
-        self._reading: TaskWorker | None = None
-        self._pending_timeline: tuple[QObject, Budget, bool] | None = None
-        window.navigator.session_selected.connect(self._on_session_selected)
-        window.timeline.entry_activated.connect(self.show_entry)
-        window.context_view.entry_activated.connect(self._on_context_entry)
-        window.gauge.window_changed.connect(self._on_window_changed)
-        window.recall_view.block_changed.connect(self._on_block_changed)
-        window.trim_view.result_ready.connect(self._on_trim_result)
-        window.trim_view.export_requested.connect(self._on_export_requested)
-        window.openclaw_view.hit_activated.connect(self._on_transcript_hit)
+        views.navigator.session_selected.connect(self._on_session_selected)
+        views.timeline.entry_activated.connect(self.show_entry)
+        views.context_view.entry_activated.connect(self._on_context_entry)
+        views.gauge.window_changed.connect(self._on_window_changed)
+        views.recall_view.block_changed.connect(self._on_block_changed)
+        views.trim_view.result_ready.connect(self._on_trim_result)
+        views.trim_view.export_requested.connect(self._on_export_requested)
+        views.openclaw_view.hit_activated.connect(self._on_transcript_hit)
 
     # -- data ----------------------------------------------------------------------------
     def set_data(self, data: DataSet) -> None:
@@ -65,29 +88,35 @@ class Inspector(QObject):
         self.data = data
         self.session = None
         self.entry_id = None
-        self.w.recall_view.detach()
-        self.w.timeline.clear()
-        self.w.message_view.clear()
-        self.w.context_view.clear()
-        self.w.gauge.clear()
-        self.w.trim_view.clear()
-        self.w.openclaw_view.set_data(data)
+        self.drop_jobs()  # what they deliver belongs to the old place
+        self.views.recall_view.detach()
+        self.views.timeline.clear()
+        self.views.message_view.clear()
+        self.views.context_view.clear()
+        self.views.gauge.clear()
+        self.views.trim_view.clear()
+        self.views.openclaw_view.set_data(data)
+
+    def drop_jobs(self) -> None:
+        """Drop whatever the session read and the timeline build still deliver."""
+        for key in JOB_KEYS:
+            self.runner.cancel(key)
 
     def set_recall(self, recall: RecallData) -> None:
         """The warm store and knowledge index are ready."""
-        self.w.recall_view.attach(recall.store, recall.knowledge, recall.settings)
+        self.views.recall_view.attach(recall.store, recall.knowledge, recall.settings)
         self._feed_recall()
 
     def restore_settings(self) -> None:
         """The "what if" window the user picked last time."""
-        value = self.w.settings.value("budget/window", 0)
+        value = self.settings.value("budget/window", 0)
         window = int(value) if str(value).isdigit() else 0
         self.window_override = window or None
-        self.w.gauge.set_selected_window(self.window_override)
+        self.views.gauge.set_selected_window(self.window_override)
 
     def save_settings(self) -> None:
         """Persist the "what if" window (0: the model's own)."""
-        self.w.settings.set_values([("budget/window", self.w.gauge.selected_window() or 0)])
+        self.settings.set_values([("budget/window", self.views.gauge.selected_window() or 0)])
 
     def explain_current_message(self) -> str:
         """Run "why not?" for the selected message and show the Recall tab; returns its text."""
@@ -96,8 +125,8 @@ class Inspector(QObject):
         message = self.session.entry(self.entry_id).message
         if message is None:
             return "The selected entry is not a message."
-        self.w.show_view("recall")
-        self.w.recall_view.explain_message(self.session.id, message.role, message.text())
+        self.views.show_view("recall")
+        self.views.recall_view.explain_message(self.session.id, message.role, message.text())
         return "explained"
 
     def refresh(self) -> None:
@@ -127,33 +156,34 @@ class Inspector(QObject):
 
     def _read_then_show(self, data: DataSet, summary: SessionSummary) -> None:
         """A database session not read yet: read it in a worker, then show it if still wanted."""
-        worker = TaskWorker(lambda **_: read_pending(summary), "reading the session")
-        worker.signals.finished.connect(lambda read: self._on_pending_read(data, summary, read))
-        worker.signals.failed.connect(
-            lambda message: self.w.place_label.setText(f"Could not read {summary.path}: {message}")
+        self.runner.submit(
+            "reading the session",
+            lambda **_: read_pending(summary),
+            key=READ_KEY,  # a newer pick drops this read's result
+            done=lambda read: self._on_pending_read(data, summary, read),
+            failed=lambda message: self.status.say(f"Could not read {summary.path}: {message}"),
         )
-        self._reading = worker  # kept until it reports
-        self.w.place_label.setText(f"Reading session {summary.id}…")
-        start(worker)
+        self.status.say(f"Reading session {summary.id}…")
 
     def _on_pending_read(self, data: DataSet, summary: SessionSummary, read: Any) -> None:
-        self._reading = None
-        current = self.w.navigator.current()
+        current = self.views.navigator.current()
         if data is not self.data or current is None or current.path != summary.path:
             return  # another place or another session was picked meanwhile
         data.adopt([read])  # a no-op when the background read adopted it first
-        self.w.place_label.setText(str(data.discovery.path))
+        self.status.say(str(data.discovery.path))
         self._show_session(data.session(summary.path))
 
     def _show_session(self, session: Session) -> None:
         """Make *session* the one every view shows, at its leaf."""
         self.session = session
+        self.app_state.select_session(session.path)
         self.recalled_block = None
         self.recalled_tokens = 0
-        self.w.timeline.clear()  # also forgets the previous session's cut point
-        self.w.timeline.set_cut_point(None)
-        self.w.manager.set_session(self.data, session, self.window_override)
-        self.w.openclaw_view.show_session(session)
+        self.views.timeline.clear()  # also forgets the previous session's cut point
+        self.views.timeline.set_cut_point(None)
+        if self.data is not None:
+            self.manager.set_session(self.data, session, self.window_override)
+        self.views.openclaw_view.show_session(session)
         self._build_timeline()
         leaf = session.leaf
         if leaf is not None:
@@ -174,38 +204,30 @@ class Inspector(QObject):
         """Build the timeline arrays in a worker (tens of ms on 5,000 messages)."""
         assert self.session is not None
         budget = self._budget(None)
-        worker = TimelineWorker(self.session, budget)
-        worker.signals.finished.connect(self._on_timeline_built)
-        worker.signals.failed.connect(self._on_timeline_failed)
-        self._pending_timeline = (worker.signals, budget, keep_view)
-        QThreadPool.globalInstance().start(worker)
+        self.runner.submit(
+            "building the timeline",
+            timeline_job(self.session, budget),
+            key=TIMELINE_KEY,  # a newer selection drops this build
+            done=lambda timeline: self._on_timeline_built(timeline, budget, keep_view),
+            failed=lambda message: self.status.say(f"Timeline failed: {message}"),
+        )
 
-    @Slot(object)
-    def _on_timeline_built(self, timeline: Timeline) -> None:
-        pending = self._pending_timeline
-        if pending is None or self.sender() is not pending[0]:
-            return  # a newer selection replaced this build
-        self._pending_timeline = None
+    def _on_timeline_built(self, timeline: Timeline, budget: Budget, keep_view: bool) -> None:
         self.timeline = timeline
-        self.w.timeline.set_timeline(timeline, pending[1], keep_view=pending[2])
+        self.views.timeline.set_timeline(timeline, budget, keep_view=keep_view)
         if self.entry_id is not None:
-            self.w.timeline.select_entry(self.entry_id)
-
-    @Slot(str)
-    def _on_timeline_failed(self, message: str) -> None:
-        self._pending_timeline = None
-        self.w.place_label.setText(f"Timeline failed: {message}")
+            self.views.timeline.select_entry(self.entry_id)
 
     @Slot(str, str)
     def _on_transcript_hit(self, path: str, message_id: str) -> None:
         """Show the entry OpenClaw's transcript search found (its session selected first)."""
         if self.session is None or self.session.path != path:
-            if not self.w.navigator.select_session(path):
-                self.w.place_label.setText(f"{path} is not in the session list (filtered out?)")
+            if not self.views.navigator.select_session(path):
+                self.status.say(f"{path} is not in the session list (filtered out?)")
                 return
         if self.session is not None and message_id in self.session.by_id:
             self.show_entry(message_id)
-            self.w.show_view("message")
+            self.views.show_view("message")
 
     @Slot(str)
     def _on_context_entry(self, entry_id: str) -> None:
@@ -231,17 +253,18 @@ class Inspector(QObject):
         if session is None:
             return
         self.entry_id = entry_id
+        self.app_state.select_entry(entry_id)
         self._trim_saved = None  # until the trim of this point reports
-        self.w.gauge.set_comparison(None)
-        self.w.timeline.select_entry(entry_id)
-        self.w.message_view.show_entry(session, entry_id)
+        self.views.gauge.set_comparison(None)
+        self.views.timeline.select_entry(entry_id)
+        self.views.message_view.show_entry(session, entry_id)
         items = context_at(session, entry_id)
-        self.w.recall_view.set_default_query(query_from_context(items), session.id)
+        self.views.recall_view.set_default_query(query_from_context(items), session.id)
         self._feed_context(items)
         # trimmed as sent: pi's results for calls without one, no aborted turns
         messages = provider_messages([i.message for i in items])
         budget = self.budget or self._budget(entry_id)
-        self.w.trim_view.set_context(
+        self.views.trim_view.set_context(
             messages,
             default_query(messages),
             budget.window,
@@ -253,7 +276,7 @@ class Inspector(QObject):
         if self.session is None or self.entry_id is None:
             return
         items = context_at(self.session, self.entry_id)
-        self.w.recall_view.set_default_query(query_from_context(items), self.session.id)
+        self.views.recall_view.set_default_query(query_from_context(items), self.session.id)
 
     def _feed_context(self, items: list[Any] | None = None) -> None:
         """Context view and gauge of the current point (after recall or window changes)."""
@@ -263,14 +286,14 @@ class Inspector(QObject):
         if items is None:
             items = context_at(session, entry_id)
         roles = [i.message.role for i in items]
-        self.w.context_view.show_context(
+        self.views.context_view.show_context(
             session,
             entry_id,
             self.recalled_block,
             injection_index(roles) if self.recalled_block else None,
         )
         self.budget = self._budget(entry_id)
-        self.w.gauge.set_breakdown(
+        self.views.gauge.set_breakdown(
             breakdown_at(session, entry_id, recalled_tokens=self.recalled_tokens),
             self.budget,
             model_window=self._model_window(),
@@ -290,7 +313,7 @@ class Inspector(QObject):
 
     @Slot(int)
     def _on_window_changed(self, _window: int) -> None:
-        self.window_override = self.w.gauge.selected_window()
+        self.window_override = self.views.gauge.selected_window()
         self._feed_context()
         if self.session is not None:
             self._build_timeline()
@@ -298,7 +321,7 @@ class Inspector(QObject):
     @Slot(int)
     def _on_block_changed(self, tokens: int) -> None:
         self.recalled_tokens = tokens
-        self.recalled_block = self.w.recall_view.block_text() or None
+        self.recalled_block = self.views.recall_view.block_text() or None
         self._feed_context()
 
     @Slot(object)
@@ -311,13 +334,13 @@ class Inspector(QObject):
     def _show_trim_saving(self, fallback: int = 0) -> None:
         """The gauge's "after trim" bar: the trim's saving off the figure shown now."""
         if self._trim_saved is None:
-            self.w.gauge.set_comparison(None)
+            self.views.gauge.set_comparison(None)
             return
         shown = self.budget.context_tokens if self.budget is not None else fallback
-        self.w.gauge.set_comparison(max(shown - self._trim_saved, 0), "after trim")
+        self.views.gauge.set_comparison(max(shown - self._trim_saved, 0), "after trim")
 
     @Slot(bytes)
     def _on_export_requested(self, payload: bytes) -> None:
         from app.export import save_export
 
-        save_export(self.w, payload)
+        save_export(self.views.trim_view, payload, self.status.say)

@@ -57,10 +57,12 @@ def run_gui(argv: Sequence[str]) -> int:
     from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication
 
+    from app.logs import setup_logging
     from app.resources import app_icon
     from app.settings import AppSettings
     from app.theme import apply_theme
 
+    setup_logging()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("memlens")

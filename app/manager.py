@@ -29,59 +29,81 @@ from widgets.common.write_preview import confirm_with_dialog
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QModelIndex
+    from PySide6.QtWidgets import QWidget
 
-    from app.main_window import MainWindow
+    from app.settings import AppSettings
+    from app.status import StatusBar
+    from app.views import Views
     from core.compaction.run import CompactionRun
     from core.dataset.load import DataSet
-    from core.safety.writes import Confirm
+    from core.dataset.open_recall import RecallData
+    from core.io.writes import Confirm
     from core.transcript.model import Session
+    from widgets.common.state import AppState
 
 
 class Manager(QObject):
-    """Wires the writing views to the data set, the confirm dialog and the activity log."""
+    """Wires the writing views to the data set, the confirm dialog and the activity log.
 
-    def __init__(self, window: MainWindow, confirm: Confirm | None = None) -> None:
-        super().__init__(window)
-        self.w = window
+    The open data and the shown session come from *state*; messages go to *status*;
+    the write preview opens over *parent*.
+    """
+
+    def __init__(
+        self,
+        state: AppState,
+        views: Views,
+        settings: AppSettings,
+        status: StatusBar,
+        parent: QWidget,
+        confirm: Confirm | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.views = views
+        self.app_state = state
+        self.settings = settings
+        self.status = status
+        self.recall: RecallData | None = None
+        """The warm store and knowledge index of the open data, once indexed."""
         self.activity = ActivityLog(data_dir() / "activity.jsonl")
         fsutil.add_write_observer(self.activity.record)
         read = self.activity.load()
-        window.activity_view.set_records(read.items)  # writes and compaction events
-        self.activity.subscribe(window.activity_view.post)
-        self.activity.subscribe_events(window.activity_view.post)
+        views.activity_view.set_records(read.items)  # writes and compaction events
+        self.activity.subscribe(views.activity_view.post)
+        self.activity.subscribe_events(views.activity_view.post)
         self.confirm: Confirm = confirm or confirm_with_dialog(
-            window, on_confirmed=self.activity.expect
+            parent, on_confirmed=self.activity.expect
         )
-        panel = window.compaction_panel
+        panel = views.compaction_panel
         panel.set_confirm(self.confirm)
         panel.set_activity(self.activity)
         panel.cut_point_changed.connect(self._on_cut_point)
         panel.written.connect(self._on_compaction_written)
         panel.facts_proposed.connect(self._on_facts_proposed)
-        panel.failed.connect(window.place_label.setText)
-        window.review_queue.queue_changed.connect(self._on_queue_changed)
-        window.review_queue.written.connect(self._on_facts_written)
-        window.facts_view.written.connect(self._on_facts_written)
-        window.facts_view.failed.connect(window.place_label.setText)
+        panel.failed.connect(status.say)
+        views.review_queue.queue_changed.connect(self._on_queue_changed)
+        views.review_queue.written.connect(self._on_facts_written)
+        views.facts_view.written.connect(self._on_facts_written)
+        views.facts_view.failed.connect(status.say)
         self._messages: MessageIndex | None = None
         self.apply_settings()
 
     def close(self) -> None:
         """Stop observing writes (the window is closing)."""
         fsutil.remove_write_observer(self.activity.record)
-        self.activity.unsubscribe(self.w.activity_view.post)
-        self.activity.unsubscribe_events(self.w.activity_view.post)
-        self.w.compaction_panel.cancel_all()
+        self.activity.unsubscribe(self.views.activity_view.post)
+        self.activity.unsubscribe_events(self.views.activity_view.post)
+        self.views.compaction_panel.cancel_all()
 
     def apply_settings(self) -> None:
         """Providers (offline always first) and the model-call time limits, from the settings."""
         choices = [
             ProviderChoice(p.label, p.spec(), p.key_env or None)
-            for p in llm_providers(self.w.settings)
+            for p in llm_providers(self.settings)
         ]
-        self.w.compaction_panel.set_providers(choices)
-        safety = safety_defaults(self.w.settings)
-        self.w.compaction_panel.set_timeouts(
+        self.views.compaction_panel.set_providers(choices)
+        safety = safety_defaults(self.settings)
+        self.views.compaction_panel.set_timeouts(
             Timeouts(
                 connect=safety.connect_timeout,
                 read=safety.read_timeout,
@@ -92,10 +114,11 @@ class Manager(QObject):
     # -- data ----------------------------------------------------------------------------
     def set_data(self, data: DataSet) -> None:
         """A new data directory: the review queue writes to its knowledge log."""
+        self.recall = None
         self.sync_message_index(data)
-        self.w.review_queue.set_items([], data.knowledge, self.confirm)
-        self.w.facts_view.attach(data.knowledge, self.confirm, self._sources)
-        self.w.compaction_panel.set_target(None)
+        self.views.review_queue.set_items([], data.knowledge, self.confirm)
+        self.views.facts_view.attach(data.knowledge, self.confirm, self._sources)
+        self.views.compaction_panel.set_target(None)
 
     def sync_message_index(self, data: DataSet | None = None) -> None:
         """Sessions grew, appeared or were reloaded: a fact's sources search sees them.
@@ -106,20 +129,24 @@ class Manager(QObject):
         list that live mode appends to meanwhile (a list copy is cheap; the index
         is rebuilt on the next search either way).
         """
-        data = data if data is not None else self.w.data
+        data = data if data is not None else self.app_state.data
         if data is None:
             return
         self._messages = MessageIndex(replace(s, entries=list(s.entries)) for s in data.sessions)
 
+    def set_recall(self, recall: RecallData | None) -> None:
+        """The warm store and knowledge index a fact's sources are searched in."""
+        self.recall = recall
+
     def _sources(self, content: str) -> list[SourceHit]:
         """Segments and messages a fact most likely came from (runs in the view's worker)."""
-        recall = self.w.recall_data
+        recall = self.recall
         store = recall.store if recall is not None else None
         return fact_sources(content, store=store, messages=self._messages)
 
     def set_session(self, data: DataSet, session: Session, window: int | None) -> None:
         """The session the compaction panel plans for."""
-        self.w.compaction_panel.set_target(target_from_dataset(data, session, window=window))
+        self.views.compaction_panel.set_target(target_from_dataset(data, session, window=window))
 
     def reload_session(self, path: str) -> Session | None:
         """Re-read one transcript after memlens wrote to it; the views follow.
@@ -127,13 +154,13 @@ class Manager(QObject):
         The navigator keeps the session the inspector shows: the reloaded one is
         shown again (its new entries included), another one stays as it is.
         """
-        data = self.w.data
+        data = self.app_state.data
         if data is None:
             return None
         try:
             session = load_session_ref(path)
         except FormatError as exc:
-            self.w.place_label.setText(f"Could not reload {path}: {exc}")
+            self.status.say(f"Could not reload {path}: {exc}")
             return None
         for i, old in enumerate(data.sessions):
             if old.path == path:
@@ -146,59 +173,58 @@ class Manager(QObject):
                 )
                 break
         self.sync_message_index(data)
-        shown = self.w.inspector.session
-        nav = self.w.navigator
-        if shown is None or shown.path == path:
+        shown = self.app_state.session
+        nav = self.views.navigator
+        if shown is None or shown == path:
             nav.set_sessions(data.summaries)
             nav.select_session(session.id)
         else:
-            with kept_view(nav.tree, _summary_path):
+            with kept_view(nav.tree, summary_path):
                 nav.set_sessions(data.summaries)
         return session
 
     # -- signals ---------------------------------------------------------------------------
     @Slot(str)
     def _on_cut_point(self, entry_id: str) -> None:
-        self.w.timeline.set_cut_point(entry_id or None)
+        self.views.timeline.set_cut_point(entry_id or None)
 
     @Slot(object)
     def _on_compaction_written(self, run: CompactionRun) -> None:
         # The transcript the run appended to: the inspector may show another by now.
         written = run.appended.path if run.appended is not None else None
-        data = self.w.data
+        data = self.app_state.data
         if written is None or data is None:
             return
         path = next((s.path for s in data.sessions if Path(s.path) == Path(written)), None)
         if path is not None:
             self.reload_session(path)
         entry = run.entry["id"] if run.entry else "?"
-        self.w.place_label.setText(
-            f"Compaction {entry} appended to {written} (backup {run.backup})"
-        )
+        self.status.say(f"Compaction {entry} appended to {written} (backup {run.backup})")
 
     @Slot(list)
     def _on_facts_proposed(self, operations: list[Any]) -> None:
-        self.w.review_queue.add_proposals(operations, source="compaction")
-        self.w.tabs.setTabText(self.w.tab_index("review"), self._review_title())
+        self.views.review_queue.add_proposals(operations, source="compaction")
+        self.views.tabs.setTabText(self.views.tab_index("review"), self._review_title())
 
     @Slot(list)
     def _on_facts_written(self, _written: list[Any]) -> None:
         """A fact write: both fact views and the recall index follow the log."""
-        self.w.facts_view.refresh()
-        recall = self.w.recall_data
+        self.views.facts_view.refresh()
+        recall = self.recall
         if recall is not None and recall.knowledge is not None:
             recall.knowledge.sync()
-            self.w.recall_view.refresh()
-        self.w._update_counts()
+            self.views.recall_view.refresh()
+        self.status.update_counts()
 
     @Slot(int)
     def _on_queue_changed(self, _pending: int) -> None:
-        self.w.tabs.setTabText(self.w.tab_index("review"), self._review_title())
+        self.views.tabs.setTabText(self.views.tab_index("review"), self._review_title())
 
     def _review_title(self) -> str:
-        pending = self.w.review_queue.pending_count()
+        pending = self.views.review_queue.pending_count()
         return f"Review ({pending})" if pending else "Review"
 
 
-def _summary_path(index: QModelIndex) -> str | None:
+def summary_path(index: QModelIndex) -> str | None:
+    """A navigator row's session path (what :func:`app.live.kept_view` keeps selected)."""
     return getattr(index.siblingAtColumn(0).data(RecordRole), "path", None)

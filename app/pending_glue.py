@@ -11,87 +11,87 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QObject
 
 from app.live import kept_view
-from app.live_glue import session_key
-from app.workers import TaskWorker, start
+from app.manager import summary_path
 from core.dataset.load import read_all_pending
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.manager import Manager
+    from app.status import StatusBar
+    from app.views import Views
     from core.dataset.load import DataSet
+    from widgets.common.jobs import Job, JobRunner
+    from widgets.common.state import AppState
+
+JOB_KEY = "pending"
 
 
 class PendingGlue(QObject):
-    """Reads a data set's pending database sessions, one worker at a time."""
+    """Reads a data set's pending database sessions, one job at a time."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.w = window
-        self.worker: TaskWorker | None = None
-        self._data: DataSet | None = None
+    def __init__(
+        self,
+        state: AppState,
+        views: Views,
+        status: StatusBar,
+        manager: Manager,
+        runner: JobRunner,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.app_state = state
+        self.views = views
+        self.status = status
+        self.manager = manager
+        self.runner = runner
+        self.job: Job | None = None
 
     def start(self, data: DataSet) -> bool:
-        """Read *data*'s pending sessions in a worker; False when there are none."""
-        self.cancel()
+        """Read *data*'s pending sessions in a job; False when there are none."""
+        self.drop_jobs()  # what an older read still delivers is dropped
         if not data.pending:
             return False
         todo = list(data.pending.values())  # taken here, on the thread owning data
-        worker = TaskWorker(
-            lambda *, progress, cancelled: read_all_pending(todo, progress, cancelled),
+        self.job = self.runner.submit(
             "reading sessions",
+            lambda *, progress, cancelled: read_all_pending(todo, progress, cancelled),
+            key=JOB_KEY,
+            done=lambda loaded: self._on_read(data, loaded),
+            failed=lambda message: self.status.set_task(f"Reading sessions failed: {message}"),
+            cancelled=lambda: self.status.set_task(
+                "Reading sessions cancelled: each is read when opened"
+            ),
+            progress=self.status.show_progress,
         )
-        worker.signals.progressed.connect(self.w._on_progressed)
-        worker.signals.finished.connect(self._on_read)
-        worker.signals.failed.connect(self._on_failed)
-        worker.signals.cancelled.connect(self._on_cancelled)
-        self.worker = worker
-        self._data = data
-        self.w._busy(True)
-        self.w.state.setText(f"Reading {len(todo)} database session(s)…")
-        start(worker)
+        self.status.set_task(f"Reading {len(todo)} database session(s)…")
         return True
 
     def cancel(self) -> None:
-        """Stop reading (another place opened, Esc)."""
-        if self.worker is not None:
-            self.worker.cancel()
+        """Stop reading (Esc): each session is read when opened instead."""
+        if self.job is not None:
+            self.job.cancel()
 
-    def _mine(self) -> bool:
-        return self.worker is not None and self.sender() is self.worker.signals
+    def drop_jobs(self) -> None:
+        """Drop whatever the read still delivers (the window is closing)."""
+        self.runner.cancel(JOB_KEY)
 
-    def _end(self) -> None:
-        self.worker = None
-        self.w._busy(False)
+    @property
+    def running(self) -> bool:
+        """Whether a read is running."""
+        return self.runner.busy(JOB_KEY)
 
-    @Slot(object)
-    def _on_read(self, loaded: list[Any]) -> None:
-        if not self._mine():
-            return
-        self._end()
-        data = self._data
-        if data is None or data is not self.w.data:
+    def _on_read(self, data: DataSet, loaded: list[Any]) -> None:
+        if data is not self.app_state.data:
             return  # another place was opened meanwhile
         data.adopt(loaded)
-        with kept_view(self.w.navigator.tree, session_key):
-            self.w.navigator.set_sessions(data.summaries)
-        self.w.manager.sync_message_index(data)
-        self.w.problems.set_records(data.problems)
-        self.w._update_counts()
+        with kept_view(self.views.navigator.tree, summary_path):
+            self.views.navigator.set_sessions(data.summaries)
+        self.manager.sync_message_index(data)
+        self.views.problems.set_records(data.problems)
+        self.status.update_counts()
         left = len(data.pending)
-        self.w.state.setText(
+        self.status.set_task(
             "Sessions read" + (f"; {left} could not be read (open one to see why)" if left else "")
         )
-
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        if self._mine():
-            self._end()
-            self.w.state.setText(f"Reading sessions failed: {message}")
-
-    @Slot()
-    def _on_cancelled(self) -> None:
-        if self._mine():
-            self._end()
-            self.w.state.setText("Reading sessions cancelled: each is read when opened")

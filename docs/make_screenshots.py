@@ -27,9 +27,9 @@ from app.main_window import MainWindow  # noqa: E402
 from app.settings_dialog import SettingsDialog  # noqa: E402
 from app.theme import apply_theme  # noqa: E402
 from core.compaction.provider import ProviderChoice  # noqa: E402
-from core.compaction.run import planned_writes  # noqa: E402
+from core.compaction.write import planned_writes  # noqa: E402
 from core.io.fsutil import make_backup  # noqa: E402
-from core.safety.writes import always  # noqa: E402
+from core.io.writes import always  # noqa: E402
 from widgets.common.write_preview import WritePreviewDialog  # noqa: E402
 
 # MEMLENS_SCREENSHOTS_DIR: render elsewhere (tests/test_screenshots.py keeps the script working).
@@ -87,7 +87,7 @@ def _memory_views(app: QApplication, window: MainWindow) -> None:
     # Two real writes to the demo copy (a type change and its undo) fill the activity log.
     facts.editing.set_type_selected("decision")
     _settle(app, 300)
-    window.actions.by_name["undo"].trigger()
+    window.menu_actions.by_name["undo"].trigger()
     _settle(app, 300)
     window.show_view("activity")
     window.activity_dock.raise_()

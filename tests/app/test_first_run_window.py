@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import time
@@ -12,7 +11,6 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app import main_window as main_window_module
-from app import workers
 from app.main import build_window
 from app.main_window import MainWindow
 from core.compaction.provider import ProviderChoice
@@ -38,7 +36,7 @@ def _window(qtbot, argv=()):  # type: ignore[no-untyped-def]
 
 
 def _loaded(qtbot, window):  # type: ignore[no-untyped-def]
-    qtbot.waitUntil(lambda: window.data is not None and window._worker is None, timeout=30_000)
+    qtbot.waitUntil(lambda: window.data is not None and window.load_job is None, timeout=30_000)
 
 
 # -- first run ----------------------------------------------------------------------------------
@@ -73,7 +71,7 @@ def test_a_place_opened_at_start_skips_the_home_scan(qtbot, isolated_home, fixtu
     window = _window(qtbot, [str(fixtures_dir / "before-compaction.jsonl")])
     qtbot.waitUntil(window.settled, timeout=30_000)
     qtbot.wait(50)
-    assert not window.homes_scanned and window._scan_worker is None
+    assert not window.homes_scanned and window.homes_job is None
     assert window.first_run.homes == []
 
 
@@ -98,7 +96,7 @@ def test_a_place_that_cannot_open_keeps_the_first_run_page_with_the_reason(qtbot
     bad.write_bytes(b'{"hello": "world"}\n')
     window = _window(qtbot)
     window.open_path(str(bad))
-    qtbot.waitUntil(lambda: window._worker is None, timeout=20_000)
+    qtbot.waitUntil(lambda: window.load_job is None, timeout=20_000)
     assert window.showing_first_run and window.data is None
     message = window.first_run.message
     assert message.isVisibleTo(window.first_run)
@@ -111,14 +109,14 @@ def test_recent_places_appear_and_a_vanished_one_is_dropped(qtbot, tmp_path, fix
     window = _window(qtbot)
     window.settings.add_recent(str(fixtures_dir / "before-compaction.jsonl"))
     window.settings.add_recent(str(gone))
-    window.actions.refresh_recent()
+    window.menu_actions.refresh_recent()
     assert window.first_run.recent_model.rowCount() == 2
     gone.rmdir()
     window.first_run.recent_view.setCurrentIndex(window.first_run.recent_model.index(0, 0))
     qtbot.keyClick(window.first_run.recent_view, Qt.Key.Key_Return)
     assert window.first_run.recent_model.rowCount() == 1
     assert "no longer exists" in window.first_run.message.text()
-    assert window._worker is None  # nothing was opened
+    assert window.load_job is None  # nothing was opened
 
 
 def test_a_remembered_place_opens_without_the_first_run_page(qtbot, fixtures_dir):
@@ -154,20 +152,19 @@ def _slow_loader(release: threading.Event):  # type: ignore[no-untyped-def]
 def test_a_newer_load_is_not_disturbed_by_the_one_it_replaced(
     qtbot, fixtures_dir, monkeypatch, release
 ):
-    slow = functools.partial(workers.LoadWorker, loader=_slow_loader(release))
-    monkeypatch.setattr(main_window_module, "LoadWorker", slow)
+    monkeypatch.setattr(main_window_module, "load_deferred", _slow_loader(release))
     window = _window(qtbot)
     window.open_path(str(fixtures_dir / "large-session.jsonl"))
-    first = window._worker
+    first = window.load_job
     window.open_path(str(fixtures_dir / "before-compaction.jsonl"))
-    second = window._worker
-    assert first is not second
-    del first  # the window no longer holds it; its thread still runs and reports
-    qtbot.waitUntil(lambda: workers.running() == 1, timeout=5_000)  # the first has ended
+    second = window.load_job
+    assert first is not None and first is not second
+    qtbot.waitUntil(lambda: not first.running, timeout=5_000)  # the first has ended
+    assert first.outcome == "stale"  # what it delivered was dropped
     qtbot.wait(50)
-    assert window._worker is second  # the old "cancelled" did not end the new load
-    assert window.cancel_button.isVisibleTo(window)
-    assert window.state.text() == "Loading…"
+    assert window.load_job is second  # the old "cancelled" did not end the new load
+    assert window.status.cancel_button.isVisibleTo(window)
+    assert window.status.task_label.text() == "Loading…"
     release.set()
     _loaded(qtbot, window)
     assert [s.path for s in window.data.sessions] == [str(fixtures_dir / "before-compaction.jsonl")]
@@ -178,10 +175,10 @@ def test_failed_reload_keeps_the_open_place(qtbot, fixtures_dir, tmp_path):
     _loaded(qtbot, window)
     data = window.data
     window.open_path(str(tmp_path / "missing"))
-    qtbot.waitUntil(lambda: window._worker is None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.load_job is None, timeout=10_000)
     assert window.data is data and not window.showing_first_run
     assert window.place == str(fixtures_dir / "before-compaction.jsonl")
-    assert "missing" in window.place_label.text()
+    assert "missing" in window.status.place_label.text()
     assert window.live.controller.follower is not None  # still followed
 
 
@@ -216,29 +213,28 @@ def test_esc_stops_compaction_in_its_panel_and_the_load_elsewhere(
         panel.set_target(target_from_dataset(window.data, window.data.session(DEMO_SESSION)))
     panel.run()
     qtbot.waitUntil(lambda: len(server.seen) == 1, timeout=5_000)
-    assert window.actions.by_name["cancel"].isEnabled()  # Esc has work to stop
+    assert window.menu_actions.by_name["cancel"].isEnabled()  # Esc has work to stop
 
-    slow = functools.partial(workers.LoadWorker, loader=_slow_loader(release))
-    monkeypatch.setattr(main_window_module, "LoadWorker", slow)
+    monkeypatch.setattr(main_window_module, "load_deferred", _slow_loader(release))
     window.open_path(str(fixtures_dir / "before-compaction.jsonl"))
-    loading = window._worker
+    loading = window.load_job
     panel.run_button.setFocus()
     qtbot.keyClick(panel.run_button, Qt.Key.Key_Escape)  # in the panel: the compaction
     qtbot.waitUntil(lambda: not panel.is_busy(), timeout=6_000)
-    assert window._worker is loading and not loading._cancel
+    assert window.load_job is loading and loading is not None and not loading.stop.is_set()
 
     window.navigator.tree.setFocus()
     qtbot.keyClick(window.navigator.tree, Qt.Key.Key_Escape)  # elsewhere: the load
-    qtbot.waitUntil(lambda: window._worker is None, timeout=5_000)
-    assert window.state.text() == "Loading cancelled"
-    assert not window.actions.by_name["cancel"].isEnabled()
+    qtbot.waitUntil(lambda: window.load_job is None, timeout=5_000)
+    assert window.status.task_label.text() == "Loading cancelled"
+    assert not window.menu_actions.by_name["cancel"].isEnabled()
 
 
 # -- shortcuts, menus --------------------------------------------------------------------------
 def test_shortcut_list_includes_every_views_own_keys(qtbot):
     window = MainWindow()
     qtbot.addWidget(window)
-    table = window.actions.shortcut_table()
+    table = window.menu_actions.shortcut_table()
     places = {where for where, _, _ in table}
     assert {"Window", "Message", "Facts", "Review", "Compaction"} <= places
     assert ("Compaction", "Run Compaction", "Ctrl+Return, Ctrl+Enter") in table
@@ -326,7 +322,7 @@ def test_open_folder_and_transcript_buttons_ask_and_open(
     window.first_run.folder_button.click()
     _loaded(qtbot, window)
     assert len(window.navigator.model.sessions()) == 12
-    window.actions.by_name["open_file"].trigger()  # File > Open Transcript… (Ctrl+Shift+O)
+    window.menu_actions.by_name["open_file"].trigger()  # File > Open Transcript… (Ctrl+Shift+O)
     qtbot.waitUntil(lambda: window.data is not None and window.data.discovery.kind == "transcript")
     assert asked == ["folder", "file"]
     assert [s.path for s in window.data.sessions] == [transcript]
@@ -338,4 +334,4 @@ def test_a_cancelled_file_dialog_opens_nothing(qtbot, monkeypatch):
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a: "")
     window = _window(qtbot)
     window.first_run.folder_button.click()
-    assert window._worker is None and window.showing_first_run
+    assert window.load_job is None and window.showing_first_run

@@ -97,7 +97,7 @@ def test_the_demo_is_written_in_the_worker_not_the_gui_thread(qtbot, cache, monk
     monkeypatch.setattr(module, "write_demo", spy)
     window = build_window(["--demo"])
     qtbot.addWidget(window)
-    assert window._worker is not None  # returned at once, the load is running
+    assert window.load_job is not None  # returned at once, the load is running
     qtbot.waitUntil(lambda: window.data is not None, timeout=60000)
     assert len(threads) == 1 and threads[0] is not threading.main_thread()
     assert len(window.navigator.model.sessions()) == 12

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
@@ -8,7 +9,6 @@ from PySide6.QtGui import QDropEvent
 
 from app.main_window import MainWindow
 from app.settings import AppSettings
-from app.workers import LoadWorker
 from core.context.budget import budget_for
 from core.transcript.replay import context_at
 from widgets.common.record_model import RecordRole
@@ -30,8 +30,10 @@ def _sessions(window):
 def test_opens_a_folder_and_selects_the_newest_session(qtbot, fixtures_dir):
     window = _open(qtbot, fixtures_dir)
     assert len(_sessions(window)) == 2
-    assert "2 sessions" in window.counts_label.text()
-    assert not window.progress.isVisible() or window.state.text().startswith("Indexing")
+    assert "2 sessions" in window.status.counts_label.text()
+    assert not window.status.progress.isVisible() or window.status.task_label.text().startswith(
+        "Indexing"
+    )
     qtbot.waitUntil(lambda: window.inspector.session is not None, timeout=5000)
     session = window.inspector.session
     assert window.inspector.entry_id == session.leaf.id
@@ -69,8 +71,8 @@ def test_bad_path_is_reported_not_raised(qtbot, tmp_path):
     window = MainWindow()
     qtbot.addWidget(window)
     window.open_path(str(tmp_path / "missing"))
-    qtbot.waitUntil(lambda: "Could not open" in window.place_label.text(), timeout=10000)
-    assert "no such file or folder" in window.place_label.text()
+    qtbot.waitUntil(lambda: "Could not open" in window.status.place_label.text(), timeout=10000)
+    assert "no such file or folder" in window.status.place_label.text()
     assert window.data is None
 
 
@@ -84,11 +86,26 @@ def test_problems_are_listed_with_file_and_line(qtbot, fixtures_dir, tmp_path):
     assert window.problem_view.model().index(0, 2).data() == str(rows[0].line)
 
 
-def test_load_can_be_cancelled(qtbot, fixtures_dir):
-    worker = LoadWorker(str(fixtures_dir))
-    worker.cancel()
-    with qtbot.waitSignal(worker.signals.cancelled, timeout=5000):
-        worker.run()
+def test_load_can_be_cancelled(qtbot, fixtures_dir, monkeypatch):
+    from app import main_window as main_window_module
+    from core.io.jobs import Cancelled
+
+    def endless(path, *, progress, cancelled):  # type: ignore[no-untyped-def]
+        progress(0, 1, "waiting")
+        while not cancelled():
+            time.sleep(0.01)
+        raise Cancelled
+
+    monkeypatch.setattr(main_window_module, "load_deferred", endless)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.open_path(str(fixtures_dir))
+    job = window.load_job
+    assert job is not None and window.status.cancel_button.isVisibleTo(window)
+    window.cancel_load()
+    qtbot.waitUntil(lambda: window.load_job is None, timeout=10_000)
+    assert job.outcome == "cancelled"
+    assert window.status.task_label.text() == "Loading cancelled" and window.data is None
 
 
 def test_recent_places_and_layout_persist(qtbot, fixtures_dir):
@@ -104,7 +121,7 @@ def test_recent_places_and_layout_persist(qtbot, fixtures_dir):
     qtbot.addWidget(again)
     assert again.tabs.currentIndex() == 2
     assert again.splitter.sizes() == sizes
-    labels = [a.text() for a in again.actions.recent_menu.actions() if a.data()]
+    labels = [a.text() for a in again.menu_actions.recent_menu.actions() if a.data()]
     assert labels and str(fixtures_dir) in labels[0]
 
 
@@ -114,9 +131,9 @@ def test_a_vanished_recent_place_is_dropped(qtbot, tmp_path):
     settings.add_recent(str(gone))
     window = MainWindow(settings)
     qtbot.addWidget(window)
-    window.actions.open_recent(str(gone))
+    window.menu_actions.open_recent(str(gone))
     assert str(gone) not in settings.recent
-    assert "no longer exists" in window.place_label.text()
+    assert "no longer exists" in window.status.place_label.text()
 
 
 def test_dropping_a_file_opens_it(qtbot, fixtures_dir):
@@ -142,11 +159,11 @@ def test_dropping_a_file_opens_it(qtbot, fixtures_dir):
 def test_every_view_has_a_shortcut(qtbot, name, tab):
     window = MainWindow()
     qtbot.addWidget(window)
-    action = window.actions.by_name[f"view_{name}"]
+    action = window.menu_actions.by_name[f"view_{name}"]
     assert not action.shortcut().isEmpty()
     action.trigger()
     assert window.tabs.currentIndex() == tab
-    rows = [(a, k) for where, a, k in window.actions.shortcut_table() if where == "Window"]
+    rows = [(a, k) for where, a, k in window.menu_actions.shortcut_table() if where == "Window"]
     assert len({k for _, k in rows}) == len(rows)  # no window shortcut used twice
 
 
@@ -156,7 +173,7 @@ def test_find_focuses_the_session_filter(qtbot):
     window.show()
     window.activateWindow()
     qtbot.waitActive(window)
-    window.actions.by_name["find"].trigger()
+    window.menu_actions.by_name["find"].trigger()
     qtbot.waitUntil(window.navigator.filter_box.hasFocus, timeout=2000)
 
 
@@ -170,9 +187,9 @@ def test_theme_switch_applies_a_dark_palette(qtbot):
     app = QApplication.instance()
     old = app.palette()
     try:
-        window.actions.by_name["theme_dark"].trigger()
+        window.menu_actions.by_name["theme_dark"].trigger()
         assert is_dark(app) and window.settings.theme == "dark"
-        window.actions.by_name["theme_light"].trigger()
+        window.menu_actions.by_name["theme_light"].trigger()
         assert not is_dark(app)
     finally:
         app.setPalette(old)
@@ -185,7 +202,7 @@ def test_about_lists_versions(qtbot):
     assert "memlens" in about_text()
     window = MainWindow()
     qtbot.addWidget(window)
-    window.actions.by_name["about"].trigger()
+    window.menu_actions.by_name["about"].trigger()
 
 
 def test_navigator_records_are_session_summaries(qtbot, fixtures_dir):
@@ -212,10 +229,13 @@ def test_recall_block_feeds_the_gauge_and_context(qtbot, demo_home):
     seg = next(s for s in window.recall_data.store.live() if s.session_id == session.id)
     window.recall_view.query_box.setText(seg.content)
     window.recall_view.refresh()
-    qtbot.waitUntil(
-        lambda: window.inspector.recalled_tokens == window.recall_view.block_tokens(), timeout=5000
+    qtbot.waitUntil(  # the recall runs in a job: its block arrives later
+        lambda: (
+            window.recall_view.block_tokens() > 0
+            and window.inspector.recalled_tokens == window.recall_view.block_tokens()
+        ),
+        timeout=5000,
     )
-    assert window.recall_view.block_tokens() > 0
     assert window.inspector.recalled_block == window.recall_view.block_text()
     qtbot.waitUntil(lambda: not window.context_view.is_busy(), timeout=10000)
     assert any(r.origin == "recalled" for r in window.context_view.rows())
@@ -228,7 +248,7 @@ def test_why_not_explains_the_selected_message(qtbot, demo_home):
     session = window.inspector.session
     user = next(e for e in reversed(session.messages()) if e.message.role == "user")
     window.inspector.show_entry(user.id)
-    window.actions.by_name["why_not"].trigger()
+    window.menu_actions.by_name["why_not"].trigger()
     assert window.current_view() is window.recall_view
     text = window.recall_view.why_box.label.text()
     assert "segment" in text and ("score" in text or "not in the warm store" in text), text

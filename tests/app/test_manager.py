@@ -9,7 +9,7 @@ import pytest
 
 from app.main_window import MainWindow
 from core.demo.build import write_demo
-from core.safety.writes import always
+from core.io.writes import always
 
 
 @pytest.fixture
@@ -93,8 +93,8 @@ def test_a_refused_confirm_writes_nothing(qtbot, home):
 
 def test_settings_dialog_opens_from_the_menu(qtbot, home):
     window = _open(qtbot, home)
-    window.actions.by_name["settings"].trigger()
-    dialog = window.settings_dialog
+    window.menu_actions.by_name["settings"].trigger()
+    dialog = window.menu_actions.settings_dialog
     qtbot.waitUntil(dialog.isVisible, timeout=5000)
     dialog.reject()
 

@@ -11,7 +11,7 @@ import pytest
 
 from app.main_window import MainWindow
 from core.demo.build import write_demo
-from core.safety.writes import always
+from core.io.writes import always
 
 NOW = int(time.time() * 1000)  # live segments must not be older than evictionDays
 
@@ -226,5 +226,5 @@ def test_the_session_compacted_is_reloaded_not_the_one_shown(qtbot, home):
     assert reloaded.leaf.id == run.entry["id"]
     assert window.data.session(b.path) is b and b.entries == b_entries
     assert window.navigator.current().path == b.path
-    assert a.path in window.place_label.text()
+    assert a.path in window.status.place_label.text()
     qtbot.waitUntil(lambda: not panel.is_busy(), timeout=30000)

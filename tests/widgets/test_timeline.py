@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt, QThreadPool
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPalette
 
 from bench.bench_timeline import synthetic_session
@@ -14,8 +14,9 @@ from core.context.budget import budget_for
 from core.demo.build import write_demo
 from core.timeline.arrays import Category, build_timeline
 from core.transcript import load_transcript, parse_transcript
+from widgets.common.jobs import JobRunner
 from widgets.timeline.view import TimelineView
-from widgets.timeline.worker import TimelineWorker
+from widgets.timeline.worker import timeline_job
 
 NOW = 1_760_000_000_000
 
@@ -247,10 +248,11 @@ def test_thresholds_from_timeline_without_budget(view, before):
 
 def test_worker_builds_off_the_gui_thread(qtbot, before):
     session, tl, budget = before
-    worker = TimelineWorker(session, budget)
-    with qtbot.waitSignal(worker.signals.finished, timeout=10_000) as blocker:
-        QThreadPool.globalInstance().start(worker)
-    built = blocker.args[0]
+    runner = JobRunner()
+    got = []
+    with qtbot.waitSignal(runner.ended, timeout=10_000):
+        runner.submit("timeline", timeline_job(session, budget), done=got.append)
+    built = got[0]
     assert built.entry_ids == tl.entry_ids and len(built.thresholds) == 4
 
 
