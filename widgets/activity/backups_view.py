@@ -9,7 +9,6 @@ and restores off the GUI thread.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from core.safety.backups import Backup
+from widgets.activity.view import local_time
 from widgets.common.record_model import Column, RecordRole, RecordTableModel, SortRole
 
 if TYPE_CHECKING:
@@ -39,14 +39,6 @@ if TYPE_CHECKING:
     from widgets.common.record_model import Index
 
 TIME, FILE, SIZE, FOLDER, NAME = range(5)
-
-
-def local_time(seconds: float) -> str:
-    """``YYYY-MM-DD HH:MM:SS`` in local time."""
-    try:
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
-    except (OverflowError, ValueError, OSError):
-        return "????-??-?? ??:??:??"
 
 
 def _made_order(b: Backup) -> float:

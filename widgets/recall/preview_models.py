@@ -145,7 +145,7 @@ def one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def when(ms: int) -> str:
+def block_time(ms: int) -> str:
     """A segment's time as the block prints it (UTC)."""
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M")
 
@@ -270,7 +270,7 @@ def detail_tip(row: DetailRow) -> str:
     """Tooltip of a detail row: id, role, time and the text."""
     seg = row.hit.segment
     why = f"\n{row.why}" if row.why else ""
-    return f"{seg.id}\n{seg.role} · {when(seg.timestamp)} UTC{why}\n\n{seg.content[:1200]}"
+    return f"{seg.id}\n{seg.role} · {block_time(seg.timestamp)} UTC{why}\n\n{seg.content[:1200]}"
 
 
 def knowledge_tip(row: KnowledgeRow) -> str:
@@ -396,6 +396,6 @@ def explanation_html(
     if segment is not None:
         out.append(
             f"<p style='color:gray'>{e(segment.role)} · session {e(segment.session_id[:8])} · "
-            f"{when(segment.timestamp)} UTC<br>{e(one_line(segment.content, 300))}</p>"
+            f"{block_time(segment.timestamp)} UTC<br>{e(one_line(segment.content, 300))}</p>"
         )
     return "".join(out)
