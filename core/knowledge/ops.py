@@ -286,7 +286,7 @@ def plan_fact_ops(
     ids = tuple(dict.fromkeys([*made, *acted]))
     return Plan(
         log.path,
-        label or describe(batch, made),
+        label or describe_fact_ops(batch, made),
         records,
         expect,
         result,
@@ -296,7 +296,7 @@ def plan_fact_ops(
     )
 
 
-def describe(ops: Sequence[FactOp], made: Sequence[str] = ()) -> str:
+def describe_fact_ops(ops: Sequence[FactOp], made: Sequence[str] = ()) -> str:
     """``"UPDATE of d594f563…"``, ``"DELETE of 3 facts"``, ``"SUPERSEDE of a… by b…"``."""
     verbs = list(dict.fromkeys(op.verb for op in ops))
     verb = verbs[0] if len(verbs) == 1 else "+".join(verbs)
