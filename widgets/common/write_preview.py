@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from widgets.common.record_model import Column, RecordTableModel
+from widgets.common.text import esc
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -209,7 +210,7 @@ class WritePreviewDialog(QDialog):
             size = f" · {_count(len(write.lines), 'line')}, {_count(payload_bytes(write), 'byte')}"
         self.where.setText(
             f"<b>{ACTION_TEXT.get(write.action, write.action)}</b> "
-            f"<code>{_escape(write.path)}</code>{size}<br>"
+            f"<code>{esc(write.path)}</code>{size}<br>"
             f"<span>{WHERE_TEXT.get(write.action, '')}</span>"
         )
         self.where.setToolTip(write.path)
@@ -217,10 +218,6 @@ class WritePreviewDialog(QDialog):
             self.lines_view.setPlainText("\n".join(write.lines))
         else:
             self.lines_view.setPlainText(NO_LINES.get(write.action, ""))
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def confirm_with_dialog(

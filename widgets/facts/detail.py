@@ -20,6 +20,7 @@ from core.io import jsonio
 from core.io.timefmt import utc_minute_ms
 from core.knowledge.history import ChainLink, HistoryRow, fact_chain, fact_history
 from widgets.common.record_model import Column, RecordRole, SortRole
+from widgets.common.text import esc
 from widgets.common.tip_model import TipTableModel
 from widgets.facts.model import STATUS_COLORS, STATUS_TIPS
 
@@ -40,10 +41,6 @@ def _oneline(text: str) -> str:
 
 def _when(ms: int | None) -> str:
     return "" if ms is None else utc_minute_ms(ms)
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 HISTORY_COLUMNS: tuple[Column[HistoryRow], ...] = (
@@ -77,25 +74,23 @@ SOURCE_COLUMNS: tuple[Column[SourceHit], ...] = (
 
 def _history_tip(row: HistoryRow) -> str:
     text = jsonio.dumps(row.record).decode("utf-8", "replace")
-    return (
-        f"<b>line {row.line}</b>, byte {row.offset:,}: {_esc(row.change)}<br><tt>{_esc(text)}</tt>"
-    )
+    return f"<b>line {row.line}</b>, byte {row.offset:,}: {esc(row.change)}<br><tt>{esc(text)}</tt>"
 
 
 def _source_tip(hit: SourceHit) -> str:
-    body = _esc(hit.text[:1500]) + ("…" if len(hit.text) > 1500 else "")
+    body = esc(hit.text[:1500]) + ("…" if len(hit.text) > 1500 else "")
     return (
-        f"<b>{hit.kind} {_esc(hit.id[:12])}</b> · {_esc(hit.role)} · score {hit.score:.3f} "
-        f"({_esc(hit.detail)})<br><small>{_esc(hit.path)}:{hit.line}</small>"
+        f"<b>{hit.kind} {esc(hit.id[:12])}</b> · {esc(hit.role)} · score {hit.score:.3f} "
+        f"({esc(hit.detail)})<br><small>{esc(hit.path)}:{hit.line}</small>"
         f"<p style='white-space:pre-wrap'>{body}</p>"
     )
 
 
 def _chain_tip(link: ChainLink) -> str:
     if link.fact is None:
-        return f"{_esc(link.fact_id)} is named by supersededBy but is not in the log"
+        return f"{esc(link.fact_id)} is named by supersededBy but is not in the log"
     f = link.fact
-    return f"<b>{_esc(link.relation)}</b> · {f.status} · {_esc(f.id)}<p>{_esc(f.content)}</p>"
+    return f"<b>{esc(link.relation)}</b> · {f.status} · {esc(f.id)}<p>{esc(f.content)}</p>"
 
 
 def _table(model: TipTableModel[Any], widths: Sequence[int]) -> QTableView:
@@ -200,13 +195,13 @@ class FactDetail(QWidget):
         rows = fact_history(log, fact.id)
         chain = fact_chain(log, fact.id)
         color = STATUS_COLORS[fact.status]
-        sup = f" → {_esc(fact.superseded_by[:8])}" if fact.superseded_by else ""
-        context = f" · <i>{_esc(fact.context)}</i>" if fact.context else ""
+        sup = f" → {esc(fact.superseded_by[:8])}" if fact.superseded_by else ""
+        context = f" · <i>{esc(fact.context)}</i>" if fact.context else ""
         self.header.setText(
-            f"<b>{_esc(fact.type)}</b> · "
+            f"<b>{esc(fact.type)}</b> · "
             f'<span style="color:{color}" title="{STATUS_TIPS[fact.status]}">'
             f"<b>{fact.status}</b></span>{sup} · {_when(fact.timestamp)} UTC{context}<br>"
-            f"<small>{_esc(fact.id)} · {_esc(log.path)}, line {fact.line}</small>"
+            f"<small>{esc(fact.id)} · {esc(log.path)}, line {fact.line}</small>"
         )
         self.text.setPlainText(fact.content)
         self.history_model.set_records(rows)

@@ -26,6 +26,7 @@ from typing_extensions import override
 
 from core.io.timefmt import utc_minute_ms
 from widgets.common.record_model import RecordRole, SortRole
+from widgets.common.text import esc
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -238,7 +239,6 @@ class FactTableModel(QAbstractTableModel):
 
 def _tooltip(row: FactRow) -> str:
     f = row.fact
-    esc = _escape
     lines = [
         f"<b>{esc(f.type)}</b> · {STATUS_TIPS[f.status]}",
         f"<p>{esc(f.content)}</p>",
@@ -249,10 +249,6 @@ def _tooltip(row: FactRow) -> str:
         lines.append(f"superseded by {esc(f.superseded_by)}<br>")
     lines.append(f"<small>{esc(f.id)} · line {f.line} · {row.versions} line(s)</small>")
     return "".join(lines)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class FactFilterProxy(QSortFilterProxyModel):

@@ -28,6 +28,7 @@ from typing_extensions import override
 from core.io import jsonio
 from core.safety.redact import redact
 from widgets.common.record_model import Column, RecordRole, RecordTableModel
+from widgets.common.text import esc
 
 if TYPE_CHECKING:
     from core.io.problems import Problem
@@ -202,7 +203,7 @@ class OpenClawConfigView(QWidget):
                 self._status("Open a data directory with an openclaw.json to see it here.", "info")
             self.problems_title.setText("<b>Problems</b>")
             return
-        self.file_label.setText(f"<b>openclaw.json</b>: {_escape(config.path)}")
+        self.file_label.setText(f"<b>openclaw.json</b>: {esc(config.path)}")
         self.file_label.setToolTip(config.path)
         self.source_view.setPlainText(section_text(config))
         self.settings_model.set_records(effective_settings(config))
@@ -231,7 +232,7 @@ class OpenClawConfigView(QWidget):
 
     def _status(self, text: str, kind: str) -> None:
         color = {"ok": "#2e7d32"}.get(kind, SEVERITY_COLORS.get(kind, "#000"))
-        self.status_label.setText(f'<span style="color:{color}">{_escape(text)}</span>')
+        self.status_label.setText(f'<span style="color:{color}">{esc(text)}</span>')
         self.status_label.setProperty("kind", kind)
 
 
@@ -252,10 +253,6 @@ def section_text(config: OpenClawConfig) -> str:
             body = redact(jsonio.dumps(value, pretty=True).decode("utf-8"))
             parts.append(f"{head}\n{body}")
     return "\n\n".join(parts)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _table(model: RecordTableModel[Any]) -> QTableView:
