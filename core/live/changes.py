@@ -12,8 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from core.io.jsonio import too_long_problem
+from core.io.limits import max_line_bytes
+
 if TYPE_CHECKING:
     from core.io.problems import Problem
+    from core.io.tail import TailEvent
     from core.live.session import Announcement
     from core.transcript.model import Entry
 
@@ -94,3 +98,18 @@ class LiveRead:
     def then(self, step: Step) -> None:
         """Add a step."""
         self.steps.append(step)
+
+
+def note_event(event: TailEvent, out: LiveRead) -> None:
+    """Count the lines read; lines over the line limit become problems with their line."""
+    limit = max_line_bytes()
+    problems = [
+        too_long_problem(event.path, line, length, limit, True) for line, _, length in event.skipped
+    ]
+    lines = event.lines
+
+    def note(c: LiveChanges) -> None:
+        c.lines += lines
+        c.problems.extend(problems)
+
+    out.then(note)

@@ -35,11 +35,10 @@ from typing import TYPE_CHECKING
 
 from core.dataset.discovery import AGENT_DB, AgentDir
 from core.dataset.load import summarize
-from core.io.jsonio import gc_paused, read_jsonl, too_long_problem
-from core.io.limits import max_line_bytes
+from core.io.jsonio import gc_paused, read_jsonl
 from core.io.problems import FormatError, Problem
 from core.io.tail import Tail, TailEvent
-from core.live.changes import LiveChanges, LiveRead
+from core.live.changes import LiveChanges, LiveRead, note_event
 from core.live.follow_db import (
     DbFollowState,
     StoreFileState,
@@ -549,21 +548,6 @@ class LiveFollower:
 
     def _read_knowledge(self, tail: Tail, out: LiveRead) -> None:
         read_knowledge_lines(self, tail, out)
-
-
-def note_event(event: TailEvent, out: LiveRead) -> None:
-    """Count the lines read; lines over the line limit become problems with their line."""
-    limit = max_line_bytes()
-    problems = [
-        too_long_problem(event.path, line, length, limit, True) for line, _, length in event.skipped
-    ]
-    lines = event.lines
-
-    def note(c: LiveChanges) -> None:
-        c.lines += lines
-        c.problems.extend(problems)
-
-    out.then(note)
 
 
 def _join_step(found: Discovery, agent: AgentDir, path: Path, out: LiveRead) -> None:

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
+from core.live.changes import note_event
 from core.store.segments import DAY_MS, SegmentLoad, dedup_key, oldest_first, parse_segments
 
 if TYPE_CHECKING:
@@ -263,8 +264,6 @@ def read_segment_lines(
     f: LiveFollower, follower: SegmentFollower, tail: Tail, out: LiveRead
 ) -> None:
     """Read and index what was appended to segments.jsonl; queue the warm set's change."""
-    from core.live.follow import note_event
-
     event = tail.poll()
     if event.kind == "none":
         return
@@ -300,8 +299,6 @@ def read_segment_lines(
 
 def read_knowledge_lines(f: LiveFollower, tail: Tail, out: LiveRead) -> None:
     """Read what was appended to knowledge.jsonl; queue its replay into the log."""
-    from core.live.follow import note_event
-
     event = tail.poll()
     if event.kind == "none":
         return
