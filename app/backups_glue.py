@@ -25,7 +25,7 @@ from core.io.fsutil import backup_path
 from core.io.writes import PlannedWrite
 from core.safety.activity import load_activity
 from core.safety.backups import list_backups, plan_restore, prune, recorded_hashes, restore
-from widgets.activity.backups_view import local_time
+from widgets.activity.view import local_time
 
 if TYPE_CHECKING:
     from app.manager import Manager

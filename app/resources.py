@@ -40,7 +40,7 @@ def candidate_dirs() -> list[Path]:
     """The folders searched for the resources, in order."""
     found = []
     if is_frozen():
-        found.append(Path(sys._MEIPASS) / FOLDER)
+        found.append(Path(getattr(sys, "_MEIPASS")) / FOLDER)  # noqa: B009 - set by PyInstaller
     found.append(Path(__file__).resolve().parent.parent / FOLDER)
     return found
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
 
 _DARK = {
     QPalette.ColorRole.Window: "#2b2d30",
@@ -77,11 +81,3 @@ def apply_theme(app: QApplication, theme: str, scheme: Qt.ColorScheme | None = N
     app.setPalette(palette)
     app.setProperty("memlens_dark", dark)
     return dark
-
-
-def is_dark(app: QApplication | None = None) -> bool:
-    """Whether the palette in use is dark (by its window colour's lightness)."""
-    app = app or QApplication.instance()  # type: ignore[assignment]
-    if app is None:
-        return False
-    return app.palette().color(QPalette.ColorRole.Window).lightness() < 128

@@ -180,7 +180,7 @@ def test_find_focuses_the_session_filter(qtbot):
 def test_theme_switch_applies_a_dark_palette(qtbot):
     from PySide6.QtWidgets import QApplication
 
-    from app.theme import is_dark
+    from widgets.common.palette import is_dark
 
     window = MainWindow()
     qtbot.addWidget(window)
@@ -188,9 +188,9 @@ def test_theme_switch_applies_a_dark_palette(qtbot):
     old = app.palette()
     try:
         window.menu_actions.by_name["theme_dark"].trigger()
-        assert is_dark(app) and window.settings.theme == "dark"
+        assert is_dark(app.palette()) and window.settings.theme == "dark"
         window.menu_actions.by_name["theme_light"].trigger()
-        assert not is_dark(app)
+        assert not is_dark(app.palette())
     finally:
         app.setPalette(old)
 

@@ -6,7 +6,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from app.theme import apply_theme, is_dark
+from app.theme import apply_theme
+from widgets.common.palette import is_dark
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
@@ -25,9 +26,9 @@ def app(qapp):
 )
 def test_system_theme_follows_the_platform_scheme(app: QApplication, scheme, dark):
     assert apply_theme(app, "system", scheme) is dark
-    assert is_dark(app) is dark
+    assert is_dark(app.palette()) is dark
 
 
 def test_explicit_themes_override_the_system(app: QApplication):
-    assert apply_theme(app, "dark", Qt.ColorScheme.Light) and is_dark(app)
-    assert not apply_theme(app, "light", Qt.ColorScheme.Dark) and not is_dark(app)
+    assert apply_theme(app, "dark", Qt.ColorScheme.Light) and is_dark(app.palette())
+    assert not apply_theme(app, "light", Qt.ColorScheme.Dark) and not is_dark(app.palette())
