@@ -159,7 +159,6 @@ class LiveController(QObject):
         self.follower: LiveFollower | None = None
         self.last_event_time: float | None = None
         """Epoch seconds of the last batch that changed something."""
-        self.last_changes: LiveChanges | None = None
         self._runner = runner if runner is not None else default_runner()
         self._read_key = f"live-read-{id(self)}"
         self._embed_key = f"live-embed-{id(self)}"
@@ -362,7 +361,6 @@ class LiveController(QObject):
         self._rewatch()
         if changes:
             self.last_event_time = time.time()
-            self.last_changes = changes
             self._emit(changes)
 
     def _on_read_failed(self, message: str) -> None:

@@ -76,7 +76,6 @@ class LiveGlue(QObject):
         self.indicator = LiveIndicator()
         status.bar.addPermanentWidget(self.indicator)
         bind_indicator(self.controller, self.indicator)
-        self.announcements: list[str] = []
         self._error = ""
         c = self.controller
         c.batch_applied.connect(self._on_batch)
@@ -124,7 +123,6 @@ class LiveGlue(QObject):
             views.problems.append_rows(changes.problems)
         self.status.update_counts()
         for a in changes.announcements:
-            self.announcements.append(a.message)
             self.status.bar.showMessage(a.message, ANNOUNCE_MS)
         if changes.store_reopen_needed:
             self.open_recall(data)

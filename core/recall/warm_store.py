@@ -5,8 +5,7 @@ Loading follows the agent (validation, dedup, ``evictionDays``,
 embedder is the one the agent uses; otherwise from memlens's own cache (same
 VMEM format, in the user cache folder). Segments without a vector are embedded
 by :meth:`WarmStore.embed_missing` (in a worker, with progress). memlens never
-rewrites the agent's ``vectors.bin`` unless :meth:`write_agent_vectors` is called,
-and then only with the agent's own embedder, keeping every vector it did not load.
+rewrites the agent's ``vectors.bin``.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from core.embed.hashembed import DIM as HASH_DIM
 from core.io.fsutil import atomic_write
 from core.io.jobs import CancelCheck, Progress, check
 from core.io.jsonio import gc_paused
@@ -38,17 +36,13 @@ from core.store.segments import (
     load_segments,
     make_segment,
 )
-from core.store.vectors import VectorFile, encode_vectors, load_vectors, write_vectors
+from core.store.vectors import VectorFile, encode_vectors, load_vectors
 
 if TYPE_CHECKING:
     import os
     from collections.abc import Sequence
 
     from core.embed.base import Embedder
-
-
-class AgentVectorsRefused(Exception):
-    """A rewrite of the agent's vectors.bin that memlens will not do, with the reason."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,52 +316,6 @@ class WarmStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, encode_vectors(ids, matrix, self.embedder.dim), backup=False)
         return path
-
-    def write_agent_vectors(self) -> Path | None:
-        """Rewrite the agent's vectors.bin (atomic, with a backup). Only when asked.
-
-        The file keeps every vector it holds for segments this store did not load
-        (older than ``evictionDays``, beyond ``maxSegments``, evicted since, or
-        not in segments.jsonl at all), in its order; loaded segments get this
-        store's vector; new ones are appended. Returns the backup, if any.
-
-        Raises
-        ------
-        AgentVectorsRefused
-            When the embedder is not the agent's (name and dimension), or the
-            existing file has other dimensions: nothing is written.
-        FormatError
-            When the existing file cannot be read (it is never replaced then).
-        """
-        dim = self.embedder.dim
-        agent = self.settings.agent_embedder
-        if not self._uses_agent_vectors():
-            raise AgentVectorsRefused(
-                f"{self.vectors_path}: the agent keeps {agent} vectors there, not "
-                f"{self.embedder.name} ones; nothing written"
-            )
-        if agent == "hash" and dim != HASH_DIM:
-            raise AgentVectorsRefused(
-                f"{self.vectors_path}: the agent's hash vectors have {HASH_DIM} dims, this "
-                f"embedder {dim}; nothing written"
-            )
-        existing = load_vectors(self.vectors_path) if self.vectors_path.exists() else None
-        if existing is not None and existing.dim != dim:
-            raise AgentVectorsRefused(
-                f"{self.vectors_path}: it holds {existing.dim}-dim vectors, this embedder "
-                f"{dim}; nothing written"
-            )
-        ids, matrix = self._vector_payload()
-        theirs = existing.matrix if existing is not None else np.empty((0, dim), np.float32)
-        rows: dict[str, tuple[bool, int]] = {}  # id -> (ours, row), at its first position
-        for row, vid in enumerate(existing.ids if existing is not None else ()):
-            rows[vid] = (False, row)
-        for row, vid in enumerate(ids):
-            rows[vid] = (True, row)
-        merged = np.empty((len(rows), dim), dtype=np.float32)
-        for out, (ours, row) in enumerate(rows.values()):
-            merged[out] = matrix[row] if ours else theirs[row]
-        return write_vectors(self.vectors_path, list(rows), merged, dim)
 
     def add(
         self,

@@ -14,7 +14,7 @@ from core.recall.bm25 import BM25Index
 from core.recall.hybrid import SearchConfig, explain, search, time_decay
 from core.recall.tokenize import tokenize
 from core.recall.vector_index import VectorIndex
-from core.recall.warm_store import AgentVectorsRefused, StoreSettings, WarmStore, cache_path
+from core.recall.warm_store import StoreSettings, WarmStore, cache_path
 from core.store.segments import DAY_MS, append_segments, load_segments, make_segment
 from core.store.vectors import load_vectors, write_vectors
 
@@ -84,9 +84,7 @@ def test_embed_missing_goes_to_our_cache_not_the_agents_file(folder, tmp_path_fa
     assert _digest(folder) == before  # vectors.bin untouched
     cached = load_vectors(cache_path(cache, folder, "hash"))
     assert len(cached.ids) == 8
-    store.write_agent_vectors()  # only when asked
-    assert len(load_vectors(folder / "vectors.bin").ids) == 8
-    assert list(folder.glob("vectors.bin.memlens-backup-*"))
+    assert not list(folder.glob("vectors.bin.memlens-backup-*"))
 
 
 def test_add_redacts_dedups_appends_one_line_and_indexes(folder):
@@ -210,43 +208,6 @@ def test_vector_index_grows_without_losing_rows():
     mask[[3, 4]] = True
     assert set(index.top(unit[7], 5, mask)[0]) == {3, 4}
     assert not math.isnan(float(index.cosine(unit[0]).sum()))
-
-
-class _OtherModel:
-    name = "transformer"
-    dim = 384
-
-    def embed(self, texts):
-        rng = np.random.default_rng(0)
-        return rng.standard_normal((len(texts), 384)).astype(np.float32)
-
-
-def test_agent_vectors_are_written_only_with_the_agents_embedder(folder):
-    before = _digest(folder)
-    store = WarmStore.open(folder, _OtherModel(), now_ms=NOW)
-    store.embed_missing(save=False)
-    with pytest.raises(AgentVectorsRefused, match="not transformer ones; nothing written"):
-        store.write_agent_vectors()
-    assert _digest(folder) == before
-
-
-def test_agent_vectors_keep_the_segments_not_loaded(folder):
-    agent = load_vectors(folder / "vectors.bin")
-    # the 2 oldest are past evictionDays, 2 more beyond maxSegments: 4 not loaded
-    settings = StoreSettings(max_segments=4, eviction_days=len(TEXTS) - 1.5)
-    store = WarmStore.open(folder, HashEmbedder(), settings, now_ms=NOW)
-    assert len(store) == 4 and store.stats.load.evicted_age == 2
-    assert store.stats.load.evicted_count == 2
-    store.embed_missing(save=False)
-    backup = store.write_agent_vectors()
-    assert backup is not None and backup.read_bytes() != (folder / "vectors.bin").read_bytes()
-    written = load_vectors(folder / "vectors.bin")
-    live = [s.id for s in store.live()]
-    assert written.ids == [*agent.ids, live[-1]]  # the file's order, then the new vector
-    rows = written.index()
-    for row, vid in enumerate(agent.ids):  # not one of the agent's vectors lost
-        assert np.array_equal(written.matrix[rows[vid]], agent.matrix[row])
-    assert np.array_equal(written.matrix[rows[live[-1]]], hashembed.embed(TEXTS[-1][2]))
 
 
 def test_runtime_eviction_drops_the_oldest_by_timestamp(folder):
