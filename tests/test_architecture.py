@@ -383,3 +383,13 @@ def test_each_check_names_its_offenders(tmp_path):
         "core/other.py:1 uses BM25's k1",
         "core/other.py:2 uses BM25's k1",
     ]
+
+
+def test_architecture_md_names_files_that_exist():
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([\w./*-]+/[\w.*-]+\.(?:py|md))`", text)) - {
+        p for p in re.findall(r"`([\w./*-]+)`", text) if p.startswith("../")
+    }
+    assert len(named) > 10
+    missing = sorted(p for p in named if not any(ROOT.glob(p)))
+    assert not missing, missing
