@@ -2,21 +2,24 @@
 
 :func:`setup_logging` sends every record of the ``memlens`` loggers (job failures with
 their tracebacks among them, see :mod:`widgets.common.jobs`) and of the root logger to
-``<data dir>/logs/memlens.log`` (1 MB, three old files kept). Each record passes
+``<data dir>/logs/memlens.log`` (1 MB, three old files kept), and so does an uncaught
+exception (a failing slot's among them). Each record passes
 :class:`RedactFilter` first: a key quoted in an exception never reaches the file.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from logging.handlers import RotatingFileHandler
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.paths import data_dir
 from core.safety.redact import redact
 
 if TYPE_CHECKING:
     from pathlib import Path
+    from types import TracebackType
 
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
@@ -66,4 +69,17 @@ def setup_logging(path: Path | None = None, level: int = logging.INFO) -> Path:
     root.addHandler(handler)
     if root.level == logging.NOTSET or root.level > level:
         root.setLevel(level)
+    if not getattr(sys.excepthook, "memlens", False):
+        sys.excepthook = _logging_excepthook(sys.excepthook)
     return target
+
+
+def _logging_excepthook(previous: Any) -> Any:
+    """An excepthook that logs an uncaught exception (a slot's, too) before *previous* runs."""
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        logging.getLogger("memlens").error("uncaught exception", exc_info=(kind, exc, tb))
+        previous(kind, exc, tb)
+
+    hook.memlens = True  # type: ignore[attr-defined]
+    return hook

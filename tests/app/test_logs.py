@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 import pytest
 
@@ -15,9 +16,15 @@ SECRET = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"
 
 @pytest.fixture
 def logged(tmp_path):
-    """Logging to a file in tmp_path; the handler is removed afterwards."""
+    """Logging to a file in tmp_path; the handler and the excepthook are undone afterwards."""
+    hook = sys.excepthook
     path = setup_logging(tmp_path / "logs" / "memlens.log")
     yield path
+    sys.excepthook = hook
+    _remove_handlers()
+
+
+def _remove_handlers() -> None:
     root = logging.getLogger()
     for handler in [h for h in root.handlers if getattr(h, "memlens", False)]:
         root.removeHandler(handler)
@@ -100,3 +107,18 @@ def test_help_open_log_opens_the_log_file(qtbot, monkeypatch, tmp_path):
     action.trigger()
     assert [u.toLocalFile() for u in opened] == [str(tmp_path / "logs" / "memlens.log")]
     assert (tmp_path / "logs" / "memlens.log").exists()
+
+
+def test_an_uncaught_exception_is_logged_masked(tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, *_: seen.append(kind))  # restored after
+    path = setup_logging(tmp_path / "memlens.log")
+    try:
+        raise KeyError(f"no provider for {SECRET}")
+    except KeyError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)  # what Qt does for a failing slot
+    finally:
+        text = _text(path)
+        _remove_handlers()
+    assert "uncaught exception" in text and "KeyError" in text and SECRET not in text
+    assert seen == [KeyError]  # the hook before still runs
