@@ -31,7 +31,14 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 from tests.soak import views
-from tests.soak.meters import ErrorCapture, RssSampler, StallMeter, memory_verdict
+from tests.soak.meters import (
+    ErrorCapture,
+    RssSampler,
+    StackSampler,
+    StallMeter,
+    memory_verdict,
+    rss_bytes,
+)
 from tests.soak.writer import init_home
 
 STALL_LIMIT_MS = 100.0
@@ -62,6 +69,10 @@ class SoakReport:
     config: SoakConfig
     writes: dict[str, int] = field(default_factory=dict)
     bytes_written: int = 0
+    data_growth: int = 0
+    """How much the data folder grew while the agent wrote (bytes)."""
+    fresh_open_rss: int = 0
+    """RSS added by opening the final files in a second window (for comparison)."""
     duration_s: float = 0.0
     stall: dict[str, Any] = field(default_factory=dict)
     worst_stalls: list[dict[str, Any]] = field(default_factory=list)
@@ -115,6 +126,8 @@ class SoakReport:
                 v for k, v in self.writes.items() if k not in ("store", "rewrite")
             ),
             "bytes_written": self.bytes_written,
+            "data_growth_mb": round(self.data_growth / (1 << 20), 1),
+            "fresh_open_rss_mb": round(self.fresh_open_rss / (1 << 20), 1),
             "sessions": self.sessions,
             **self.stall,
             "target_max_stall_ms": STALL_LIMIT_MS,
@@ -276,7 +289,6 @@ def compare(live: Any, fresh: Any, timeout_s: float) -> tuple[float | None, list
         return views.window_views(live) == want and data_of(live) == want_data
 
     converged = wait_until(same, timeout_s, step_ms=250)
-    print("converged", converged, views.window_views(live)["problems"], file=sys.stderr)
     took = round(time.monotonic() - started, 2) if converged else None
     view_diffs = views.diff(views.window_views(live), want)
     data_diffs = views.diff(data_of(live), want_data, limit=10)
@@ -308,6 +320,10 @@ def compare(live: Any, fresh: Any, timeout_s: float) -> tuple[float | None, list
     return took, view_diffs, data_diffs
 
 
+def _folder_size(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
 # -- the run --------------------------------------------------------------------------------------
 def _writer_cmd(root: Path, config: SoakConfig, log: Path) -> list[str]:
     return [
@@ -317,13 +333,25 @@ def _writer_cmd(root: Path, config: SoakConfig, log: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def _worst(stalls: list[tuple[float, float, float]], events: list[dict[str, Any]]) -> list[Any]:
-    """The longest stalls, each with the writes of the half second before it ended."""
+def _worst(
+    stalls: list[tuple[float, float, float]],
+    events: list[dict[str, Any]],
+    stacks: StackSampler,
+    t0: float,
+) -> list[Any]:
+    """The longest stalls: when (seconds after the writer started), the writes of the half
+    second before, and what the GUI thread was running meanwhile."""
     out = []
     for ms, began, ended in stalls:
         near = [e["kind"] for e in events if began - 0.5 <= e["t"] <= ended]
-        counts = {k: near.count(k) for k in dict.fromkeys(near)}
-        out.append({"stall_ms": round(ms, 1), "at_s": round(began, 3), "writes_before": counts})
+        out.append(
+            {
+                "stall_ms": round(ms, 1),
+                "at_s": round(began - t0, 2),
+                "writes_before": {k: near.count(k) for k in dict.fromkeys(near)},
+                "gui_thread_in": stacks.during(began, ended),
+            }
+        )
     return out
 
 
@@ -344,11 +372,15 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
         select_session(live, main_path)
         wait_until(lambda: session_shown(live, main_path), 20)
         stall = StallMeter(config.tick_ms)
+        size_before = _folder_size(root)
         rss = RssSampler()
+        stacks = StackSampler()
         with ErrorCapture() as errors:
             rss.start()
+            stacks.start()
             stall.start()
             started = time.monotonic()
+            t0 = time.time()
             env = dict(os.environ, PYTHONPATH=str(repo))
             proc = subprocess.Popen(
                 _writer_cmd(root, config, log),
@@ -370,16 +402,20 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
             report.duration_s = time.monotonic() - started
             stall.stop()
             rss.stop()
+            stacks.stop()
             report.alive = live.isVisible()
             report.live_state = live_state(live)
             events = [json.loads(x) for x in log.read_bytes().splitlines() if x.strip()]
             report.bytes_written = sum(int(e["bytes"]) for e in events)
             report.stall = stall.summary()
-            report.worst_stalls = _worst(stall.worst(), events)
-            verdict = memory_verdict(rss.samples, report.bytes_written)
+            report.worst_stalls = _worst(stall.worst(), events, stacks, t0)
+            report.data_growth = _folder_size(root) - size_before
+            verdict = memory_verdict(rss.samples, report.data_growth)
             report.memory = verdict.to_json()
             report.rss_samples_mb = [round(v / (1 << 20), 1) for _, v in rss.samples]
+            before_fresh = rss_bytes()
             fresh = open_window(root, config.open_timeout_s)
+            report.fresh_open_rss = rss_bytes() - before_fresh
             report.sessions = len(fresh.data.sessions)
             took, view_diffs, data_diffs = compare(live, fresh, config.settle_s)
             report.converged_s = took

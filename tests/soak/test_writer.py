@@ -87,12 +87,12 @@ def test_every_special_event_is_written_as_the_agents_write_it(tmp_path):
 def test_memory_is_flat_unless_it_grows_beyond_what_was_written():
     mb = 1 << 20
     steady = [(float(i), 200 * mb + (i % 3) * mb) for i in range(60)]
-    assert memory_verdict(steady, written_bytes=0).flat
+    assert memory_verdict(steady, data_bytes=0).flat
     leaking = [(float(i), 200 * mb + i * 2 * mb) for i in range(60)]
-    verdict = memory_verdict(leaking, written_bytes=mb)
+    verdict = memory_verdict(leaking, data_bytes=mb)
     assert not verdict.flat and verdict.growth > BASE_ALLOWANCE
     # the same growth is fine when the agent wrote that much
-    assert memory_verdict(leaking, written_bytes=20 * mb).flat
+    assert memory_verdict(leaking, data_bytes=20 * mb).flat
 
 
 def test_diff_names_where_views_differ():
