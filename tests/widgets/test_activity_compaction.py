@@ -78,9 +78,9 @@ def test_events_are_rows_beside_the_writes(qtbot):
     assert [r.phase for r in view.visible_records()] == ["finished", "started"]
     assert view.count_label.text() == "2 of 4 rows"
     view.action_box.setCurrentIndex(0)
-    view.set_filter("sess-42")
+    view.filter_edit.setText("sess-42")
     assert len(view.visible_records()) == 2
-    view.set_filter("")
+    view.filter_edit.setText("")
     with qtbot.waitSignal(view.event_activated) as got:
         view.table.activated.emit(view.proxy.index(0, 0))
     assert got.args[0].phase == "finished"

@@ -125,15 +125,15 @@ def test_filter_by_text_and_action(qtbot, logged):
     view = ActivityView()
     qtbot.addWidget(view)
     view.set_records(log.load().records)
-    view.set_filter("sessions")
+    view.filter_edit.setText("sessions")
     assert {r.action for r in view.visible_records()} == {"rewrite", "backup"}
     assert view.count_label.text() == "2 of 4 writes"
-    view.set_filter("FACT-1")  # any case, in the summary
+    view.filter_edit.setText("FACT-1")  # any case, in the summary
     assert [r.summary for r in view.visible_records()] == ["append 1 fact line (ADD of fact-1)"]
-    view.set_filter("")
+    view.filter_edit.setText("")
     view.action_box.setCurrentIndex(view.action_box.findData("append"))
     assert [r.action for r in view.visible_records()] == ["append", "append"]
-    view.set_filter("nothing like this")
+    view.filter_edit.setText("nothing like this")
     assert view.visible_records() == [] and view.count_label.text() == "0 of 4 writes"
 
 

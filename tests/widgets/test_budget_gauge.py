@@ -6,12 +6,32 @@ import itertools
 
 import pytest
 from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
 from core.context.breakdown import SECTION_KEYS, breakdown_at
 from core.context.budget import budget_for
 from core.transcript import load_transcript
 from widgets.budget.gauge import BudgetGauge
 from widgets.budget.gauge_canvas import SECTION_COLORS, fmt_k, fmt_pct, spread_labels
+
+
+def _legend(gauge, key):
+    """The legend text of a section key (or ``"after"``), as shown."""
+    return gauge.findChild(QLabel, f"legend-{key}").text()
+
+
+def _legend_shown(gauge, key):
+    return not gauge.findChild(QWidget, f"legend-entry-{key}").isHidden()
+
+
+def _marker_x(gauge):
+    """Pixel x of every threshold marker on the bar, by threshold key."""
+    return {m.threshold.key: m.x for m in gauge.canvas.markers()}
+
+
+def _marker_labels(gauge):
+    return {m.threshold.key: m.label for m in gauge.canvas.markers()}
+
 
 AT = "#358"  # 175,004 measured tokens (tests/core/test_budget.py)
 
@@ -40,13 +60,13 @@ def _show(gauge, session, at=AT, window=None, recalled=0):
 
 def test_legend_and_headline_show_tokens_and_percent_of_window(gauge, session):
     bd, _ = _show(gauge, session)
-    assert gauge.legend_text("tool_results") == "tool results 74,514 (37.3%)"
-    assert gauge.legend_text("tool_calls") == "tool calls 43,596 (21.8%)"
-    assert gauge.legend_text("user") == "user 595 (0.3%)"
-    assert gauge.legend_text("unattributed") == "measured difference 44,259 (22.1%)"
-    assert gauge.legend_text("recalled") == "recalled memory 0 (0.0%)"
-    assert gauge.legend_text("system") == "system: not in transcript"
-    assert not gauge.legend_visible("after")
+    assert _legend(gauge, "tool_results") == "tool results 74,514 (37.3%)"
+    assert _legend(gauge, "tool_calls") == "tool calls 43,596 (21.8%)"
+    assert _legend(gauge, "user") == "user 595 (0.3%)"
+    assert _legend(gauge, "unattributed") == "measured difference 44,259 (22.1%)"
+    assert _legend(gauge, "recalled") == "recalled memory 0 (0.0%)"
+    assert _legend(gauge, "system") == "system: not in transcript"
+    assert not _legend_shown(gauge, "after")
     head = gauge.headline_text()
     assert head.startswith("175,004 tokens · 87.5% of 200,000 (measured)")
     assert "996 to flush" in head and "past 80%" in head
@@ -79,25 +99,25 @@ def test_painted_colours(gauge, session):
 def test_markers_sit_on_their_thresholds_and_move_with_the_window(gauge, session):
     _, b = _show(gauge, session)
     span = gauge.canvas.width() - 12
-    at_200k = gauge.marker_positions()
+    at_200k = _marker_x(gauge)
     assert set(at_200k) == {"window", "compaction", "seed", "flush", "safe_limit"}
     for t in b.thresholds:
         assert at_200k[t.key] == pytest.approx(6 + span * t.tokens / 200_000)
     _, small = _show(gauge, session, window=128_000)
-    at_128k = gauge.marker_positions()
+    at_128k = _marker_x(gauge)
     # 175,004 tokens now overflow 128k: the bar's scale is the context, not the window.
     for t in small.thresholds:
         assert at_128k[t.key] == pytest.approx(6 + span * t.tokens / 175_004)
         assert at_128k[t.key] < at_200k[t.key]
     assert small.compaction_trigger == 108_000
     assert "over the window" in gauge.headline_text()
-    assert gauge.legend_text("tool_results") == "tool results 74,514 (58.2%)"
+    assert _legend(gauge, "tool_results") == "tool results 74,514 (58.2%)"
 
 
 @pytest.mark.parametrize("window", [32_000, 128_000, 200_000, 1_000_000])
 def test_marker_labels_never_overlap(gauge, session, window):
     _show(gauge, session, window=window)
-    rects = sorted(gauge.marker_label_rects().values(), key=lambda r: r.left())
+    rects = sorted(_marker_labels(gauge).values(), key=lambda r: r.left())
     assert len(rects) == 5
     for a, c in itertools.pairwise(rects):
         assert a.right() <= c.left(), (a, c)
@@ -114,7 +134,7 @@ def test_spread_labels_keeps_order_and_bounds():
 
 def test_window_selector_emits_and_the_app_recomputes(gauge, session, qtbot):
     _show(gauge, session)
-    combo = gauge.window_combo
+    combo = gauge.findChild(QComboBox, "window-combo")
     assert combo.itemText(0) == "model default (200,000)"
     assert [combo.itemText(i) for i in range(1, combo.count())] == [
         "32k (32,000)",
@@ -135,12 +155,12 @@ def test_window_selector_emits_and_the_app_recomputes(gauge, session, qtbot):
     assert "what-if (model: 200,000)" in gauge.headline_text()
     assert combo.itemText(0) == "model default (200,000)"  # an override does not change it
 
-    assert gauge.custom_window_spin.isHidden()
+    assert gauge.findChild(QSpinBox, "custom-window-spin").isHidden()
     with qtbot.waitSignal(gauge.window_changed) as sig:
         combo.setCurrentIndex(combo.findData(-1))
-    assert not gauge.custom_window_spin.isHidden()
+    assert not gauge.findChild(QSpinBox, "custom-window-spin").isHidden()
     with qtbot.waitSignal(gauge.window_changed) as sig:
-        gauge.custom_window_spin.setValue(131_072)
+        gauge.findChild(QSpinBox, "custom-window-spin").setValue(131_072)
     assert sig.args == [131_072] and gauge.selected_window() == 131_072
     assert "of 131,072" in gauge.headline_text()
 
@@ -155,16 +175,22 @@ def test_set_selected_window_is_silent(gauge, session, qtbot):
     with qtbot.assertNotEmitted(gauge.window_changed):
         gauge.set_selected_window(1_000_000)
         gauge.set_selected_window(64_000)
-    assert gauge.selected_window() == 64_000 and not gauge.custom_window_spin.isHidden()
+    assert (
+        gauge.selected_window() == 64_000
+        and not gauge.findChild(QSpinBox, "custom-window-spin").isHidden()
+    )
     gauge.set_selected_window(None)
-    assert gauge.selected_window() is None and gauge.custom_window_spin.isHidden()
+    assert (
+        gauge.selected_window() is None
+        and gauge.findChild(QSpinBox, "custom-window-spin").isHidden()
+    )
 
 
 def test_comparison_bar_for_the_trim_simulation(gauge, session):
     _show(gauge, session)
     gauge.set_comparison(120_000, "after trim")
-    assert gauge.legend_visible("after")
-    assert gauge.legend_text("after") == "after trim 120,000 (60.0%, -55,004)"
+    assert _legend_shown(gauge, "after")
+    assert _legend(gauge, "after") == "after trim 120,000 (60.0%, -55,004)"
     bar_y = gauge.canvas.bar_top() + 20 + 4
     assert gauge.tooltip_at(50, bar_y) == "after trim 120,000 (60.0%, -55,004)"
     image = gauge.canvas.grab().toImage()
@@ -174,7 +200,7 @@ def test_comparison_bar_for_the_trim_simulation(gauge, session):
     assert image.pixelColor(int(x_after) + 3, bar_y).name() != highlight
     assert "Comparison: after trim 120,000" in gauge.accessibleDescription()
     gauge.set_comparison(None)
-    assert not gauge.legend_visible("after") and gauge.tooltip_at(50, bar_y) == ""
+    assert not _legend_shown(gauge, "after") and gauge.tooltip_at(50, bar_y) == ""
 
 
 def test_tooltips(gauge, session):
@@ -183,14 +209,14 @@ def test_tooltips(gauge, session):
     tip = gauge.tooltip_at(r.center().x(), r.center().y())
     assert tip.startswith("tool results: 74,514 tokens\n37.3% of the 200,000-token window")
     assert "42.6% of the context" in tip
-    x = gauge.marker_positions()["compaction"]
+    x = _marker_x(gauge)["compaction"]
     tip = gauge.tooltip_at(x, r.center().y())
     assert tip.startswith("compaction trigger (pi): 180,000 tokens (90.0%)\n4,996 left")
-    label = gauge.marker_label_rects()["flush"]
+    label = _marker_labels(gauge)["flush"]
     flush_tip = gauge.tooltip_at(label.center().x(), label.center().y())
     assert flush_tip.startswith("memory flush: 176,000")
     assert "window - reserveTokensFloor 20,000 - softThresholdTokens 4,000" in flush_tip
-    assert gauge.tooltip_at(gauge.marker_positions()["window"], r.center().y()).endswith(
+    assert gauge.tooltip_at(_marker_x(gauge)["window"], r.center().y()).endswith(
         "window from: default; guard: ok"
     )
     system_tip = gauge.section_tooltip("system")
@@ -199,7 +225,7 @@ def test_tooltips(gauge, session):
 
 def test_recalled_block_shows_as_its_own_section(gauge, session):
     _show(gauge, session, recalled=3_500)
-    assert gauge.legend_text("recalled") == "recalled memory 3,500 (1.8%)"
+    assert _legend(gauge, "recalled") == "recalled memory 3,500 (1.8%)"
     assert "recalled" in gauge.section_rects()
     assert gauge.headline_text().startswith("178,504 tokens · 89.3%")
 
@@ -219,8 +245,8 @@ def test_clear(gauge, session):
     gauge.set_comparison(100_000)
     gauge.clear()
     assert gauge.headline_text() == "no point selected"
-    assert gauge.section_rects() == {} and gauge.marker_positions() == {}
-    assert gauge.legend_text("user") == "user" and not gauge.legend_visible("after")
+    assert gauge.section_rects() == {} and _marker_x(gauge) == {}
+    assert _legend(gauge, "user") == "user" and not _legend_shown(gauge, "after")
     gauge.canvas.grab()  # paints the empty state without error
 
 
@@ -244,7 +270,7 @@ def test_demo_session_and_dark_palette(gauge, tmp_path):
     gauge.set_breakdown(bd, b)
     assert bd.tokens("summary") > 0
     pct = fmt_pct(bd.tokens("summary"), b.window)
-    assert gauge.legend_text("summary") == f"compaction summary {bd.tokens('summary'):,} ({pct})"
+    assert _legend(gauge, "summary") == f"compaction summary {bd.tokens('summary'):,} ({pct})"
     image = gauge.canvas.grab().toImage()
     # The empty part of the window is the dark base colour, markers in their dark variant.
     track_x = int(gauge.canvas.x_of(b.window)) - 3

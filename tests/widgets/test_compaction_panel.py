@@ -158,7 +158,7 @@ def test_offline_run_shows_sections_and_diff(qtbot, fixture_copy):
     # side by side: the previous compaction's summary left, the new one right
     previous = panel.plan().previous_summary
     assert previous
-    left, right = panel.diff_view.left_plain(), panel.diff_view.right_plain()
+    left, right = panel.diff_view.left.toPlainText(), panel.diff_view.right.toPlainText()
     for line in previous.splitlines()[:12]:
         assert line in left
     for line in text.splitlines()[:12]:
@@ -192,7 +192,7 @@ def test_html_in_summary_is_escaped(qtbot, demo):
     # the file lists are <read-files>/<modified-files> tags: shown as text, not swallowed
     if result.plan.modified_files:
         assert "<modified-files>" in panel.summary_text()
-        assert "<modified-files>" in panel.diff_view.right_plain()
+        assert "<modified-files>" in panel.diff_view.right.toPlainText()
 
 
 # -- write ----------------------------------------------------------------------------------------

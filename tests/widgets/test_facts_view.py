@@ -21,6 +21,22 @@ NOW = 1_760_000_000_000
 KEY = "sk-ant-" + "api03-Qw7Er8Ty9Ui0Op1As2Df3Gh4"
 
 
+def _set_filters(view, fact_type=None, status=None, text=""):
+    """Set the type, status and text filters the way a user does (None: all)."""
+    view.type_combo.setCurrentIndex(max(0, view.type_combo.findData(fact_type)))
+    view.status_combo.setCurrentIndex(max(0, view.status_combo.findData(status)))
+    view.filter_edit.setText(text)
+
+
+def _shown_ids(view):
+    """Ids of the facts the table shows, in table order."""
+    proxy = view.proxy
+    return [
+        view.model.fact(proxy.mapToSource(proxy.index(r, 0)).row()).id
+        for r in range(proxy.rowCount())
+    ]
+
+
 @pytest.fixture(scope="module")
 def demo_knowledge(tmp_path_factory) -> bytes:
     home = tmp_path_factory.mktemp("facts") / "home"
@@ -133,14 +149,14 @@ def test_rows_show_every_fact_with_its_status(view, log):
 
 
 def test_filters_by_type_status_and_text(view, log):
-    view.set_filters(fact_type="decision")
+    _set_filters(view, fact_type="decision")
     assert view.proxy.rowCount() == sum(f.type == "decision" for f in log.facts.values())
-    view.set_filters(fact_type="decision", status="superseded")
+    _set_filters(view, fact_type="decision", status="superseded")
     expected = {
         f.id for f in log.facts.values() if (f.type, f.status) == ("decision", "superseded")
     }
-    assert set(view.shown_ids()) == expected and expected
-    view.set_filters(text="INVOICE-API rounding")
+    assert set(_shown_ids(view)) == expected and expected
+    _set_filters(view, text="INVOICE-API rounding")
     expected = {
         f.id
         for f in log.facts.values()
@@ -148,10 +164,10 @@ def test_filters_by_type_status_and_text(view, log):
             w in f"{f.content}\n{f.context}\n{f.id}".lower() for w in ("invoice-api", "rounding")
         )
     }
-    assert set(view.shown_ids()) == expected and len(expected) >= 3
+    assert set(_shown_ids(view)) == expected and len(expected) >= 3
     assert view.counts_label.text().endswith(f"showing {len(expected)}")
-    view.set_filters(text=next(iter(log.facts))[:8])
-    assert view.shown_ids() == [next(iter(log.facts))]
+    _set_filters(view, text=next(iter(log.facts))[:8])
+    assert _shown_ids(view) == [next(iter(log.facts))]
     view.clear_filters()
     assert view.proxy.rowCount() == len(log.facts)
     assert [view.type_combo.itemData(i) for i in range(1, 7)] == list(FACT_TYPES)
@@ -181,7 +197,7 @@ def test_history_and_chain_of_a_superseded_fact(view, log):
     assert [c.distance for c in chain] == [i - me for i in range(len(ids))]
     assert "superseded" in view.detail.header.text()
     # Activating a link of the chain selects that fact, even through filters.
-    view.set_filters(status="superseded")
+    _set_filters(view, status="superseded")
     view.detail.fact_activated.emit(ids[-1])
     assert view.current_id() == ids[-1]
 
@@ -370,7 +386,7 @@ def test_errors_are_shown_not_raised(view, log):
 
 
 def test_refresh_after_live_appends_keeps_selection_and_scroll(qtbot, view, log):
-    ids = [view.shown_ids()[r] for r in (30, 31, 32)]
+    ids = [_shown_ids(view)[r] for r in (30, 31, 32)]
     view.select_ids(ids, ids[1])
     bar = view.table.verticalScrollBar()
     bar.setValue(bar.maximum() // 2)
@@ -383,7 +399,7 @@ def test_refresh_after_live_appends_keeps_selection_and_scroll(qtbot, view, log)
     catch_up(log)
     changed = view.refresh()
     assert set(changed) == {ids[1], "agent-new"}
-    assert view.selected_ids() == [i for i in view.shown_ids() if i in ids]
+    assert view.selected_ids() == [i for i in _shown_ids(view) if i in ids]
     assert view.current_id() == ids[1] and bar.value() == scroll
     assert view.detail.text.toPlainText() == "the agent changed it"
     assert view.model.rowCount() == 65
@@ -447,7 +463,7 @@ def test_live_follow_of_memlens_and_agent_lines_keeps_rows(qtbot, view, log):
     dialog.set_values("decision", "memlens fact")
     dialog.accept()
     new_id = view.current_id()
-    assert {"agent-1", new_id} <= set(view.shown_ids())
+    assert {"agent-1", new_id} <= set(_shown_ids(view))
     resets: list[int] = []
     view.model.modelReset.connect(lambda: resets.append(1))
     data = Path(log.path).read_bytes()[start:]

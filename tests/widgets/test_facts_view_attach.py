@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QLabel, QTabWidget
 
 from core.demo.build import write_demo
 from core.store.knowledge import load_knowledge
+from tests.widgets.test_facts_view import _shown_ids
 from widgets.facts.view import SOURCES_DELAY_MS, FactsView
 
 NOW = 1_760_000_000_000
@@ -75,7 +76,7 @@ def test_sources_wait_until_the_view_is_shown(qtbot, knowledge_files, tmp_path):
         tabs.setCurrentWidget(view)
     assert calls == [view.current_fact().content]
     # Hidden while the debounce runs: the search waits for the next show.
-    view.select_fact(view.shown_ids()[1])
+    view.select_fact(_shown_ids(view)[1])
     tabs.setCurrentIndex(0)
     qtbot.wait(SOURCES_DELAY_MS * 3)
     view.wait_for_sources()

@@ -135,7 +135,7 @@ def test_raw_json_toggle_and_shortcut(view, qtbot, before):
     assert '\n  "message": {' in raw  # pretty-printed
     view.show_entry(before, "#3")  # follows the selection while raw
     assert orjson.loads(view.raw_edit.toPlainText()) == before.entry("#3").raw
-    view.set_raw(False)
+    view.raw_action.setChecked(False)
     assert view.stack.currentWidget() is view.browser
 
 

@@ -34,6 +34,13 @@ def home(tmp_path: Path) -> Path:
     return root
 
 
+def _search_for(view, text):
+    """Search *text* as a user does: the search tab, the query box, Search."""
+    view.tabs.setCurrentWidget(view.search_page)
+    view.query.setText(text)
+    view.search()
+
+
 def test_session_row_shows_the_database_fields(qtbot, home):
     data = load_dataset(home)
     view = OpenClawView()
@@ -59,20 +66,20 @@ def test_transcript_search_covers_every_agent_and_activates_a_hit(qtbot, home):
     qtbot.addWidget(view)
     view.set_data(data)
     with qtbot.waitSignal(view.searched, timeout=10_000):
-        view.search_for("deploys Friday")
+        _search_for(view, "deploys Friday")
     hits = [view.hit_model.record(r) for r in range(view.hit_model.rowCount())]
     assert sorted(h.agent for h in hits) == ["main", "ops"]
     assert all(h.hit.message_id == "deploy-1" for h in hits)
     assert "2 hit(s)" in view.search_note.text()
     with qtbot.waitSignal(view.searched, timeout=10_000):
-        view.search_for("deploys nothing-like-this")  # every word must match
+        _search_for(view, "deploys nothing-like-this")  # every word must match
     assert view.hit_model.rowCount() == 0
     # this session only
     ops = next(s for s in data.sessions if "/ops/" in s.path)
     view.show_session(ops)
     view.this_session.setChecked(True)
     with qtbot.waitSignal(view.searched, timeout=10_000):
-        view.search_for("deploys")
+        _search_for(view, "deploys")
     assert [view.hit_model.record(r).agent for r in range(view.hit_model.rowCount())] == ["ops"]
     index = view.hit_model.index(0, 0)
     assert index.data(RecordRole).hit.session_id == "s1"

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QLabel
 
 from bench.bench_timeline import synthetic_session
 from core.context.budget import budget_for
@@ -63,9 +64,23 @@ def _drawn(item):
     return 0 if ds is None else len(ds.x)
 
 
+def _info(view):
+    return view.findChild(QLabel, "timeline-info").text()
+
+
+def _legend(view):
+    return view.findChild(QLabel, "timeline-legend").text()
+
+
+def _to_widget(view, x, y=0.0):
+    """Where message position *x* (and *y* tokens) sits in the bar plot, in view pixels."""
+    scene = view.plot_items()["bar_plot"].vb.mapViewToScene(QPointF(x, y))
+    return QPointF(view.graphics_view().mapFromScene(scene))
+
+
 def _viewport_point(view, pos):
     tl = view.timeline()
-    point = view.map_to_widget(float(pos), float(tl.tokens.max()) / 3)
+    point = _to_widget(view, float(pos), float(tl.tokens.max()) / 3)
     return view.graphics_view().viewport().mapFrom(view.graphics_view(), point.toPoint())
 
 
@@ -102,11 +117,11 @@ def test_bars_curve_and_markers(view, before):
         line = items[f"threshold:{key}"]
         assert line.isVisible() and line.value() == tokens
         assert line.label.toPlainText() == f"{label} {tokens:,}"
-    assert "990 messages" in view.info_text() and "2 compactions" in view.info_text()
+    assert "990 messages" in _info(view) and "2 compactions" in _info(view)
 
 
 def test_legend_names_every_role(view):
-    text = view.legend_text()
+    text = _legend(view)
     for name in ("user", "assistant", "thinking", "tool result", "bash", "custom", "context"):
         assert name in text
 
@@ -135,7 +150,7 @@ def test_branch_shown(view, branched):
     assert sx[0] == tl.branches[0].x and sy[0] == tl.branches[0].context
     labels = [lab.toPlainText().strip() for lab in items["branch_labels"] if lab.isVisible()]
     assert labels == ["fork: 2 branches"]
-    assert "forks" in view.info_text() and f"{int(off.sum())} messages off" in view.info_text()
+    assert "forks" in _info(view) and f"{int(off.sum())} messages off" in _info(view)
 
 
 def test_hover_emits_entry_and_shows_summary(qtbot, view, before):
@@ -145,8 +160,8 @@ def test_hover_emits_entry_and_shows_summary(qtbot, view, before):
     with qtbot.waitSignal(view.entry_hovered, timeout=2000) as blocker:
         qtbot.mouseMove(view.graphics_view().viewport(), target)
     assert blocker.args == [tl.entry_ids[120]]
-    assert tl.summary(120) in view.info_text()
-    assert f"#{tl.entry_index[120]}" in view.info_text()
+    assert tl.summary(120) in _info(view)
+    assert f"#{tl.entry_index[120]}" in _info(view)
     assert all(
         line.isVisible() and line.value() == 120 for line in view.plot_items()["hover_lines"]
     )
@@ -171,7 +186,7 @@ def test_select_entry_scrolls_into_view(view, big):
     x0, x1 = plot.vb.viewRange()[0]
     assert x0 <= 4000 <= x1 and x1 - x0 == pytest.approx(100, rel=0.05)
     assert view.selected_entry() == big.entry_ids[4000]
-    assert big.summary(4000) in view.info_text()
+    assert big.summary(4000) in _info(view)
     assert not view.select_entry("no-such-entry")
     assert view.selected_entry() is None
     assert not any(line.isVisible() for line in view.plot_items()["select_lines"])
@@ -233,7 +248,7 @@ def test_clear(view, before):
     assert len(_xy(items["bars:assistant"])[0]) == 0 and len(_xy(items["context"])[0]) == 0
     assert not any(lab.isVisible() for lab in items["compaction_labels"])
     assert not items["threshold:window"].isVisible()
-    assert view.info_text() == "No session"
+    assert _info(view) == "No session"
     assert not view.select_entry(tl.entry_ids[5])
 
 
@@ -259,7 +274,7 @@ def test_worker_builds_off_the_gui_thread(qtbot, before):
 def test_map_to_widget_round_trip(view, before):
     _, tl, _ = before
     view.set_timeline(tl)
-    point = view.map_to_widget(300.0, 0.0)
+    point = _to_widget(view, 300.0, 0.0)
     scene = view.graphics_view().mapToScene(point.toPoint())
     back = view.plot_items()["bar_plot"].vb.mapSceneToView(QPointF(scene))
     assert back.x() == pytest.approx(300, abs=0.5)
@@ -269,7 +284,7 @@ def test_empty_session(view):
     header = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z"}\n'
     view.set_timeline(build_timeline(parse_transcript(header, "empty.jsonl")))
     view.grab()
-    assert view.info_text() == "No messages in this session"
+    assert _info(view) == "No messages in this session"
     assert len(_xy(view.plot_items()["context"])[0]) == 0
 
 

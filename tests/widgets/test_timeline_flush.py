@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QLabel
 
 from core.context.budget import budget_for
 from core.openclaw.sessions_store import SessionEntry
@@ -48,8 +49,10 @@ def test_the_view_shows_the_flush_marker_with_its_tooltip(view, session):
     (label,) = [lab for lab in items["flush_labels"] if lab.isVisible()]
     assert label.toPlainText().strip() == "memory flush"
     assert "compaction cycle 1" in label.toolTip() and "time not recorded" in label.toolTip()
-    assert "memory flush" in view.legend_text()
-    assert "last memory flush in compaction cycle 1" in view.info_text()
+    assert "memory flush" in view.findChild(QLabel, "timeline-legend").text()
+    assert (
+        "last memory flush in compaction cycle 1" in view.findChild(QLabel, "timeline-info").text()
+    )
 
 
 def test_a_failed_flush_is_hollow_and_red(view, session):

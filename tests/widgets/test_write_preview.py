@@ -48,14 +48,14 @@ def test_lists_every_write_and_shows_the_exact_lines(qtbot, writes):
     assert "3 files" in dlg.heading.text() and "3 writes" in dlg.heading.text()
     # the first write is selected: its lines, exactly, one per line
     assert dlg.selected_write() == writes[0]
-    assert dlg.preview_text() == "\n".join(writes[0].lines)
-    assert dlg.preview_text().splitlines() == list(writes[0].lines)
+    assert dlg.lines_view.toPlainText() == "\n".join(writes[0].lines)
+    assert dlg.lines_view.toPlainText().splitlines() == list(writes[0].lines)
     where = dlg.where.text()
     assert writes[0].path in where and "2 lines" in where
     assert f"{payload_bytes(writes[0]):,} bytes" in where and "at the end of the file" in where
     dlg.table.selectRow(2)
     assert dlg.selected_write() == writes[2]
-    assert "replaces the file as a whole" in dlg.preview_text()
+    assert "replaces the file as a whole" in dlg.lines_view.toPlainText()
     assert "backup beside it" in dlg.where.text()
     assert dlg.lines_view.isReadOnly() and dlg.write_button.isDefault()
 

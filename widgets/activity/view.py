@@ -296,10 +296,6 @@ class ActivityView(QWidget):
         """Add one write or event from any thread (queued to the GUI thread)."""
         self._posted.emit(record)
 
-    def set_filter(self, text: str) -> None:
-        """Show only writes whose file, action or summary contains *text*."""
-        self.filter_edit.setText(text)
-
     def visible_records(self) -> list[Item]:
         """The records shown, in display order."""
         return [self.proxy.index(r, 0).data(RecordRole) for r in range(self.proxy.rowCount())]

@@ -142,6 +142,7 @@ class BudgetGauge(QWidget):
         self._headline = QLabel()
         self._headline.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._combo = QComboBox()
+        self._combo.setObjectName("window-combo")
         self._combo.setAccessibleName("context window")
         self._combo.setToolTip("Simulate this context on a model with another window")
         self._combo.addItem("model default", None)
@@ -149,6 +150,7 @@ class BudgetGauge(QWidget):
             self._combo.addItem(f"{name} ({n:,})", n)
         self._combo.addItem("custom…", CUSTOM)
         self._spin = QSpinBox()
+        self._spin.setObjectName("custom-window-spin")
         self._spin.setRange(1_000, 10_000_000)
         self._spin.setSingleStep(1_000)
         self._spin.setValue(128_000)
@@ -168,7 +170,9 @@ class BudgetGauge(QWidget):
         font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
         for key in (*SECTION_KEYS, AFTER):
             entry = QWidget()
+            entry.setObjectName(f"legend-entry-{key}")
             swatch, label = QLabel(), QLabel()
+            label.setObjectName(f"legend-{key}")
             swatch.setFixedSize(10, 10)
             label.setFont(font)
             row = QHBoxLayout(entry)
@@ -271,21 +275,9 @@ class BudgetGauge(QWidget):
         """The legend text of a section key (or ``"after"``), as shown."""
         return self._legend[key].text()
 
-    def legend_visible(self, key: str) -> bool:
-        """Whether the legend shows an entry for *key*."""
-        return not self._entries[key].isHidden()
-
     def headline_text(self) -> str:
         """The line above the bar, as plain text."""
         return re.sub(r"<[^>]+>", "", self._headline.text())
-
-    def marker_positions(self) -> dict[str, float]:
-        """Pixel x of every threshold marker on the bar, by threshold key."""
-        return {m.threshold.key: m.x for m in self._canvas.markers()}
-
-    def marker_label_rects(self) -> dict[str, QRectF]:
-        """Rectangle of every marker's label on the bar, by threshold key."""
-        return {m.threshold.key: m.label for m in self._canvas.markers()}
 
     def section_rects(self) -> dict[str, QRectF]:
         """Rectangle of every non-empty section on the bar, by section key."""
@@ -299,16 +291,6 @@ class BudgetGauge(QWidget):
     def canvas(self) -> QWidget:
         """The painted bar."""
         return self._canvas
-
-    @property
-    def window_combo(self) -> QComboBox:
-        """The window selector."""
-        return self._combo
-
-    @property
-    def custom_window_spin(self) -> QSpinBox:
-        """The custom window (shown when "custom…" is picked)."""
-        return self._spin
 
     # -- texts ----------------------------------------------------------------
     def _section_tip(self, key: SectionKey) -> str:

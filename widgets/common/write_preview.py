@@ -189,10 +189,6 @@ class WritePreviewDialog(QDialog):
         rows = self.table.selectionModel().selectedRows()
         return self.model.record(rows[0].row()) if rows else None
 
-    def preview_text(self) -> str:
-        """The text of the lines view."""
-        return self.lines_view.toPlainText()
-
     @Slot(bool)
     def _on_wrap_box_toggled(self, wrap: bool) -> None:
         mode = QPlainTextEdit.LineWrapMode

@@ -66,14 +66,6 @@ class SummaryDiffView(QWidget):
         """The aligned rows shown."""
         return list(self._rows)
 
-    def left_plain(self) -> str:
-        """The left pane's text, as displayed."""
-        return self.left.toPlainText()
-
-    def right_plain(self) -> str:
-        """The right pane's text, as displayed."""
-        return self.right.toPlainText()
-
     # -- rendering ----------------------------------------------------------------------------
 
     def _render(self) -> None:

@@ -329,14 +329,6 @@ class FactsView(FactsHost):
         self.status_combo.setCurrentIndex(0)
         self.filter_edit.clear()
 
-    def set_filters(
-        self, fact_type: str | None = None, status: str | None = None, text: str = ""
-    ) -> None:
-        """Set the type, status and text filters (None: all)."""
-        self.type_combo.setCurrentIndex(max(0, self.type_combo.findData(fact_type)))
-        self.status_combo.setCurrentIndex(max(0, self.status_combo.findData(status)))
-        self.filter_edit.setText(text)
-
     def focus_filter(self) -> None:
         """Put the keyboard focus in the text filter (for the app's Find)."""
         self.filter_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)

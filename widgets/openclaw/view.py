@@ -270,12 +270,6 @@ class OpenClawView(QWidget):
         self.search_note.setText(f"Transcript search failed: {message}")
         self.searched.emit()
 
-    def search_for(self, text: str) -> None:
-        """Show the search tab with *text* searched."""
-        self.tabs.setCurrentWidget(self.search_page)
-        self.query.setText(text)
-        self.search()
-
     @Slot(QModelIndex)
     def _on_hit_activated(self, index: QModelIndex) -> None:
         hit = index.siblingAtColumn(0).data(RecordRole)

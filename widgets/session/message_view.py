@@ -124,10 +124,6 @@ class MessageView(QWidget):
         self.raw_edit.setPlainText("")
         self._set_note("No entry selected.")
 
-    def set_raw(self, raw: bool) -> None:
-        """Show the raw JSON (True) or the rendered blocks (False)."""
-        self.raw_action.setChecked(raw)
-
     def is_raw(self) -> bool:
         """True while the raw JSON is shown."""
         return self.raw_action.isChecked()

@@ -73,11 +73,13 @@ class TimelineView(QWidget):
         self._ctx_max = 1.0
 
         self._legend = QLabel()
+        self._legend.setObjectName("timeline-legend")
         self._legend.setTextFormat(Qt.TextFormat.RichText)
         self._legend.setWordWrap(True)  # a narrow window wraps the legend, never widens
         self._graphics = pg.GraphicsLayoutWidget()
         self._graphics.setMinimumHeight(170)
         self._info = QLabel()
+        self._info.setObjectName("timeline-info")
         self._info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
@@ -350,19 +352,6 @@ class TimelineView(QWidget):
         if self._timeline is None or self._selected is None:
             return None
         return self._timeline.entry_ids[self._selected]
-
-    def legend_text(self) -> str:
-        """The legend above the plots (rich text)."""
-        return self._legend.text()
-
-    def info_text(self) -> str:
-        """The line under the plot: the hovered or selected message, else an overview."""
-        return self._info.text()
-
-    def map_to_widget(self, x: float, y: float = 0.0) -> QPointF:
-        """Where message position *x* (and *y* tokens) sits in the bar plot, in view pixels."""
-        scene = self._bar_plot.vb.mapViewToScene(QPointF(x, y))
-        return QPointF(self._graphics.mapFromScene(scene))
 
     def plot_items(self) -> dict[str, Any]:
         """The plot items by name, to read (tests, screenshots), not to change.
