@@ -1,6 +1,6 @@
 """Extend a loaded :class:`Session` with lines appended to its transcript.
 
-:func:`extend_session` reads only the new lines and applies the rules of
+:func:`extend_session_objects` takes only the new lines' objects and applies the rules of
 :mod:`core.transcript.loader` to each object (ids given to v1 and damaged
 entries, duplicate ids, unknown types, a v1 compaction's
 ``firstKeptEntryIndex``), so a session loaded in pieces equals the session
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
-from core.io.jsonio import JsonlObject, gc_paused, read_jsonl
+from core.io.jsonio import JsonlObject, read_jsonl
 from core.io.problems import Problem
 from core.transcript.loader import KNOWN_TYPES, OPENCLAW_TYPES, _stable_id, message_problems
 from core.transcript.model import Entry
@@ -81,18 +81,13 @@ class SessionCursor:
 
 @dataclass(slots=True)
 class SessionAppend:
-    """What :func:`extend_session` added to a session."""
+    """What :func:`extend_session_objects` added to a session."""
 
     session_id: str
     path: str
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     announcements: list[Announcement] = field(default_factory=list)
-
-    @property
-    def compactions(self) -> list[Entry]:
-        """The new compaction entries."""
-        return [e for e in self.entries if e.type == "compaction"]
 
 
 def session_cursor(session: Session, *, trailing_objects: int = 0) -> SessionCursor:
@@ -142,36 +137,6 @@ def cursor_from_bytes(session: Session, data: bytes) -> SessionCursor:
     return session_cursor(session, trailing_objects=trailing)
 
 
-def extend_session(
-    cursor: SessionCursor,
-    data: bytes,
-    *,
-    first_line: int,
-    base_offset: int,
-    flush_prompt: str | None = None,
-) -> SessionAppend:
-    """Parse appended whole lines and add their entries to the cursor's session.
-
-    Parameters
-    ----------
-    cursor
-        From :func:`session_cursor` or :func:`cursor_from_file`; advanced here.
-    data
-        Complete lines (each ending with a newline), as a :class:`core.io.tail.Tail` gives them.
-    first_line, base_offset
-        Line number and byte offset of ``data[0]`` in the file.
-    flush_prompt
-        The configured ``memoryFlush.prompt``, if any: a user message starting
-        with it (or with OpenClaw's default prompt) is a memory flush.
-    """
-    session = cursor.session
-    with gc_paused():
-        read = read_jsonl(data, session.path, first_line=first_line, base_offset=base_offset)
-    out = extend_session_objects(cursor, read.objects, read.problems, flush_prompt=flush_prompt)
-    session.size = max(session.size, base_offset + len(data))
-    return out
-
-
 def extend_session_objects(
     cursor: SessionCursor,
     objects: list[JsonlObject],
@@ -182,7 +147,16 @@ def extend_session_objects(
     """Add objects already read (JSONL lines, or rows of an OpenClaw database) to a session.
 
     Objects at or before the cursor's ``known_end`` offset are skipped, and so are
-    *problems* on their lines. See :func:`extend_session`.
+    *problems* on their lines. The objects come from ``read_jsonl`` of whole appended
+    lines (in live mode's read phase, see :mod:`core.live.follow`).
+
+    Parameters
+    ----------
+    cursor
+        From :func:`session_cursor` or :func:`cursor_from_file`; advanced here.
+    flush_prompt
+        The configured ``memoryFlush.prompt``, if any: a user message starting
+        with it (or with OpenClaw's default prompt) is a memory flush.
     """
     session = cursor.session
     out = SessionAppend(session.id, session.path)

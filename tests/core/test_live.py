@@ -12,8 +12,9 @@ import pytest
 from core.dataset.load import load_dataset
 from core.dataset.open_recall import open_recall
 from core.demo.build import write_demo
+from core.io.jsonio import read_jsonl
 from core.live.follow import LiveFollower
-from core.live.session import extend_session, session_cursor
+from core.live.session import extend_session_objects, session_cursor
 from core.live.store import apply_knowledge
 from core.store.knowledge import load_knowledge
 from core.transcript import load_transcript, parse_transcript
@@ -57,6 +58,15 @@ def demo(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo") / "home"
     write_demo(root, now_ms=NOW, segments=300)
     return root
+
+
+def extend_session(cursor, data, *, first_line, base_offset):
+    """What live mode does with appended lines: parse them (its read phase), add them."""
+    session = cursor.session
+    read = read_jsonl(data, session.path, first_line=first_line, base_offset=base_offset)
+    added = extend_session_objects(cursor, read.objects, read.problems)
+    session.size = max(session.size, base_offset + len(data))
+    return added
 
 
 def transcripts(fixtures_dir, demo):
