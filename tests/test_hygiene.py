@@ -335,22 +335,31 @@ def _is_constant(node: ast.AST) -> bool:
     )
 
 
-class _WallClock(ast.NodeVisitor):
-    """Asserts bounding a duration, judged with the names of the function they sit in."""
+class _WallClock:
+    """Asserts bounding a duration, judged with the names of the functions they sit in."""
 
     def __init__(self, rel: str, module: _Module) -> None:
         self.rel = rel
-        tree = module.tree
         self.offences: list[Offence] = []
         self.clock_names = module.clocks or set()
         self.readings: set[str] = set()  # names holding a clock reading (start = time.time())
         self.durations: set[str] = set()  # names holding a difference of readings (took)
-        if module.clocks is not None:  # names may hold clock readings: follow the scopes
-            self._scope(tree)
-            self.visit(tree)
-        else:
-            for node in module.asserts:
+        ordering = [a for a in module.asserts if _orders(a)]  # the only ones that can offend
+        if module.clocks is None:  # the file reads no clock: only names can say "duration"
+            for node in ordering:
                 self.visit_Assert(node)
+            return
+        functions = sorted(
+            (f for defs in module.functions.values() for f in defs), key=lambda f: f.lineno
+        )
+        self._scope(module.tree)
+        outer = set(self.readings), set(self.durations)
+        for node in ordering:
+            self.readings, self.durations = set(outer[0]), set(outer[1])
+            for function in functions:  # outermost first: a closure sees its parents' names
+                if function.lineno <= node.lineno <= (function.end_lineno or 0):
+                    self._scope(function)
+            self.visit_Assert(node)
 
     def _scope(self, scope: ast.AST) -> None:
         assignments = [
@@ -407,14 +416,6 @@ class _WallClock(ast.NodeVisitor):
             ):
                 return True
         return False
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        saved = set(self.readings), set(self.durations)
-        self._scope(node)
-        self.generic_visit(node)
-        self.readings, self.durations = saved
-
-    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Assert(self, node: ast.Assert) -> None:
         for compare in ast.walk(node.test):
@@ -473,6 +474,14 @@ def _is_collection(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         return _call_name(node)[1] in {"set", "frozenset", "keys", "items"}
     return False
+
+
+def _orders(node: ast.Assert) -> bool:
+    """Whether an assert compares with ``<``, ``<=``, ``>`` or ``>=`` anywhere."""
+    return any(
+        isinstance(sub, ast.Compare) and any(isinstance(op, ORDERING) for op in sub.ops)
+        for sub in ast.walk(node.test)
+    )
 
 
 def _is_zero(node: ast.AST) -> bool:
