@@ -19,11 +19,17 @@ from core.openclaw.sessions_store import entries_for_transcript, load_sessions_s
 from core.safety.activity import ActivityEvent, ActivityLog, load_activity
 from core.safety.session_lock import acquire, lock_path_for
 from widgets.activity.view import ACTION, LENGTH, LINE, OFFSET, SUMMARY, ActivityView
+from widgets.common.record_model import RecordRole
 from widgets.compaction.panel import CompactionPanel
 
 NOW = 1_760_000_000_000
 DEMO_SESSION = "128b2f33"
 OLD = time.time() - 3600
+
+
+def _shown(view):
+    """The records the table shows, in display order (through the proxy, as drawn)."""
+    return [view.proxy.index(r, 0).data(RecordRole) for r in range(view.proxy.rowCount())]
 
 
 def _write(t: float, action: str = "append") -> WriteRecord:
@@ -57,7 +63,7 @@ def test_events_are_rows_beside_the_writes(qtbot):
         [_event(1, "started"), _write(2, "backup"), _write(3), _event(4, "finished", 41_000)]
     )
     assert view.count_label.text() == "2 writes, 2 events"
-    rows = view.visible_records()  # newest first
+    rows = _shown(view)  # newest first
     assert [getattr(r, "phase", r.action) for r in rows] == [
         "finished",
         "append",
@@ -75,11 +81,11 @@ def test_events_are_rows_beside_the_writes(qtbot):
     started_tip = view.proxy.index(3, 0).data(Qt.ItemDataRole.ToolTipRole)
     assert "before 120,000" in started_tip and "after" not in started_tip
     view.action_box.setCurrentIndex(view.action_box.findData("compaction"))
-    assert [r.phase for r in view.visible_records()] == ["finished", "started"]
+    assert [r.phase for r in _shown(view)] == ["finished", "started"]
     assert view.count_label.text() == "2 of 4 rows"
     view.action_box.setCurrentIndex(0)
     view.filter_edit.setText("sess-42")
-    assert len(view.visible_records()) == 2
+    assert len(_shown(view)) == 2
     view.filter_edit.setText("")
     with qtbot.waitSignal(view.event_activated) as got:
         view.table.activated.emit(view.proxy.index(0, 0))

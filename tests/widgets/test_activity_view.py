@@ -27,6 +27,12 @@ from widgets.activity.view import (
     ActivityView,
     local_time,
 )
+from widgets.common.record_model import RecordRole
+
+
+def _shown(view):
+    """The records the table shows, in display order (through the proxy, as drawn)."""
+    return [view.proxy.index(r, 0).data(RecordRole) for r in range(view.proxy.rowCount())]
 
 
 @pytest.fixture
@@ -62,7 +68,7 @@ def test_shows_every_write_newest_first(qtbot, qtmodeltester, logged):
     view.set_records(records)
     qtmodeltester.check(view.model)
     assert view.proxy.rowCount() == 4
-    assert [r.action for r in view.visible_records()] == ["append", "rewrite", "backup", "append"]
+    assert [r.action for r in _shown(view)] == ["append", "rewrite", "backup", "append"]
     newest = records[-1]
     cells = _cells(view, 0)
     assert cells[TIME] == local_time(newest.time)
@@ -76,7 +82,7 @@ def test_shows_every_write_newest_first(qtbot, qtmodeltester, logged):
     tip = view.proxy.index(0, FILE).data(Qt.ItemDataRole.ToolTipRole)
     assert f"{knowledge}:{newest.first_line}" in tip
     assert view.count_label.text() == "4 writes"
-    backup = view.visible_records()[2]  # the backup kept by the rewrite: its hash shows
+    backup = _shown(view)[2]  # the backup kept by the rewrite: its hash shows
     tip = view.proxy.index(2, FILE).data(Qt.ItemDataRole.ToolTipRole)
     assert backup.action == "backup" and f"SHA-256 of the verified copy: {backup.sha256}" in tip
     assert backup.sha256 and "SHA-256" not in view.proxy.index(1, FILE).data(
@@ -97,7 +103,7 @@ def test_add_inserts_one_row(qtbot, logged):
     with qtbot.waitSignal(view.model.rowsInserted) as blocker:
         view.add(rec)
     assert blocker.args[1:] == [4, 4] and resets == []
-    assert view.visible_records()[0] == rec  # newest, so on top
+    assert _shown(view)[0] == rec  # newest, so on top
     assert _cells(view, 0)[LINE] == "42" and view.count_label.text() == "5 writes"
 
 
@@ -116,8 +122,8 @@ def test_post_from_a_writer_thread(qtbot, tmp_path):
     finally:
         remove_write_observer(log.record)
     qtbot.waitUntil(lambda: view.model.rowCount() == 5)
-    assert sorted(r.first_line for r in view.visible_records()) == [1, 2, 3, 4, 5]
-    assert {r.time for r in view.visible_records()} == {r.time for r in log.load().records}
+    assert sorted(r.first_line for r in _shown(view)) == [1, 2, 3, 4, 5]
+    assert {r.time for r in _shown(view)} == {r.time for r in log.load().records}
 
 
 def test_filter_by_text_and_action(qtbot, logged):
@@ -126,15 +132,15 @@ def test_filter_by_text_and_action(qtbot, logged):
     qtbot.addWidget(view)
     view.set_records(log.load().records)
     view.filter_edit.setText("sessions")
-    assert {r.action for r in view.visible_records()} == {"rewrite", "backup"}
+    assert {r.action for r in _shown(view)} == {"rewrite", "backup"}
     assert view.count_label.text() == "2 of 4 writes"
     view.filter_edit.setText("FACT-1")  # any case, in the summary
-    assert [r.summary for r in view.visible_records()] == ["append 1 fact line (ADD of fact-1)"]
+    assert [r.summary for r in _shown(view)] == ["append 1 fact line (ADD of fact-1)"]
     view.filter_edit.setText("")
     view.action_box.setCurrentIndex(view.action_box.findData("append"))
-    assert [r.action for r in view.visible_records()] == ["append", "append"]
+    assert [r.action for r in _shown(view)] == ["append", "append"]
     view.filter_edit.setText("nothing like this")
-    assert view.visible_records() == [] and view.count_label.text() == "0 of 4 writes"
+    assert _shown(view) == [] and view.count_label.text() == "0 of 4 writes"
 
 
 def test_activate_and_copy(qtbot, logged):
@@ -147,8 +153,8 @@ def test_activate_and_copy(qtbot, logged):
     view.table.selectRow(0)
     with qtbot.waitSignal(view.record_activated) as blocker:
         qtbot.keyClick(view.table, Qt.Key.Key_Return)
-    assert blocker.args[0] == view.visible_records()[0]
-    rec = view.visible_records()[0]
+    assert blocker.args[0] == _shown(view)[0]
+    rec = _shown(view)[0]
     view.table.selectRow(0)  # the copy reads the selection, not the current row
     qtbot.waitUntil(lambda: view.selected_records() == [rec])
     view.copy_action.trigger()

@@ -8,8 +8,14 @@ from PySide6.QtWidgets import QApplication, QMenu
 
 from core.safety.backups import Backup
 from widgets.activity.backups_view import FILE, SIZE, TIME, BackupsModel, BackupsView
+from widgets.common.record_model import RecordRole
 
 T0 = 1_790_000_000.0
+
+
+def _shown(view):
+    """The records the table shows, in display order (through the proxy, as drawn)."""
+    return [view.proxy.index(r, 0).data(RecordRole) for r in range(view.proxy.rowCount())]
 
 
 def _b(of: str, t: float, seq: int = 0, size: int = 1000) -> Backup:
@@ -36,7 +42,7 @@ def test_newest_first_filter_and_count(qtbot):
     qtbot.addWidget(view)
     assert view.count_label.text() == "No backups" and not view.restore_button.isEnabled()
     view.set_backups(BACKUPS)
-    shown = view.visible_backups()
+    shown = _shown(view)
     assert shown[0] == BACKUPS[2] and shown[1] == BACKUPS[1]  # same second: .1 is newer
     assert shown[-1] == BACKUPS[3]
     assert view.count_label.text() == "4 backups"
@@ -44,12 +50,12 @@ def test_newest_first_filter_and_count(qtbot):
     assert index.data() == "2,600,000"
     assert "a copy of /h/agents/main/sessions/a.jsonl" in index.data(Qt.ItemDataRole.ToolTipRole)
     view.filter_edit.setText("SESSIONS.json")
-    assert view.visible_backups() == [BACKUPS[3]] and view.count_label.text() == "1 of 4 backups"
+    assert _shown(view) == [BACKUPS[3]] and view.count_label.text() == "1 of 4 backups"
     view.filter_edit.clear()
     view.table.sortByColumn(FILE, Qt.SortOrder.AscendingOrder)
-    assert view.visible_backups()[-1] == BACKUPS[3]
+    assert _shown(view)[-1] == BACKUPS[3]
     view.table.sortByColumn(TIME, Qt.SortOrder.AscendingOrder)
-    assert view.visible_backups()[0] == BACKUPS[3]
+    assert _shown(view)[0] == BACKUPS[3]
 
 
 @pytest.mark.qt_log_ignore("This plugin does not support")  # the offscreen popup
