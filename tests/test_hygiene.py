@@ -110,7 +110,6 @@ class _Module:
     path_nodes: list[ast.AST]
 
 
-@cache
 def _parse(path: Path) -> tuple[str, ast.Module]:
     source = path.read_text(encoding="utf-8")
     return source, ast.parse(source, filename=str(path))
