@@ -250,6 +250,29 @@ def _shown(window: Any) -> tuple[str, str | None] | None:
     return None if timeline is None else (timeline.session_id, timeline.leaf_id)
 
 
+def _session_snapshot(window: Any, path: str, leaf: str) -> dict[str, Any] | None:
+    """The session views of *window* once it shows the session at *path*, at *leaf*.
+
+    One window at a time: the windows share the app's job runner, and a job key shared
+    by both (the timeline's, the context replay's) would let one window's newer job drop
+    the other's result.
+    """
+    select_session(window, path)
+    if not wait_until(lambda: session_shown(window, path), 20):
+        return None
+    show_entry(window, leaf)
+    # the context and trim views are fed by jobs: wait until two looks agree
+    last: list[Any] = [None]
+
+    def steady() -> bool:
+        now = views.session_views(window)
+        same, last[0] = now == last[0], now
+        return same
+
+    wait_until(steady, 10, step_ms=300)
+    return last[0]  # type: ignore[no-any-return]
+
+
 # -- comparing ------------------------------------------------------------------------------------
 def data_of(window: Any) -> dict[str, Any]:
     """The loaded data itself, keyed so that the order of arrival does not matter."""
@@ -292,31 +315,20 @@ def compare(live: Any, fresh: Any, timeout_s: float) -> tuple[float | None, list
     took = round(time.monotonic() - started, 2) if converged else None
     view_diffs = views.diff(views.window_views(live), want)
     data_diffs = views.diff(data_of(live), want_data, limit=10)
-    # every session, selected in both windows at its leaf: timeline, message, context
+    # every session, selected in each window at its leaf: timeline, message, context
     for session in sorted(fresh.data.sessions, key=lambda s: s.path):
         leaf = session.leaf
         if leaf is None:
             continue
-        for w in (live, fresh):
-            select_session(w, session.path)
-        ok = wait_until(lambda s=session: all(session_shown(w, s.path) for w in (live, fresh)), 20)
-        if not ok:
-            shown = [_shown(w) for w in (live, fresh)]
+        name = Path(session.path).name
+        shown = [_session_snapshot(w, session.path, leaf.id) for w in (live, fresh)]
+        if shown[0] is None or shown[1] is None:
             view_diffs.append(
-                f"{Path(session.path).name}: the timeline did not reach its leaf {leaf.id} "
-                f"(live, fresh show {shown})"
+                f"{name}: the timeline did not reach its leaf {leaf.id} "
+                f"(live, fresh show {[_shown(w) for w in (live, fresh)]})"
             )
             continue
-        for w in (live, fresh):
-            show_entry(w, leaf.id)
-        spin(0.3)  # context and trim are fed in a worker
-        wait_until(lambda: views.session_views(live) == views.session_views(fresh), 10, step_ms=100)
-        view_diffs += views.diff(
-            views.session_views(live),
-            views.session_views(fresh),
-            f"{Path(session.path).name}",
-            limit=5,
-        )
+        view_diffs += views.diff(shown[0], shown[1], name, limit=5)
     return took, view_diffs, data_diffs
 
 
