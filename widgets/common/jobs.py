@@ -56,7 +56,7 @@ def throttled(emit: Callable[[int, int, str], Any]) -> Callable[[int, int, str],
     return progress
 
 
-def describe(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
     """A one-line message for people: the exception's text, or its type when it has none."""
     text = str(exc)
     return text if text else type(exc).__name__
@@ -111,7 +111,7 @@ class _Runnable(QRunnable):
             relay.ended.emit("cancelled", None)
         except BaseException as exc:  # every failure becomes a report, never a silent end
             log.error("job %r failed", job.name, exc_info=exc)
-            relay.ended.emit("failed", describe(exc))
+            relay.ended.emit("failed", error_text(exc))
         else:
             if job.stop.is_set():
                 relay.ended.emit("cancelled", None)
@@ -240,7 +240,7 @@ class JobRunner(QObject):
                 job.cancelled()
         except Exception as exc:  # a failing callback must not take the runner down
             log.error("job %r: its %s callback failed", job.name, outcome, exc_info=exc)
-            self.error.emit(job.name, describe(exc))
+            self.error.emit(job.name, error_text(exc))
         self.ended.emit(job)
 
 
