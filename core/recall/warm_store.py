@@ -240,13 +240,15 @@ class WarmStore:
         """Boolean mask of the slots of one session (None: every session)."""
         if session_id is None:
             return None
-        mask = np.zeros(len(self.segments), dtype=bool)
-        mask[self._session_slots.get(session_id, [])] = True
+        with self.lock:  # live mode may index a segment meanwhile (its slot past the mask)
+            mask = np.zeros(len(self.segments), dtype=bool)
+            mask[self._session_slots.get(session_id, [])] = True
         return mask
 
     def timestamps(self) -> np.ndarray:
         """Timestamp (ms) of every slot."""
-        return self._ts[: len(self.segments)].astype(np.float64)
+        with self.lock:
+            return self._ts[: len(self.segments)].astype(np.float64)
 
     def missing_vector_slots(self) -> list[int]:
         """Live slots that have no vector yet."""
