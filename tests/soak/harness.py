@@ -19,6 +19,7 @@ harness only touches *workdir*.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -332,6 +333,45 @@ def compare(live: Any, fresh: Any, timeout_s: float) -> tuple[float | None, list
     return took, view_diffs, data_diffs
 
 
+class AppLog:
+    """The app's own log file (``app.logs``, when there is one) in *folder*, for the run.
+
+    The app writes job failures and uncaught exceptions there; :meth:`problems` lists its
+    ERROR lines and tracebacks. Leaves the process's logging and excepthook as it found them.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path: Path | None = None
+        self._hook = sys.excepthook
+        root = logging.getLogger()
+        self._before = list(root.handlers)
+        try:
+            from app.logs import setup_logging
+        except ImportError:
+            return
+        self.path = setup_logging(folder / "memlens.log")
+
+    def problems(self) -> list[str]:
+        if self.path is None or not self.path.exists():
+            return []
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        out, current = [], ""
+        for line in text.splitlines():
+            if " ERROR " in line or " CRITICAL " in line:
+                current = line
+                out.append(current)
+            elif "Traceback" in line and not current:
+                out.append(line)
+        return [f"app log {self.path.name}: {p}" for p in out]
+
+    def close(self) -> None:
+        root = logging.getLogger()
+        for handler in [h for h in root.handlers if h not in self._before]:
+            root.removeHandler(handler)
+            handler.close()
+        sys.excepthook = self._hook
+
+
 def _folder_size(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
@@ -376,6 +416,7 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
     log = workdir / "writes.jsonl"
     init_home(root, config.seed)
     repo = Path(__file__).resolve().parents[2]
+    app_log = AppLog(workdir / "logs")
     live = open_window(root, config.open_timeout_s)
     fresh = None
     try:
@@ -434,7 +475,8 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
             report.view_diffs = view_diffs
             report.data_diffs = data_diffs
             report.alive = report.alive and live.isVisible()
-        report.errors = errors.failures
+        app.processEvents()
+        report.errors = errors.failures + app_log.problems()
         report.warnings = [r["message"] for r in errors.records if r["level"] == "WARNING"]
     finally:
         for w in (live, fresh):
@@ -442,4 +484,5 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
                 w.close()
                 w.deleteLater()
         app.processEvents()
+        app_log.close()
     return report

@@ -242,11 +242,18 @@ class ErrorCapture:
     def __enter__(self) -> ErrorCapture:
         capture = self
 
+        seen: set[int] = set()
+
         class _Handler(logging.Handler):
             def emit(self, record: logging.LogRecord) -> None:
+                if id(record) in seen:  # on "memlens" and again on the root
+                    return
+                seen.add(id(record))
                 text = record.getMessage()
                 if record.exc_info:
                     text += "\n" + "".join(traceback.format_exception(*record.exc_info))
+                elif record.exc_text:  # formatted (and masked) by the app log's filter
+                    text += "\n" + record.exc_text
                 capture.records.append(
                     {"logger": record.name, "level": record.levelname, "message": text}
                 )
@@ -254,6 +261,8 @@ class ErrorCapture:
         root = logging.getLogger()
         self._handler = _Handler(level=logging.WARNING)
         root.addHandler(self._handler)
+        # also where the records start, should the app stop them propagating to the root
+        logging.getLogger("memlens").addHandler(self._handler)
         self._level = root.level
         if root.level > logging.WARNING or root.level == logging.NOTSET:
             root.setLevel(logging.WARNING)
@@ -291,6 +300,7 @@ class ErrorCapture:
         root = logging.getLogger()
         if self._handler is not None:
             root.removeHandler(self._handler)
+            logging.getLogger("memlens").removeHandler(self._handler)
         root.setLevel(self._level)
 
     @property
