@@ -453,3 +453,43 @@ def test_a_read_that_ends_while_paused_is_applied_on_resume(qtbot, demo):
     assert str(fresh) in controller.follower.files()
     controller.detach()
     assert pool.waitForDone(5_000)
+
+
+def test_reads_run_in_a_pool_thread_and_steps_on_the_gui_thread(qtbot, demo):
+    import threading
+
+    _root, data, recall = demo
+    controller = LiveController(drain_ms=0)
+    controller.attach(data, recall)
+    follower = controller.follower
+    threads = {"read": [], "step": []}
+    real = follower.read
+
+    def read(dirty, *, everything=False):
+        threads["read"].append(threading.current_thread())
+        out = real(dirty, everything=everything)
+        out.then(lambda _c: threads["step"].append(threading.current_thread()))
+        return out
+
+    follower.read = read
+    session = data.sessions[0]
+    with open(session.path, "ab") as fh:
+        fh.write(
+            orjson.dumps(
+                {
+                    "type": "label",
+                    "id": "lbl00004",
+                    "parentId": session.leaf.id,
+                    "targetId": session.leaf.id,
+                    "label": "threads",
+                    "timestamp": "2025-10-09T10:00:00.000Z",
+                }
+            )
+            + b"\n"
+        )
+    qtbot.waitUntil(lambda: session.entries[-1].id == "lbl00004", timeout=5_000)
+    qtbot.waitUntil(lambda: bool(threads["step"]), timeout=5_000)
+    main = threading.main_thread()
+    assert threads["read"] and all(t is not main for t in threads["read"])
+    assert all(t is main for t in threads["step"])
+    controller.detach()
