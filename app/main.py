@@ -54,13 +54,13 @@ def build_window(argv: Sequence[str], settings: AppSettings | None = None) -> Ma
 
 def run_gui(argv: Sequence[str]) -> int:
     """Open the main window; returns Qt's exit status."""
-    from PySide6.QtCore import QThreadPool
     from PySide6.QtWidgets import QApplication
 
     from app.logs import setup_logging
     from app.resources import app_icon
     from app.settings import AppSettings
     from app.theme import apply_theme
+    from widgets.common.jobs import default_runner
 
     setup_logging()
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -76,6 +76,6 @@ def run_gui(argv: Sequence[str]) -> int:
             apply_theme(app, settings.theme, scheme) if settings.theme == "system" else None
         )
     )
-    app.aboutToQuit.connect(lambda: QThreadPool.globalInstance().waitForDone(3000))
+    app.aboutToQuit.connect(lambda: default_runner().shutdown(3000))
     window = build_window(argv, settings)  # noqa: F841 - kept alive while Qt runs
     return int(app.exec())

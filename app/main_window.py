@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QThreadPool, QTimer, Slot
+from PySide6.QtCore import QTimer, Slot
 from typing_extensions import override
 
 from app.actions import Actions
@@ -419,20 +419,9 @@ class MainWindow(WindowLayout):
         release_frozen(window_closing=True)
 
     def wait_for_workers(self, msecs: int = 5000) -> bool:
-        """Let the background jobs finish (quitting mid-job must not crash them)."""
-        views: list[Any] = [
-            self.facts_view,
-            self.context_view,
-            self.trim_view,
-            self.compaction_panel,
-            self.openclaw_view,
-            self.openclaw_view.memory_view,
-        ]
-        pools = [QThreadPool.globalInstance()]
-        for view in views:
-            # Views with a pool of their own: what has not started yet never starts.
-            jobs = getattr(view, "jobs", None)
-            if isinstance(jobs, QThreadPool):
-                jobs.clear()
-                pools.append(jobs)
-        return all(pool.waitForDone(msecs) for pool in pools)
+        """Stop the jobs and wait for them: quitting mid-job must not crash them.
+
+        What they still deliver is dropped (the views are going away); False if some
+        did not end within *msecs*.
+        """
+        return self.runner.shutdown(msecs)
