@@ -170,6 +170,22 @@ def test_context_replay_failure(qtbot, runner, errors, caplog, monkeypatch):
     assert "boom in the job" in view.footer.text()
 
 
+def test_a_destroyed_view_gets_nothing(qtbot, runner, errors, caplog, monkeypatch):
+    gate = Gate(context_view.replay_rows)
+    monkeypatch.setattr(context_view, "replay_rows", gate)
+    view = ContextView(runner=runner)  # not given to qtbot: the test deletes it
+    view.sync_limit = 0
+    view.show_context(synthetic_session(), "e9")
+    qtbot.waitUntil(lambda: len(gate.calls) == 1, timeout=5000)
+    gone: list[object] = []
+    view.destroyed.connect(lambda *_: gone.append(True))
+    view.deleteLater()
+    qtbot.waitUntil(lambda: bool(gone), timeout=5000)
+    _release_and_settle(qtbot, runner, gate)
+    assert errors == []
+    assert not [r for r in caplog.records if r.name == "memlens.jobs" and r.levelname == "ERROR"]
+
+
 # -- trim -----------------------------------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ from core.compaction.refusals import CompactionRefused, RecentlyModified
 from core.compaction.run import CompactionRun, SummaryFailed
 from core.openclaw.gateway import GatewayCompaction, GatewayError
 from widgets.common.jobs import default_runner
+from widgets.common.view_jobs import view_key
 from widgets.compaction import jobs
 from widgets.compaction.display import CompactionDisplay
 from widgets.compaction.markup import anchor
@@ -106,8 +107,8 @@ class CompactionPanel(CompactionDisplay):
         self._runner = runner if runner is not None else default_runner()
         # A newer plan (or run) drops whatever an older one still delivers; writes have
         # no key: they always report.
-        self._plan_key = f"compaction-plan-{id(self)}"
-        self._run_key = f"compaction-run-{id(self)}"
+        self._plan_key = view_key(self, self._runner, "compaction-plan")
+        self._run_key = view_key(self, self._runner, "compaction-run")
         self._active: Job | None = None
         self._active_kind = ""
         self._timeouts = Timeouts()

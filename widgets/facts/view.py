@@ -44,8 +44,8 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from core.store.knowledge import FACT_TYPES
-from widgets.common.job_wait import wait_idle
 from widgets.common.jobs import default_runner
+from widgets.common.view_jobs import view_key, wait_idle
 from widgets.facts.detail import SOURCES_TAB, FactDetail
 from widgets.facts.editing import FactEditing
 from widgets.facts.host import FactsHost
@@ -91,7 +91,7 @@ class FactsView(FactsHost):
         self._sources: Callable[[str], list[SourceHit]] | None = None
         self._runner = runner if runner is not None else default_runner()
         # One search at a time: a newer one drops whatever an older one still delivers.
-        self._sources_key = f"facts-sources-{id(self)}"
+        self._sources_key = view_key(self, self._runner, "facts-sources")
         self._sources_pending = False  # a search waits for the view to be shown
         self._sources_timer = QTimer(self, singleShot=True, interval=SOURCES_DELAY_MS)
         self._sources_timer.timeout.connect(self._on_sources_timer_timeout)

@@ -46,9 +46,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.cli.memory import MemoryHome, agent_workspace, load_settings, run_search
-from widgets.common.job_wait import wait_idle
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole, RecordTableModel, SortRole
+from widgets.common.view_jobs import view_key, wait_idle
 from widgets.openclaw.memory_index_models import (
     WARN_STYLE,
     CandidateModel,
@@ -87,8 +87,8 @@ class MemoryIndexView(QWidget):
         super().__init__(parent)
         self._runner = runner if runner is not None else default_runner()
         # A newer load (or search) drops whatever an older one still delivers.
-        self._load_key = f"memory-index-load-{id(self)}"
-        self._search_key = f"memory-index-search-{id(self)}"
+        self._load_key = view_key(self, self._runner, "memory-index-load")
+        self._search_key = view_key(self, self._runner, "memory-index-search")
         self._config: Path | None = None
         self._workspace: Path | None = None
         self.snapshot: Snapshot | None = None

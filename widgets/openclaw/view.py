@@ -36,6 +36,7 @@ from core.openclaw.agentdb import AgentDb, session_path
 from core.openclaw.session_rows import RowField, find_row, row_fields
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import Column, RecordRole, RecordTableModel
+from widgets.common.view_jobs import view_key
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -125,7 +126,7 @@ class OpenClawView(QWidget):
         self.memory_view: MemoryIndexView | None = None
         self._runner = runner if runner is not None else default_runner()
         # Transcript searches run off the GUI thread; a newer one drops an older one's hits.
-        self._search_key = f"openclaw-search-{id(self)}"
+        self._search_key = view_key(self, self._runner, "openclaw-search")
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self._build_row()

@@ -39,6 +39,7 @@ from core.safety.redact import maybe_redact
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
 from widgets.common.tip_model import TipTableModel
+from widgets.common.view_jobs import view_key
 from widgets.recall.knobs import SearchKnobs
 from widgets.recall.preview_models import (
     CUT_COLUMNS,
@@ -88,7 +89,7 @@ class RecallPreview(QWidget):
         super().__init__(parent)
         self._runner = runner if runner is not None else default_runner()
         # One recall at a time: a newer query drops whatever an older one still delivers.
-        self._key = f"recall-{id(self)}"
+        self._key = view_key(self, self._runner, "recall")
         self._store: WarmStore | None = None
         self._knowledge: KnowledgeIndex | None = None
         self._base = RecallSettings()

@@ -50,6 +50,7 @@ from core.transcript.run_bound import run_bound
 from widgets.common.jobs import default_runner
 from widgets.common.palette import is_dark
 from widgets.common.record_model import Column, RecordRole, RecordTableModel, SortRole
+from widgets.common.view_jobs import view_key
 from widgets.session.message_html import mix, role_colour
 
 if TYPE_CHECKING:
@@ -226,7 +227,7 @@ class ContextView(QWidget):
         self._note = ""
         self._runner = runner if runner is not None else default_runner()
         # One replay at a time: a newer request drops whatever an older one delivers.
-        self._key = f"context-rows-{id(self)}"
+        self._key = view_key(self, self._runner, "context-rows")
         self.sync_limit = SYNC_LIMIT
         """Sessions with at most this many entries are replayed on the GUI thread."""
         self.title = QLabel()

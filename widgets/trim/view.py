@@ -42,6 +42,7 @@ from core.context.trim import PROTECTED_RECENT
 from core.io import jsonio
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
+from widgets.common.view_jobs import view_key
 from widgets.trim.model import (
     DECISION_COLORS,
     DECISION_LABELS,
@@ -116,7 +117,7 @@ class TrimView(QWidget):
         self._run: TrimRun | None = None
         self._runner = runner if runner is not None else default_runner()
         # One trim at a time: a newer run drops whatever an older one still delivers.
-        self._key = f"trim-{id(self)}"
+        self._key = view_key(self, self._runner, "trim")
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.run)
         # A new context runs on the next turn of the event loop: selecting a session
