@@ -37,6 +37,9 @@ def test_opens_a_folder_and_selects_the_newest_session(qtbot, fixtures_dir):
     qtbot.waitUntil(lambda: window.inspector.session is not None, timeout=5000)
     session = window.inspector.session
     assert window.inspector.entry_id == session.leaf.id
+    # the app state says the same: the data open, the session and entry selected
+    assert window.state.data is window.data
+    assert (window.state.session, window.state.entry) == (session.path, session.leaf.id)
     qtbot.waitUntil(lambda: window.timeline.timeline() is not None, timeout=10000)
     assert window.timeline.timeline().session_id == session.id
     assert window.message_view.entry_id == session.leaf.id
@@ -51,7 +54,7 @@ def test_clicking_an_entry_drives_every_view(qtbot, fixtures_dir):
     target = session.messages()[len(session.messages()) // 2]
     qtbot.waitUntil(lambda: window.timeline.timeline() is not None, timeout=10000)
     window.timeline.entry_activated.emit(target.id)
-    assert window.message_view.entry_id == target.id
+    assert window.message_view.entry_id == target.id == window.state.entry
     assert window.timeline.selected_entry() == target.id
     qtbot.waitUntil(lambda: not window.context_view.is_busy(), timeout=10000)
     assert len(window.context_view.rows()) == len(context_at(session, target.id))
@@ -102,6 +105,7 @@ def test_load_can_be_cancelled(qtbot, fixtures_dir, monkeypatch):
     window.open_path(str(fixtures_dir))
     job = window.load_job
     assert job is not None and window.status.cancel_button.isVisibleTo(window)
+    qtbot.waitUntil(lambda: window.status.progress.format().startswith("waiting"), timeout=5000)
     window.cancel_load()
     qtbot.waitUntil(lambda: window.load_job is None, timeout=10_000)
     assert job.outcome == "cancelled"
