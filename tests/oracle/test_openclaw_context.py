@@ -546,7 +546,7 @@ def test_the_runner_reads_a_bounded_suffix(openclaw, built, tmp_path):
         runner = out["readers"]["runner"]
         assert set(runner["activeEntryIds"]) == set(picked)
         assert runner["sources"][0]["entryId"] == ids[0]
-        # memlens's replay of the run applies the same bound (core.openclaw.run_bound)
+        # memlens's replay of the run applies the same bound (core.transcript.run_bound)
         from core.openclaw.agentdb import AgentDb
         from core.transcript.run_bound import run_bound
 

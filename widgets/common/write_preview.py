@@ -1,7 +1,7 @@
 """The preview shown before memlens writes: every file, how it changes, the exact lines.
 
-Views never write straight from a button: they build :class:`core.safety.writes.PlannedWrite`
-objects and ask a :data:`core.safety.writes.Confirm`. :func:`confirm_with_dialog` is the
+Views never write straight from a button: they build :class:`core.io.writes.PlannedWrite`
+objects and ask a :data:`core.io.writes.Confirm`. :func:`confirm_with_dialog` is the
 confirm the app hands them; it shows a :class:`WritePreviewDialog` and answers True
 only when the user chose *Write*.
 """
@@ -221,7 +221,7 @@ def confirm_with_dialog(
     *,
     on_confirmed: Callable[[Sequence[PlannedWrite]], object] | None = None,
 ) -> Confirm:
-    """A :data:`core.safety.writes.Confirm` that asks the user with a :class:`WritePreviewDialog`.
+    """A :data:`core.io.writes.Confirm` that asks the user with a :class:`WritePreviewDialog`.
 
     Parameters
     ----------

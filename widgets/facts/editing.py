@@ -3,7 +3,7 @@
 Every write follows the same path (:meth:`FactEditing.run`): read what the
 agent appended meanwhile, plan the exact redacted lines
 (:func:`core.knowledge.ops.plan_fact_ops`), ask *confirm* with the
-:class:`~core.safety.writes.PlannedWrite`, append (:func:`core.knowledge.ops.apply_fact_plan`, which
+:class:`~core.io.writes.PlannedWrite`, append (:func:`core.knowledge.ops.apply_fact_plan`, which
 refuses if a fact changed since the plan), refresh the view from the log, emit
 ``written``, and push a :class:`~widgets.facts.undo.FactCommand` whose undo and
 redo append lines the same way.

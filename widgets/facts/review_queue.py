@@ -3,7 +3,7 @@
 :class:`ReviewQueue` is handed :class:`core.knowledge.review.ReviewItem` objects (or the
 :class:`~core.recall.updater.ProposedOperation` list of an extraction) with the
 :class:`~core.store.knowledge.KnowledgeLog` they were proposed against and the
-app's :data:`~core.safety.writes.Confirm`. It shows one row per proposal (op, proposed
+app's :data:`~core.io.writes.Confirm`. It shows one row per proposal (op, proposed
 content, type, the fact it was compared against, similarity, reason, state) and,
 for the current row, the proposal and the facts it was compared against side by
 side. "Write accepted" plans the exact lines, asks *confirm*, and only then appends

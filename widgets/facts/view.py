@@ -1,7 +1,7 @@
 """Knowledge facts: a filterable table of every fact, its detail, and edits that only append.
 
 :class:`FactsView` is attached to a :class:`~core.store.knowledge.KnowledgeLog`
-(:meth:`FactsView.attach`) with the app's :data:`~core.safety.writes.Confirm` and,
+(:meth:`FactsView.attach`) with the app's :data:`~core.io.writes.Confirm` and,
 optionally, a ``sources(content)`` callable that searches the warm store and the
 transcripts (:func:`core.knowledge.sources.fact_sources`). It shows one row per fact
 (type, content, context, time, status) with type, status and text filters, and
