@@ -6,5 +6,5 @@ import html
 
 
 def esc(text: str) -> str:
-    """*text* safe inside rich text (``&``, ``<`` and ``>`` escaped; quotes kept as typed)."""
-    return html.escape(text, quote=False)
+    """*text* safe inside rich text and its attributes (``&``, ``<``, ``>`` and quotes)."""
+    return html.escape(text, quote=True)

@@ -7,7 +7,6 @@ Every piece of content goes through :func:`html.escape`; links are numbered
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from core.transcript.parts import (
 )
 from core.transcript.tokens import estimate_message, usage_total
 from widgets.common.palette import is_dark
+from widgets.common.text import esc
 
 if TYPE_CHECKING:
     from collections.abc import Set
@@ -122,11 +122,6 @@ class Rendered:
     links: list[str] = field(default_factory=list)
     folds: list[str] = field(default_factory=list)
     """The fold keys ``fold:<n>`` links toggle."""
-
-
-def esc(text: str) -> str:
-    """Escape *text* for HTML, quotes included."""
-    return html.escape(text, quote=True)
 
 
 def when(timestamp: str | int | None) -> str:

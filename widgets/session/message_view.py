@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 )
 from typing_extensions import override
 
-from widgets.session.message_html import EntryRenderer, Theme, esc, pretty_json
+from widgets.common.text import esc
+from widgets.session.message_html import EntryRenderer, Theme, pretty_json
 
 if TYPE_CHECKING:
     from core.transcript.model import Entry, Session, ToolPair
