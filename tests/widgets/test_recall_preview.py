@@ -290,11 +290,31 @@ def test_why_not_for_other_session_unknown_and_messages(qtbot, view, recall_data
     assert "not in the warm store" in view.why_label.text()
 
 
-def test_completer_rows_are_made_when_first_needed(view, recall_data):
+def _attached(qtbot, recall_data):
+    store, knowledge = recall_data
+    w = RecallPreview()
+    qtbot.addWidget(w)
+    w.attach(store, knowledge, RecallSettings(), now_ms=NOW)
+    return w
+
+
+def test_completer_rows_are_made_off_the_gui_thread(qtbot, recall_data):
     store, _knowledge = recall_data
-    model = view.segment_completer.model()
+    w = _attached(qtbot, recall_data)
+    model = w.segment_completer.model()
     assert model.rowCount() == 0  # attaching a big store makes no rows on the GUI thread
-    assert len(view.why_box.entries()) == len(store) == model.rowCount()
+    qtbot.waitUntil(lambda: model.rowCount() == len(store), timeout=5000)
+    assert [r.split()[0] for r in w.why_box.entries()] == [s.id for s in store.live()]
+    qtbot.waitUntil(lambda: not w.is_busy(), timeout=5000)
+
+
+def test_completer_rows_needed_before_they_arrive_are_made_at_once(qtbot, recall_data):
+    store, _knowledge = recall_data
+    w = _attached(qtbot, recall_data)
+    assert len(w.why_box.entries()) == len(store) == w.segment_completer.model().rowCount()
+    qtbot.wait(100)  # the job's rows, if they still come, change nothing
+    assert w.segment_completer.model().rowCount() == len(store)
+    qtbot.waitUntil(lambda: not w.is_busy(), timeout=5000)
 
 
 def test_one_line_reads_past_long_whitespace_only_when_it_must():

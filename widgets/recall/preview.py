@@ -193,7 +193,7 @@ class RecallPreview(QWidget):
         )
         self.cut_box = group_box("Cut by the hard cap", self.cut_view)
 
-        self.why_box = WhyNotPanel()
+        self.why_box = WhyNotPanel(runner=self._runner)
         self.why_box.segment_picked.connect(self._on_why_box_segment_picked)
         self.why_box_edit, self.why_label = self.why_box.edit, self.why_box.label
         self.segment_completer = self.why_box.completer

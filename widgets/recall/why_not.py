@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QStringListModel, Qt, Signal, Slot
@@ -19,17 +18,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.common.jobs import default_runner
+from widgets.common.text import esc
+from widgets.common.view_jobs import view_key
 from widgets.recall.preview_models import one_line
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from core.store.segments import Segment
+    from widgets.common.jobs import JobRunner
 
 HINT = (
     "<span style='color:gray'>Pick a segment (type its id or words of its text, or click "
     "a detail hit) to see why it is or is not recalled.</span>"
 )
+
+
+def completer_rows(segments: Sequence[Segment]) -> list[str]:
+    """The completer's rows: id, role and the start of the text of each segment."""
+    return [f"{s.id}  {s.role}: {one_line(s.content, 100)}" for s in segments]
 
 
 class WhyNotPanel(QGroupBox):
@@ -41,8 +49,10 @@ class WhyNotPanel(QGroupBox):
 
     segment_picked = Signal(str)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__("Why not?", parent)
+        self._runner = runner if runner is not None else default_runner()
+        self._rows_key = view_key(self, self._runner, "why-not-rows")
         self.edit = QLineEdit()
         self.edit.setPlaceholderText("Segment id, or words of its text…")
         self.edit.setClearButtonEnabled(True)
@@ -82,12 +92,22 @@ class WhyNotPanel(QGroupBox):
     def set_segments(self, segments: Iterable[Segment]) -> None:
         """Offer *segments* in the completer (id, role and the start of the text).
 
-        The rows are made when the user first types: for a 20,000-segment store
-        that is ~70 ms the window would otherwise freeze for while memory opens.
+        The rows are made in the job runner (~70 ms for a 20,000-segment store, which
+        the window would otherwise freeze for while memory opens); if the user types
+        before they arrive, they are made at once.
         """
-        self._pending = list(segments)
+        pending = self._pending = list(segments)
         if self._list.rowCount():
             self._list.setStringList([])
+        if not pending:
+            self._runner.cancel(self._rows_key)
+            return
+        self._runner.submit(
+            "why-not rows",
+            lambda **_job: completer_rows(pending),
+            key=self._rows_key,
+            done=self._on_rows_made,
+        )
 
     def entries(self) -> list[str]:
         """The completer's rows."""
@@ -96,9 +116,12 @@ class WhyNotPanel(QGroupBox):
 
     def _fill(self) -> None:
         if self._pending is not None:
-            rows = [f"{s.id}  {s.role}: {one_line(s.content, 100)}" for s in self._pending]
-            self._pending = None
-            self._list.setStringList(rows)
+            self._runner.cancel(self._rows_key)  # needed now: made here, the job's dropped
+            self._on_rows_made(completer_rows(self._pending))
+
+    def _on_rows_made(self, rows: list[str]) -> None:
+        self._pending = None
+        self._list.setStringList(rows)
 
     def set_segment_id(self, segment_id: str) -> None:
         """Show *segment_id* in the box (no signal)."""
@@ -111,7 +134,7 @@ class WhyNotPanel(QGroupBox):
 
     def show_plain(self, text: str) -> None:
         """Show a one-paragraph note."""
-        self.label.setText(f"<p>{html.escape(text)}</p>")
+        self.label.setText(f"<p>{esc(text)}</p>")
 
     def clear(self) -> None:
         """Back to the hint."""
