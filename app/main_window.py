@@ -75,7 +75,7 @@ class MainWindow(WindowLayout):
         self.runner.started.connect(self._on_jobs_changed)
         self.runner.ended.connect(self._on_jobs_changed)
         self.runner.error.connect(self._on_job_error)
-        self._reporting_errors = True
+        self._following_jobs = True
         self._closed = False
         self.recall_data: RecallData | None = None
         self.place = ""
@@ -111,9 +111,9 @@ class MainWindow(WindowLayout):
         )
         # -- end of live mode -------------------------------------------------------------
         self.menu_actions = Actions(
-            self,
-            self,
-            self,
+            self,  # the menu bar and the shortcuts' home
+            self,  # the commands: open, reload, Esc
+            self,  # the views
             state=self.state,
             settings=self.settings,
             inspector=self.inspector,
@@ -413,8 +413,10 @@ class MainWindow(WindowLayout):
         self.manager.close()
         super().closeEvent(event)
         self.wait_for_workers()
-        if self._reporting_errors:  # a window is closed once, but closeEvent may come twice
-            self._reporting_errors = False
+        if self._following_jobs:  # a window is closed once, but closeEvent may come twice
+            self._following_jobs = False
+            self.runner.started.disconnect(self._on_jobs_changed)
+            self.runner.ended.disconnect(self._on_jobs_changed)
             self.runner.error.disconnect(self._on_job_error)
         release_frozen(window_closing=True)
 
