@@ -95,8 +95,15 @@ def test_no_instance_attribute_shadows_a_qt_method(qtbot, fixtures_dir):
     qtbot.addWidget(window)
     window.open_path(str(fixtures_dir))
     qtbot.waitUntil(lambda: window.data is not None and window.settled(), timeout=30_000)
+    window.menu_actions.by_name["settings"].trigger()  # the settings dialog and its pages
     ours = _reachable(window)
-    assert {type(o).__name__ for o in ours} >= {"MainWindow", "Inspector", "Manager", "Navigator"}
+    assert {type(o).__name__ for o in ours} >= {
+        "MainWindow",
+        "Inspector",
+        "Manager",
+        "Navigator",
+        "SettingsDialog",
+    }
     bad = sorted(
         {
             f"{type(o).__module__}.{type(o).__qualname__}.{attr}"
