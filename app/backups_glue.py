@@ -2,9 +2,9 @@
 
 :class:`BackupsGlue` puts a :class:`widgets.activity.backups_view.BackupsView` beside the
 activity log in the Activity dock and feeds it the backups of the open data
-directory (listed in a worker, again whenever the sessions are reloaded or the
+directory (listed in a job, again whenever the sessions are reloaded or the
 tab is shown). A restore is confirmed with the window's write preview (which
-file is replaced by which backup, and the sizes), then done in a worker: the
+file is replaced by which backup, and the sizes), then done in a job: the
 file is backed up first, so the restore can itself be undone, and both writes
 reach the activity log. After every backup memlens makes, the retention
 settings (Settings > Safety: backups kept per file, days) prune the older
@@ -130,7 +130,7 @@ class BackupsGlue(QObject):
     # --- listing -------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """List the open place's backups again (in a worker, shortly)."""
+        """List the open place's backups again (in a job, shortly)."""
         data = self.app_state.data
         self.root = str(data.discovery.path) if data is not None else None
         self._dirty = False
@@ -236,7 +236,7 @@ class BackupsGlue(QObject):
 
     @Slot(object)
     def request_restore(self, backup: Backup) -> bool:
-        """Confirm, then restore *backup* in a worker; False if not started."""
+        """Confirm, then restore *backup* in a job; False if not started."""
         if self._restoring:
             return False
         plan = plan_restore(backup)

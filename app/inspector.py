@@ -155,7 +155,7 @@ class Inspector(QObject):
         self._show_session(session)
 
     def _read_then_show(self, data: DataSet, summary: SessionSummary) -> None:
-        """A database session not read yet: read it in a worker, then show it if still wanted."""
+        """A database session not read yet: read it in a job, then show it if still wanted."""
         self.runner.submit(
             "reading the session",
             lambda **_: read_pending(summary),
@@ -201,7 +201,7 @@ class Inspector(QObject):
         self._build_timeline(keep_view=True)
 
     def _build_timeline(self, *, keep_view: bool = False) -> None:
-        """Build the timeline arrays in a worker (tens of ms on 5,000 messages)."""
+        """Build the timeline arrays in a job (tens of ms on 5,000 messages)."""
         assert self.session is not None
         budget = self._budget(None)
         self.runner.submit(

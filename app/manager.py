@@ -124,8 +124,8 @@ class Manager(QObject):
         """Sessions grew, appeared or were reloaded: a fact's sources search sees them.
 
         Call on the GUI thread (where live mode and reloads change the sessions).
-        The message index is built, in the sources worker on its first search,
-        from copies of the entry lists taken here: the worker never iterates a
+        The message index is built, in the sources job on its first search,
+        from copies of the entry lists taken here: the job never iterates a
         list that live mode appends to meanwhile (a list copy is cheap; the index
         is rebuilt on the next search either way).
         """
@@ -139,7 +139,7 @@ class Manager(QObject):
         self.recall = recall
 
     def _sources(self, content: str) -> list[SourceHit]:
-        """Segments and messages a fact most likely came from (runs in the view's worker)."""
+        """Segments and messages a fact most likely came from (runs in the view's job)."""
         recall = self.recall
         store = recall.store if recall is not None else None
         return fact_sources(content, store=store, messages=self._messages)

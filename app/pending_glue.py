@@ -1,4 +1,4 @@
-"""Database sessions listed from their counts are read in a worker after the list shows.
+"""Database sessions listed from their counts are read in a job after the list shows.
 
 :func:`core.dataset.load.load_dataset` with ``defer_db`` lists an OpenClaw database's
 sessions from SQL counts (a 100,000-event database lists in well under a second);
@@ -74,7 +74,7 @@ class PendingGlue(QObject):
             self.job.cancel()
 
     def drop_jobs(self) -> None:
-        """Drop whatever the read still delivers (the window is closing)."""
+        """Drop whatever the current read still delivers (another place, or closing)."""
         self.runner.cancel(JOB_KEY)
 
     @property
