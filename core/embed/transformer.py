@@ -71,11 +71,6 @@ def _tanh_arg(x: F32) -> F32:
     return g
 
 
-def erf(x: npt.ArrayLike) -> F32:
-    """Vectorised float32 error function, ``|erf(x) - math.erf(x)| < 2e-7``."""
-    return np.tanh(_tanh_arg(np.asarray(x, dtype=np.float32) * np.float32(math.sqrt(2))))
-
-
 def _gelu_inplace(x: F32) -> None:
     """``x *= Phi(x)``: BERT's exact GELU, ``x/2 * (1 + erf(x/sqrt2))``, on 2-D *x*."""
     rows = max(1, _GELU_PIECE // x.shape[1])

@@ -4,7 +4,7 @@ Knowledge extraction and the updater (:func:`core.recall.updater.propose`) only
 *propose*. Each proposal becomes a :class:`ReviewItem` showing what it would do
 (``ADD``, ``UPDATE``, ``SUPERSEDE``, ``DELETE`` or ``NONE``), the facts it was
 compared against, the similarity and the reason. The user accepts, edits or
-rejects each; :func:`review_writes` lists the exact lines accepting would append, and
+rejects each; :func:`plan_review` lists the exact lines accepting would append, and
 :func:`apply_review` appends only the accepted operations through the
 :class:`~core.store.knowledge.KnowledgeLog` methods (one append per operation,
 redacted). ``NONE`` is shown but never writes.
@@ -18,7 +18,7 @@ its batch (``target_index``) is written only after that proposal (``blocked``
 otherwise).
 
 New fact ids are chosen when the item is made and every write of a batch carries
-the timestamp *at*, so :func:`review_writes` and :func:`apply_review` with the same *at* give the
+the timestamp *at*, so :func:`plan_review` and :func:`apply_review` with the same *at* give the
 same bytes when nothing changed in between.
 """
 
@@ -60,7 +60,6 @@ __all__ = [
     "plan_review",
     "preview_review",
     "review_items",
-    "review_writes",
 ]
 
 
@@ -476,16 +475,6 @@ def _first_problem(results: Sequence[ReviewResult]) -> str:
     return next(r.message for r in results if r.outcome != "written")
 
 
-def review_writes(
-    items: Sequence[ReviewItem], log: KnowledgeLog, *, at: int | None = None
-) -> list[PlannedWrite]:
-    """The exact (redacted) lines that :func:`apply_review` with the same *at* would append.
-
-    Empty when no accepted item would write.
-    """
-    return list(plan_review(items, log, at=at).writes)
-
-
 def apply_review(
     items: Sequence[ReviewItem], log: KnowledgeLog, *, at: int | None = None
 ) -> list[ReviewResult]:
@@ -501,7 +490,7 @@ def apply_review(
     log
         The log to append to.
     at
-        The timestamp of the new lines (use the one given to :func:`review_writes`); None
+        The timestamp of the new lines (use the one given to :func:`plan_review`); None
         asks the log's clock.
 
     Returns

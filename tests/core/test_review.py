@@ -20,7 +20,6 @@ from core.knowledge.review import (
     plan_review,
     preview_review,
     review_items,
-    review_writes,
 )
 from core.recall.updater import Candidate, propose
 from core.store.knowledge import load_knowledge
@@ -144,7 +143,7 @@ def test_proposals_show_every_kind_with_compared_facts(queue):
 
 
 def test_nothing_accepted_writes_nothing(queue):
-    assert review_writes(queue.items, queue.log, at=AT) == []
+    assert plan_review(queue.items, queue.log, at=AT).writes == ()
     assert apply_review(queue.items, queue.log, at=AT) == []
     rejected = [i.rejected() for i in queue.items]
     assert apply_review(rejected, queue.log, at=AT) == []
@@ -155,7 +154,7 @@ def test_only_accepted_are_appended_exactly_as_planned(queue):
     add, upd, sup, none = (queue.first(op) for op in ("ADD", "UPDATE", "SUPERSEDE", "NONE"))
     others = [i.key for i in queue.items if i.key not in {add.key, upd.key, sup.key, none.key}]
     items = decide(queue.items, accept={add.key, upd.key, sup.key, none.key}, reject=others[:3])
-    writes = review_writes(items, queue.log, at=AT)
+    writes = plan_review(items, queue.log, at=AT).writes
     assert queue.path.read_bytes() == queue.original  # planning writes nothing
     [w] = writes
     assert w.path == str(queue.path) and w.action == "append"
@@ -200,7 +199,7 @@ def test_edit_changes_what_is_written_and_is_redacted(queue):
     )
     edited = next(i for i in items if i.key == add.key)
     assert edited.state == "edited" and SECRET not in edited.candidate.content
-    [w] = review_writes(items, queue.log, at=AT)
+    [w] = plan_review(items, queue.log, at=AT).writes
     assert all(SECRET not in line for line in w.lines)
     apply_review(items, queue.log, at=AT)
     lines = appended(queue)

@@ -18,7 +18,7 @@ import pytest
 from core.embed import load_embedder
 from core.embed import transformer as transformer_module
 from core.embed.hash import HashEmbedder
-from core.embed.transformer import TransformerEmbedder, erf
+from core.embed.transformer import TransformerEmbedder
 from core.io.jobs import Cancelled
 
 REFERENCE = Path(__file__).resolve().parent.parent / "fixtures" / "transformer_reference.npz"
@@ -52,6 +52,12 @@ def model() -> TransformerEmbedder:
 def reference() -> tuple[list[str], np.ndarray, np.ndarray]:
     data = np.load(REFERENCE)
     return [str(s) for s in data["sentences"]], data["vectors"], data["tokens"]
+
+
+def erf(x):
+    """The error function inside the GELU: ``tanh`` of the fitted ``atanh(erf)`` polynomial."""
+    scaled = np.asarray(x, dtype=np.float32) * np.float32(math.sqrt(2))
+    return np.tanh(transformer_module._tanh_arg(scaled))
 
 
 def test_erf_matches_math_erf():
