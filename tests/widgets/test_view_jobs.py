@@ -388,15 +388,3 @@ def test_recall_failure(qtbot, runner, errors, caplog, monkeypatch, recall_data)
     view = _recall_view(qtbot, runner, monkeypatch, gate, recall_data)
     _assert_failure_reported(qtbot, runner, caplog, errors)
     assert view.status_label.text() == "Recall failed: boom in the job"
-
-
-def test_no_worker_classes_remain_in_widgets():
-    import pathlib
-
-    root = pathlib.Path(__file__).parents[2] / "widgets"
-    offenders = [
-        str(path.relative_to(root))
-        for path in root.rglob("*.py")
-        if path.name != "jobs.py" and "QRunnable" in path.read_text(encoding="utf-8")
-    ]
-    assert offenders == []
