@@ -61,6 +61,8 @@ class SoakConfig:
     open_timeout_s: float = 120.0
     settle_s: float = 60.0
     """How long the followed window may take to show what a fresh open shows."""
+    session_timeout_s: float = 20.0
+    """How long a window may take to show a selected session's timeline."""
 
 
 @dataclass(slots=True)
@@ -251,7 +253,7 @@ def _shown(window: Any) -> tuple[str, str | None] | None:
     return None if timeline is None else (timeline.session_id, timeline.leaf_id)
 
 
-def _session_snapshot(window: Any, path: str, leaf: str) -> dict[str, Any] | None:
+def _session_snapshot(window: Any, path: str, leaf: str, timeout_s: float) -> dict[str, Any] | None:
     """The session views of *window* once it shows the session at *path*, at *leaf*.
 
     One window at a time: the windows share the app's job runner, and a job key shared
@@ -259,7 +261,7 @@ def _session_snapshot(window: Any, path: str, leaf: str) -> dict[str, Any] | Non
     the other's result.
     """
     select_session(window, path)
-    if not wait_until(lambda: session_shown(window, path), 20):
+    if not wait_until(lambda: session_shown(window, path), timeout_s):
         return None
     show_entry(window, leaf)
     # the context and trim views are fed by jobs: wait until two looks agree
@@ -303,7 +305,9 @@ def data_of(window: Any) -> dict[str, Any]:
     }
 
 
-def compare(live: Any, fresh: Any, timeout_s: float) -> tuple[float | None, list[str], list[str]]:
+def compare(
+    live: Any, fresh: Any, timeout_s: float, session_s: float = 20.0
+) -> tuple[float | None, list[str], list[str]]:
     """Wait until *live* shows what *fresh* shows; (seconds it took or None, view diffs, data diffs)."""
     started = time.monotonic()
     want = views.window_views(fresh)
@@ -322,7 +326,7 @@ def compare(live: Any, fresh: Any, timeout_s: float) -> tuple[float | None, list
         if leaf is None:
             continue
         name = Path(session.path).name
-        shown = [_session_snapshot(w, session.path, leaf.id) for w in (live, fresh)]
+        shown = [_session_snapshot(w, session.path, leaf.id, session_s) for w in (live, fresh)]
         if shown[0] is None or shown[1] is None:
             view_diffs.append(
                 f"{name}: the timeline did not reach its leaf {leaf.id} "
@@ -470,7 +474,9 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
             fresh = open_window(root, config.open_timeout_s)
             report.fresh_open_rss = rss_bytes() - before_fresh
             report.sessions = len(fresh.data.sessions)
-            took, view_diffs, data_diffs = compare(live, fresh, config.settle_s)
+            took, view_diffs, data_diffs = compare(
+                live, fresh, config.settle_s, config.session_timeout_s
+            )
             report.converged_s = took
             report.view_diffs = view_diffs
             report.data_diffs = data_diffs

@@ -41,6 +41,7 @@ def test_the_app_follows_an_agent_writing_hard_and_ends_as_a_fresh_open(
         seed=int(soak_options["seed"] or 1),
         cycle=400 if long_run else CI_CYCLE,
         settle_s=60.0 if long_run else 20.0,
+        session_timeout_s=20.0 if long_run else 10.0,
     )
     limit = STALL_LIMIT_MS if long_run else None
     report = run_soak(config, tmp_path)
