@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from widgets.common.state import AppState
 
 LIST_DELAY_MS = 150
-LIST_KEY, RESTORE_KEY = "backups.list", "backups.restore"
 
 
 def restore_writes(plan: RestorePlan) -> list[PlannedWrite]:
@@ -110,7 +109,9 @@ class BackupsGlue(QObject):
         self.root: str | None = None
         self._dirty = True
         self._restoring = False
-        self._keys = {LIST_KEY, RESTORE_KEY}
+        self._tag = f"@{id(self):x}"
+        self.list_key, self.restore_key = f"backups.list{self._tag}", f"backups.restore{self._tag}"
+        self._keys = {self.list_key, self.restore_key}
         self._timer = QTimer(self, singleShot=True, interval=LIST_DELAY_MS)
         self._timer.timeout.connect(self._list)
         self.view.refresh_requested.connect(self.refresh)
@@ -146,7 +147,7 @@ class BackupsGlue(QObject):
         self.runner.submit(
             "listing backups",
             lambda **_: (root, list_backups(root)),
-            key=LIST_KEY,  # a newer listing drops this one's result
+            key=self.list_key,  # a newer listing drops this one's result
             done=self._on_listed,
             failed=self.view.set_message,
         )
@@ -212,7 +213,7 @@ class BackupsGlue(QObject):
         def task(**_: object) -> Pruned:
             return prune(record.path, keep=keep, days=days, protect=[made or ""])
 
-        key = f"backups.prune:{record.path}"  # a newer prune of the file reports instead
+        key = f"backups.prune:{record.path}{self._tag}"  # a newer prune of the file reports instead
         self._keys.add(key)
         self.runner.submit(
             "pruning backups", task, key=key, done=self._on_pruned, failed=self.view.set_message
@@ -247,7 +248,7 @@ class BackupsGlue(QObject):
         self.runner.submit(
             "restoring",
             lambda **_: _restore_task(plan, activity),
-            key=RESTORE_KEY,
+            key=self.restore_key,
             done=self._on_restored,
             failed=self._on_restore_failed,
         )

@@ -36,9 +36,6 @@ if TYPE_CHECKING:
     from widgets.common.jobs import JobRunner
     from widgets.common.state import AppState
 
-READ_KEY, TIMELINE_KEY = "inspector.read", "inspector.timeline"
-JOB_KEYS = (READ_KEY, TIMELINE_KEY)
-
 
 class Inspector(QObject):
     """Holds the current session and point, and feeds the views.
@@ -64,6 +61,8 @@ class Inspector(QObject):
         self.manager = manager
         self.status = status
         self.runner = runner
+        self.read_key = f"inspector.read@{id(self):x}"
+        self.timeline_key = f"inspector.timeline@{id(self):x}"
         self.data: DataSet | None = None
         self.session: Session | None = None
         self.entry_id: str | None = None
@@ -99,7 +98,7 @@ class Inspector(QObject):
 
     def drop_jobs(self) -> None:
         """Drop whatever the session read and the timeline build still deliver."""
-        for key in JOB_KEYS:
+        for key in (self.read_key, self.timeline_key):
             self.runner.cancel(key)
 
     def set_recall(self, recall: RecallData) -> None:
@@ -159,7 +158,7 @@ class Inspector(QObject):
         self.runner.submit(
             "reading the session",
             lambda **_: read_pending(summary),
-            key=READ_KEY,  # a newer pick drops this read's result
+            key=self.read_key,  # a newer pick drops this read's result
             done=lambda read: self._on_pending_read(data, summary, read),
             failed=lambda message: self.status.say(f"Could not read {summary.path}: {message}"),
         )
@@ -207,7 +206,7 @@ class Inspector(QObject):
         self.runner.submit(
             "building the timeline",
             timeline_job(self.session, budget),
-            key=TIMELINE_KEY,  # a newer selection drops this build
+            key=self.timeline_key,  # a newer selection drops this build
             done=lambda timeline: self._on_timeline_built(timeline, budget, keep_view),
             failed=lambda message: self.status.say(f"Timeline failed: {message}"),
         )

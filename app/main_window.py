@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 
 RECALL_DELAY_MS = 250  # indexing waits for the first paint of a freshly loaded place
 ERROR_MESSAGE_MS = 15_000
-LOAD_KEY, RECALL_KEY, HOMES_KEY = "window.load", "window.recall", "window.homes"
 
 
 def load_deferred(path: str, **kw: Any) -> DataSet:
@@ -72,6 +71,10 @@ class MainWindow(WindowLayout):
         self.resize(1400, 900)
         self.setAcceptDrops(True)
         self.runner = default_runner()
+        # The app's runner is shared: a window's keys are its own (a second window, a test).
+        tag = f"@{id(self):x}"
+        self.load_key, self.recall_key = f"window.load{tag}", f"window.recall{tag}"
+        self.homes_key = f"window.homes{tag}"
         self.runner.started.connect(self._on_jobs_changed)
         self.runner.ended.connect(self._on_jobs_changed)
         self.runner.error.connect(self._on_job_error)
@@ -172,7 +175,7 @@ class MainWindow(WindowLayout):
         self.homes_job = self.runner.submit(
             "looking for agent homes",
             lambda *, progress, cancelled: scan_homes(cancelled=cancelled),
-            key=HOMES_KEY,
+            key=self.homes_key,
             done=self._on_homes_scanned,
             failed=lambda _message: self._on_homes_scanned([]),
             cancelled=lambda: self._on_homes_scanned([]),
@@ -203,7 +206,7 @@ class MainWindow(WindowLayout):
         self.load_job = self.runner.submit(
             "loading",
             lambda *, progress, cancelled: load(path, progress=progress, cancelled=cancelled),
-            key=LOAD_KEY,
+            key=self.load_key,
             done=self._on_loaded,
             failed=self._on_failed,
             cancelled=self._on_cancelled,
@@ -252,7 +255,11 @@ class MainWindow(WindowLayout):
 
     def _loading(self) -> bool:
         """A load, the recall indexing or the read of database sessions is running."""
-        return self.runner.busy(LOAD_KEY) or self.runner.busy(RECALL_KEY) or self.pending.running
+        return (
+            self.runner.busy(self.load_key)
+            or self.runner.busy(self.recall_key)
+            or self.pending.running
+        )
 
     @Slot(str, str)
     def _on_job_error(self, name: str, message: str) -> None:
@@ -311,10 +318,10 @@ class MainWindow(WindowLayout):
     def settled(self) -> bool:
         """Nothing is loading, arriving, waiting to be indexed or being indexed."""
         return (
-            not self.runner.busy(LOAD_KEY)
+            not self.runner.busy(self.load_key)
             and self._arriving is None
             and not self._recall_timer.isActive()
-            and not self.runner.busy(RECALL_KEY)
+            and not self.runner.busy(self.recall_key)
             and not self.pending.running
         )
 
@@ -341,7 +348,7 @@ class MainWindow(WindowLayout):
         self.recall_job = self.runner.submit(
             "indexing memory",
             task,
-            key=RECALL_KEY,
+            key=self.recall_key,
             done=self._on_recall_opened,
             failed=lambda message: self._recall_ended(f"Recall unavailable: {message}"),
             cancelled=lambda: self._recall_ended("Indexing cancelled: recall preview unavailable"),
@@ -402,7 +409,7 @@ class MainWindow(WindowLayout):
         self._closed = True
         self._recall_timer.stop()
         self._arriving = None
-        for key in (LOAD_KEY, RECALL_KEY, HOMES_KEY):
+        for key in (self.load_key, self.recall_key, self.homes_key):
             self.runner.cancel(key)
         self.pending.drop_jobs()
         self.inspector.drop_jobs()

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from widgets.common.jobs import Job, JobRunner
     from widgets.common.state import AppState
 
-JOB_KEY = "pending"
-
 
 class PendingGlue(QObject):
     """Reads a data set's pending database sessions, one job at a time."""
@@ -46,6 +44,7 @@ class PendingGlue(QObject):
         self.status = status
         self.manager = manager
         self.runner = runner
+        self.job_key = f"pending@{id(self):x}"
         self.job: Job | None = None
 
     def start(self, data: DataSet) -> bool:
@@ -57,7 +56,7 @@ class PendingGlue(QObject):
         self.job = self.runner.submit(
             "reading sessions",
             lambda *, progress, cancelled: read_all_pending(todo, progress, cancelled),
-            key=JOB_KEY,
+            key=self.job_key,
             done=lambda loaded: self._on_read(data, loaded),
             failed=lambda message: self.status.set_task(f"Reading sessions failed: {message}"),
             cancelled=lambda: self.status.set_task(
@@ -75,12 +74,12 @@ class PendingGlue(QObject):
 
     def drop_jobs(self) -> None:
         """Drop whatever the current read still delivers (another place, or closing)."""
-        self.runner.cancel(JOB_KEY)
+        self.runner.cancel(self.job_key)
 
     @property
     def running(self) -> bool:
         """Whether a read is running."""
-        return self.runner.busy(JOB_KEY)
+        return self.runner.busy(self.job_key)
 
     def _on_read(self, data: DataSet, loaded: list[Any]) -> None:
         if data is not self.app_state.data:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.inspector import READ_KEY
 from app.main_window import MainWindow
 from core.openclaw.agentdb import session_path
 from tests.openclaw_db import add_session, conversation, create_agent_db
@@ -55,7 +54,7 @@ def test_a_session_picked_before_it_is_read_is_read_in_a_worker(qtbot, tmp_path,
         target = session_path(db, "s0")
     assert target in data.pending
     assert window.navigator.select_session(target)
-    assert window.runner.busy(READ_KEY)  # a job reads it
+    assert window.runner.busy(window.inspector.read_key)  # a job reads it
     qtbot.waitUntil(lambda: window.inspector.session.path == target, timeout=30_000)
     assert target not in data.pending
     assert window.inspector.entry_id == window.inspector.session.leaf.id
