@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 from core import __version__
+from core.cli.homes import cmd_homes
 from core.cli.inspect import (
     cmd_compactions,
     cmd_demo,
@@ -23,6 +24,7 @@ from core.cli.inspect import (
     cmd_show,
 )
 from core.cli.output import emit_result
+from core.dataset.home_scan import DEFAULT_BUDGET_S
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -34,7 +36,7 @@ DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
-    "backups", "memory",
+    "backups", "memory", "homes",
 )  # fmt: skip
 
 
@@ -125,6 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("info", "what a data directory or transcript holds: counts, tokens, problems", cmd_info)
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p = add("homes", "what the agent homes on this machine (or PATHs) hold: counts", cmd_homes)
+    p.add_argument("paths", nargs="*", metavar="PATH", help="homes to summarise (default: known)")
+    p.add_argument(
+        "--budget", type=positive_float, default=DEFAULT_BUDGET_S, metavar="S",
+        help=f"seconds the scan may take; past it counts are lower bounds ({DEFAULT_BUDGET_S:g})",
+    )  # fmt: skip
     p = add("sessions", "list the sessions of a data directory", cmd_sessions)
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p = add("show", "the context the model saw at an entry of a session", cmd_show)

@@ -15,7 +15,6 @@ from core.openclaw.config import (
     context_window_for,
     load_openclaw_config,
     parse_openclaw_config,
-    raise_for_errors,
 )
 from core.openclaw.memindex import MemoryIndex, open_memory_index
 from core.openclaw.memindex_records import IndexChunk, IndexFile, IndexLayout, SourceSummary
@@ -51,7 +50,6 @@ __all__ = [
     "open_memory_index",
     "parse_openclaw_config",
     "parse_sessions_store",
-    "raise_for_errors",
     "render_sessions_store",
     "update_sessions_store",
 ]

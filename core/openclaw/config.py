@@ -140,7 +140,7 @@ class OpenClawConfig:
     raw
         The whole parsed document (never modified).
     problems
-        Every fault found; ``error`` ones are listed by :func:`raise_for_errors`.
+        Every fault found; ``error`` ones are what :attr:`errors` lists.
     """
 
     path: str
@@ -202,7 +202,7 @@ def load_openclaw_config(
     FormatError
         When the file cannot be read, is not JSON5 (:class:`ConfigSyntaxError`:
         line and column), or is not an object. Faults in the validated sections
-        do not raise: see :func:`raise_for_errors`.
+        do not raise: see :attr:`OpenClawConfig.errors`.
     """
     name = os.fspath(path)
     try:
@@ -352,22 +352,6 @@ def _models(raw: dict[str, Any], checker: SchemaChecker) -> tuple[ModelEntry, ..
                         checker.report((*path, key), message, "warning", label)
             out.append(ModelEntry(name, item["id"], window, tokens))
     return tuple(out)
-
-
-def raise_for_errors(config: OpenClawConfig) -> None:
-    """Raise if *config* has any error, listing every one of them.
-
-    Raises
-    ------
-    FormatError
-        Naming the file, with one line per error (``line N: path: message``).
-    """
-    errors = config.errors
-    if not errors:
-        return
-    lines = [f"line {p.line}: {p.message}" if p.line else p.message for p in errors]
-    noun = "error" if len(errors) == 1 else "errors"
-    raise FormatError(config.path, f"{len(errors)} config {noun}:\n" + "\n".join(lines))
 
 
 # --- context window --------------------------------------------------------------

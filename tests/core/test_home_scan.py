@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from core.dataset.home_scan import HomeSummary, format_size, known_homes, scan_home, scan_homes
-from core.dataset.load import home_scan, load_dataset
+from core.dataset import home_scan
+from core.dataset.load import load_dataset
 from core.demo.build import write_demo
 from core.io.problems import FormatError
 
@@ -275,3 +276,25 @@ def test_format_size(size: int, text: str) -> None:
 def test_singular_and_plural() -> None:
     one = HomeSummary("OpenClaw", Path("/x"), "openclaw-home", 1, 1, 1, 1, 10)
     assert one.describe() == "1 agent · 1 session · 1 segment · 1 fact · 10 B"
+
+
+def test_cli_homes_summarises_given_and_known_homes(tmp_path, demo_home, capsys, monkeypatch):
+    from core.cli.main import run_cli
+
+    from .build import run_json
+
+    home = _openclaw(tmp_path, demo_home)
+    given = run_json(capsys, "homes", str(home), str(tmp_path / "nowhere"))
+    [row] = given["homes"]
+    assert row["path"] == str(home) and row["kind"] == "openclaw-home"
+    assert row["sessions"] > 0 and row["facts"] > 0 and row["problem"] is None
+    assert given["missing"] == [str(tmp_path / "nowhere")]
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    known = run_json(capsys, "homes")
+    assert [(r["label"], r["path"]) for r in known["homes"]] == [("OpenClaw", str(home))]
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_cli(["homes", str(empty)]) == 1  # nothing usable: exit 1, the problem shown
+    assert "nothing to open yet" in capsys.readouterr().out
