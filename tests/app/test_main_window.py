@@ -292,3 +292,15 @@ def test_the_what_if_window_persists(qtbot, fixtures_dir):
     qtbot.addWidget(again)
     assert again.gauge.selected_window() == 128_000
     assert again.inspector.window_override == 128_000
+
+
+def test_two_windows_load_side_by_side(qtbot, fixtures_dir):
+    """The app's job runner is shared: one window's load never drops another's."""
+    first, second = MainWindow(), MainWindow()
+    qtbot.addWidget(first)
+    qtbot.addWidget(second)
+    first.open_path(str(fixtures_dir / "before-compaction.jsonl"))
+    second.open_path(str(fixtures_dir / "large-session.jsonl"))
+    qtbot.waitUntil(lambda: first.data is not None and second.data is not None, timeout=30000)
+    assert [s.path for s in first.data.sessions] == [str(fixtures_dir / "before-compaction.jsonl")]
+    assert [s.path for s in second.data.sessions] == [str(fixtures_dir / "large-session.jsonl")]
