@@ -195,9 +195,20 @@ def live_state(window: Any) -> str:
     return "unknown"
 
 
+def loaded(window: Any) -> Any:
+    """The window's open data set (``window.data``, or its app state's), None before."""
+    data = getattr(window, "data", None)
+    if data is None:
+        app_state = getattr(window, "app_state", None) or getattr(window, "state", None)
+        data = getattr(app_state, "data", None)
+    return data
+
+
 def ready(window: Any) -> bool:
-    """The data is shown, recall is indexed and nothing is loading."""
-    if window.data is None or getattr(window, "recall_data", None) is None:
+    """The data is shown, recall is indexed (where the window says) and nothing is loading."""
+    if loaded(window) is None:
+        return False
+    if hasattr(window, "recall_data") and window.recall_data is None:
         return False
     settled = getattr(window, "settled", None)
     return bool(settled()) if callable(settled) else True
@@ -218,7 +229,7 @@ def open_window(root: Path, timeout_s: float) -> Any:
 
 def select_session(window: Any, path: str) -> bool:
     """Select the session at *path* in the navigator (by id when paths are not keys)."""
-    session = next((s for s in window.data.sessions if s.path == path), None)
+    session = next((s for s in loaded(window).sessions if s.path == path), None)
     if session is None:
         return False
     nav = window.navigator
@@ -237,7 +248,7 @@ def show_entry(window: Any, entry_id: str) -> None:
 
 def session_shown(window: Any, path: str) -> bool:
     """The session at *path* is selected and its timeline is built up to its leaf."""
-    session = next((s for s in window.data.sessions if s.path == path), None)
+    session = next((s for s in loaded(window).sessions if s.path == path), None)
     if session is None or session.leaf is None:
         return False
     timeline = window.timeline.timeline()
@@ -279,7 +290,7 @@ def _session_snapshot(window: Any, path: str, leaf: str, timeout_s: float) -> di
 # -- comparing ------------------------------------------------------------------------------------
 def data_of(window: Any) -> dict[str, Any]:
     """The loaded data itself, keyed so that the order of arrival does not matter."""
-    data = window.data
+    data = loaded(window)
     sessions = {
         s.path: [(e.id, e.type, e.parent_id, json.dumps(e.raw, sort_keys=True)) for e in s.entries]
         for s in data.sessions
@@ -321,7 +332,7 @@ def compare(
     view_diffs = views.diff(views.window_views(live), want)
     data_diffs = views.diff(data_of(live), want_data, limit=10)
     # every session, selected in each window at its leaf: timeline, message, context
-    for session in sorted(fresh.data.sessions, key=lambda s: s.path):
+    for session in sorted(loaded(fresh).sessions, key=lambda s: s.path):
         leaf = session.leaf
         if leaf is None:
             continue
@@ -425,7 +436,7 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
     fresh = None
     try:
         # the session the agent writes most to (its header's name is set by the writer)
-        main_path = next(s.path for s in live.data.summaries if s.name == "soak main")
+        main_path = next(s.path for s in loaded(live).summaries if s.name == "soak main")
         select_session(live, main_path)
         wait_until(lambda: session_shown(live, main_path), 20)
         stall = StallMeter(config.tick_ms)
@@ -473,7 +484,7 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
             before_fresh = rss_bytes()
             fresh = open_window(root, config.open_timeout_s)
             report.fresh_open_rss = rss_bytes() - before_fresh
-            report.sessions = len(fresh.data.sessions)
+            report.sessions = len(loaded(fresh).sessions)
             took, view_diffs, data_diffs = compare(
                 live, fresh, config.settle_s, config.session_timeout_s
             )
