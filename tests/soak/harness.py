@@ -82,6 +82,8 @@ class SoakReport:
     memory: dict[str, Any] = field(default_factory=dict)
     rss_samples_mb: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    app_log_errors: list[str] = field(default_factory=list)
+    """ERROR lines of the app's log file (mostly the same events as *errors*)."""
     warnings: list[str] = field(default_factory=list)
     alive: bool = False
     live_state: str = ""
@@ -106,6 +108,9 @@ class SoakReport:
         if self.live_state not in ("live", "following"):
             out.append(f"live mode is {self.live_state!r} at the end, not live")
         out += [f"error: {e}" for e in self.errors]
+        if self.app_log_errors:
+            first = self.app_log_errors[0]
+            out.append(f"{len(self.app_log_errors)} ERROR line(s) in the app log, first: {first}")
         if not self.memory.get("rss_flat", False):
             out.append(f"memory grew: {self.memory}")
         out += [f"view differs from a fresh open: {d}" for d in self.view_diffs]
@@ -141,6 +146,7 @@ class SoakReport:
             "live_state": self.live_state,
             "converged_s": self.converged_s,
             "errors": self.errors,
+            "app_log_errors": self.app_log_errors,
             "warnings": self.warnings[:50],
             "view_diffs": self.view_diffs,
             "data_diffs": self.data_diffs,
@@ -473,7 +479,8 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
             stacks.stop()
             report.alive = live.isVisible()
             report.live_state = live_state(live)
-            events = [json.loads(x) for x in log.read_bytes().splitlines() if x.strip()]
+            written = log.read_bytes() if log.exists() else b""
+            events = [json.loads(x) for x in written.splitlines() if x.strip()]
             report.bytes_written = sum(int(e["bytes"]) for e in events)
             report.stall = stall.summary()
             report.worst_stalls = _worst(stall.worst(), events, stacks, t0)
@@ -493,7 +500,8 @@ def run_soak(config: SoakConfig, workdir: Path) -> SoakReport:
             report.data_diffs = data_diffs
             report.alive = report.alive and live.isVisible()
         app.processEvents()
-        report.errors = errors.failures + app_log.problems()
+        report.errors = errors.failures
+        report.app_log_errors = app_log.problems()
         report.warnings = [r["message"] for r in errors.records if r["level"] == "WARNING"]
     finally:
         for w in (live, fresh):

@@ -54,3 +54,24 @@ def test_stall_meter_reports_the_gaps_between_ticks(qapp):
 
 def test_rss_is_read_from_proc():
     assert rss_bytes() > 1 << 20
+
+
+def test_the_app_log_is_read_for_errors_and_put_back(tmp_path):
+    from tests.soak.harness import AppLog
+
+    root = logging.getLogger()
+    handlers, hook = list(root.handlers), sys.excepthook
+    app_log = AppLog(tmp_path)
+    try:
+        logging.getLogger("memlens.jobs").info("a job started")
+        try:
+            raise RuntimeError("dictionary changed size during iteration")
+        except RuntimeError:
+            logging.getLogger("memlens.jobs").exception("job 'building the timeline' failed")
+        for handler in root.handlers:
+            handler.flush()
+        problems = app_log.problems()
+    finally:
+        app_log.close()
+    assert len(problems) == 1 and "job 'building the timeline' failed" in problems[0]
+    assert (root.handlers, sys.excepthook) == (handlers, hook)
