@@ -107,8 +107,8 @@ def search(
     now = int(time.time() * 1000) if now_ms is None else now_ms
     tokens = tokenize(query)
     k = max(1, 2 * cfg.limit)
-    mask = None if cfg.cross_session else store.session_mask(session_id)
-    with store.lock:
+    with store.lock:  # live mode indexes and evicts in a worker: one consistent view
+        mask = None if cfg.cross_session else store.session_mask(session_id)
         qvec = store.embedder.embed([query])[0]
         v_slots, v_scores = store.vectors.top(qvec, k, mask)
         b_slots, b_scores = store.bm25.top(tokens, k, mask)
@@ -190,7 +190,9 @@ def explain(
     block is reported as ``cut_by_hard_cap``.
     """
     cfg = result.config
-    slot = store.slot_of.get(segment_id)
+    with store.lock:  # an eviction between the lookup and the read would break it
+        slot = store.slot_of.get(segment_id)
+        seg = store.segments[slot] if slot is not None else None
     if slot is None:
         known = store.stats.load is not None and any(s.id == segment_id for s in _all_loaded(store))
         if known:
@@ -200,7 +202,6 @@ def explain(
                 "evicted from the warm store (older than evictionDays or over maxSegments)",
             )
         return SegmentExplanation(segment_id, "unknown", "no segment with this id in the store")
-    seg = store.segments[slot]
     assert seg is not None
     if (
         not cfg.cross_session
@@ -287,15 +288,15 @@ def _all_loaded(store: WarmStore) -> list[Segment]:
 
 
 def _standing(store: WarmStore, result: SearchResult, slot: int) -> tuple[float, int, float, int]:
-    mask = None if result.config.cross_session else store.session_mask(result.session_id)
-    with store.lock:
+    with store.lock:  # live mode indexes and evicts in a worker: one consistent view
+        mask = None if result.config.cross_session else store.session_mask(result.session_id)
         qvec = store.embedder.embed([result.query])[0]
         sims = store.vectors.cosine(qvec).astype(np.float64)
         bm = store.bm25.scores(result.tokens)
-    alive = np.array([s is not None for s in store.segments], dtype=bool)
+        alive = np.array([s is not None for s in store.segments], dtype=bool)
+        has_vec = np.array([store.vectors.has(i) for i in range(len(alive))], dtype=bool)
     allowed = alive if mask is None else alive & mask[: len(alive)]
-    has_vec = np.array([store.vectors.has(i) for i in range(len(alive))], dtype=bool)
-    cos = float(sims[slot]) if store.vectors.has(slot) else 0.0
+    cos = float(sims[slot]) if has_vec[slot] else 0.0
     cos_rank = int(np.sum(allowed & has_vec & (sims > cos))) + 1
     b = float(bm[slot])
     bm_rank = int(np.sum(allowed & (bm > b))) + 1

@@ -8,6 +8,7 @@ fail (IndexError: the texts were fewer than the slots) or left a vector on a dea
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -75,3 +76,54 @@ def test_embedding_while_eviction_runs_never_fails_nor_keeps_a_dead_vector(tmp_p
         assert seg is not None
         want = store.embedder.embed([seg.content])[0]
         assert np.allclose(store.vectors.matrix[i], want / np.linalg.norm(want), atol=1e-5)
+
+
+def test_searching_and_explaining_while_live_indexing_evicts_never_fails(tmp_path):
+    """Recall previews run as jobs beside live indexing: masks and slots stay consistent.
+
+    Before the fix, the session mask was built outside the store's lock, and an append
+    in between made numpy fail (``operands could not be broadcast together``).
+    """
+    from core.recall.hybrid import SearchConfig, explain, search
+
+    settings = StoreSettings(max_segments=40, eviction_days=0)
+    store = WarmStore(tmp_path, SlowEmbedder(), settings)  # type: ignore[arg-type]
+    store.index_appended(
+        [make_segment("s", "user", f"seed item {k}", timestamp=NOW + k) for k in range(40)], NOW
+    )
+    errors: list[BaseException] = []
+    stop = threading.Event()
+    searched = [0]
+
+    def query() -> None:
+        try:
+            while not stop.is_set():
+                result = search(store, "round item", SearchConfig(), session_id="s", now_ms=NOW)
+                for hit in result.hits[:2]:
+                    explain(store, result, hit.segment.id)
+                searched[0] += 1
+        except BaseException as exc:  # the old code raised ValueError here
+            errors.append(exc)
+
+    worker = threading.Thread(target=query)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # threads trade the GIL often: the race shows in few rounds
+    worker.start()
+    try:
+        for i in range(250):
+            segs = [
+                make_segment("s", "user", f"round {i} item {k}", timestamp=NOW + 100 + i * 10 + k)
+                for k in range(3)
+            ]
+            store.index_appended(segs, NOW)
+            if i % 10 == 0:
+                store.embed_missing(batch_size=8, save=False)
+            if errors:
+                break
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+        sys.setswitchinterval(switch)
+    assert not worker.is_alive()
+    assert errors == []
+    assert searched[0] > 0
