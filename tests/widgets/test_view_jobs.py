@@ -20,6 +20,7 @@ import widgets.recall.preview as recall_preview
 import widgets.session.context_view as context_view
 import widgets.trim.model as trim_model
 from core.compaction.target import target_for
+from core.dataset.load import load_dataset
 from core.demo.build import write_demo
 from core.embed import load_embedder
 from core.recall.engine import RecallSettings
@@ -29,6 +30,7 @@ from core.store.knowledge import load_knowledge
 from core.transcript import context_at
 from core.transcript.loader import load_transcript
 from tests.core.test_message_parts import synthetic_session
+from tests.openclaw_db import add_session, conversation, create_agent_db
 from widgets.common.jobs import JobRunner
 from widgets.compaction.panel import CompactionPanel
 from widgets.facts.view import FactsView
@@ -231,24 +233,22 @@ def test_trim_failure(qtbot, runner, errors, caplog, monkeypatch):
 # -- OpenClaw transcript search -------------------------------------------------------------
 
 
-def _openclaw_view(qtbot, runner, monkeypatch, gate):
+def _openclaw_view(qtbot, runner, monkeypatch, gate, tmp_path):
     monkeypatch.setattr(openclaw_view, "search_databases", gate)
+    path = tmp_path / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    path.parent.mkdir(parents=True)
+    db = create_agent_db(path)
+    add_session(db, "s1", conversation("s1", 2), key="agent:main:main")
+    db.close()
     view = OpenClawView(runner=runner)
     qtbot.addWidget(view)
-
-    class Discovery:
-        agents = ()
-
-    class Data:  # only what the search reads: no agent database here
-        discovery = Discovery()
-
-    view._data = Data()  # type: ignore[assignment]
+    view.set_data(load_dataset(tmp_path / ".openclaw"))
     return view
 
 
-def test_openclaw_search_late_result_dropped(qtbot, runner, monkeypatch):
+def test_openclaw_search_late_result_dropped(qtbot, runner, monkeypatch, tmp_path):
     gate = Gate(lambda dbs, text, sid: (text, [], []))
-    view = _openclaw_view(qtbot, runner, monkeypatch, gate)
+    view = _openclaw_view(qtbot, runner, monkeypatch, gate, tmp_path)
     view.query.setText("first")
     view.search()
     qtbot.waitUntil(lambda: len(gate.calls) == 1, timeout=5000)
@@ -259,10 +259,10 @@ def test_openclaw_search_late_result_dropped(qtbot, runner, monkeypatch):
     assert "'second'" in view.search_note.text()
 
 
-def test_openclaw_search_failure(qtbot, runner, errors, caplog, monkeypatch):
+def test_openclaw_search_failure(qtbot, runner, errors, caplog, monkeypatch, tmp_path):
     gate = Gate(lambda dbs, text, sid: (text, [], []))
     gate.fail = True
-    view = _openclaw_view(qtbot, runner, monkeypatch, gate)
+    view = _openclaw_view(qtbot, runner, monkeypatch, gate, tmp_path)
     view.query.setText("anything")
     with qtbot.waitSignal(view.searched, timeout=5000):
         view.search()
