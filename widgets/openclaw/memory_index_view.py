@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
 from core.cli.memory import MemoryHome, agent_workspace, load_settings, run_search
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole, RecordTableModel, SortRole
-from widgets.common.view_jobs import view_key, wait_idle
+from widgets.common.view_jobs import view_key
 from widgets.openclaw.memory_index_models import (
     WARN_STYLE,
     CandidateModel,
@@ -323,10 +323,6 @@ class MemoryIndexView(QWidget):
             done=self._on_search_done,
             failed=self._on_search_failed,
         )
-
-    def wait(self, msecs: int = 5000) -> bool:
-        """Wait for the load and the search in flight to report (tests, quitting)."""
-        return all(wait_idle(self._runner, k, msecs) for k in (self._load_key, self._search_key))
 
     def _workspace_of(self, path: Path) -> Path | None:
         """The workspace given to :meth:`set_home`, else the agent's from the config."""
