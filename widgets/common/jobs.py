@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from typing_extensions import override
@@ -45,12 +45,13 @@ def throttled(emit: Callable[[int, int, str], Any]) -> Callable[[int, int, str],
     A job may report every file or segment; each report is a queued call on the GUI
     thread, and thousands of them in a row would stall it.
     """
-    last = [0.0, ""]
+    last_time = [0.0]
+    last_label = [""]
 
     def progress(done: int, total: int, label: str) -> None:
         now = time.monotonic()
-        if done >= total or label != last[1] or now - float(last[0]) >= PROGRESS_INTERVAL_S:
-            last[0], last[1] = now, label
+        if done >= total or label != last_label[0] or now - last_time[0] >= PROGRESS_INTERVAL_S:
+            last_time[0], last_label[0] = now, label
             emit(done, total, label)
 
     return progress
@@ -207,7 +208,7 @@ class JobRunner(QObject):
 
     @Slot(int, int, str)
     def _on_progress(self, done: int, total: int, label: str) -> None:
-        job = self._relays.get(self.sender())  # type: ignore[call-overload]
+        job = self._relays.get(cast("_Relay", self.sender()))
         if job is None or self._stale(job) or job.stop.is_set():
             return
         if job.progress is not None:
@@ -216,8 +217,8 @@ class JobRunner(QObject):
 
     @Slot(str, object)
     def _on_ended(self, outcome: str, payload: object) -> None:
-        relay = self.sender()
-        job = self._relays.pop(relay, None)  # type: ignore[call-overload]
+        relay = cast("_Relay", self.sender())
+        job: Job | None = self._relays.pop(relay, None)
         if job is None:
             return
         relay.deleteLater()

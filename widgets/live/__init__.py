@@ -1,2 +1,1 @@
-"""Live mode indicators: what the follower is doing and when it last saw a change.
-"""
+"""Live mode indicators: what the follower is doing and when it last saw a change."""
