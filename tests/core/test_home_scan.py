@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from core.dataset.home_scan import HomeSummary, format_size, known_homes, scan_home, scan_homes
 from core.dataset import home_scan
+from core.dataset.home_scan import HomeSummary, format_size, known_homes, scan_home, scan_homes
 from core.dataset.load import load_dataset
 from core.demo.build import write_demo
 from core.io.problems import FormatError
