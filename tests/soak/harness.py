@@ -322,6 +322,27 @@ def data_of(window: Any) -> dict[str, Any]:
     }
 
 
+def _window_diffs(live: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
+    """:func:`views.diff` of the window views, a view whose rows only differ in order
+    said so in one line."""
+    out: list[str] = []
+    for key in sorted(set(live) | set(fresh)):
+        a, b = live.get(key), fresh.get(key)
+        if a == b:
+            continue
+        if (
+            isinstance(a, list)
+            and isinstance(b, list)
+            and sorted(map(repr, a)) == sorted(map(repr, b))
+        ):
+            moved = sum(1 for x, y in zip(a, b, strict=True) if x != y)
+            out.append(f"/{key}: the same {len(a)} rows, {moved} in another order than fresh")
+            out += views.diff(a, b, f"/{key}", limit=2)
+        else:
+            out += views.diff(a, b, f"/{key}")
+    return out
+
+
 def compare(
     live: Any, fresh: Any, timeout_s: float, session_s: float = 20.0
 ) -> tuple[float | None, list[str], list[str]]:
@@ -335,7 +356,7 @@ def compare(
 
     converged = wait_until(same, timeout_s, step_ms=250)
     took = round(time.monotonic() - started, 2) if converged else None
-    view_diffs = views.diff(views.window_views(live), want)
+    view_diffs = _window_diffs(views.window_views(live), want)
     data_diffs = views.diff(data_of(live), want_data, limit=10)
     # every session, selected in each window at its leaf: timeline, message, context
     for session in sorted(loaded(fresh).sessions, key=lambda s: s.path):
