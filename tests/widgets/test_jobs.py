@@ -105,3 +105,28 @@ def test_a_failing_callback_is_logged_not_raised(qtbot, caplog):
         _wait_idle(qtbot, runner)
     assert errors == ["view gone"]
     assert any(r.exc_info and r.exc_info[0] is ValueError for r in caplog.records)
+
+
+def test_what_a_job_captured_is_released_on_the_gui_thread(qtbot):
+    """A closure holding the last reference to a QObject must not free it in a pool thread.
+
+    (A QObject destroyed there stops its timers from the wrong thread: Qt warns, and
+    crashes follow.)
+    """
+    from PySide6.QtCore import QObject, Qt
+
+    runner = JobRunner(QThreadPool())
+    freed_on: list[str] = []
+    jobs = []
+    for _ in range(20):
+        holder = QObject()
+        holder.destroyed.connect(
+            lambda *_: freed_on.append(threading.current_thread().name),
+            Qt.ConnectionType.DirectConnection,
+        )
+        jobs.append(runner.submit("hold", lambda *, progress, cancelled, h=holder: h.objectName()))
+        del holder
+    _wait_idle(qtbot, runner)
+    jobs.clear()
+    qtbot.waitUntil(lambda: len(freed_on) == 20, timeout=5000)
+    assert set(freed_on) == {threading.main_thread().name}

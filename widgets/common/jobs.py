@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from typing_extensions import override
@@ -64,10 +64,10 @@ def error_text(exc: BaseException) -> str:
 
 
 class _Relay(QObject):
-    """Carries a job's reports from its pool thread to the GUI thread (queued signals)."""
+    """Carries every job's reports from the pool threads to the GUI thread (queued)."""
 
-    progressed = Signal(int, int, str)
-    ended = Signal(str, object)  # outcome ("done" | "failed" | "cancelled"), payload
+    progressed = Signal(int, int, int, str)  # job id, done, total, label
+    ended = Signal(int, str)  # job id, outcome ("done" | "failed" | "cancelled")
 
 
 @dataclass(eq=False)
@@ -84,6 +84,7 @@ class Job:
     stop: threading.Event = field(default_factory=threading.Event)
     outcome: str = ""
     """``""`` while running, then ``"done"``, ``"failed"``, ``"cancelled"`` or ``"stale"``."""
+    fn: JobFn | None = field(default=None, repr=False)
 
     def cancel(self) -> None:
         """Ask the job to stop at its next check (it still reports its end)."""
@@ -96,28 +97,47 @@ class Job:
 
 
 class _Runnable(QRunnable):
-    def __init__(self, job: Job, fn: JobFn, relay: _Relay) -> None:
+    """Runs one job's function in a pool thread.
+
+    It holds no reference the GUI owns when it ends: the function and the job stay with
+    the runner, the result is handed over through :attr:`JobRunner._payloads` before the
+    end is signalled, and every local is dropped first. So the last reference to a view
+    or a controller a job's closure captured is always released on the GUI thread (a
+    QObject destroyed in a pool thread would stop its timers from the wrong thread).
+    """
+
+    def __init__(self, job_id: int, runner: JobRunner) -> None:
         super().__init__()
         self.setAutoDelete(True)
-        self._job = job
-        self._fn = fn
-        self._relay = relay
+        self._id = job_id
+        self._runner = runner  # lives for the app; never the last reference
+        self._relay = runner._relay
 
     @override
     def run(self) -> None:
-        job, relay = self._job, self._relay
+        outcome, payload = self._call()
+        self._runner._hand_over(self._id, payload)
+        del payload
+        self._relay.ended.emit(self._id, outcome)
+
+    def _call(self) -> tuple[str, object]:
+        job_id, relay = self._id, self._relay
+        fn, stop, name = self._runner._start_of(job_id)
         try:
-            result = self._fn(progress=throttled(relay.progressed.emit), cancelled=job.stop.is_set)
+            result = fn(
+                progress=throttled(lambda d, t, label: relay.progressed.emit(job_id, d, t, label)),
+                cancelled=stop.is_set,
+            )
         except Cancelled:
-            relay.ended.emit("cancelled", None)
+            return "cancelled", None
         except BaseException as exc:  # every failure becomes a report, never a silent end
-            log.error("job %r failed", job.name, exc_info=exc)
-            relay.ended.emit("failed", error_text(exc))
-        else:
-            if job.stop.is_set():
-                relay.ended.emit("cancelled", None)
-            else:
-                relay.ended.emit("done", result)
+            log.error("job %r failed", name, exc_info=exc)
+            return "failed", error_text(exc)
+        finally:
+            del fn
+        if stop.is_set():
+            return "cancelled", None
+        return "done", result
 
 
 class JobRunner(QObject):
@@ -138,7 +158,13 @@ class JobRunner(QObject):
         self._pool = pool if pool is not None else QThreadPool.globalInstance()
         self._generations: dict[str, int] = {}
         self._current: dict[str, Job] = {}
-        self._relays: dict[_Relay, Job] = {}
+        self._jobs: dict[int, Job] = {}  # running jobs by id (GUI thread owns them)
+        self._payloads: dict[int, object] = {}  # results handed over by pool threads
+        self._lock = threading.Lock()
+        self._next_id = 0
+        self._relay = _Relay(self)
+        self._relay.progressed.connect(self._on_progress)
+        self._relay.ended.connect(self._on_ended)
 
     def submit(
         self,
@@ -164,15 +190,14 @@ class JobRunner(QObject):
             old = self._current.get(key)
             if old is not None:
                 old.cancel()
-        job = Job(name, key, generation, done, failed, cancelled, progress)
+        job = Job(name, key, generation, done, failed, cancelled, progress, fn=fn)
         if key is not None:
             self._current[key] = job
-        relay = _Relay()
-        relay.progressed.connect(self._on_progress)
-        relay.ended.connect(self._on_ended)
-        self._relays[relay] = job
+        self._next_id += 1
+        with self._lock:
+            self._jobs[self._next_id] = job
         self.started.emit(job)
-        self._pool.start(_Runnable(job, fn, relay))
+        self._pool.start(_Runnable(self._next_id, self))
         return job
 
     def cancel(self, key: str) -> None:
@@ -184,7 +209,7 @@ class JobRunner(QObject):
 
     def cancel_all(self) -> None:
         """Ask every running job to stop; what they still deliver is dropped."""
-        for job in list(self._relays.values()):
+        for job in list(self._jobs.values()):
             if job.key is not None:
                 self.cancel(job.key)
             job.cancel()
@@ -196,32 +221,45 @@ class JobRunner(QObject):
 
     def running(self) -> list[Job]:
         """The jobs that have not reported their end yet."""
-        return [job for job in self._relays.values() if job.running]
+        return [job for job in self._jobs.values() if job.running]
 
     def shutdown(self, timeout_ms: int = 5000) -> bool:
         """Cancel everything and wait for the pool threads; False if some did not stop."""
         self.cancel_all()
         return bool(self._pool.waitForDone(timeout_ms))
 
+    def _start_of(self, job_id: int) -> tuple[JobFn, threading.Event, str]:
+        """What a pool thread needs to run job *job_id* (its function, stop flag, name)."""
+        with self._lock:
+            job = self._jobs[job_id]
+            assert job.fn is not None
+            return job.fn, job.stop, job.name
+
+    def _hand_over(self, job_id: int, payload: object) -> None:
+        """A pool thread leaves job *job_id*'s result here before signalling its end."""
+        with self._lock:
+            self._payloads[job_id] = payload
+
     def _stale(self, job: Job) -> bool:
         return job.key is not None and self._generations.get(job.key) != job.generation
 
-    @Slot(int, int, str)
-    def _on_progress(self, done: int, total: int, label: str) -> None:
-        job = self._relays.get(cast("_Relay", self.sender()))
+    @Slot(int, int, int, str)
+    def _on_progress(self, job_id: int, done: int, total: int, label: str) -> None:
+        job = self._jobs.get(job_id)
         if job is None or self._stale(job) or job.stop.is_set():
             return
         if job.progress is not None:
             job.progress(done, total, label)
         self.progressed.emit(job, done, total, label)
 
-    @Slot(str, object)
-    def _on_ended(self, outcome: str, payload: object) -> None:
-        relay = cast("_Relay", self.sender())
-        job: Job | None = self._relays.pop(relay, None)
+    @Slot(int, str)
+    def _on_ended(self, job_id: int, outcome: str) -> None:
+        with self._lock:
+            job = self._jobs.pop(job_id, None)
+            payload = self._payloads.pop(job_id, None)
         if job is None:
             return
-        relay.deleteLater()
+        job.fn = None
         if job.key is not None and self._current.get(job.key) is job:
             del self._current[job.key]
         if outcome == "failed":
