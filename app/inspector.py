@@ -205,7 +205,7 @@ class Inspector(QObject):
         budget = self._budget(None)
         self.runner.submit(
             "building the timeline",
-            timeline_job(self.session, budget),
+            timeline_job(self.session.snapshot(), budget),  # live mode may extend it
             key=self.timeline_key,  # a newer selection drops this build
             done=lambda timeline: self._on_timeline_built(timeline, budget, keep_view),
             failed=lambda message: self.status.say(f"Timeline failed: {message}"),

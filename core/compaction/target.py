@@ -6,7 +6,7 @@ compaction view, which never deals with paths itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from core.compaction.settings import CompactionSettings, compaction_settings
@@ -27,6 +27,10 @@ class CompactionTarget:
     settings: CompactionSettings = field(default_factory=CompactionSettings)
     store_dir: Path | None = None
     """The memory-context folder (segments.jsonl, knowledge.jsonl); None: none."""
+
+    def snapshot(self) -> CompactionTarget:
+        """The same target over a snapshot of its session (:meth:`Session.snapshot`)."""
+        return replace(self, session=self.session.snapshot())
 
     @property
     def label(self) -> str:

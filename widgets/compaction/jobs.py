@@ -36,6 +36,7 @@ Job = Callable[..., Any]
 
 def plan_job(target: CompactionTarget) -> Job:
     """Plan a compaction of *target*."""
+    target = target.snapshot()  # live mode may extend the session while the job reads it
 
     def job(**_job: object) -> CompactionPlan:
         return plan_compaction(target.session, **target.settings.kwargs())
@@ -45,6 +46,7 @@ def plan_job(target: CompactionTarget) -> Job:
 
 def run_job(target: CompactionTarget, choice: ProviderChoice, timeouts: Timeouts) -> Job:
     """Summarise *target* with *choice*; the cancel reaches the model calls."""
+    target = target.snapshot()
 
     def job(*, progress: Progress, cancelled: CancelCheck) -> CompactionRun:
         opened = open_provider(choice, timeouts)
@@ -69,6 +71,7 @@ def prepare_job(
     result: CompactionRun, target: CompactionTarget, *, force: bool, allow_fallback: bool
 ) -> Job:
     """Check a write and list what it writes (the refusals read files: off the GUI thread)."""
+    target = target.snapshot()
 
     def job(**_job: object) -> Any:
         try:
@@ -91,6 +94,7 @@ def write_job(
     allow_fallback: bool,
 ) -> Job:
     """Write the compaction, holding the session's lane (shared with the CLI)."""
+    target = target.snapshot()
 
     def job(*, cancelled: CancelCheck, **_job: object) -> object:
         # The lane and the activity events bracket the write; a second compaction of
@@ -123,6 +127,7 @@ def write_job(
 
 def openclaw_job(session: Session, command: str | None) -> Job:
     """Have OpenClaw's gateway compact *session*."""
+    session = session.snapshot()
 
     def job(**_job: object) -> Any:
         try:

@@ -313,7 +313,7 @@ class ContextView(QWidget):
             else:
                 self._on_finished(result)
             return
-        job = replay_job(session, entry_id, recalled_block, injection_index)
+        job = replay_job(session.snapshot(), entry_id, recalled_block, injection_index)
         self.footer.setText("Replaying the context…")
         self._runner.submit(
             "context replay", job, key=self._key, done=self._on_finished, failed=self._on_failed
