@@ -5,11 +5,14 @@ File-system events (``QFileSystemWatcher``: inotify on Linux) and a polling time
 fallback where events do not come: network file systems, watch limits) only mark files
 dirty, on the GUI thread; a short single-shot drain timer then starts one *read* job in
 the app's :class:`widgets.common.jobs.JobRunner`: reading the new bytes, parsing them,
-querying agent databases and indexing new segments in the warm store (with its
-eviction) all run in a pool thread. The job returns the steps to apply; the GUI thread
-runs them (:meth:`core.live.follow.LiveFollower.apply`), so the loaded objects the views
-read change only on the GUI thread, and emits the controller's signals once per batch,
-never once per line. Embedding new segments is a second job.
+building the new entries with their checks, finding compactions and memory flushes,
+computing session summaries, querying agent databases and indexing new segments in the
+warm store (with its eviction) all run in a pool thread. The job returns the steps to
+apply, holding ready-made objects; the GUI thread runs them
+(:meth:`core.live.follow.LiveFollower.apply`: attaching only, no parsing or checking), so
+the loaded objects the views read change only on the GUI thread, and emits the
+controller's signals once per batch, never once per line. Embedding new segments is a
+second job.
 
 Ownership: at most one read job of a controller runs at a time (marks that arrive
 meanwhile start another when it ends), and the follower's recall side is changed only

@@ -10,15 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from core.io.jsonio import too_long_problem
 from core.io.limits import max_line_bytes
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from core.dataset.load import DataSet, SessionSummary
+    from core.dataset.open_recall import RecallData
     from core.io.problems import Problem
     from core.io.tail import TailEvent
-    from core.live.session import Announcement
+    from core.live.announce import Announcement
+    from core.live.draft import SessionDraft
+    from core.live.session import SessionCursor
     from core.transcript.model import Entry
 
 
@@ -113,3 +119,28 @@ def note_event(event: TailEvent, out: LiveRead) -> None:
         c.problems.extend(problems)
 
     out.then(note)
+
+
+class Follower(Protocol):
+    """What :mod:`core.live.follow_db` and :mod:`core.live.store` use of the follower.
+
+    That is :class:`core.live.follow.LiveFollower`, named here so that those modules
+    do not import it (no import cycle in ``core.live``).
+    """
+
+    data: DataSet
+    recall: RecallData | None
+    flush_prompt: str | None
+
+    def announce(self, found: Iterable[Announcement], changes: LiveChanges, *, source: str) -> None:
+        """Add announcements to *changes* (apply phase)."""
+
+    def forget_problems(self, path: str, changes: LiveChanges) -> None:
+        """Drop a reloaded file's old problems (apply phase)."""
+
+    def put_summary(self, summary: SessionSummary, changes: LiveChanges) -> None:
+        """Replace a session's summary (apply phase)."""
+
+    def draft(self, cursor: SessionCursor) -> SessionDraft:
+        """The draft, in this read, of of the cursor's session (read phase)."""
+        ...

@@ -4,32 +4,61 @@
 ``segments.jsonl`` and ``knowledge.jsonl``, and watches each ``sessions.json`` and
 agent database. A poll has two phases:
 
-- :meth:`LiveFollower.read` reads only the new bytes of the files named dirty (or of
-  all), parses them, opens new transcripts, queries the databases, and indexes new
-  segments in the warm store (under the store's lock). It changes only the follower's
-  own state (tails, cursors, candidates) and the warm store; the loaded objects the
-  views read (sessions, summaries, the warm set, the knowledge log, stores, problems)
-  are only *read*. What must change in them is returned as steps (a
-  :class:`core.live.changes.LiveRead`).
-- :meth:`LiveFollower.apply` runs those steps on the thread that owns the data set
-  (the GUI thread in the app): sessions grow in place, summaries are replaced, the
-  knowledge log replays, and one :class:`LiveChanges` says what changed.
+- :meth:`LiveFollower.read` (a worker in the app) does all the work: it reads only
+  the new bytes of the files named dirty (or of all), parses them, builds the new
+  entries with the loader's rules and checks (:func:`core.live.session.prepare_append`:
+  ids, duplicate ids, parent references, message checks, unknown types), finds the
+  compactions and memory flushes to announce, opens new transcripts, queries the
+  databases, computes the session summaries, and indexes new segments in the warm
+  store (under the store's lock). What must change in the loaded objects is returned
+  as steps (a :class:`core.live.changes.LiveRead`) holding those ready-made objects.
+- :meth:`LiveFollower.apply` runs the steps on the thread that owns the data set (the
+  GUI thread in the app). They only attach: prepared entries are appended to their
+  session (``entries``, ``by_id``, ``children``), problems and summaries are put in
+  place, OpenClaw tree nodes are added, the knowledge log replays; one
+  :class:`LiveChanges` says what changed. No parsing and no checking happens there.
 
 Ownership rule: at most one :meth:`~LiveFollower.read` runs at a time, and never
 while :meth:`~LiveFollower.apply`, :meth:`~LiveFollower.set_recall`,
-:meth:`~LiveFollower.files` or :meth:`~LiveFollower.directories` run; only the data
-set's owner thread mutates the data set. :class:`app.live.LiveController` runs
-``read`` in its job runner and ``apply`` when the result arrives; :meth:`poll` does both
-in one go (scripts, benchmarks, tests). A truncated or replaced file is reloaded whole.
-New transcripts in the agents' session folders join the data set. Compactions and
-memory flushes are announced.
+:meth:`~LiveFollower.files` or :meth:`~LiveFollower.directories` run; a read starts
+only after the steps of the previous one were applied (or dropped with the follower).
+:class:`app.live.LiveController` runs ``read`` in its job runner and ``apply`` when the
+result arrives; :meth:`poll` does both in one go (scripts, benchmarks, tests).
+
+What the read phase reads, and why that is safe. The views read the data set on the
+GUI thread while a read runs, and only the apply steps change it, so everything the
+read phase reads stands still under it:
+
+- of a session: ``entries`` (the last ones, pi's leaf, the positions of a v1
+  ``firstKeptEntryIndex``, the name for an announcement), ``by_id`` (duplicate ids,
+  parents, ids taken), ``header``/``version``/``agent_readable``, ``size`` and the
+  ``db_*`` cursors, and OpenClaw's ``tree`` (version 4: its leaf, nodes,
+  ``reset_descendants``, ``invalid``);
+- ``data.sessions``, ``data.summaries``, ``data.pending`` (copied as lists before
+  iterating), ``data.discovery`` (its kind, path and agents), ``data.problems`` and
+  ``data.stores`` (only asked for membership), the warm set's segments (their
+  deduplication keys, once).
+
+What it must not touch: any of those objects. New entries go to a
+:class:`core.live.draft.SessionDraft` (one per session and read), which later
+batches of the same read and the summary consult on top of the session; OpenClaw's
+tree is fed through a fork that reads the session's tree and writes its own layer,
+returned as a :class:`core.live.draft.TreeDelta` for the step to attach; a session
+summary is computed over :meth:`SessionDraft.shadow`, a new ``Session`` sharing the
+unchanged entries. The read phase changes only the follower's own state (tails,
+cursors, drafts, candidates, summary timing) and the warm store. Entries are frozen;
+an ``Entry.message`` normalised lazily by both threads gives the same value.
+
+A truncated or replaced file is reloaded whole (parsed in the read phase into a new
+session object the step copies into the old one). New transcripts in the agents'
+session folders join the data set. Compactions and memory flushes are announced.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +68,8 @@ from core.io.jsonio import gc_paused, read_jsonl
 from core.io.problems import FormatError, Problem
 from core.io.tail import Tail, TailEvent
 from core.live.changes import LiveChanges, LiveRead, note_event
+from core.live.discover import add_to_discovery, agent_dirs, join_step, subdirs
+from core.live.draft import SessionDraft
 from core.live.follow_db import (
     DbFollowState,
     StoreFileState,
@@ -49,9 +80,10 @@ from core.live.follow_db import (
 )
 from core.live.session import (
     SessionCursor,
+    attach_append,
     cursor_from_bytes,
     cursor_from_file,
-    extend_session_objects,
+    prepare_append,
     replace_session,
 )
 from core.live.store import SegmentFollower, read_knowledge_lines, read_segment_lines
@@ -63,10 +95,9 @@ from core.transcript.loader import parse_transcript
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from core.dataset.discovery import Discovery
     from core.dataset.load import DataSet, SessionSummary
     from core.dataset.open_recall import RecallData
-    from core.live.session import Announcement
+    from core.live.announce import Announcement
     from core.transcript.model import Session
 
 __all__ = ["LiveChanges", "LiveFollower", "LiveRead"]
@@ -133,6 +164,7 @@ class LiveFollower:
         self._databases: dict[str, DbFollowState] = {}
         self._flushes: dict[str, tuple[float, str]] = {}  # session id -> (time, source)
         self._dirty: set[str] = set()
+        self._drafts: dict[str, SessionDraft] = {}  # by path, for the read running
         self._knowledge: Tail | None = None
         self._segments: Tail | None = None
         self.segments: SegmentFollower | None = None
@@ -231,13 +263,14 @@ class LiveFollower:
         set is only read here (see the module docstring); the result's steps change it.
         """
         out = LiveRead()
+        self._drafts.clear()  # the previous read's steps were applied
         self._follow_replaced_sessions()
         for path, state in list(self._transcripts.items()):
             if everything or path in dirty:
                 self._read_transcript(state, out)
                 while state.tail.more:  # it stopped before a line over the limit
                     self._read_transcript(state, out)
-        out.then(self._refresh_summaries)
+        self._refresh_summaries(out)
         for db in self._databases.values():
             # one indexed query a database: cheap enough for every poll
             read_database(self, db, out)
@@ -263,6 +296,14 @@ class LiveFollower:
             step(changes)
         self.data.problems.extend(changes.problems)
         return changes
+
+    def draft(self, cursor: SessionCursor) -> SessionDraft:
+        """The entries this read built for the cursor's session and has not attached yet."""
+        session = cursor.session
+        draft = self._drafts.get(session.path)
+        if draft is None or draft.session is not session:
+            draft = self._drafts[session.path] = SessionDraft(session)
+        return draft
 
     # -- transcripts --------------------------------------------------------------------
     def _track(self, agent: str, session: Session) -> None:
@@ -323,19 +364,22 @@ class LiveFollower:
                 event.data, path, first_line=event.first_line, base_offset=event.offset
             )
         end = event.offset + len(event.data)
+        draft = self.draft(state.cursor)
+        added = prepare_append(
+            state.cursor, draft, parsed.objects, parsed.problems, flush_prompt=self.flush_prompt
+        )
+        draft.fields["size"] = max(draft.fields.get("size", draft.session.size), end)
+        state.summary_stale |= bool(added.entries)
 
         def extend(c: LiveChanges) -> None:
             session = state.session
-            added = extend_session_objects(
-                state.cursor, parsed.objects, parsed.problems, flush_prompt=self.flush_prompt
-            )
+            attach_append(session, added)
             session.size = max(session.size, end)
             c.problems.extend(added.problems)
             if added.entries:
                 c._changed(session.id)
                 c.entries.setdefault(session.id, []).extend(added.entries)
                 self.announce(added.announcements, c, source="transcript")
-                state.summary_stale = True
 
         out.then(extend)
 
@@ -356,17 +400,18 @@ class LiveFollower:
             return
         state.reload = False
         fresh.size = event.end
-        cursor = cursor_from_bytes(fresh, event.data)
+        # Lines appended after it in this read build on the fresh session (a draft of it).
+        cursor = state.cursor = cursor_from_bytes(fresh, event.data)
+        summary = self._summary(state, fresh)
 
         def reload(c: LiveChanges) -> None:
             self.forget_problems(path, c)
             replace_session(state.session, fresh)
             cursor.session = state.session
-            state.cursor = cursor
             c.resets.append(path)
             c.problems.extend(fresh.problems)
             c._changed(state.session.id)
-            self._summarize(state, c)
+            self.put_summary(summary, c)
 
         out.then(reload)
 
@@ -378,17 +423,30 @@ class LiveFollower:
             problems[:] = kept
             changes.problems_dropped = True
 
-    def _refresh_summaries(self, changes: LiveChanges) -> None:
+    def _refresh_summaries(self, out: LiveRead) -> None:
+        """Summarize the sessions this read extended, as they will be after the steps."""
         now = time.monotonic()
+        ready: list[SessionSummary] = []
         for state in self._transcripts.values():
             if not state.summary_stale:
                 continue
             wait = 0.0 if state.summary_cost < SUMMARY_BUDGET else state.summary_cost * 20
             if now - state.summary_at >= wait:
-                self._summarize(state, changes)
+                session = state.cursor.session  # the fresh one after a reload in this read
+                draft = self._drafts.get(session.path)
+                if draft is not None and draft.session is session:
+                    session = draft.shadow()
+                ready.append(self._summary(state, session))
+        if ready:
 
-    def _summarize(self, state: _Transcript, changes: LiveChanges) -> None:
-        session = state.session
+            def put(c: LiveChanges) -> None:
+                for summary in ready:
+                    self.put_summary(summary, c)
+
+            out.then(put)
+
+    def _summary(self, state: _Transcript, session: Session) -> SessionSummary:
+        """*session*'s summary (read phase); *session* is what the steps will make it."""
         started = time.monotonic()
         try:
             modified = os.stat(session.path).st_mtime
@@ -398,7 +456,7 @@ class LiveFollower:
         state.summary_stale = False
         state.summary_at = time.monotonic()
         state.summary_cost = state.summary_at - started
-        self.put_summary(summary, changes)
+        return summary
 
     def put_summary(self, summary: SessionSummary, changes: LiveChanges) -> None:
         """Replace the session's summary (or add it) and say so."""
@@ -419,7 +477,7 @@ class LiveFollower:
         if self.data.discovery.kind == "transcript":
             return
         joined = self._scan_databases(out)
-        for agent in self._agent_dirs(joined, out):
+        for agent in agent_dirs(self.data.discovery, joined, out):
             try:
                 names = sorted(os.listdir(agent.sessions_dir))
             except OSError:
@@ -448,7 +506,7 @@ class LiveFollower:
         if found.kind != "openclaw-home" or found.path.name == AGENT_DB:
             return joined
         names = {a.name for a in found.agents}
-        for sub in _subdirs(found.path / "agents"):
+        for sub in subdirs(found.path / "agents"):
             path = sub / "agent" / AGENT_DB
             if str(path) in self._databases or not path.is_file():
                 continue
@@ -460,7 +518,7 @@ class LiveFollower:
             agent = AgentDir(sub.name, sub / "sessions", (), database=path)
             if sub.name not in names:
                 joined.append(agent)
-            _join_step(found, agent, path, out)
+            join_step(found, agent, path, out)
             read_database(self, opened, out)
         return joined
 
@@ -470,26 +528,6 @@ class LiveFollower:
                 c.problems.append(problem)
 
         out.then(step)
-
-    def _agent_dirs(self, joined: list[AgentDir], out: LiveRead) -> list[AgentDir]:
-        found = self.data.discovery
-        known = {a.sessions_dir for a in (*found.agents, *joined)}
-        fresh: list[AgentDir] = []
-        if found.kind == "openclaw-home":
-            root = found.path / "agents"
-            subs = sorted(p / "sessions" for p in _subdirs(root))
-            fresh = [AgentDir(p.parent.name, p, ()) for p in subs if p.is_dir() and p not in known]
-        elif found.kind == "pi-sessions":
-            for sub in _subdirs(found.path):
-                if sub in known:
-                    continue
-                name = (
-                    sub.name.strip("-").replace("-", "/") if sub.name.startswith("--") else sub.name
-                )
-                fresh.append(AgentDir(name or sub.name, sub, ()))
-        if fresh:
-            out.then(lambda _c: found.agents.extend(fresh))
-        return [*found.agents, *joined, *fresh]
 
     def _read_candidate(self, path: str, cand: _Candidate, out: LiveRead) -> None:
         event = cand.tail.poll()
@@ -514,11 +552,12 @@ class LiveFollower:
         state = _Transcript(cand.agent, session, cand.tail, cursor_from_bytes(session, data))
         # Followed from now on (the next read sees it); the data set gets it in the step.
         self._transcripts[path] = state
+        summary = self._summary(state, session)
 
         def add(c: LiveChanges) -> None:
             self.data.sessions.append(session)
-            self._summarize(state, c)
-            _add_to_discovery(self.data.discovery.agents, cand.agent, Path(path))
+            self.put_summary(summary, c)
+            add_to_discovery(self.data.discovery.agents, cand.agent, Path(path))
             c.sessions_added.append(session.id)
             c.problems.extend(session.problems)
 
@@ -548,34 +587,3 @@ class LiveFollower:
 
     def _read_knowledge(self, tail: Tail, out: LiveRead) -> None:
         read_knowledge_lines(self, tail, out)
-
-
-def _join_step(found: Discovery, agent: AgentDir, path: Path, out: LiveRead) -> None:
-    """Queue the record of an agent database that appeared (an agent or its upgrade)."""
-    out.then(lambda _c: _join_database(found, agent, path))
-
-
-def _join_database(found: Discovery, agent: AgentDir, path: Path) -> None:
-    for i, a in enumerate(found.agents):
-        if a.name == agent.name:
-            found.agents[i] = replace(a, database=path)
-            break
-    else:
-        found.agents.append(agent)
-    if path not in found.memory_indexes:
-        found.memory_indexes.insert(0, path)
-
-
-def _add_to_discovery(agents: list[AgentDir], agent: str, path: Path) -> None:
-    for i, a in enumerate(agents):
-        if a.sessions_dir == path.parent:
-            agents[i] = replace(a, transcripts=(*a.transcripts, path))
-            return
-    agents.append(AgentDir(agent, path.parent, (path,)))
-
-
-def _subdirs(folder: Path) -> list[Path]:
-    try:
-        return [p for p in folder.iterdir() if p.is_dir()]
-    except OSError:
-        return []

@@ -1,8 +1,9 @@
 """Live mode on OpenClaw agent databases and ``sessions.json`` files.
 
 The read half of each function runs where :meth:`core.live.follow.LiveFollower.read`
-runs (a worker in the app): it queries the database or reads the file and decides
-what changed from the loaded objects, which it only reads. What changes the loaded
+runs (a worker in the app): it queries the database or reads the file, decides
+what changed from the loaded objects, which it only reads, builds new entries (with
+their problems and announcements) and computes session summaries. What changes the loaded
 objects is queued as a step on the :class:`core.live.changes.LiveRead`, run later by
 :meth:`core.live.follow.LiveFollower.apply` on the thread that owns the data set.
 """
@@ -18,15 +19,16 @@ from core.context.budget import flush_record
 from core.dataset.load import summarize
 from core.io.problems import FormatError, Problem
 from core.io.timefmt import utc_minute_ms
-from core.live.session import Announcement, SessionCursor, extend_session_objects, replace_session
+from core.live.announce import Announcement
+from core.live.session import SessionCursor, attach_append, prepare_append, replace_session
 from core.openclaw.agentdb import SEP, AgentDb, DbSession
 from core.openclaw.sessions_store import SessionStore, load_sessions_store
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from core.live.changes import LiveChanges, LiveRead
-    from core.live.follow import LiveFollower
+    from core.dataset.load import SessionSummary
+    from core.live.changes import Follower, LiveChanges, LiveRead
     from core.transcript.model import Session
 
 
@@ -76,7 +78,7 @@ def _problem_step(problem: Problem, out: LiveRead) -> None:
     out.then(lambda c: c.problems.append(problem))
 
 
-def read_database(f: LiveFollower, state: DbFollowState, out: LiveRead) -> None:
+def read_database(f: Follower, state: DbFollowState, out: LiveRead) -> None:
     """Query one database for growth; queue what to apply."""
     db = state.db
     try:
@@ -91,12 +93,12 @@ def read_database(f: LiveFollower, state: DbFollowState, out: LiveRead) -> None:
     mine = {s.id: s for s in list(f.data.sessions) if s.db == db.path}
     prefix = db.path + SEP
     pending = {s.id for s in list(f.data.pending.values()) if s.path.startswith(prefix)}
-    grew = False
+    changed: dict[str, Session] = {}  # id -> the session as the steps will leave it
     for sid, (top, rows, generation) in growth.items():
         session = mine.get(sid)
         if session is None:
             if sid not in pending and state.ignored.get(sid, -2) < top:
-                grew |= _read_new(f, state, sid, top, out)
+                _read_new(f, state, sid, top, out, changed)
             continue
         same_gen = generation == session.db_generation
         if same_gen and top == session.db_seq and rows == session.db_rows:
@@ -110,12 +112,12 @@ def read_database(f: LiveFollower, state: DbFollowState, out: LiveRead) -> None:
             or (top == session.db_seq and rows != session.db_rows)
         )
         if rewritten:
-            grew |= _read_reload(f, state, session, out)
+            _read_reload(f, state, session, out, changed)
         elif top > session.db_seq:
-            grew |= _read_extend(f, state, session, top, rows, out)
+            _read_extend(f, state, session, top, rows, out, changed)
         _generation_step(session, generation, out)
-    if grew:
-        _read_listing(f, state, out)
+    if changed:
+        _read_listing(f, state, out, changed)
 
 
 def _generation_step(session: Session, generation: str | None, out: LiveRead) -> None:
@@ -125,7 +127,9 @@ def _generation_step(session: Session, generation: str | None, out: LiveRead) ->
     out.then(step)
 
 
-def _read_listing(f: LiveFollower, state: DbFollowState, out: LiveRead) -> None:
+def _read_listing(
+    f: Follower, state: DbFollowState, out: LiveRead, changed: dict[str, Session]
+) -> None:
     db = state.db
     try:
         listed = db.sessions()
@@ -134,13 +138,15 @@ def _read_listing(f: LiveFollower, state: DbFollowState, out: LiveRead) -> None:
     key = f"{state.agent} (sqlite)"
     store = db.store(listed)
     by_id = {r.session_id: r for r in listed}
+    ready = {sid: _db_summary(state, s, by_id.get(sid)) for sid, s in changed.items()}
 
     def step(c: LiveChanges) -> None:
         f.data.stores[key] = store
         c.stores_changed.append(key)
         for session in f.data.sessions:
-            if session.db == db.path and session.id in c.sessions_changed:
-                _db_summary(f, state, session, by_id.get(session.id), c)
+            summary = ready.get(session.id) if session.db == db.path else None
+            if summary is not None and session.id in c.sessions_changed:
+                f.put_summary(summary, c)
 
     out.then(step)
 
@@ -163,33 +169,49 @@ def _same_last_row(state: DbFollowState, session: Session) -> bool:
 
 
 def _read_extend(
-    f: LiveFollower, state: DbFollowState, session: Session, top: int, rows: int, out: LiveRead
-) -> bool:
+    f: Follower,
+    state: DbFollowState,
+    session: Session,
+    top: int,
+    rows: int,
+    out: LiveRead,
+    changed: dict[str, Session],
+) -> None:
     try:
         read = state.db.read_events(session.id, after_seq=session.db_seq)
     except FormatError as exc:
         _problem_step(Problem(exc.file, exc.line, exc.detail, "warning"), out)
-        return False
+        return
     # rows OpenClaw committed after the count are read too: compare up to the count
     counted = sum(1 for seq in read.seqs if seq <= top)
     if session.db_rows + counted != rows:  # rows before the old end changed too
-        return _read_reload(f, state, session, out)
+        _read_reload(f, state, session, out, changed)
+        return
+    cursor = state.cursors.get(session.id)
+    if cursor is None or cursor.session is not session:
+        # the next index counts every object read, skipped ones too (as the loader)
+        cursor = state.cursors[session.id] = SessionCursor(
+            session, session.db_objects, session.db_seq
+        )
+    draft = f.draft(cursor)
+    added = prepare_append(cursor, draft, read.objects, read.problems, flush_prompt=f.flush_prompt)
+    db_seq = max(session.db_seq, read.max_seq)
+    cursor.known_end = db_seq
+    draft.fields.update(
+        db_seq=db_seq,
+        db_bytes={**session.db_bytes, **read.sizes},
+        db_rows=session.db_rows + len(read.seqs),
+        db_objects=session.db_objects + len(read.objects),
+        size=session.size + read.size,
+    )
+    changed[session.id] = draft.shadow()
 
     def step(c: LiveChanges) -> None:
-        cursor = state.cursors.get(session.id)
-        if cursor is None or cursor.session is not session:
-            # the next index counts every object read, skipped ones too (as the loader)
-            cursor = state.cursors[session.id] = SessionCursor(
-                session, session.db_objects, session.db_seq
-            )
-        added = extend_session_objects(
-            cursor, read.objects, read.problems, flush_prompt=f.flush_prompt
-        )
+        attach_append(session, added)
         session.db_seq = max(session.db_seq, read.max_seq)
         session.db_bytes.update(read.sizes)
         session.db_rows += len(read.seqs)
         session.db_objects += len(read.objects)
-        cursor.known_end = session.db_seq
         session.size += read.size
         c.lines += len(read.objects)
         c.problems.extend(added.problems)
@@ -199,15 +221,17 @@ def _read_extend(
             f.announce(added.announcements, c, source="transcript")
 
     out.then(step)
-    return True
 
 
-def _read_reload(f: LiveFollower, state: DbFollowState, session: Session, out: LiveRead) -> bool:
+def _read_reload(
+    f: Follower, state: DbFollowState, session: Session, out: LiveRead, changed: dict[str, Session]
+) -> None:
     try:
         fresh = state.db.load_session(session.id)
     except FormatError as exc:
         _problem_step(Problem(exc.file, exc.line, exc.detail, "warning"), out)
-        return False
+        return
+    changed[session.id] = fresh
 
     def step(c: LiveChanges) -> None:
         f.forget_problems(session.path, c)
@@ -218,16 +242,23 @@ def _read_reload(f: LiveFollower, state: DbFollowState, session: Session, out: L
         c._changed(session.id)
 
     out.then(step)
-    return True
 
 
-def _read_new(f: LiveFollower, state: DbFollowState, sid: str, top: int, out: LiveRead) -> bool:
+def _read_new(
+    f: Follower,
+    state: DbFollowState,
+    sid: str,
+    top: int,
+    out: LiveRead,
+    changed: dict[str, Session],
+) -> None:
     try:
         session = state.db.load_session(sid)
     except FormatError:
         state.ignored[sid] = top  # perhaps being written: tried again when it grows
-        return False
+        return
     state.ignored.pop(sid, None)
+    changed[sid] = session
 
     def step(c: LiveChanges) -> None:
         f.data.sessions.append(session)
@@ -236,21 +267,18 @@ def _read_new(f: LiveFollower, state: DbFollowState, sid: str, top: int, out: Li
         c._changed(session.id)
 
     out.then(step)
-    return True
 
 
-def _db_summary(
-    f: LiveFollower, state: DbFollowState, session: Session, row: DbSession | None, c: LiveChanges
-) -> None:
+def _db_summary(state: DbFollowState, session: Session, row: DbSession | None) -> SessionSummary:
     # as a load: the window's update time (now when the row says nothing)
     updated = row.updated_ms if row is not None else None
     modified = updated / 1000 if updated is not None else time.time()
     key = row.key if row is not None else None
-    f.put_summary(summarize(session, state.agent, modified, storage="sqlite", key=key), c)
+    return summarize(session, state.agent, modified, storage="sqlite", key=key)
 
 
 # -- sessions.json ------------------------------------------------------------------------
-def read_store_file(f: LiveFollower, watch: StoreFileState, out: LiveRead) -> None:
+def read_store_file(f: Follower, watch: StoreFileState, out: LiveRead) -> None:
     """Load a ``sessions.json`` that changed; queue its replacement in the data set."""
     signature = file_signature(watch.path)
     if signature is None or signature == watch.signature or signature == watch.failed:
@@ -275,7 +303,7 @@ def read_store_file(f: LiveFollower, watch: StoreFileState, out: LiveRead) -> No
 
 
 def _store_flushes(
-    f: LiveFollower, old: SessionStore | None, new: SessionStore, c: LiveChanges
+    f: Follower, old: SessionStore | None, new: SessionStore, c: LiveChanges
 ) -> None:
     if old is None:
         return  # a store seen for the first time: its flushes are history

@@ -1,43 +1,35 @@
 """Extend a loaded :class:`Session` with lines appended to its transcript.
 
-:func:`extend_session_objects` takes only the new lines' objects and applies the rules of
+:func:`prepare_append` takes only the new lines' objects and applies the rules of
 :mod:`core.transcript.loader` to each object (ids given to v1 and damaged
-entries, duplicate ids, unknown types, a v1 compaction's
-``firstKeptEntryIndex``), so a session loaded in pieces equals the session
-loaded whole. It also says which new entries are compactions and which are
-memory flushes, for the app to announce.
+entries, duplicate ids, parent references, message checks, unknown types, a v1
+compaction's ``firstKeptEntryIndex``), so a session loaded in pieces equals the
+session loaded whole. It also says which new entries are compactions and which are
+memory flushes, for the app to announce. It only reads the session (live mode runs
+it in a worker); :func:`attach_append` adds the prepared entries, problems and tree
+nodes. :func:`extend_session_objects` does both.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, cast
+from itertools import chain
+from typing import TYPE_CHECKING, cast
 
 from core.io.jsonio import JsonlObject, read_jsonl
 from core.io.problems import Problem
+from core.live.announce import Announcement, announcements
+from core.live.draft import SessionDraft, TreeDelta, fork_tree, tree_delta
 from core.transcript.loader import KNOWN_TYPES, OPENCLAW_TYPES, _stable_id, message_problems
 from core.transcript.model import Entry
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from core.transcript.model import Session
+    from core.transcript.openclaw_tree import OpenClawTree
 
-FLUSH_PROMPT_START = "Pre-compaction memory flush"
-"""How OpenClaw's default memory-flush prompt starts."""
-
-AnnouncementKind = Literal["compaction", "memory_flush"]
-
-
-@dataclass(frozen=True, slots=True)
-class Announcement:
-    """A compaction or a memory flush the agent just did."""
-
-    kind: AnnouncementKind
-    session_id: str
-    message: str
-    """One sentence for a person (status bar, notification)."""
-    path: str = ""
-    entry_id: str = ""
-    line: int = 0
+__all__ = ["Announcement", "SessionAppend", "SessionCursor", "SessionDraft"]
 
 
 @dataclass(slots=True)
@@ -52,11 +44,11 @@ class SessionCursor:
     _positions: dict[int, str] | None = field(default=None, repr=False)
     _recovered: int = field(default=0, repr=False)
 
-    def _build(self) -> dict[int, str]:
+    def _build(self, pending: Iterable[Entry]) -> dict[int, str]:
         # pi's position: its parse drops the lines of objects run together
         out: dict[int, str] = {}
         dropped = 0
-        for e in self.session.entries:
+        for e in chain(self.session.entries, pending):
             if e.recovered:
                 dropped += 1
             else:
@@ -64,9 +56,12 @@ class SessionCursor:
         self._positions, self._recovered = out, dropped
         return out
 
-    def position_id(self, index: int) -> str | None:
-        """The id of the entry at pi's position *index* (v1 ``firstKeptEntryIndex``)."""
-        positions = self._positions if self._positions is not None else self._build()
+    def position_id(self, index: int, pending: Iterable[Entry] = ()) -> str | None:
+        """The id of the entry at pi's position *index* (v1 ``firstKeptEntryIndex``).
+
+        *pending* are the entries prepared after the session's and not attached yet.
+        """
+        positions = self._positions if self._positions is not None else self._build(pending)
         return positions.get(index)
 
     def note(self, entry: Entry) -> None:
@@ -81,13 +76,15 @@ class SessionCursor:
 
 @dataclass(slots=True)
 class SessionAppend:
-    """What :func:`extend_session_objects` added to a session."""
+    """What :func:`prepare_append` built for a session (attached by :func:`attach_append`)."""
 
     session_id: str
     path: str
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     announcements: list[Announcement] = field(default_factory=list)
+    tree: TreeDelta | None = None
+    """The nodes and state OpenClaw's tree (version 4) gained."""
 
 
 def session_cursor(session: Session, *, trailing_objects: int = 0) -> SessionCursor:
@@ -137,30 +134,40 @@ def cursor_from_bytes(session: Session, data: bytes) -> SessionCursor:
     return session_cursor(session, trailing_objects=trailing)
 
 
-def extend_session_objects(
+def prepare_append(
     cursor: SessionCursor,
+    draft: SessionDraft,
     objects: list[JsonlObject],
     problems: list[Problem],
     *,
     flush_prompt: str | None = None,
 ) -> SessionAppend:
-    """Add objects already read (JSONL lines, or rows of an OpenClaw database) to a session.
+    """Build the entries of objects already read (JSONL lines, or database rows).
 
-    Objects at or before the cursor's ``known_end`` offset are skipped, and so are
-    *problems* on their lines. The objects come from ``read_jsonl`` of whole appended
-    lines (in live mode's read phase, see :mod:`core.live.follow`).
+    The read phase of live mode (see :mod:`core.live.follow`): the session is only
+    read; *draft* (of ``cursor.session``) takes the new entries, so that a later batch
+    of the same read sees them; the cursor advances. :func:`attach_append` adds the
+    result to the session. Objects at or before the cursor's ``known_end`` offset are
+    skipped, and so are *problems* on their lines.
 
     Parameters
     ----------
     cursor
         From :func:`session_cursor` or :func:`cursor_from_file`; advanced here.
+    draft
+        What earlier batches of this read prepared for the session.
     flush_prompt
         The configured ``memoryFlush.prompt``, if any: a user message starting
         with it (or with OpenClaw's default prompt) is a memory flush.
     """
     session = cursor.session
     out = SessionAppend(session.id, session.path)
+    base = draft.current_tree()
+    fork = fork_tree(base) if base is not None else None
+    if fork is not None:
+        draft.tree = fork
     skipped_through = 0
+    first = len(draft.entries)
     for rec in objects:
         if rec.offset <= cursor.known_end:
             skipped_through = rec.line  # parsed when the session was loaded
@@ -168,19 +175,47 @@ def extend_session_objects(
         index = cursor.next_index
         cursor.next_index += 1
         recovered = rec.recovered or not session.agent_readable
-        entry = _entry(cursor, rec.value, rec.line, rec.offset, recovered, index, out)
+        entry = _entry(cursor, draft, fork, rec.value, rec.line, rec.offset, recovered, index, out)
         if entry is not None:
-            _add(session, entry)
-            out.entries.append(entry)
+            draft.add(entry)
             cursor.note(entry)
+    out.entries = draft.entries[first:]
     out.problems[:0] = [p for p in problems if p.line > skipped_through]
-    session.problems.extend(out.problems)
-    out.announcements = announcements(session, out.entries, flush_prompt=flush_prompt)
+    out.tree = tree_delta(fork) if fork is not None else None
+    out.announcements = announcements(
+        session.id, session.path, draft.label(), out.entries, flush_prompt=flush_prompt
+    )
     return out
+
+
+def attach_append(session: Session, added: SessionAppend) -> None:
+    """Add what :func:`prepare_append` built to *session* (the apply phase: no checks)."""
+    for entry in added.entries:
+        _add(session, entry)
+    session.problems.extend(added.problems)
+    if added.tree is not None and session.tree is not None:
+        added.tree.attach(session.tree)
+
+
+def extend_session_objects(
+    cursor: SessionCursor,
+    objects: list[JsonlObject],
+    problems: list[Problem],
+    *,
+    flush_prompt: str | None = None,
+) -> SessionAppend:
+    """Add objects already read to a session at once: :func:`prepare_append` then attach."""
+    added = prepare_append(
+        cursor, SessionDraft(cursor.session), objects, problems, flush_prompt=flush_prompt
+    )
+    attach_append(cursor.session, added)
+    return added
 
 
 def _entry(
     cursor: SessionCursor,
+    draft: SessionDraft,
+    tree: OpenClawTree | None,
     obj: object,
     line: int,
     offset: int,
@@ -204,14 +239,14 @@ def _entry(
         return None
     version = session.version
     synthetic = False
-    prev = session.leaf
+    prev = draft.leaf()
     if version >= 2 and isinstance(obj.get("id"), str) and obj["id"]:
         entry_id: str = obj["id"]
         parent = obj.get("parentId")
         parent_id = parent if isinstance(parent, str) else None
-        if entry_id in session.by_id:
+        if entry_id in draft:
             problems.append(Problem(name, line, f"duplicate entry id {entry_id!r}", "warning"))
-        up = session.by_id.get(parent_id) if parent_id else None
+        up = draft.get(parent_id) if parent_id else None
         if up is not None and up.recovered and not recovered:
             problems.append(
                 Problem(
@@ -233,9 +268,8 @@ def _entry(
                 )
             )
     else:
-        # The ids taken are the keys of by_id (only membership is asked).
-        taken = cast("set[str]", session.by_id.keys())
-        entry_id = _stable_id(session.id, index, taken)
+        # The ids taken: the session's and the new ones (only membership is asked).
+        entry_id = _stable_id(session.id, index, cast("set[str]", draft))
         parent_id = prev.id if prev is not None else None
         synthetic = True
         if version >= 2:
@@ -247,15 +281,15 @@ def _entry(
                     "warning",
                 )
             )
-    if session.tree is not None and not synthetic:
-        in_tree, tree_parent = session.tree.feed(obj)
+    if tree is not None and not synthetic:
+        in_tree, tree_parent = tree.feed(obj)
         parent_id = tree_parent if in_tree else None
-    if kind not in KNOWN_TYPES and not (session.tree is not None and kind in OPENCLAW_TYPES):
+    if kind not in KNOWN_TYPES and not (tree is not None and kind in OPENCLAW_TYPES):
         problems.append(Problem(name, line, f"unknown entry type {kind!r} kept raw", "info"))
     if kind == "compaction" and version < 2:
         pos = obj.get("firstKeptEntryIndex")
         if isinstance(pos, int):
-            target = cursor.position_id(pos)
+            target = cursor.position_id(pos, draft.entries)
             if target is None:
                 problems.append(
                     Problem(
@@ -315,66 +349,3 @@ def replace_session(session: Session, fresh: Session) -> None:
     session.db_objects = fresh.db_objects
     session.db_generation = fresh.db_generation
     session.run_context_tokens = fresh.run_context_tokens
-
-
-# -- announcements ------------------------------------------------------------------------
-def _label(session: Session) -> str:
-    name = ""
-    for e in reversed(session.entries):
-        if e.type == "session_info" and isinstance(e.raw.get("name"), str):
-            name = e.raw["name"]
-            break
-    short = session.id[:8]
-    return f"{name} ({short})" if name else short
-
-
-def is_flush_entry(entry: Entry, flush_prompt: str | None = None) -> bool:
-    """Whether *entry* marks a memory flush.
-
-    That is a user message starting with OpenClaw's default flush prompt or with
-    the configured one, or a custom entry whose ``customType`` names a flush.
-    """
-    if entry.type in ("custom", "custom_message"):
-        ctype = entry.raw.get("customType")
-        return isinstance(ctype, str) and "flush" in ctype.lower()
-    if entry.type != "message":
-        return False
-    msg = entry.message
-    if msg is None or msg.role != "user":
-        return False
-    text = msg.text().lstrip()
-    if text.startswith(FLUSH_PROMPT_START):
-        return True
-    prompt = (flush_prompt or "").strip()
-    return bool(prompt) and text.startswith(prompt[:80])
-
-
-def announcements(
-    session: Session, entries: list[Entry], *, flush_prompt: str | None = None
-) -> list[Announcement]:
-    """Compactions and memory flushes among *entries* (new entries of *session*)."""
-    out: list[Announcement] = []
-    label = _label(session)
-    for e in entries:
-        if e.type == "compaction":
-            before = e.raw.get("tokensBefore")
-            summary = e.raw.get("summary")
-            parts = [f"Compaction in session {label}"]
-            if isinstance(before, int) and not isinstance(before, bool):
-                parts.append(f"{before:,} tokens before")
-            if isinstance(summary, str):
-                parts.append(f"summary of {len(summary):,} characters")
-            kept = e.raw.get("firstKeptEntryId")
-            if isinstance(kept, str):
-                parts.append(f"kept from entry {kept}")
-            message = ", ".join(parts) + f" (line {e.line})"
-            out.append(Announcement("compaction", session.id, message, session.path, e.id, e.line))
-        elif is_flush_entry(e, flush_prompt):
-            message = (
-                f"Memory flush in session {label}: the agent was asked to store durable "
-                f"memories before a compaction (line {e.line})"
-            )
-            out.append(
-                Announcement("memory_flush", session.id, message, session.path, e.id, e.line)
-            )
-    return out

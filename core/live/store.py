@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 
     from core.io.problems import Problem
     from core.io.tail import Tail
-    from core.live.changes import LiveChanges, LiveRead
-    from core.live.follow import LiveFollower
+    from core.live.changes import Follower, LiveChanges, LiveRead
     from core.recall.warm_store import WarmStore
     from core.store.knowledge import KnowledgeLog
     from core.store.segments import Segment
@@ -260,9 +259,7 @@ class SegmentFollower:
 
 
 # -- the read phase of a poll (see core.live.follow) ------------------------------------------
-def read_segment_lines(
-    f: LiveFollower, follower: SegmentFollower, tail: Tail, out: LiveRead
-) -> None:
+def read_segment_lines(f: Follower, follower: SegmentFollower, tail: Tail, out: LiveRead) -> None:
     """Read and index what was appended to segments.jsonl; queue the warm set's change."""
     event = tail.poll()
     if event.kind == "none":
@@ -297,7 +294,7 @@ def read_segment_lines(
     out.then(append)
 
 
-def read_knowledge_lines(f: LiveFollower, tail: Tail, out: LiveRead) -> None:
+def read_knowledge_lines(f: Follower, tail: Tail, out: LiveRead) -> None:
     """Read what was appended to knowledge.jsonl; queue its replay into the log."""
     event = tail.poll()
     if event.kind == "none":
