@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from app.settings import AppSettings
-    from core.llm.base import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -232,24 +231,6 @@ class ProviderSpec:
     def key_status(self, environ: Mapping[str, str] | None = None) -> KeyStatus:
         """Whether the key variable is set (see :func:`key_status`)."""
         return key_status(self.key_env, environ)
-
-    def make_client(self, **options: Any) -> LLMClient:
-        """A client for the model, chained to the fallbacks (:class:`core.llm.FallbackChain`).
-
-        *options* go to each client (``timeout``, ``retries``, ``transport``...).
-        """
-        from core.llm import AnthropicClient, FallbackChain, OpenAICompatibleClient
-
-        key = self.key_env or None
-        clients: list[LLMClient] = []
-        for model in self.models:
-            if self.kind == "anthropic":
-                clients.append(
-                    AnthropicClient(model, base_url=self.url, api_key_env=key, **options)
-                )
-            else:
-                clients.append(OpenAICompatibleClient(self.url, model, api_key_env=key, **options))
-        return clients[0] if len(clients) == 1 else FallbackChain(clients)
 
     def to_json(self) -> dict[str, Any]:
         """The stored form (names only, never a key: key-shaped text is scrubbed)."""

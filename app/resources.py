@@ -62,20 +62,6 @@ def resources_dir() -> Path:
     raise FileNotFoundError(f"memlens resources not found (searched {searched})")
 
 
-def resource_path(name: str) -> Path:
-    """The path of one resource file, e.g. ``resource_path("memlens-32.png")``.
-
-    Raises
-    ------
-    FileNotFoundError
-        When the resources folder or the file in it is missing.
-    """
-    path = resources_dir() / name
-    if not path.is_file():
-        raise FileNotFoundError(f"memlens resource {name!r} not found in {path.parent}")
-    return path
-
-
 def app_icon() -> QIcon:
     """The application icon with every PNG size; an empty icon if the files are missing.
 

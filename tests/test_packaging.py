@@ -146,7 +146,7 @@ icon = r.app_icon()
 print(json.dumps({
     "module": r.__file__,
     "dir": str(r.resources_dir()),
-    "desktop": str(r.resource_path(r.DESKTOP_FILE)),
+    "desktop": str(r.resources_dir() / r.DESKTOP_FILE),
     "sizes": [s.width() for s in icon.availableSizes()],
     "pixels16": icon.pixmap(16, 16).toImage().pixelColor(8, 8).alpha(),
 }))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from app.app_config import ProviderSpec, RecallDefaults, key_name_problem, key_status
-from core.llm import AnthropicClient, FallbackChain, OpenAICompatibleClient, parse_llm_spec
+from core.llm import OpenAICompatibleClient, parse_llm_spec
 
 
 def test_specs_parse_back():
@@ -17,17 +17,6 @@ def test_specs_parse_back():
     claude = ProviderSpec("Claude", "anthropic", "", "claude-sonnet-4-5", (), "X_KEY")
     assert claude.spec() == "anthropic:claude-sonnet-4-5"
     assert claude.problems() == [] and local.problems() == []
-
-
-def test_make_client_chains_fallbacks():
-    local = ProviderSpec("Local", "openai", "http://127.0.0.1:9/v1", "a", ("b",), "LOCAL_KEY")
-    chain = local.make_client(retries=0)
-    assert isinstance(chain, FallbackChain)
-    assert [c.model for c in chain.clients] == ["a", "b"]
-    one = ProviderSpec(
-        "C", "anthropic", "https://proxy.example/anthropic", "m", (), ""
-    ).make_client()
-    assert isinstance(one, AnthropicClient) and one.name == "anthropic:m"
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from app.main_window import MainWindow
 from core.io import fsutil
 from core.safety.backups import list_backups
 from tests.core.build import chain, lines, write_file
+from tests.qt_read import shown_records
 
 
 def _home(tmp_path: Path) -> Path:
@@ -51,7 +52,7 @@ def test_backups_are_listed_and_restored_after_a_confirm(qtbot, tmp_path):
     s.write_bytes(good + b'{"broken"\n')
     # the backup is in the activity log (Writes tab) and in the Backups tab
     qtbot.waitUntil(
-        lambda: any(r.action == "backup" for r in window.activity_view.visible_records())
+        lambda: any(r.action == "backup" for r in shown_records(window.activity_view.table.model()))
     )
     assert _listed(qtbot, window) == [str(made)]
     view = glue.view
@@ -69,10 +70,10 @@ def test_backups_are_listed_and_restored_after_a_confirm(qtbot, tmp_path):
     qtbot.waitUntil(
         lambda: any(
             r.action == "rewrite" and r.path == str(s) and r.backup == done.saved
-            for r in window.activity_view.visible_records()
+            for r in shown_records(window.activity_view.table.model())
         )
     )
-    qtbot.waitUntil(lambda: len(view.visible_backups()) == 2, timeout=10000)
+    qtbot.waitUntil(lambda: len(shown_records(view.table.model())) == 2, timeout=10000)
     assert "Restored" in view.status_label.text()
     assert window.data.sessions[0].size == len(good)  # the session was reloaded
 

@@ -10,6 +10,7 @@ import pytest
 from app.main_window import MainWindow
 from core.demo.build import write_demo
 from core.io.writes import always
+from tests.qt_read import shown_records
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_compaction_on_demand_writes_a_new_leaf_and_feeds_review_and_activity(qt
     )
     markers = [m.entry_id for m in window.timeline.timeline().compactions]
     assert reloaded.leaf.id in markers
-    records = window.activity_view.visible_records()
+    records = shown_records(window.activity_view.table.model())
     assert any(
         r.path == session.path and r.action == "append" and r.offset == len(before) for r in records
     )
@@ -88,7 +89,9 @@ def test_a_refused_confirm_writes_nothing(qtbot, home):
     qtbot.waitUntil(lambda: panel.result() is not None and not panel.is_busy(), timeout=60000)
     panel.write()
     assert open(session.path, "rb").read() == before
-    assert not [r for r in window.activity_view.visible_records() if r.path == session.path]
+    assert not [
+        r for r in shown_records(window.activity_view.table.model()) if r.path == session.path
+    ]
 
 
 def test_settings_dialog_opens_from_the_menu(qtbot, home):

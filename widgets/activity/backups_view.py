@@ -226,10 +226,6 @@ class BackupsView(QWidget):
         self.status_label.setText(text)
         self.status_label.setVisible(bool(text))
 
-    def visible_backups(self) -> list[Backup]:
-        """The backups shown, in display order."""
-        return [self.proxy.index(r, 0).data(RecordRole) for r in range(self.proxy.rowCount())]
-
     def selected_backup(self) -> Backup | None:
         """The selected backup, if any."""
         model = self.table.selectionModel()

@@ -296,10 +296,6 @@ class ActivityView(QWidget):
         """Add one write or event from any thread (queued to the GUI thread)."""
         self._posted.emit(record)
 
-    def visible_records(self) -> list[Item]:
-        """The records shown, in display order."""
-        return [self.proxy.index(r, 0).data(RecordRole) for r in range(self.proxy.rowCount())]
-
     def selected_records(self) -> list[Item]:
         """The selected records, in display order."""
         rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
