@@ -5,7 +5,8 @@ saw them. :meth:`FactTableModel.refresh` compares the log with the rows and
 emits ``dataChanged`` for the facts that changed and ``rowsInserted`` for new
 ones, so views keep their selection and scroll position while the agent and
 memlens append. :class:`FactFilterProxy` filters by type, status and text and
-sorts by :data:`~widgets.common.record_model.SortRole`.
+sorts by :meth:`FactTableModel.sort_key`: the column's
+:data:`~widgets.common.record_model.SortRole` value, ties broken by log line and id.
 """
 
 from __future__ import annotations
@@ -177,6 +178,16 @@ class FactTableModel(QAbstractTableModel):
         """The row of *fact_id*, or -1."""
         return self._row_of.get(fact_id, -1)
 
+    def sort_key(self, row: int, column: int) -> tuple[Any, int, str]:
+        """The total order of *row* by *column*: its sort value, then log line, then id.
+
+        Rows that tie on the column (facts deleted in the same millisecond) still
+        have one order, the same after live updates as after a fresh open: the proxy
+        re-sorts a changed row by itself, so a tie left to it depends on history.
+        """
+        r = self._rows[row]
+        return COLUMNS[column].sort(r), r.fact.line, r.fact.id
+
     def _snapshot(self) -> list[FactRow]:
         log = self._log
         if log is None:
@@ -288,6 +299,16 @@ class FactFilterProxy(QSortFilterProxyModel):
     def filters(self) -> tuple[str | None, str | None, str]:
         """(type, status, text) as set."""
         return self._type, self._status, self._text
+
+    @override
+    def lessThan(self, source_left: Index, source_right: Index) -> bool:
+        model = self.sourceModel()
+        if not isinstance(model, FactTableModel):  # pragma: no cover - always ours
+            return super().lessThan(source_left, source_right)
+        column = source_left.column()
+        return model.sort_key(source_left.row(), column) < model.sort_key(
+            source_right.row(), column
+        )
 
     @override
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
