@@ -14,12 +14,14 @@ import time
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
+from core.io.jsonio import gc_paused, read_jsonl
 from core.live.changes import note_event
 from core.store.segments import DAY_MS, SegmentLoad, dedup_key, oldest_first, parse_segments
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from core.io.jsonio import JsonlRead
     from core.io.problems import Problem
     from core.io.tail import Tail
     from core.live.changes import Follower, LiveChanges, LiveRead
@@ -40,7 +42,12 @@ class KnowledgeAppend:
 
 
 def apply_knowledge(
-    log: KnowledgeLog, data: bytes, *, first_line: int, offset: int
+    log: KnowledgeLog,
+    data: bytes,
+    *,
+    first_line: int,
+    offset: int,
+    parsed: JsonlRead | None = None,
 ) -> KnowledgeAppend:
     """Replay appended whole lines into *log*, skipping what it already replayed.
 
@@ -50,6 +57,8 @@ def apply_knowledge(
         Complete lines, as a :class:`core.io.tail.Tail` gives them.
     first_line, offset
         Line number and byte offset of ``data[0]`` in the file.
+    parsed
+        *data* already parsed (:func:`parse_knowledge`, in live mode's read phase).
     """
     end = offset + len(data)
     before = dict(log.facts)
@@ -69,7 +78,9 @@ def apply_knowledge(
                 del log.history[fid]
                 log.facts.pop(fid, None)
     old_size, old_lines = log.size, log.lines
-    log.replay(data, first_line=first_line, base_offset=offset)
+    if parsed is None:
+        parsed = parse_knowledge(log, data, first_line=first_line, offset=offset)
+    log.apply_read(parsed, first_line=first_line, base_offset=offset)
     log.size = max(old_size, end)
     log.lines = max(old_lines, log.lines)
     changed = [fid for fid, fact in log.facts.items() if before.get(fid) is not fact]
@@ -85,18 +96,29 @@ def apply_knowledge(
     return KnowledgeAppend(changed, problems, count)
 
 
-def reload_knowledge(log: KnowledgeLog, data: bytes) -> KnowledgeAppend:
+def parse_knowledge(log: KnowledgeLog, data: bytes, *, first_line: int, offset: int) -> JsonlRead:
+    """Parse whole lines of *log*'s file (no change to *log*: a worker may call it)."""
+    with gc_paused():
+        return read_jsonl(data, log.path, first_line=first_line, base_offset=offset)
+
+
+def reload_knowledge(
+    log: KnowledgeLog, data: bytes, parsed: JsonlRead | None = None
+) -> KnowledgeAppend:
     """Replay *log* from scratch from *data* (the file after a truncation or replacement).
 
     The log object is kept (views hold it); every fact id before or after is reported.
+    *parsed* is *data* already parsed (:func:`parse_knowledge`).
     """
+    if parsed is None:
+        parsed = parse_knowledge(log, data, first_line=1, offset=0)
     old = set(log.facts)
     log.facts.clear()
     log.history.clear()
     log.problems.clear()
     log.size = 0
     log.lines = 0
-    log.replay(data)
+    log.apply_read(parsed)
     ids = list(log.facts) + [fid for fid in old if fid not in log.facts]
     return KnowledgeAppend(ids, list(log.problems), data.count(b"\n"))
 
@@ -303,24 +325,29 @@ def read_knowledge_lines(f: Follower, tail: Tail, out: LiveRead) -> None:
         out.then(lambda c: c.missing.append(tail.path))
         return
     note_event(event, out)
+    log = f.data.knowledge
+    assert log is not None
+    reset = event.kind == "reset"
+    first_line, offset = (1, 0) if reset else (event.first_line, event.offset)
+    parsed = parse_knowledge(log, event.data, first_line=first_line, offset=offset)
 
     def replay(c: LiveChanges) -> None:
         # The log is also written by memlens's own fact edits (on the owner's thread):
-        # it is replayed here, never in the read phase.
+        # it is replayed here (from lines parsed in the read phase), never in the read phase.
         log = f.data.knowledge
         assert log is not None
         index = f.recall.knowledge if f.recall is not None else None
         if index is not None and index.log is not log:
             index = None  # an index over another log: not ours to update
-        if event.kind == "reset":
+        if reset:
             f.forget_problems(tail.path, c)
-            done = reload_knowledge(log, event.data)
+            done = reload_knowledge(log, event.data, parsed)
             c.resets.append(tail.path)
             if index is not None:
                 index.rebuild()
         else:
             done = apply_knowledge(
-                log, event.data, first_line=event.first_line, offset=event.offset
+                log, event.data, first_line=first_line, offset=offset, parsed=parsed
             )
             if index is not None:
                 index.sync()

@@ -232,3 +232,42 @@ def test_openclaw_session_followed_live_equals_the_file_loaded_whole(tmp_path):
     assert data.summaries[0] == summarize(
         whole, data.summaries[0].agent, data.summaries[0].modified
     )
+
+
+def test_knowledge_lines_are_parsed_in_the_read_phase(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import core.live.store as store_mod
+    from core.io.tail import Tail
+    from core.live.changes import LiveChanges, LiveRead
+    from core.live.store import read_knowledge_lines
+    from core.store.knowledge import load_knowledge
+
+    path = tmp_path / "knowledge.jsonl"
+    path.write_bytes(line({"id": "f1", "type": "decision", "content": "use orjson"}))
+    log = load_knowledge(path)
+    follower = SimpleNamespace(
+        data=SimpleNamespace(knowledge=log), recall=None, forget_problems=lambda *_: None
+    )
+    tail = Tail(log.path, log.size, line=log.lines + 1)
+    with path.open("ab") as fh:
+        fh.write(line({"id": "f2", "type": "config", "content": "port 8080"}) + b"not json\n")
+    threads: list[int] = []
+    real = store_mod.read_jsonl
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store_mod, "read_jsonl", spy)
+    out = LiveRead()
+    worker = threading.Thread(target=lambda: read_knowledge_lines(follower, tail, out))
+    worker.start()
+    worker.join()
+    assert threads == [worker.ident] and set(log.facts) == {"f1"}
+    changes = LiveChanges()
+    for step in out.steps:
+        step(changes)
+    assert threads == [worker.ident]  # the apply replayed what the worker parsed
+    assert set(log.facts) == {"f1", "f2"} and changes.facts_changed == ["f2"]
+    assert [p.line for p in changes.problems] == [3]
