@@ -15,8 +15,10 @@ agent database. A poll has two phases:
 - :meth:`LiveFollower.apply` runs the steps on the thread that owns the data set (the
   GUI thread in the app). They only attach: prepared entries are appended to their
   session (``entries``, ``by_id``, ``children``), problems and summaries are put in
-  place, OpenClaw tree nodes are added, the knowledge log replays; one
-  :class:`LiveChanges` says what changed. No parsing and no checking happens there.
+  place, OpenClaw tree nodes are added, the knowledge log replays the lines the
+  read parsed (it stays there: memlens's own fact edits write it there too); one
+  :class:`LiveChanges` says what changed. No JSON is parsed and no entry is built or
+  checked there (only the fact log's own replay rules run there).
 
 Ownership rule: at most one :meth:`~LiveFollower.read` runs at a time, and never
 while :meth:`~LiveFollower.apply`, :meth:`~LiveFollower.set_recall`,
@@ -35,9 +37,9 @@ read phase reads stands still under it:
   ``db_*`` cursors, and OpenClaw's ``tree`` (version 4: its leaf, nodes,
   ``reset_descendants``, ``invalid``);
 - ``data.sessions``, ``data.summaries``, ``data.pending`` (copied as lists before
-  iterating), ``data.discovery`` (its kind, path and agents), ``data.problems`` and
-  ``data.stores`` (only asked for membership), the warm set's segments (their
-  deduplication keys, once).
+  iterating), ``data.discovery`` (its kind, path and agents), ``data.stores`` (only
+  asked for membership), the warm set's segments (their
+  deduplication keys, once), the knowledge log's path.
 
 What it must not touch: any of those objects. New entries go to a
 :class:`core.live.draft.SessionDraft` (one per session and read), which later
@@ -46,8 +48,11 @@ tree is fed through a fork that reads the session's tree and writes its own laye
 returned as a :class:`core.live.draft.TreeDelta` for the step to attach; a session
 summary is computed over :meth:`SessionDraft.shadow`, a new ``Session`` sharing the
 unchanged entries. The read phase changes only the follower's own state (tails,
-cursors, drafts, candidates, summary timing) and the warm store. Entries are frozen;
-an ``Entry.message`` normalised lazily by both threads gives the same value.
+cursors, drafts, candidates, summary timing) and the warm store. It is safe because
+reads and applies are serialized (a read starts only once the previous read's steps
+ran), so nothing it reads changes during the read, and the views only read too.
+Entries are frozen (their ``raw`` dicts and the header are never changed by anyone);
+an ``Entry.message`` normalised lazily by both threads at once gives the same value.
 
 A truncated or replaced file is reloaded whole (parsed in the read phase into a new
 session object the step copies into the old one). New transcripts in the agents'
