@@ -9,16 +9,23 @@ Recall (query embedding and search) runs through the job runner after the deboun
 off the GUI thread: a model embedder takes tens of milliseconds per query, and a search
 over a large store more. A newer query drops the result of an older one; the status
 line shows how long recall took.
+
+Live mode asks for a recall after every batch that adds segments or facts
+(:meth:`RecallPreview.refresh`). Those requests coalesce: while a recall of the same
+query runs, more requests make one more recall after it, and while the view is hidden
+in a shown window (another tab) they wait until it is shown. The tables fit their
+columns once, on their first rows, from a sample of rows: a live refresh never
+measures every cell again.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -28,9 +35,11 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
+from typing_extensions import override
 
 from core.recall.block import hard_cap, search_limit
 from core.recall.engine import MIN_QUERY_CHARS, RecallSettings, recall
@@ -101,6 +110,10 @@ class RecallPreview(QWidget):
         self._last_query: str | None = None
         self._last_block: str | None = None
         self._explain_id: str | None = None
+        self._running: tuple[Any, ...] | None = None  # what the current recall job recalls
+        self._dirty = False  # refreshed while that job ran: recall once more after it
+        self._stale = False  # refreshed while hidden: recall when shown
+        self._fitted: set[QTableView] = set()  # tables whose columns fit their first rows
         self.last_seconds = 0.0
         """Wall time of the last recall (search, knowledge and block)."""
         self._timer = QTimer(self)
@@ -250,15 +263,20 @@ class RecallPreview(QWidget):
         """
         self._store, self._knowledge, self._base = store, knowledge, settings
         self._now_ms = now_ms
+        self._fitted.clear()  # another store: the columns fit its first rows
         self._show_settings(settings.search)
         self.why_box.set_segments(store.live() if store is not None else [])
         self._update_scope()
-        self.refresh()
+        self._timer.stop()
+        self._recompute()
 
     def detach(self) -> None:
         """Forget the store and knowledge; the views go empty."""
         self._timer.stop()
         self._runner.cancel(self._key)
+        self._running = None
+        self._dirty = self._stale = False
+        self._fitted.clear()
         self._store = self._knowledge = None
         self.why_box.set_segments([])
         self._last = None
@@ -319,9 +337,30 @@ class RecallPreview(QWidget):
         return block.tokens if block else 0
 
     def refresh(self) -> None:
-        """Recall now (skipping the debounce); :attr:`preview_changed` says when it is shown."""
+        """Recall again (skipping the debounce): the store or the knowledge changed.
+
+        :attr:`preview_changed` says when the result is shown. Coalesced: while a
+        recall of the same query and settings runs, this recalls once more after it
+        (however often it is called); while the view is hidden in a shown window
+        (another tab), it recalls when the view is shown.
+        """
         self._timer.stop()
-        self._recompute()
+        if self._hidden_in_window():
+            self._stale = True
+            return
+        self._recompute(coalesce=True)
+
+    @override
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self._recompute(coalesce=True)
+
+    def _hidden_in_window(self) -> bool:
+        """Hidden while its window shows (a tab not selected); a window of its own: never."""
+        window = self.window()
+        return window is not self and window.isVisible() and not self.isVisible()
 
     def is_busy(self) -> bool:
         """True while a recall runs in the background."""
@@ -365,12 +404,18 @@ class RecallPreview(QWidget):
     def _on_timer_timeout(self) -> None:
         self._recompute()
 
-    def _recompute(self) -> None:
+    def _recompute(self, *, coalesce: bool = False) -> None:
         if self._store is None and self._knowledge is None:
             return
         query = self.query_box.text()
         store, knowledge, settings = self._store, self._knowledge, self.settings()
         session_id, now_ms = self._session_id, self._now_ms
+        request = (query, settings, session_id, now_ms)  # attach never coalesces
+        if coalesce and request == self._running and self._runner.busy(self._key):
+            self._dirty = True  # the running job recalls this already, from older data
+            return
+        # Anything else (another query, knobs, point) replaces the running job.
+        self._running, self._dirty = request, False
 
         def job(**_job: object) -> tuple[str, RecallOutcome, float]:
             started = time.perf_counter()
@@ -390,8 +435,19 @@ class RecallPreview(QWidget):
 
     def _on_recall_failed(self, message: str) -> None:
         self.status_label.setText(f"Recall failed: {message}")
+        self._recall_again_if_dirty()
+
+    def _recall_again_if_dirty(self) -> None:
+        self._running = None
+        if self._dirty:
+            self._dirty = False
+            if self._hidden_in_window():
+                self._stale = True
+            else:
+                self._recompute()
 
     def _on_recalled(self, result: tuple[str, RecallOutcome, float]) -> None:
+        self._recall_again_if_dirty()  # first: the next job runs while this one is shown
         query, out, seconds = result
         self.last_seconds = seconds
         self._last = out
@@ -414,7 +470,11 @@ class RecallPreview(QWidget):
         self.cut_model.set_records(cuts)
         search = out.search
         for view in (self.knowledge_view, self.detail_view, self.cut_view):
-            fit_columns(view)
+            # Once, on a table's first rows: refits would undo the user's widths and
+            # measure every row of every refresh on the GUI thread.
+            if view not in self._fitted and view.model().rowCount():
+                self._fitted.add(view)
+                fit_columns(view)
         n_hits = len(search.hits) if search else 0
         self.knowledge_box.setTitle(f"Knowledge hits ({len(k_rows)})")
         self.detail_box.setTitle(

@@ -39,6 +39,8 @@ MISSING_RANK = 1 << 30  # sorts "not in that list" after every real rank
 DASH = "\u2013"
 TIMES = "\u00d7"
 DIVIDE = "\u00f7"
+FIT_SAMPLE_ROWS = 50
+"""Rows measured to fit a column to its contents (Qt's default is 1,000)."""
 
 
 # -- records -----------------------------------------------------------------------------
@@ -106,11 +108,15 @@ def make_table(model: TipTableModel[Any]) -> QTableView:
     header.setStretchLastSection(True)
     header.setHighlightSections(False)
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setResizeContentsPrecision(FIT_SAMPLE_ROWS)
     return view
 
 
 def fit_columns(view: QTableView) -> None:
-    """Size columns to their contents, at most 200 px (the last one stretches)."""
+    """Size columns to their contents, at most 200 px (the last one stretches).
+
+    Measures the first :data:`FIT_SAMPLE_ROWS` rows (the view's resize precision).
+    """
     header = view.horizontalHeader()
     for col in range(header.count() - 1):  # the last one stretches
         view.resizeColumnToContents(col)
