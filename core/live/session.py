@@ -7,7 +7,7 @@ compaction's ``firstKeptEntryIndex``), so a session loaded in pieces equals the
 session loaded whole. It also says which new entries are compactions and which are
 memory flushes, for the app to announce. It only reads the session (live mode runs
 it in a worker); :func:`attach_append` adds the prepared entries, problems and tree
-nodes. :func:`extend_session_objects` does both.
+nodes.
 """
 
 from __future__ import annotations
@@ -195,21 +195,6 @@ def attach_append(session: Session, added: SessionAppend) -> None:
     session.problems.extend(added.problems)
     if added.tree is not None and session.tree is not None:
         added.tree.attach(session.tree)
-
-
-def extend_session_objects(
-    cursor: SessionCursor,
-    objects: list[JsonlObject],
-    problems: list[Problem],
-    *,
-    flush_prompt: str | None = None,
-) -> SessionAppend:
-    """Add objects already read to a session at once: :func:`prepare_append` then attach."""
-    added = prepare_append(
-        cursor, SessionDraft(cursor.session), objects, problems, flush_prompt=flush_prompt
-    )
-    attach_append(cursor.session, added)
-    return added
 
 
 def _entry(

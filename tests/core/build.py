@@ -94,3 +94,15 @@ SESSION_KEYS = {  # a session row of `info` and `sessions` (SessionSummary.to_js
     "name",
     "model",
 }
+
+
+def extend_session_objects(cursor, objects, problems, *, flush_prompt=None):  # type: ignore[no-untyped-def]
+    """Add objects already read to a session at once, as live mode's read then apply do."""
+    from core.live.draft import SessionDraft
+    from core.live.session import attach_append, prepare_append
+
+    added = prepare_append(
+        cursor, SessionDraft(cursor.session), objects, problems, flush_prompt=flush_prompt
+    )
+    attach_append(cursor.session, added)
+    return added

@@ -14,10 +14,12 @@ from core.dataset.open_recall import open_recall
 from core.demo.build import write_demo
 from core.io.jsonio import read_jsonl
 from core.live.follow import LiveFollower
-from core.live.session import extend_session_objects, session_cursor
+from core.live.session import session_cursor
 from core.live.store import apply_knowledge
 from core.store.knowledge import load_knowledge
 from core.transcript import load_transcript, parse_transcript
+
+from .build import extend_session_objects
 
 NOW = 1_760_000_000_000
 

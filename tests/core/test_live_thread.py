@@ -25,10 +25,11 @@ from core.live.follow import LiveFollower
 from core.live.session import (
     attach_append,
     cursor_from_bytes,
-    extend_session_objects,
     prepare_append,
 )
 from core.transcript import parse_transcript
+
+from .build import extend_session_objects
 
 HEADER = {"type": "session", "version": 3, "id": "5e551017-0000-4000-8000-000000000001"}
 HEADER4 = {**HEADER, "version": 4, "id": "5e551017-0000-4000-8000-000000000004"}
