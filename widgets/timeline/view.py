@@ -8,6 +8,11 @@ coloured by role, the thinking share of assistant messages stacked at the
 bottom of their bars. Every data item is created once and fed with ``setData``;
 bars are drawn as one filled outline per role so that pyqtgraph can clip them to
 the view and peak-downsample them (smooth at 5,000 messages and beyond).
+
+Live mode hands over a new timeline of the same session after every batch that
+extends it. Those redraws are throttled (at most one per :data:`LIVE_REDRAW_MS`, the
+newest timeline wins) and only the items whose data changed are fed again: a redraw
+repaints axes and curves, tens of milliseconds of GUI thread each.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
-from PySide6.QtCore import QEvent, QPointF, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 from typing_extensions import override
@@ -40,6 +45,8 @@ if TYPE_CHECKING:
     from core.context.budget import Budget
     from core.timeline.arrays import ThresholdLine
 
+LIVE_REDRAW_MS = 250
+"""Live appends to the shown session redraw the timeline at most this often."""
 HEADROOM_PX = 84
 """Room above the highest line of the context plot for the compaction labels."""
 LEGEND_CATEGORIES = (
@@ -54,6 +61,10 @@ LEGEND_CATEGORIES = (
 
 def _empty() -> np.ndarray[Any, np.dtype[np.float64]]:
     return np.zeros(0)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b or bool(np.array_equal(a, b, equal_nan=True))
 
 
 class TimelineView(QWidget):
@@ -71,6 +82,12 @@ class TimelineView(QWidget):
         self._hover: int | None = None
         self._selected: int | None = None
         self._ctx_max = 1.0
+        self._fed: dict[int, tuple[Any, Any]] = {}  # what each data item was last fed
+        self._pending: tuple[Timeline, Budget | None] | None = None  # a held live redraw
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(LIVE_REDRAW_MS)
+        self._redraw.timeout.connect(self._on_redraw_timeout)
 
         self._legend = QLabel()
         self._legend.setObjectName("timeline-legend")
@@ -230,8 +247,47 @@ class TimelineView(QWidget):
 
         With *keep_view*, a new timeline of the same session (live appends) keeps
         the user's zoom and scroll, unless they were looking at the end, which then
-        follows the new messages.
+        follows the new messages. Such redraws come at most every
+        :data:`LIVE_REDRAW_MS`: one within that time of the last is held, and the
+        newest held one is drawn when it is up (keeping the selected entry).
         """
+        previous = self._timeline
+        live = keep_view and previous is not None and previous.session_id == timeline.session_id
+        if live and self._redraw.isActive():
+            self._pending = (timeline, budget)
+            return
+        self._pending = None
+        self._show(timeline, budget, keep_view=keep_view)
+        if live:
+            self._redraw.start()
+        else:
+            self._redraw.stop()
+
+    @Slot()
+    def _on_redraw_timeout(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        selected = self.selected_entry()
+        self._show(*pending, keep_view=True)
+        tl = self._timeline
+        pos = tl.position(selected) if tl is not None and selected is not None else None
+        if pos is not None:  # the selection stays where it was, without scrolling to it
+            self._selected = pos
+            for line in self._select_lines:
+                line.setValue(pos)
+                line.show()
+        self._redraw.start()
+
+    def _feed(self, item: pg.PlotDataItem, x: Any, y: Any) -> None:
+        """``item.setData(x, y)`` unless it holds that data already (live appends)."""
+        old = self._fed.get(id(item))
+        if old is not None and _same(old[0], x) and _same(old[1], y):
+            return
+        self._fed[id(item)] = (x, y)
+        item.setData(x, y)
+
+    def _show(self, timeline: Timeline, budget: Budget | None, *, keep_view: bool) -> None:
         tl = timeline
         previous = self._timeline
         kept: tuple[float, float] | None = None
@@ -248,20 +304,21 @@ class TimelineView(QWidget):
         tokens = tl.tokens.astype(np.float64)
         for cat, item in self._bars.items():
             mask = tl.category == cat
-            item.setData(*bar_outline(x[mask], tokens[mask], BAR_WIDTH))
+            self._feed(item, *bar_outline(x[mask], tokens[mask], BAR_WIDTH))
         thinking = tl.thinking_tokens
         mask = thinking > 0
-        self._thinking.setData(*bar_outline(x[mask], thinking[mask], BAR_WIDTH))
+        self._feed(self._thinking, *bar_outline(x[mask], thinking[mask], BAR_WIDTH))
         off = ~tl.on_path
         outline = bar_outline(x[off], tokens[off], BAR_WIDTH)
-        self._off_path_fade.setData(*outline)
-        self._off_path.setData(*outline)
+        self._feed(self._off_path_fade, *outline)
+        self._feed(self._off_path, *outline)
 
-        self._ctx_curve.setData(tl.path_x, tl.path_context)
-        self._ctx_estimate.setData(tl.path_x, tl.path_estimated)
+        self._feed(self._ctx_curve, tl.path_x, tl.path_context)
+        self._feed(self._ctx_estimate, tl.path_x, tl.path_estimated)
         linked = off & (tl.parent_pos >= 0)
         parents = tl.parent_pos[linked]
-        self._ctx_off_path.setData(
+        self._feed(
+            self._ctx_off_path,
             np.column_stack([x[parents], x[linked]]).ravel(),
             np.column_stack([tl.context[parents], tl.context[linked]]).ravel(),
         )
@@ -288,6 +345,9 @@ class TimelineView(QWidget):
 
     def clear(self) -> None:
         """Show nothing."""
+        self._pending = None
+        self._redraw.stop()
+        self._fed.clear()
         self._timeline = None
         self._thresholds = ()
         self._hover = self._selected = None
