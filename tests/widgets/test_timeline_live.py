@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from PySide6.QtWidgets import QGraphicsItem
 
 from bench.bench_timeline import synthetic_session
 from core.timeline.arrays import build_timeline
@@ -96,3 +97,11 @@ def test_only_items_whose_data_changed_are_fed(qtbot, view, grown, monkeypatch):
     view.clear()
     view.set_timeline(grown[1])  # after a clear everything is fed again
     assert sum(n.startswith("bars:") for n in fed) > len(bars) + 2
+
+
+def test_axes_are_cached_as_pixmaps(view):
+    for name in ("context_plot", "bar_plot"):
+        plot = view.plot_items()[name]
+        for side in ("left", "bottom"):
+            mode = plot.getAxis(side).cacheMode()
+            assert mode == QGraphicsItem.CacheMode.DeviceCoordinateCache, (name, side)

@@ -24,7 +24,7 @@ import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from typing_extensions import override
 
 from core.timeline.arrays import Category, Timeline, bar_outline, threshold_lines
@@ -137,6 +137,10 @@ class TimelineView(QWidget):
         plot.showGrid(x=False, y=True, alpha=0.12)
         plot.setLabel("left", label)
         plot.getAxis("left").setWidth(70)
+        for name in ("left", "bottom"):
+            # An axis replays its drawing (text included) whenever anything near it
+            # repaints; cached as a pixmap it is drawn again only when its range moved.
+            plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         plot.disableAutoRange()
         plot.setClipToView(True)
         plot.setDownsampling(auto=True, mode="peak")
