@@ -94,6 +94,7 @@ def test_only_items_whose_data_changed_are_fed(qtbot, view, grown, monkeypatch):
     view.set_timeline(grown[1], keep_view=True)  # one more message
     bars = [n for n in fed if n.startswith("bars:")]
     assert 1 <= len(bars) <= 2, fed  # the new message's category (and its outline's)
+    assert not [n for n in fed if n.endswith("_points")], fed  # the markers did not move
     view.clear()
     view.set_timeline(grown[1])  # after a clear everything is fed again
     assert sum(n.startswith("bars:") for n in fed) > len(bars) + 2

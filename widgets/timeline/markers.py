@@ -54,6 +54,7 @@ class TimelineMarkers:
         self._ctx_plot = ctx_plot
         self._colors: dict[str, QColor] = {}
         self._timeline: Timeline | None = None
+        self._drawn: tuple[Any, ...] | None = None  # what the markers show now
         self.ctx_lines = _pairs_item(ctx_plot)
         self.bar_lines = _pairs_item(bar_plot)
         self.compaction_points = pg.ScatterPlotItem(symbol="t", size=10)
@@ -151,8 +152,18 @@ class TimelineMarkers:
 
     # -- content ------------------------------------------------------------
     def show(self, tl: Timeline, thresholds: tuple[ThresholdLine, ...], ctx_max: float) -> None:
-        """Draw the markers of *tl* and the *thresholds* lines."""
+        """Draw the markers of *tl* and the *thresholds* lines.
+
+        A live append usually leaves every marker where it was: then nothing is
+        set again (scatter points and text labels are slow to re-make).
+        """
         self._timeline = tl
+        bar_top = float(max(tl.tokens.max(initial=1), 1)) * 10
+        drawn = (tl.compactions, tl.branches, tl.breaks, tl.flushes, thresholds, ctx_max, bar_top)
+        if drawn == self._drawn:
+            self.layout()
+            return
+        self._drawn = drawn
         keys = {t.key for t in thresholds}
         for key, line in self.thresholds.items():
             line.setVisible(key in keys)
@@ -168,7 +179,6 @@ class TimelineMarkers:
         cx = np.array([m.x for m in comps], dtype=np.float64)
         self.compaction_points.setData(cx, [m.context_before for m in comps])
         pairs_x = np.repeat(cx, 2)
-        bar_top = float(max(tl.tokens.max(initial=1), 1)) * 10
         self.ctx_lines.setData(pairs_x, np.tile([0.0, ctx_max * 10], len(comps)))
         self.bar_lines.setData(pairs_x, np.tile([0.0, bar_top], len(comps)))
         for i, m in enumerate(comps):
@@ -233,6 +243,7 @@ class TimelineMarkers:
     def clear(self) -> None:
         """Draw nothing."""
         self._timeline = None
+        self._drawn = None
         empty = np.zeros(0)
         self.ctx_lines.setData(empty, empty)
         self.bar_lines.setData(empty, empty)
