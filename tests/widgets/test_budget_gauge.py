@@ -289,3 +289,23 @@ def test_formatting_helpers():
     ]
     assert fmt_pct(74_514, 200_000) == "37.3%" and fmt_pct(1, 200_000) == "<0.1%"
     assert fmt_pct(0, 200_000) == "0.0%" and fmt_pct(5, 0) == "-"
+
+
+def test_a_point_shown_again_redoes_no_work(gauge, session, monkeypatch):
+    _show(gauge, session)
+    refreshes: list[int] = []
+    swatches: list[str] = []
+    real_refresh, real_swatch = gauge._refresh, gauge._swatch
+    monkeypatch.setattr(gauge, "_refresh", lambda: (refreshes.append(1), real_refresh())[1])
+    monkeypatch.setattr(gauge, "_swatch", lambda key: (swatches.append(key), real_swatch(key))[1])
+    gauge.set_comparison(None)  # every selected point clears it: already clear
+    assert refreshes == []
+    gauge.set_comparison(1_000, "after trim")
+    gauge.set_comparison(1_000, "after trim")
+    assert len(refreshes) == 1
+    _show(gauge, session)  # new figures: the text changes, the colour squares do not
+    assert len(refreshes) == 2 and swatches == []
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.Highlight, QColor("#8ab4f8"))
+    gauge.setPalette(dark)
+    assert sorted(swatches) == sorted([*SECTION_KEYS, "after"])

@@ -199,6 +199,7 @@ class BudgetGauge(QWidget):
         layout.addLayout(flow)
         layout.addStretch(1)
         self.setAccessibleName("budget gauge")
+        self._paint_swatches()
         self._refresh()
 
     @override
@@ -247,6 +248,8 @@ class BudgetGauge(QWidget):
         For the trim simulation: the main bar is the context before, this one
         the context after; *label* names it in the legend (e.g. "after trim").
         """
+        if (after_tokens, label) == (self._after, self._after_label):
+            return  # every selected point clears it: most calls change nothing
         self._after, self._after_label = after_tokens, label
         self._refresh()
 
@@ -373,7 +376,6 @@ class BudgetGauge(QWidget):
             label.setText(self._legend_line(key))
             tip = self.comparison_text() if key == AFTER else self.section_tooltip(key)
             self._entries[key].setToolTip(tip)
-            self._swatches[key].setPixmap(self._swatch(key))
             zero = bd is None or (key != AFTER and bd.tokens(key) == 0)  # type: ignore[arg-type]
             label.setEnabled(not zero)
         # Zero sections stay listed (a developer asks "no recalled memory?"), the
@@ -384,6 +386,11 @@ class BudgetGauge(QWidget):
         self.setAccessibleDescription(self._describe())
         self._canvas.setAccessibleName("budget bar")
         self._canvas.setAccessibleDescription(self.accessibleDescription())
+
+    def _paint_swatches(self) -> None:
+        """The legend's colour squares: they follow the palette, not the data."""
+        for key, swatch in self._swatches.items():
+            swatch.setPixmap(self._swatch(key))
 
     def _swatch(self, key: str) -> QPixmap:
         pm = QPixmap(10, 10)
@@ -462,5 +469,6 @@ class BudgetGauge(QWidget):
     @override
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
+            self._paint_swatches()
             self._refresh()
         super().changeEvent(event)
