@@ -327,7 +327,10 @@ def test_compaction_late_plan_dropped(qtbot, runner, monkeypatch, fixtures_dir):
         panel.set_target(second)
     _release_and_settle(qtbot, runner, gate)
     assert panel.target() is second
-    assert panel.plan() is not None and gate.calls[-1][0] is second.session
+    # the job plans on a snapshot of the session (live mode may extend the session itself)
+    planned = gate.calls[-1][0]
+    assert panel.plan() is not None
+    assert planned.id == second.session.id and len(planned.entries) == len(second.session.entries)
     assert panel.plan() == compaction_jobs.plan_compaction.real(  # type: ignore[attr-defined]
         second.session, **second.settings.kwargs()
     )
