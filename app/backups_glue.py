@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from app.app_config import safety_defaults
+from app.context import AppContext, AppHelper
 from app.layout import BACKUPS_TAB
 from core.io.fsutil import backup_path
 from core.io.writes import PlannedWrite
@@ -29,13 +30,8 @@ from widgets.activity.view import local_time
 
 if TYPE_CHECKING:
     from app.manager import Manager
-    from app.settings import AppSettings
-    from app.status import StatusBar
-    from app.views import Views
     from core.io.fsutil import WriteRecord
     from core.safety.backups import Backup, Pruned, Restored, RestorePlan
-    from widgets.common.jobs import JobRunner
-    from widgets.common.state import AppState
 
 LIST_DELAY_MS = 150
 
@@ -72,7 +68,7 @@ def _restore_task(plan: RestorePlan, activity: Path) -> Restored:
     return restore(plan, expected_sha256=expected)
 
 
-class BackupsGlue(QObject):
+class BackupsGlue(AppHelper):
     """Wires the Backups tab to the window's data, settings, confirm and activity log.
 
     Signals
@@ -88,22 +84,11 @@ class BackupsGlue(QObject):
     _backup_made = Signal(object)
 
     def __init__(
-        self,
-        state: AppState,
-        views: Views,
-        settings: AppSettings,
-        manager: Manager,
-        status: StatusBar,
-        runner: JobRunner,
-        parent: QObject | None = None,
+        self, context: AppContext, manager: Manager, parent: QObject | None = None
     ) -> None:
-        super().__init__(parent)
-        self.app_state = state
-        self.views = views
-        self.settings = settings
+        super().__init__(context, parent)
         self.manager = manager
-        self.status = status
-        self.runner = runner
+        views = context.views
         self.view = views.backups_view
         self.tabs = views.activity_tabs
         self.root: str | None = None

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 
+from app.context import AppContext, AppHelper
 from core.context.breakdown import breakdown_at
 from core.context.budget import RECALL_RESERVE, budget_for
 from core.context.trim import default_query
@@ -24,20 +25,15 @@ from widgets.timeline.worker import timeline_job
 
 if TYPE_CHECKING:
     from app.manager import Manager
-    from app.settings import AppSettings
-    from app.status import StatusBar
-    from app.views import Views
     from core.context.budget import Budget
     from core.dataset.load import DataSet, SessionSummary
     from core.dataset.open_recall import RecallData
     from core.openclaw.sessions_store import SessionEntry
     from core.timeline.arrays import Timeline
     from core.transcript.model import Session
-    from widgets.common.jobs import JobRunner
-    from widgets.common.state import AppState
 
 
-class Inspector(QObject):
+class Inspector(AppHelper):
     """Holds the current session and point, and feeds the views.
 
     It reports the selected session and entry to the :class:`AppState`, its messages
@@ -45,22 +41,11 @@ class Inspector(QObject):
     """
 
     def __init__(
-        self,
-        state: AppState,
-        views: Views,
-        settings: AppSettings,
-        manager: Manager,
-        status: StatusBar,
-        runner: JobRunner,
-        parent: QObject | None = None,
+        self, context: AppContext, manager: Manager, parent: QObject | None = None
     ) -> None:
-        super().__init__(parent)
-        self.views = views
-        self.app_state = state
-        self.settings = settings
+        super().__init__(context, parent)
         self.manager = manager
-        self.status = status
-        self.runner = runner
+        views = context.views
         self.read_key = f"inspector.read@{id(self):x}"
         self.timeline_key = f"inspector.timeline@{id(self):x}"
         self.data: DataSet | None = None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 
+from app.context import AppContext, AppHelper
 from app.live import LiveController, bind_indicator
 from widgets.common.state import LiveStatus
 from widgets.live.indicator import LiveIndicator
@@ -23,18 +24,14 @@ if TYPE_CHECKING:
 
     from app.inspector import Inspector
     from app.manager import Manager
-    from app.status import StatusBar
-    from app.views import Views
     from core.dataset.load import DataSet
     from core.dataset.open_recall import RecallData
     from core.live.changes import LiveChanges
-    from widgets.common.jobs import JobRunner
-    from widgets.common.state import AppState
 
 ANNOUNCE_MS = 15_000
 
 
-class LiveGlue(QObject):
+class LiveGlue(AppHelper):
     """Owns the window's :class:`LiveController` and applies its batches to the views.
 
     Parameters
@@ -55,20 +52,15 @@ class LiveGlue(QObject):
 
     def __init__(
         self,
-        state: AppState,
-        views: Views,
-        status: StatusBar,
+        context: AppContext,
         *,
         manager: Manager,
         inspector: Inspector,
-        runner: JobRunner,
         open_recall: Callable[[DataSet], None],
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.app_state = state
-        self.views = views
-        self.status = status
+        super().__init__(context, parent)
+        runner, status = context.runner, context.status
         self.manager = manager
         self.inspector = inspector
         self.open_recall = open_recall

@@ -20,6 +20,7 @@ from typing_extensions import override
 from app.actions import Actions
 from app.app_config import embedder_name
 from app.backups_glue import BackupsGlue
+from app.context import AppContext
 from app.demo_data import demo_path, load_demo
 from app.gil import release_frozen, share_gil_with_gui
 from app.inspector import Inspector
@@ -92,23 +93,17 @@ class MainWindow(WindowLayout):
         self._recall_timer = QTimer(self, singleShot=True, interval=RECALL_DELAY_MS)
         self._recall_timer.timeout.connect(self._start_recall)
         self.status.cancel_requested.connect(self.cancel_load)
-        self.manager = Manager(self.state, self, self.settings, self.status, self, confirm)
-        self.pending = PendingGlue(self.state, self, self.status, self.manager, self.runner, self)
-        self.backups = BackupsGlue(
-            self.state, self, self.settings, self.manager, self.status, self.runner, self
-        )
-        self.inspector = Inspector(
-            self.state, self, self.settings, self.manager, self.status, self.runner, self
-        )
+        self.context = AppContext(self.state, self, self.settings, self.status, self.runner)
+        self.manager = Manager(self.context, self, confirm)
+        self.pending = PendingGlue(self.context, self.manager, self)
+        self.backups = BackupsGlue(self.context, self.manager, self)
+        self.inspector = Inspector(self.context, self.manager, self)
         self.inspector.restore_settings()
         # -- live mode (app/live_glue.py) -------------------------------------------------
         self.live = LiveGlue(
-            self.state,
-            self,
-            self.status,
+            self.context,
             manager=self.manager,
             inspector=self.inspector,
-            runner=self.runner,
             open_recall=self.open_recall,
             parent=self,
         )

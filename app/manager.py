@@ -11,9 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import Slot
 
 from app.app_config import llm_providers, safety_defaults
+from app.context import AppContext, AppHelper
 from app.live import kept_view
 from app.paths import data_dir
 from core.compaction.provider import ProviderChoice, Timeouts
@@ -31,18 +32,14 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QModelIndex
     from PySide6.QtWidgets import QWidget
 
-    from app.settings import AppSettings
-    from app.status import StatusBar
-    from app.views import Views
     from core.compaction.run import CompactionRun
     from core.dataset.load import DataSet
     from core.dataset.open_recall import RecallData
     from core.io.writes import Confirm
     from core.transcript.model import Session
-    from widgets.common.state import AppState
 
 
-class Manager(QObject):
+class Manager(AppHelper):
     """Wires the writing views to the data set, the confirm dialog and the activity log.
 
     The open data and the shown session come from *state*; messages go to *status*;
@@ -51,18 +48,12 @@ class Manager(QObject):
 
     def __init__(
         self,
-        state: AppState,
-        views: Views,
-        settings: AppSettings,
-        status: StatusBar,
+        context: AppContext,
         parent: QWidget,
         confirm: Confirm | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.views = views
-        self.app_state = state
-        self.settings = settings
-        self.status = status
+        super().__init__(context, parent)
+        views, status = context.views, context.status
         self.recall: RecallData | None = None
         """The warm store and knowledge index of the open data, once indexed."""
         self.activity = ActivityLog(data_dir() / "activity.jsonl")

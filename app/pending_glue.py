@@ -11,39 +11,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject
-
+from app.context import AppContext, AppHelper
 from app.live import kept_view
 from app.manager import summary_path
 from core.dataset.load import read_all_pending
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QObject
+
     from app.manager import Manager
-    from app.status import StatusBar
-    from app.views import Views
     from core.dataset.load import DataSet
-    from widgets.common.jobs import Job, JobRunner
-    from widgets.common.state import AppState
+    from widgets.common.jobs import Job
 
 
-class PendingGlue(QObject):
+class PendingGlue(AppHelper):
     """Reads a data set's pending database sessions, one job at a time."""
 
     def __init__(
         self,
-        state: AppState,
-        views: Views,
-        status: StatusBar,
+        context: AppContext,
         manager: Manager,
-        runner: JobRunner,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self.app_state = state
-        self.views = views
-        self.status = status
+        super().__init__(context, parent)
         self.manager = manager
-        self.runner = runner
         self.job_key = f"pending@{id(self):x}"
         self.job: Job | None = None
 
