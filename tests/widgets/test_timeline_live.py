@@ -106,3 +106,23 @@ def test_axes_are_cached_as_pixmaps(view):
         for side in ("left", "bottom"):
             mode = plot.getAxis(side).cacheMode()
             assert mode == QGraphicsItem.CacheMode.DeviceCoordinateCache, (name, side)
+
+
+def test_a_higher_context_peak_moves_only_the_compaction_lines(view, grown, monkeypatch):
+    tl = grown[-1]
+    assert tl.compactions  # the fixture has compactions: their lines span the peak
+    markers = view._markers
+    markers.show(tl, tl.thresholds, 100_000.0)
+    fed: list[str] = []
+    for name in ("ctx_lines", "bar_lines", "compaction_points", "flush_points"):
+        item = getattr(markers, name)
+        real = item.setData
+        monkeypatch.setattr(
+            item, "setData", lambda *a, _n=name, _r=real, **k: (fed.append(_n), _r(*a, **k))
+        )
+    markers.show(tl, tl.thresholds, 100_000.0)
+    assert fed == []
+    markers.show(tl, tl.thresholds, 150_000.0)
+    assert fed == ["ctx_lines", "bar_lines"]
+    top = max(markers.ctx_lines.getData()[1])
+    assert top == 1_500_000.0

@@ -55,6 +55,7 @@ class TimelineMarkers:
         self._colors: dict[str, QColor] = {}
         self._timeline: Timeline | None = None
         self._drawn: tuple[Any, ...] | None = None  # what the markers show now
+        self._lines_drawn: tuple[Any, ...] | None = None  # what the compaction lines span
         self.ctx_lines = _pairs_item(ctx_plot)
         self.bar_lines = _pairs_item(bar_plot)
         self.compaction_points = pg.ScatterPlotItem(symbol="t", size=10)
@@ -158,8 +159,15 @@ class TimelineMarkers:
         set again (scatter points and text labels are slow to re-make).
         """
         self._timeline = tl
+        comps = tl.compactions
         bar_top = float(max(tl.tokens.max(initial=1), 1)) * 10
-        drawn = (tl.compactions, tl.branches, tl.breaks, tl.flushes, thresholds, ctx_max, bar_top)
+        lines = (comps, ctx_max, bar_top)  # the context grows: these follow its peak
+        if lines != self._lines_drawn:
+            self._lines_drawn = lines
+            pairs_x = np.repeat(np.array([m.x for m in comps], dtype=np.float64), 2)
+            self.ctx_lines.setData(pairs_x, np.tile([0.0, ctx_max * 10], len(comps)))
+            self.bar_lines.setData(pairs_x, np.tile([0.0, bar_top], len(comps)))
+        drawn = (comps, tl.branches, tl.breaks, tl.flushes, thresholds)
         if drawn == self._drawn:
             self.layout()
             return
@@ -175,12 +183,8 @@ class TimelineMarkers:
             line.label.setPosition(0.985 - 0.2 * (rank % 4))
             line.show()
 
-        comps = tl.compactions
         cx = np.array([m.x for m in comps], dtype=np.float64)
         self.compaction_points.setData(cx, [m.context_before for m in comps])
-        pairs_x = np.repeat(cx, 2)
-        self.ctx_lines.setData(pairs_x, np.tile([0.0, ctx_max * 10], len(comps)))
-        self.bar_lines.setData(pairs_x, np.tile([0.0, bar_top], len(comps)))
         for i, m in enumerate(comps):
             label = self._label(self.compaction_labels, i)
             label.setText(f" {m.label} ")
@@ -243,7 +247,7 @@ class TimelineMarkers:
     def clear(self) -> None:
         """Draw nothing."""
         self._timeline = None
-        self._drawn = None
+        self._drawn = self._lines_drawn = None
         empty = np.zeros(0)
         self.ctx_lines.setData(empty, empty)
         self.bar_lines.setData(empty, empty)
