@@ -15,11 +15,18 @@ import widgets
 ROOT = Path(widgets.__file__).parent
 
 
-def test_no_worker_classes_remain_in_widgets():
+WORKER_MARKS = ("QRunnable", "QThreadPool", "QThread(", "threading.Thread", "moveToThread")
+
+
+def test_no_worker_classes_remain_in_widgets_or_app():
+    """Background work goes through widgets/common/jobs.py only (one runner)."""
     offenders = [
-        str(path.relative_to(ROOT))
-        for path in ROOT.rglob("*.py")
-        if path.name != "jobs.py" and "QRunnable" in path.read_text(encoding="utf-8")
+        f"{path.relative_to(ROOT.parent)}: {mark}"
+        for folder in (ROOT, ROOT.parent / "app")
+        for path in folder.rglob("*.py")
+        if path != ROOT / "common" / "jobs.py"
+        for mark in WORKER_MARKS
+        if mark in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
 
