@@ -145,3 +145,29 @@ def test_live_updates_insert_and_change_rows_keeping_selection_scroll_and_expans
     assert nav.model.index(agent_row.row(), 1).data(SortRole) == sum(s.messages for s in mine)
     assert nav.model.session_index("new-session-in-agent").isValid()
     qtmodeltester.check(nav.model)
+
+
+def test_a_live_update_that_re_sorts_rows_does_not_re_select_the_session(qtbot, demo_data):
+    """The soak saw each live batch re-show the whole selected session (a long GUI stall)."""
+    summaries = list(demo_data.summaries)
+    nav = Navigator()
+    qtbot.addWidget(nav)
+    nav.set_sessions(summaries)
+    oldest = min(summaries, key=lambda s: s.modified)
+    assert nav.select_session(oldest.id)
+    selected: list[object] = []
+    nav.session_selected.connect(selected.append)
+    newest = max(s.modified for s in summaries)
+    for step in range(1, 4):  # it moves to the top of the modified-descending sort
+        nav.update_sessions(
+            [replace(oldest, modified=newest + step, messages=oldest.messages + step)]
+        )
+        sibling = replace(  # and a new session of its agent lands above it
+            oldest, path=f"{oldest.path}.{step}.jsonl", id=f"new-{step}", modified=newest + 9
+        )
+        nav.update_sessions([sibling])
+    assert nav.current().path == oldest.path
+    assert selected == []
+    other = next(s for s in summaries if s.path != oldest.path)
+    assert nav.select_session(other.id)
+    assert [s.path for s in selected] == [other.path]  # a real change still reaches the app

@@ -341,6 +341,7 @@ class Navigator(QWidget):
         self.tree.setAlternatingRowColors(True)
         self.tree.setAccessibleName("Sessions")
         self.tree.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self._shown_path: str | None = None  # the session session_selected last named
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.filter_box)
@@ -419,4 +420,9 @@ class Navigator(QWidget):
 
     @Slot(QItemSelection, QItemSelection)
     def _on_selection_changed(self, _selected: QItemSelection, _old: QItemSelection) -> None:
-        self.session_selected.emit(self.current())
+        current = self.current()
+        path = current.path if current is not None else None
+        if path == self._shown_path and path is not None:
+            return  # a live update re-sorted the rows: the same session stays selected
+        self._shown_path = path
+        self.session_selected.emit(current)
