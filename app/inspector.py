@@ -24,6 +24,8 @@ from core.transcript.replay import context_at
 from widgets.timeline.worker import timeline_job
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from app.manager import Manager
     from core.context.budget import Budget
     from core.dataset.load import DataSet, SessionSummary
@@ -187,16 +189,18 @@ class Inspector(AppHelper):
     def _build_timeline(self, *, keep_view: bool = False) -> None:
         """Build the timeline arrays in a job (tens of ms on 5,000 messages)."""
         assert self.session is not None
-        budget = self._budget(None)
+        make_budget = self._budget_maker(None)  # replays the context: in the job
         self.runner.submit(
             "building the timeline",
-            timeline_job(self.session.snapshot(), budget),  # live mode may extend it
+            timeline_job(self.session.snapshot(), make_budget),  # live mode may extend it
             key=self.timeline_key,  # a newer selection drops this build
-            done=lambda timeline: self._on_timeline_built(timeline, budget, keep_view),
+            done=lambda built: self._on_timeline_built(built[0], built[1], keep_view),
             failed=lambda message: self.status.say(f"Timeline failed: {message}"),
         )
 
-    def _on_timeline_built(self, timeline: Timeline, budget: Budget, keep_view: bool) -> None:
+    def _on_timeline_built(
+        self, timeline: Timeline, budget: Budget | None, keep_view: bool
+    ) -> None:
         self.timeline = timeline
         self.views.timeline.set_timeline(timeline, budget, keep_view=keep_view)
         if self.entry_id is not None:
@@ -220,15 +224,27 @@ class Inspector(AppHelper):
 
     def _budget(self, at: str | None) -> Budget:
         assert self.session is not None
-        return budget_for(
-            self.session,
-            at=at,
-            config=self.data.config if self.data else None,
-            model_id=self._model_id(),
-            window=self.window_override,
-            store_entry=self._store_entry(self.session),
-            extra_tokens=self.recalled_tokens,
-        )
+        return self._budget_maker(at)(self.session)
+
+    def _budget_maker(self, at: str | None) -> Callable[[Session], Budget]:
+        """``budget_for`` with this moment's settings, for a session (or its snapshot)."""
+        assert self.session is not None
+        config = self.data.config if self.data else None
+        model_id, window = self._model_id(), self.window_override
+        store_entry, extra = self._store_entry(self.session), self.recalled_tokens
+
+        def make(session: Session) -> Budget:
+            return budget_for(
+                session,
+                at=at,
+                config=config,
+                model_id=model_id,
+                window=window,
+                store_entry=store_entry,
+                extra_tokens=extra,
+            )
+
+        return make
 
     @Slot(str)
     def show_entry(self, entry_id: str) -> None:

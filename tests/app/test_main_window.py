@@ -304,3 +304,27 @@ def test_two_windows_load_side_by_side(qtbot, fixtures_dir):
     qtbot.waitUntil(lambda: first.data is not None and second.data is not None, timeout=30000)
     assert [s.path for s in first.data.sessions] == [str(fixtures_dir / "before-compaction.jsonl")]
     assert [s.path for s in second.data.sessions] == [str(fixtures_dir / "large-session.jsonl")]
+
+
+def test_a_live_redraw_replays_the_budget_in_the_job_not_on_the_gui_thread(
+    qtbot, fixtures_dir, monkeypatch
+):
+    """The soak saw ``budget_for`` (a context replay) stall the GUI on every live batch."""
+    import threading
+
+    import app.inspector as inspector_module
+
+    window = _open(qtbot, fixtures_dir / "before-compaction.jsonl")
+    qtbot.waitUntil(lambda: window.timeline.timeline() is not None, timeout=10000)
+    threads: list[str] = []
+    real = inspector_module.budget_for
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(inspector_module, "budget_for", spy)
+    drawn = window.timeline.timeline()
+    window.inspector.session_grew()  # what live mode calls after appending to the session
+    qtbot.waitUntil(lambda: window.timeline.timeline() is not drawn, timeout=10000)
+    assert threads and threading.main_thread().name not in threads

@@ -266,9 +266,9 @@ def test_worker_builds_off_the_gui_thread(qtbot, before):
     runner = JobRunner()
     got = []
     with qtbot.waitSignal(runner.ended, timeout=10_000):
-        runner.submit("timeline", timeline_job(session, budget), done=got.append)
-    built = got[0]
-    assert built.entry_ids == tl.entry_ids and len(built.thresholds) == 4
+        runner.submit("timeline", timeline_job(session, lambda _s: budget), done=got.append)
+    built, used = got[0]
+    assert built.entry_ids == tl.entry_ids and len(built.thresholds) == 4 and used is budget
 
 
 def test_map_to_widget_round_trip(view, before):

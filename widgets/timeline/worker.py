@@ -18,10 +18,18 @@ if TYPE_CHECKING:
     from core.transcript.model import Session
 
 
-def timeline_job(session: Session, budget: Budget | None = None) -> Callable[..., Timeline]:
-    """A job (``fn(*, progress, cancelled)``) building *session*'s timeline."""
+def timeline_job(
+    session: Session, make_budget: Callable[[Session], Budget] | None = None
+) -> Callable[..., tuple[Timeline, Budget | None]]:
+    """A job (``fn(*, progress, cancelled)``) building *session*'s budget and timeline.
 
-    def job(**_: object) -> Timeline:
-        return build_timeline(session, budget)
+    The budget replays the context (``budget_for``), tens of milliseconds on a long
+    session: it is computed in the job too, by *make_budget*, and returned with the
+    timeline.
+    """
+
+    def job(**_: object) -> tuple[Timeline, Budget | None]:
+        budget = make_budget(session) if make_budget is not None else None
+        return build_timeline(session, budget), budget
 
     return job
