@@ -17,6 +17,7 @@ from core.recall.warm_store import WarmStore
 from core.store.knowledge import load_knowledge
 from widgets.common.jobs import JobRunner
 from widgets.recall import preview as recall_preview
+from widgets.recall import preview_models as recall_models
 from widgets.recall.preview import RecallPreview
 from widgets.recall.preview_models import FIT_SAMPLE_ROWS
 
@@ -39,7 +40,7 @@ class Calls:
     """Wraps recall: counts calls; with *hold*, the first call waits for :meth:`release`."""
 
     def __init__(self, *, hold: bool = False) -> None:
-        self.real = recall_preview.recall
+        self.real = recall_models.recall
         self.hold = hold
         self.event = threading.Event()
         self.count = 0
@@ -79,7 +80,7 @@ def test_refreshes_while_a_recall_runs_make_exactly_one_more(
     qtbot, runner, monkeypatch, recall_data
 ):
     calls = Calls(hold=True)
-    monkeypatch.setattr(recall_preview, "recall", calls)
+    monkeypatch.setattr(recall_models, "recall", calls)
     view = _view(qtbot, runner, recall_data)
     qtbot.waitUntil(lambda: calls.count == 1, timeout=5000)  # attach's recall, held
     for _ in range(5):  # live batches while it runs
@@ -96,7 +97,7 @@ def test_refreshes_while_a_recall_runs_make_exactly_one_more(
 
 def test_another_query_replaces_the_running_recall(qtbot, runner, monkeypatch, recall_data):
     calls = Calls(hold=True)
-    monkeypatch.setattr(recall_preview, "recall", calls)
+    monkeypatch.setattr(recall_models, "recall", calls)
     view = _view(qtbot, runner, recall_data)
     qtbot.waitUntil(lambda: calls.count == 1, timeout=5000)
     view.query_box.setText("deploy staging database migration")
@@ -110,7 +111,7 @@ def test_another_query_replaces_the_running_recall(qtbot, runner, monkeypatch, r
 
 def test_a_hidden_view_recalls_when_shown(qtbot, runner, monkeypatch, recall_data):
     calls = Calls()
-    monkeypatch.setattr(recall_preview, "recall", calls)
+    monkeypatch.setattr(recall_models, "recall", calls)
     tabs = QTabWidget()
     qtbot.addWidget(tabs)
     view = RecallPreview(runner=runner)

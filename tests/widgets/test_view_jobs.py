@@ -16,7 +16,7 @@ from PySide6.QtCore import QThreadPool
 import widgets.compaction.jobs as compaction_jobs
 import widgets.openclaw.memory_index_view as memory_index_view
 import widgets.openclaw.view as openclaw_view
-import widgets.recall.preview as recall_preview
+import widgets.recall.preview_models as recall_models
 import widgets.session.context_view as context_view
 import widgets.trim.model as trim_model
 from core.compaction.target import target_for
@@ -363,7 +363,7 @@ def recall_data(tmp_path_factory):
 
 
 def _recall_view(qtbot, runner, monkeypatch, gate, recall_data):
-    monkeypatch.setattr(recall_preview, "recall", gate)
+    monkeypatch.setattr(recall_models, "recall", gate)
     view = RecallPreview(runner=runner)
     qtbot.addWidget(view)
     store, knowledge = recall_data
@@ -372,7 +372,7 @@ def _recall_view(qtbot, runner, monkeypatch, gate, recall_data):
 
 
 def test_recall_new_query_drops_the_old_result(qtbot, runner, monkeypatch, recall_data):
-    gate = Gate(recall_preview.recall)
+    gate = Gate(recall_models.recall)
     view = _recall_view(qtbot, runner, monkeypatch, gate, recall_data)
     qtbot.waitUntil(lambda: len(gate.calls) == 1, timeout=5000)  # attach's recall, held
     view.query_box.setText("invoice number sequence table")
@@ -386,7 +386,7 @@ def test_recall_new_query_drops_the_old_result(qtbot, runner, monkeypatch, recal
 
 
 def test_recall_failure(qtbot, runner, errors, caplog, monkeypatch, recall_data):
-    gate = Gate(recall_preview.recall)
+    gate = Gate(recall_models.recall)
     gate.fail = True
     view = _recall_view(qtbot, runner, monkeypatch, gate, recall_data)
     _assert_failure_reported(qtbot, runner, caplog, errors)

@@ -20,7 +20,6 @@ measures every cell again.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +41,7 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from core.recall.block import hard_cap, search_limit
-from core.recall.engine import MIN_QUERY_CHARS, RecallSettings, recall
+from core.recall.engine import MIN_QUERY_CHARS, RecallSettings
 from core.recall.hybrid import SearchConfig, SegmentExplanation, explain
 from core.safety.redact import maybe_redact
 from widgets.common.jobs import default_runner
@@ -65,6 +64,7 @@ from widgets.recall.preview_models import (
     group_box,
     knowledge_tip,
     make_table,
+    recall_job,
 )
 from widgets.recall.why_not import WhyNotPanel
 
@@ -416,19 +416,7 @@ class RecallPreview(QWidget):
             return
         # Anything else (another query, knobs, point) replaces the running job.
         self._running, self._dirty = request, False
-
-        def job(**_job: object) -> tuple[str, RecallOutcome, float]:
-            started = time.perf_counter()
-            out = recall(
-                query,
-                store=store,
-                knowledge=knowledge,
-                settings=settings,
-                session_id=session_id,
-                now_ms=now_ms,
-            )
-            return query, out, time.perf_counter() - started
-
+        job = recall_job(query, store, knowledge, settings, session_id, now_ms)
         self._runner.submit(
             "recall", job, key=self._key, done=self._on_recalled, failed=self._on_recall_failed
         )

@@ -8,6 +8,7 @@ in the block, so one table shows every score component next to the outcome.
 from __future__ import annotations
 
 import html
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,12 +23,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.recall.engine import recall
 from widgets.common.record_model import Column, SortRole
 
 if TYPE_CHECKING:
-    from core.recall.engine import RecallOutcome
+    from collections.abc import Callable
+
+    from core.recall.engine import RecallOutcome, RecallSettings
     from core.recall.hybrid import Hit, SearchResult, SegmentExplanation
-    from core.recall.knowledge_search import KnowledgeHit
+    from core.recall.knowledge_search import KnowledgeHit, KnowledgeIndex
+    from core.recall.warm_store import WarmStore
     from core.store.segments import Segment
     from widgets.common.tip_model import TipTableModel
 
@@ -405,3 +410,28 @@ def explanation_html(
             f"{block_time(segment.timestamp)} UTC<br>{e(one_line(segment.content, 300))}</p>"
         )
     return "".join(out)
+
+
+def recall_job(
+    query: str,
+    store: WarmStore | None,
+    knowledge: KnowledgeIndex | None,
+    settings: RecallSettings,
+    session_id: str | None,
+    now_ms: int | None,
+) -> Callable[..., tuple[str, RecallOutcome, float]]:
+    """A runner job recalling *query*: it returns the query, the outcome and its seconds."""
+
+    def job(**_job: object) -> tuple[str, RecallOutcome, float]:
+        started = time.perf_counter()
+        out = recall(
+            query,
+            store=store,
+            knowledge=knowledge,
+            settings=settings,
+            session_id=session_id,
+            now_ms=now_ms,
+        )
+        return query, out, time.perf_counter() - started
+
+    return job
