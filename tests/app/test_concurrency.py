@@ -20,6 +20,7 @@ from app.main_window import MainWindow
 from core.demo.build import write_demo
 from core.io.writes import always
 from core.knowledge.ops import FactOp
+from tests.qt_read import shown_fact_ids
 
 WRITER = Path(__file__).resolve().parent.parent / "live_writer.py"
 
@@ -115,6 +116,6 @@ def test_agent_and_app_write_at_once_and_nothing_is_lost_or_doubled(qtbot, tmp_p
     assert recall is not None and recall.store is not None
     for e in kinds["segment"]:
         assert recall.store.get(e["id"]) is not None, e
-    shown = set(window.facts_view.shown_ids()) | {f.id for f in log.facts.values()}
+    shown = set(shown_fact_ids(window.facts_view)) | {f.id for f in log.facts.values()}
     for e in kinds["fact"]:
         assert e["id"] in shown

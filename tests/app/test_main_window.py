@@ -11,6 +11,7 @@ from app.main_window import MainWindow
 from app.settings import AppSettings
 from core.context.budget import budget_for
 from core.transcript.replay import context_at
+from tests.qt_read import legend_text
 from widgets.common.record_model import RecordRole
 
 
@@ -243,7 +244,7 @@ def test_recall_block_feeds_the_gauge_and_context(qtbot, demo_home):
     assert window.inspector.recalled_block == window.recall_view.block_text()
     qtbot.waitUntil(lambda: not window.context_view.is_busy(), timeout=10000)
     assert any(r.origin == "recalled" for r in window.context_view.rows())
-    assert "recalled memory" in window.gauge.legend_text("recalled")
+    assert "recalled memory" in legend_text(window.gauge, "recalled")
 
 
 def test_why_not_explains_the_selected_message(qtbot, demo_home):

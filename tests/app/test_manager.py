@@ -10,7 +10,7 @@ import pytest
 from app.main_window import MainWindow
 from core.demo.build import write_demo
 from core.io.writes import always
-from tests.qt_read import shown_records
+from tests.qt_read import cut_point, shown_records
 
 
 @pytest.fixture
@@ -40,8 +40,8 @@ def test_compaction_on_demand_writes_a_new_leaf_and_feeds_review_and_activity(qt
     session = _pick_compactable(window)
     panel = window.compaction_panel
     qtbot.waitUntil(lambda: panel.plan() is not None and not panel.is_busy(), timeout=30000)
-    qtbot.waitUntil(lambda: window.timeline.cut_point() is not None, timeout=10000)
-    assert window.timeline.cut_point() == panel.plan().first_kept_entry_id
+    qtbot.waitUntil(lambda: cut_point(window.timeline) is not None, timeout=10000)
+    assert cut_point(window.timeline) == panel.plan().first_kept_entry_id
     before = open(session.path, "rb").read()
     os.utime(session.path, (time.time() - 60, time.time() - 60))  # not "modified just now"
     panel.run()

@@ -12,6 +12,7 @@ import pytest
 from app.main_window import MainWindow
 from core.demo.build import write_demo
 from core.io.writes import always
+from tests.qt_read import shown_fact_ids
 
 NOW = int(time.time() * 1000)  # live segments must not be older than evictionDays
 
@@ -111,7 +112,7 @@ def _append_message(path, text):
 def _sources_of_current(qtbot, view):
     """Search the current fact's sources again (select another fact and come back)."""
     fid = view.current_id()
-    other = next(i for i in view.shown_ids() if i != fid)
+    other = next(i for i in shown_fact_ids(view) if i != fid)
     view.select_fact(other)
     with qtbot.waitSignal(view.sources_ready, timeout=20000) as got:
         view.select_fact(fid)

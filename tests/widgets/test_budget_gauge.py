@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 from core.context.breakdown import SECTION_KEYS, breakdown_at
 from core.context.budget import budget_for
 from core.transcript import load_transcript
+from tests.qt_read import gauge_canvas
 from widgets.budget.gauge import BudgetGauge
 from widgets.budget.gauge_canvas import SECTION_COLORS, fmt_k, fmt_pct, spread_labels
 
@@ -26,11 +27,11 @@ def _legend_shown(gauge, key):
 
 def _marker_x(gauge):
     """Pixel x of every threshold marker on the bar, by threshold key."""
-    return {m.threshold.key: m.x for m in gauge.canvas.markers()}
+    return {m.threshold.key: m.x for m in gauge_canvas(gauge).markers()}
 
 
 def _marker_labels(gauge):
-    return {m.threshold.key: m.label for m in gauge.canvas.markers()}
+    return {m.threshold.key: m.label for m in gauge_canvas(gauge).markers()}
 
 
 AT = "#358"  # 175,004 measured tokens (tests/core/test_budget.py)
@@ -80,7 +81,7 @@ def test_sections_are_stacked_in_order_and_proportional(gauge, session):
     assert list(rects) == shown
     for a, c in itertools.pairwise(shown):
         assert rects[a].right() == pytest.approx(rects[c].left())
-    span = gauge.canvas.width() - 12  # 6 px each side; the window is the scale here
+    span = gauge_canvas(gauge).width() - 12  # 6 px each side; the window is the scale here
     for k in shown:
         assert rects[k].width() == pytest.approx(max(1.0, span * bd.tokens(k) / b.window), abs=0.01)
     total_right = rects[shown[-1]].right()
@@ -89,7 +90,7 @@ def test_sections_are_stacked_in_order_and_proportional(gauge, session):
 
 def test_painted_colours(gauge, session):
     _show(gauge, session)
-    image = gauge.canvas.grab().toImage()
+    image = gauge_canvas(gauge).grab().toImage()
     for key in ("tool_calls", "tool_results", "assistant_text"):
         r = gauge.section_rects()[key]
         pixel = image.pixelColor(int(r.left()) + 2, int(r.bottom()) - 2)
@@ -98,7 +99,7 @@ def test_painted_colours(gauge, session):
 
 def test_markers_sit_on_their_thresholds_and_move_with_the_window(gauge, session):
     _, b = _show(gauge, session)
-    span = gauge.canvas.width() - 12
+    span = gauge_canvas(gauge).width() - 12
     at_200k = _marker_x(gauge)
     assert set(at_200k) == {"window", "compaction", "seed", "flush", "safe_limit"}
     for t in b.thresholds:
@@ -121,7 +122,7 @@ def test_marker_labels_never_overlap(gauge, session, window):
     assert len(rects) == 5
     for a, c in itertools.pairwise(rects):
         assert a.right() <= c.left(), (a, c)
-    assert rects[0].left() >= 0 and rects[-1].right() <= gauge.canvas.width()
+    assert rects[0].left() >= 0 and rects[-1].right() <= gauge_canvas(gauge).width()
 
 
 def test_spread_labels_keeps_order_and_bounds():
@@ -191,11 +192,11 @@ def test_comparison_bar_for_the_trim_simulation(gauge, session):
     gauge.set_comparison(120_000, "after trim")
     assert _legend_shown(gauge, "after")
     assert _legend(gauge, "after") == "after trim 120,000 (60.0%, -55,004)"
-    bar_y = gauge.canvas.bar_top() + 20 + 4
+    bar_y = gauge_canvas(gauge).bar_top() + 20 + 4
     assert gauge.tooltip_at(50, bar_y) == "after trim 120,000 (60.0%, -55,004)"
-    image = gauge.canvas.grab().toImage()
-    highlight = gauge.canvas.palette().color(QPalette.ColorRole.Highlight).name()
-    x_after = 6 + (gauge.canvas.width() - 12) * 120_000 / 200_000
+    image = gauge_canvas(gauge).grab().toImage()
+    highlight = gauge_canvas(gauge).palette().color(QPalette.ColorRole.Highlight).name()
+    x_after = 6 + (gauge_canvas(gauge).width() - 12) * 120_000 / 200_000
     assert image.pixelColor(int(x_after) - 3, bar_y).name() == highlight
     assert image.pixelColor(int(x_after) + 3, bar_y).name() != highlight
     assert "Comparison: after trim 120,000" in gauge.accessibleDescription()
@@ -237,7 +238,7 @@ def test_accessible_description_summarises(gauge, session):
     assert "tool results 74,514 (37.3%)" in text
     assert "compaction trigger (pi) 180,000 (not reached)" in text
     assert "80% rule 160,000 (reached)" in text
-    assert gauge.canvas.accessibleDescription() == text
+    assert gauge_canvas(gauge).accessibleDescription() == text
 
 
 def test_clear(gauge, session):
@@ -247,7 +248,7 @@ def test_clear(gauge, session):
     assert gauge.headline_text() == "no point selected"
     assert gauge.section_rects() == {} and _marker_x(gauge) == {}
     assert _legend(gauge, "user") == "user" and not _legend_shown(gauge, "after")
-    gauge.canvas.grab()  # paints the empty state without error
+    gauge_canvas(gauge).grab()  # paints the empty state without error
 
 
 def test_demo_session_and_dark_palette(gauge, tmp_path):
@@ -271,12 +272,12 @@ def test_demo_session_and_dark_palette(gauge, tmp_path):
     assert bd.tokens("summary") > 0
     pct = fmt_pct(bd.tokens("summary"), b.window)
     assert _legend(gauge, "summary") == f"compaction summary {bd.tokens('summary'):,} ({pct})"
-    image = gauge.canvas.grab().toImage()
+    image = gauge_canvas(gauge).grab().toImage()
     # The empty part of the window is the dark base colour, markers in their dark variant.
-    track_x = int(gauge.canvas.x_of(b.window)) - 3
-    y = gauge.canvas.bar_top() + 18
+    track_x = int(gauge_canvas(gauge).x_of(b.window)) - 3
+    y = gauge_canvas(gauge).bar_top() + 18
     assert image.pixelColor(track_x, y).name() == "#2b2c30"
-    assert gauge.canvas.marker_color("compaction").name() == "#ff6b6b"
+    assert gauge_canvas(gauge).marker_color("compaction").name() == "#ff6b6b"
 
 
 def test_formatting_helpers():

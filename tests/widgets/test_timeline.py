@@ -15,6 +15,7 @@ from core.context.budget import budget_for
 from core.demo.build import write_demo
 from core.timeline.arrays import Category, build_timeline
 from core.transcript import load_transcript, parse_transcript
+from tests.qt_read import cut_point, plot_items
 from widgets.common.jobs import JobRunner
 from widgets.timeline.view import TimelineView
 from widgets.timeline.worker import timeline_job
@@ -74,7 +75,7 @@ def _legend(view):
 
 def _to_widget(view, x, y=0.0):
     """Where message position *x* (and *y* tokens) sits in the bar plot, in view pixels."""
-    scene = view.plot_items()["bar_plot"].vb.mapViewToScene(QPointF(x, y))
+    scene = plot_items(view)["bar_plot"].vb.mapViewToScene(QPointF(x, y))
     return QPointF(view.graphics_view().mapFromScene(scene))
 
 
@@ -87,7 +88,7 @@ def _viewport_point(view, pos):
 def test_bars_curve_and_markers(view, before):
     _, tl, budget = before
     view.set_timeline(tl, budget)
-    items = view.plot_items()
+    items = plot_items(view)
     for cat in Category:
         x, y = _xy(items[f"bars:{cat.name.lower()}"])
         mask = tl.category == cat
@@ -129,7 +130,7 @@ def test_legend_names_every_role(view):
 def test_thinking_stacked_in_assistant_bars(view, branched):
     _, tl = branched
     view.set_timeline(tl)
-    x, y = _xy(view.plot_items()["thinking"])
+    x, y = _xy(plot_items(view)["thinking"])
     mask = tl.thinking_share > 0
     assert mask.sum() > 0 and len(x) == 4 * mask.sum()
     assert np.allclose(y[1::4], tl.thinking_tokens[mask])
@@ -140,7 +141,7 @@ def test_thinking_stacked_in_assistant_bars(view, branched):
 def test_branch_shown(view, branched):
     _, tl = branched
     view.set_timeline(tl)
-    items = view.plot_items()
+    items = plot_items(view)
     off = ~tl.on_path
     assert off.sum() > 0
     x, _ = _xy(items["off_path"])
@@ -162,9 +163,7 @@ def test_hover_emits_entry_and_shows_summary(qtbot, view, before):
     assert blocker.args == [tl.entry_ids[120]]
     assert tl.summary(120) in _info(view)
     assert f"#{tl.entry_index[120]}" in _info(view)
-    assert all(
-        line.isVisible() and line.value() == 120 for line in view.plot_items()["hover_lines"]
-    )
+    assert all(line.isVisible() and line.value() == 120 for line in plot_items(view)["hover_lines"])
 
 
 def test_click_activates_and_selects(qtbot, view, before):
@@ -175,12 +174,12 @@ def test_click_activates_and_selects(qtbot, view, before):
         qtbot.mouseClick(view.graphics_view().viewport(), Qt.MouseButton.LeftButton, pos=target)
     assert blocker.args == [tl.entry_ids[400]]
     assert view.selected_entry() == tl.entry_ids[400]
-    assert all(line.value() == 400 for line in view.plot_items()["select_lines"])
+    assert all(line.value() == 400 for line in plot_items(view)["select_lines"])
 
 
 def test_select_entry_scrolls_into_view(view, big):
     view.set_timeline(big)
-    plot = view.plot_items()["context_plot"]
+    plot = plot_items(view)["context_plot"]
     plot.setXRange(0, 100, padding=0)
     assert view.select_entry(big.entry_ids[4000])
     x0, x1 = plot.vb.viewRange()[0]
@@ -189,13 +188,13 @@ def test_select_entry_scrolls_into_view(view, big):
     assert big.summary(4000) in _info(view)
     assert not view.select_entry("no-such-entry")
     assert view.selected_entry() is None
-    assert not any(line.isVisible() for line in view.plot_items()["select_lines"])
+    assert not any(line.isVisible() for line in plot_items(view)["select_lines"])
 
 
 def test_5000_messages_downsampled_and_clipped(qtbot, view, big):
     view.set_timeline(big)
     view.grab()
-    items = view.plot_items()
+    items = plot_items(view)
     bars = items["bars:tool_result"]
     original = len(_xy(bars)[0])
     assert original > 8000
@@ -213,15 +212,15 @@ def test_compaction_labels_never_overlap(view, big):
     view.resize(960, 500)
     view.set_timeline(big)
     view.grab()
-    shown = [lab for lab in view.plot_items()["compaction_labels"] if lab.isVisible()]
+    shown = [lab for lab in plot_items(view)["compaction_labels"] if lab.isVisible()]
     assert 0 < len(shown) < len(big.compactions)  # some hidden at this width
     rects = [lab.sceneBoundingRect() for lab in shown]
     for i, a in enumerate(rects):
         assert all(not a.intersects(b) for b in rects[i + 1 :])
-    view.plot_items()["context_plot"].setXRange(0, 800, padding=0)
+    plot_items(view)["context_plot"].setXRange(0, 800, padding=0)
     view.grab()
     in_view = [m for m in big.compactions if 0 <= m.x <= 700]
-    visible = [lab for lab in view.plot_items()["compaction_labels"] if lab.isVisible()]
+    visible = [lab for lab in plot_items(view)["compaction_labels"] if lab.isVisible()]
     assert len(visible) >= len(in_view) >= 1
 
 
@@ -233,8 +232,8 @@ def test_palette_followed(view, before):
     palette.setColor(QPalette.ColorRole.Text, QColor("#e6e6e6"))
     view.setPalette(palette)
     assert view.graphics_view().backgroundBrush().color() == QColor("#16171a")
-    assert view.plot_items()["context"].opts["pen"].color() == QColor("#e6e6e6")
-    axis = view.plot_items()["bar_plot"].getAxis("left")
+    assert plot_items(view)["context"].opts["pen"].color() == QColor("#e6e6e6")
+    axis = plot_items(view)["bar_plot"].getAxis("left")
     assert axis.textPen().color() == QColor("#e6e6e6")
 
 
@@ -243,7 +242,7 @@ def test_clear(view, before):
     view.set_timeline(tl, budget)
     view.select_entry(tl.entry_ids[5])
     view.clear()
-    items = view.plot_items()
+    items = plot_items(view)
     assert view.timeline() is None and view.selected_entry() is None
     assert len(_xy(items["bars:assistant"])[0]) == 0 and len(_xy(items["context"])[0]) == 0
     assert not any(lab.isVisible() for lab in items["compaction_labels"])
@@ -258,7 +257,7 @@ def test_thresholds_from_timeline_without_budget(view, before):
     assert {t.key for t in view.thresholds()} == {"window", "compaction", "flush", "safe_limit"}
     view.set_timeline(build_timeline(session))
     assert view.thresholds() == ()
-    assert not view.plot_items()["threshold:window"].isVisible()
+    assert not plot_items(view)["threshold:window"].isVisible()
 
 
 def test_worker_builds_off_the_gui_thread(qtbot, before):
@@ -276,7 +275,7 @@ def test_map_to_widget_round_trip(view, before):
     view.set_timeline(tl)
     point = _to_widget(view, 300.0, 0.0)
     scene = view.graphics_view().mapToScene(point.toPoint())
-    back = view.plot_items()["bar_plot"].vb.mapSceneToView(QPointF(scene))
+    back = plot_items(view)["bar_plot"].vb.mapSceneToView(QPointF(scene))
     assert back.x() == pytest.approx(300, abs=0.5)
 
 
@@ -285,7 +284,7 @@ def test_empty_session(view):
     view.set_timeline(build_timeline(parse_transcript(header, "empty.jsonl")))
     view.grab()
     assert _info(view) == "No messages in this session"
-    assert len(_xy(view.plot_items()["context"])[0]) == 0
+    assert len(_xy(plot_items(view)["context"])[0]) == 0
 
 
 def test_cut_point_is_marked_and_removed(qtbot, fixtures_dir):
@@ -300,13 +299,13 @@ def test_cut_point_is_marked_and_removed(qtbot, fixtures_dir):
     view.set_timeline(tl)
     target = tl.entry_ids[len(tl) // 2]
     assert view.set_cut_point(target)
-    assert view.cut_point() == target
+    assert cut_point(view) == target
     lines = view._cut_lines
     assert all(line.isVisible() and line.value() == tl.position(target) for line in lines)
     view.set_timeline(build_timeline(session))  # a rebuild keeps the mark
-    assert view.cut_point() == target
+    assert cut_point(view) == target
     assert not view.set_cut_point("")
-    assert view.cut_point() is None and not any(line.isVisible() for line in lines)
+    assert cut_point(view) is None and not any(line.isVisible() for line in lines)
     view.clear()
     assert not view.set_cut_point(target)  # no timeline yet: remembered, drawn later
     view.set_timeline(tl)

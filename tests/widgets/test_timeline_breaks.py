@@ -9,6 +9,7 @@ import pytest
 
 from core.timeline.arrays import build_timeline
 from core.transcript import parse_transcript
+from tests.qt_read import plot_items
 from widgets.timeline.view import TimelineView
 
 STAMP = "2026-01-01T00:00:00.000Z"
@@ -51,7 +52,7 @@ def test_broken_parents_are_marked_and_explained(view):
         ("00000008", "cycle"),
     }
     view.set_timeline(tl)
-    items = view.plot_items()
+    items = plot_items(view)
     x, _ = items["break_points"].getData()
     assert sorted(np.asarray(x).tolist()) == sorted(b.x for b in tl.breaks)
     labels = [lab for lab in items["break_labels"] if lab.isVisible()]
@@ -66,7 +67,7 @@ def test_a_sound_session_has_no_break_markers(view):
     tl = build_timeline(_session(broken=False))
     assert tl.breaks == ()
     view.set_timeline(tl)
-    x, _ = view.plot_items()["break_points"].getData()
+    x, _ = plot_items(view)["break_points"].getData()
     assert x is None or len(x) == 0
-    assert not any(lab.isVisible() for lab in view.plot_items()["break_labels"])
+    assert not any(lab.isVisible() for lab in plot_items(view)["break_labels"])
     assert "broken parent" not in view._info.text()

@@ -9,6 +9,7 @@ from core.context.budget import budget_for
 from core.openclaw.sessions_store import SessionEntry
 from core.timeline.arrays import build_timeline
 from core.transcript import load_transcript
+from tests.qt_read import plot_items
 from widgets.timeline.style import FLUSH_COLOR, FLUSH_FAILED_COLOR
 from widgets.timeline.view import TimelineView
 
@@ -39,7 +40,7 @@ def test_the_view_shows_the_flush_marker_with_its_tooltip(view, session):
     )
     tl = build_timeline(session, budget)
     view.set_timeline(tl, budget)
-    items = view.plot_items()
+    items = plot_items(view)
     points = items["flush_points"].points()
     assert len(points) == 1
     (flush,) = tl.flushes
@@ -58,7 +59,7 @@ def test_the_view_shows_the_flush_marker_with_its_tooltip(view, session):
 def test_a_failed_flush_is_hollow_and_red(view, session):
     budget = budget_for(session, store_entry=_entry(session, {"kind": "failed", "failureCount": 3}))
     view.set_timeline(build_timeline(session, budget), budget)
-    (point,) = view.plot_items()["flush_points"].points()
+    (point,) = plot_items(view)["flush_points"].points()
     assert point.pen().color().name() == FLUSH_FAILED_COLOR
     assert point.brush().style().name == "NoBrush"
 
@@ -69,8 +70,8 @@ def test_no_record_no_marker(view, session):
     )
     view.set_timeline(build_timeline(session, budget), budget)
     view.set_timeline(build_timeline(session), budget_for(session))
-    items = view.plot_items()
+    items = plot_items(view)
     assert len(items["flush_points"].points()) == 0
     assert not any(lab.isVisible() for lab in items["flush_labels"])
     view.clear()
-    assert len(view.plot_items()["flush_points"].points()) == 0
+    assert len(plot_items(view)["flush_points"].points()) == 0

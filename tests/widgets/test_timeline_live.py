@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from bench.bench_timeline import synthetic_session
 from core.timeline.arrays import build_timeline
 from core.transcript import parse_transcript
+from tests.qt_read import plot_items
 from widgets.timeline.view import TimelineView
 
 
@@ -85,7 +86,7 @@ def test_another_session_or_a_clear_drops_the_held_redraw(qtbot, view, grown):
 def test_only_items_whose_data_changed_are_fed(qtbot, view, grown, monkeypatch):
     view.set_timeline(grown[0])
     fed: list[str] = []
-    for name, item in view.plot_items().items():
+    for name, item in plot_items(view).items():
         if hasattr(item, "setData") and hasattr(item, "getData"):
             real = item.setData
             monkeypatch.setattr(
@@ -102,7 +103,7 @@ def test_only_items_whose_data_changed_are_fed(qtbot, view, grown, monkeypatch):
 
 def test_axes_are_cached_as_pixmaps(view):
     for name in ("context_plot", "bar_plot"):
-        plot = view.plot_items()[name]
+        plot = plot_items(view)[name]
         for side in ("left", "bottom"):
             mode = plot.getAxis(side).cacheMode()
             assert mode == QGraphicsItem.CacheMode.DeviceCoordinateCache, (name, side)

@@ -162,6 +162,7 @@ class BudgetGauge(QWidget):
         self._spin.valueChanged.connect(self._on_spin_value_changed)
 
         self._canvas = GaugeCanvas(self._section_tip, self.threshold_tooltip, self.comparison_text)
+        self._canvas.setObjectName("gauge-canvas")
         self._legend: dict[str, QLabel] = {}
         self._swatches: dict[str, QLabel] = {}
         self._entries: dict[str, QWidget] = {}
@@ -274,10 +275,6 @@ class BudgetGauge(QWidget):
             self._combo.blockSignals(was[0])
             self._spin.blockSignals(was[1])
 
-    def legend_text(self, key: str) -> str:
-        """The legend text of a section key (or ``"after"``), as shown."""
-        return self._legend[key].text()
-
     def headline_text(self) -> str:
         """The line above the bar, as plain text."""
         return re.sub(r"<[^>]+>", "", self._headline.text())
@@ -289,11 +286,6 @@ class BudgetGauge(QWidget):
     def tooltip_at(self, x: float, y: float) -> str:
         """The tooltip the bar shows at canvas point (*x*, *y*)."""
         return self._canvas.tooltip_at(QPointF(x, y))
-
-    @property
-    def canvas(self) -> QWidget:
-        """The painted bar."""
-        return self._canvas
 
     # -- texts ----------------------------------------------------------------
     def _section_tip(self, key: SectionKey) -> str:

@@ -334,10 +334,6 @@ class FactsView(FactsHost):
         self.filter_edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.filter_edit.selectAll()
 
-    def shown_ids(self) -> list[str]:
-        """Ids of the facts the table shows, in table order."""
-        return [self._fact_at(r).id for r in range(self.proxy.rowCount())]
-
     @override
     def show_message(self, text: str) -> None:
         """Show *text* under the table."""

@@ -349,6 +349,7 @@ class Navigator(QWidget):
 
     def set_sessions(self, summaries: Sequence[SessionSummary]) -> None:
         """Show *summaries*; every agent expanded, columns sized to fit."""
+        self._shown_path = None  # refilled (a reload): the next selection is news again
         self.model.set_sessions(summaries)
         self.tree.expandAll()
         self._fit_columns()

@@ -85,6 +85,13 @@ class TimelineMarkers:
             self._threshold(key).hide()
         for index in range(PREMADE_LABELS):
             self._label(self.compaction_labels, index).hide()
+        for name, item in (
+            ("compaction_points", self.compaction_points),
+            ("branch_points", self.branch_points),
+            ("break_points", self.break_points),
+            ("flush_points", self.flush_points),
+        ):
+            item.setObjectName(name)
 
     # -- items --------------------------------------------------------------
     def _threshold(self, key: str) -> pg.InfiniteLine:
@@ -100,14 +107,17 @@ class TimelineMarkers:
                 },  # below: compaction labels sit above
             )
             line.setZValue(4)
+            line.setObjectName(f"threshold:{key}")
             self._ctx_plot.addItem(line, ignoreBounds=True)
             self.thresholds[key] = line
             self._style_threshold(key, line)
         return line
 
     def _label(self, pool: list[pg.TextItem], index: int) -> pg.TextItem:
+        kind = next(name for name, labels in self._pools() if labels is pool)
         while len(pool) <= index:
             item = pg.TextItem(anchor=(0, 0))
+            item.setObjectName(f"{kind}#{len(pool)}")  # what it is, for accessibility and tests
             item.setZValue(8)
             self._ctx_plot.addItem(item, ignoreBounds=True)
             pool.append(item)
@@ -287,17 +297,10 @@ class TimelineMarkers:
             label.setPos(m.x, y1)
             label.show()
 
-    def items(self) -> dict[str, Any]:
-        """The items by name, for :meth:`widgets.timeline.view.TimelineView.plot_items`."""
-        out: dict[str, Any] = {
-            "compaction_points": self.compaction_points,
-            "branch_points": self.branch_points,
-            "break_points": self.break_points,
-            "flush_points": self.flush_points,
-            "flush_labels": list(self.flush_labels),
-            "compaction_labels": list(self.compaction_labels),
-            "branch_labels": list(self.branch_labels),
-            "break_labels": list(self.break_labels),
-        }
-        out.update({f"threshold:{k}": v for k, v in self.thresholds.items()})
-        return out
+    def _pools(self) -> tuple[tuple[str, list[pg.TextItem]], ...]:
+        return (
+            ("compaction_labels", self.compaction_labels),
+            ("branch_labels", self.branch_labels),
+            ("break_labels", self.break_labels),
+            ("flush_labels", self.flush_labels),
+        )

@@ -180,6 +180,28 @@ class TimelineView(QWidget):
             self._cut_lines[0], text="cut point", position=0.08, anchors=[(0, 0), (0, 0)]
         )
         self._cut_id: str | None = None
+        # Every plot item carries its name (``bars:<category>``, ``context``, ``select_lines#0``
+        # ...): what it shows is readable through Qt's object names (accessibility, tests).
+        named: list[tuple[str, Any]] = [
+            (f"bars:{c.name.lower()}", i) for c, i in self._bars.items()
+        ]
+        named += [
+            ("thinking", self._thinking),
+            ("off_path", self._off_path),
+            ("context", self._ctx_curve),
+            ("estimate", self._ctx_estimate),
+            ("off_path_context", self._ctx_off_path),
+            ("context_plot", self._ctx_plot),
+            ("bar_plot", self._bar_plot),
+        ]
+        for kind, lines in (
+            ("select_lines", self._select_lines),
+            ("hover_lines", self._hover_lines),
+            ("cut_lines", self._cut_lines),
+        ):
+            named += [(f"{kind}#{n}", line) for n, line in enumerate(lines)]
+        for name, item in named:
+            item.setObjectName(name)
 
     def _vline(self, plot: pg.PlotItem, z: float) -> pg.InfiniteLine:
         line = pg.InfiniteLine(angle=90, movable=False)
@@ -407,39 +429,11 @@ class TimelineView(QWidget):
             line.show()
         return True
 
-    def cut_point(self) -> str | None:
-        """The entry marked as the planned cut point, if any."""
-        return self._cut_id
-
     def selected_entry(self) -> str | None:
         """The id of the highlighted message."""
         if self._timeline is None or self._selected is None:
             return None
         return self._timeline.entry_ids[self._selected]
-
-    def plot_items(self) -> dict[str, Any]:
-        """The plot items by name, to read (tests, screenshots), not to change.
-
-        ``bars:<category>`` (e.g. ``bars:tool_result``), ``thinking``, ``off_path``,
-        ``context``, ``estimate``, ``off_path_context``, ``compaction_points``,
-        ``branch_points``, ``flush_points``, ``threshold:<key>``, ``compaction_labels``,
-        ``branch_labels``, ``flush_labels``, ``select_lines``, ``hover_lines``,
-        ``context_plot``, ``bar_plot``.
-        """
-        items: dict[str, Any] = {f"bars:{c.name.lower()}": i for c, i in self._bars.items()}
-        items.update(
-            thinking=self._thinking,
-            off_path=self._off_path,
-            context=self._ctx_curve,
-            estimate=self._ctx_estimate,
-            off_path_context=self._ctx_off_path,
-            select_lines=list(self._select_lines),
-            hover_lines=list(self._hover_lines),
-            context_plot=self._ctx_plot,
-            bar_plot=self._bar_plot,
-        )
-        items.update(self._markers.items())
-        return items
 
     def graphics_view(self) -> pg.GraphicsLayoutWidget:
         """The graphics view (for events, tests and screenshots)."""
