@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.cli.output import CliError
 from core.compaction.overflow import simulate_overflow
 from core.compaction.refusals import CompactionRefused
 from core.compaction.run import CompactionRun, compact, failure_headline, plan_json
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from core.transcript.model import Session
 
 
-class CompactionCliError(Exception):
+class CompactionCliError(CliError):
     """A user-facing error of the compaction commands."""
 
 

@@ -10,10 +10,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from core.cli.compaction import CompactionCliError
 from core.cli.output import CliError, print_error
 from core.cli.parser import build_parser
-from core.cli.recall import RecallCliError
 from core.io.problems import FormatError
 
 if TYPE_CHECKING:
@@ -35,7 +33,7 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
         # stdout at /dev/null so the flush at exit does not raise again.
         _drop_stdout()
         return 0
-    except (FormatError, CliError, FileExistsError, RecallCliError, CompactionCliError) as exc:
+    except (FormatError, CliError, FileExistsError) as exc:
         print_error(str(exc))
     except KeyError as exc:
         print_error(str(exc.args[0] if exc.args else exc))

@@ -365,7 +365,8 @@ def _print(args: argparse.Namespace, payload: Any, text: Any) -> None:
     sys.stdout.flush()
 
 
-def _cmd_search(args: argparse.Namespace) -> int:
+def cmd_memory_search(args: argparse.Namespace) -> int:
+    """``memlens memory search``: OpenClaw's search of the index, every score explained."""
     home = resolve_home(args.home, args.agent)
     result = run_search(
         home,
@@ -396,7 +397,8 @@ def _cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_status(args: argparse.Namespace) -> int:
+def cmd_memory_status(args: argparse.Namespace) -> int:
+    """``memlens memory status``: what the index holds, as ``openclaw memory status`` says."""
     home = resolve_home(args.home, args.agent)
     entry = status(home)
     payload = [entry]  # openclaw memory status --json lists one entry per agent
@@ -422,7 +424,8 @@ def _cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_files(args: argparse.Namespace) -> int:
+def cmd_memory_files(args: argparse.Namespace) -> int:
+    """``memlens memory files``: the indexed files and whether the workspace changed."""
     home = resolve_home(args.home, args.agent)
     with open_memory_index(home.index) as idx:
         states = idx.file_states(home.workspace)
@@ -454,7 +457,8 @@ def _cmd_files(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_chunks(args: argparse.Namespace) -> int:
+def cmd_memory_chunks(args: argparse.Namespace) -> int:
+    """``memlens memory chunks``: the indexed chunks (path, lines, model, text)."""
     home = resolve_home(args.home, args.agent)
     with open_memory_index(home.index) as idx:
         chunks = idx.chunks(path=args.path, limit=args.limit, with_embedding=True)
@@ -483,48 +487,3 @@ def _cmd_chunks(args: argparse.Namespace) -> int:
 
     _print(args, payload, text)
     return 0
-
-
-def register_memory_commands(sub: Any) -> None:
-    """Add the ``memory`` command to the CLI's subcommands."""
-    about = "OpenClaw's memory index: status, files, chunks and its own search, explained"
-    p = sub.add_parser("memory", help=about, description=about)
-    inner = p.add_subparsers(dest="memory_command", metavar="SUBCOMMAND", required=True)
-
-    def add(name: str, help: str, fn: Any) -> argparse.ArgumentParser:
-        q: argparse.ArgumentParser = inner.add_parser(name, help=help, description=help)
-        q.add_argument("home", metavar="HOME", help="an OpenClaw state folder or one .sqlite index")
-        q.add_argument("--agent", metavar="ID", help="the agent (default: main, or the only one)")
-        q.add_argument("--json", action="store_true", help="machine-readable JSON output")
-        q.add_argument("--pretty", action="store_true", help="indent the JSON output")
-        q.set_defaults(func=fn)
-        return q
-
-    q = add(
-        "search",
-        "search the index as `openclaw memory search` does, every score explained",
-        _cmd_search,
-    )
-    q.add_argument("query", metavar="QUERY")
-    q.add_argument(
-        "--max-results", type=int, metavar="N", help="default: memory.search.query.maxResults or 6"
-    )
-    q.add_argument(
-        "--min-score", type=float, metavar="F", help="default: memory.search.query.minScore or 0.35"
-    )
-    q.add_argument(
-        "--now",
-        metavar="TIME",
-        help="the clock dated notes decay against: ISO time or epoch ms"
-        " (default: $MEMLENS_NOW, else now)",
-    )
-    q.add_argument(
-        "--candidates",
-        action="store_true",
-        help="with --json: every candidate, not only the results",
-    )
-    add("status", "what the index holds, as `openclaw memory status` reports it", _cmd_status)
-    add("files", "the indexed files and whether the workspace changed since", _cmd_files)
-    q = add("chunks", "the indexed chunks (path, lines, model, text)", _cmd_chunks)
-    q.add_argument("--path", metavar="FILE", help="only the chunks of this indexed path")
-    q.add_argument("--limit", type=int, metavar="N", help="at most N chunks")

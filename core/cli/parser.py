@@ -9,20 +9,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core import __version__
-from core.cli.homes import cmd_homes
-from core.cli.inspect import (
-    cmd_compactions,
-    cmd_demo,
-    cmd_embed,
-    cmd_facts,
-    cmd_info,
-    cmd_segments,
-    cmd_sessions,
-    cmd_show,
-)
 from core.cli.output import emit_result
 from core.dataset.home_scan import DEFAULT_BUDGET_S
 
@@ -38,6 +27,20 @@ COMMANDS = (
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
     "backups", "memory", "homes",
 )  # fmt: skip
+
+
+def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """The handler *name* of ``core.cli.<module>``, imported only when its command runs.
+
+    ``memlens`` starts in a fraction of the time of importing every command's code.
+    """
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return int(getattr(importlib.import_module(f"core.cli.{module}"), name)(args))
+
+    return run
 
 
 def _recall_command(name: str, module: str = "recall") -> Callable[[argparse.Namespace], int]:
@@ -125,17 +128,27 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=fn)
         return p
 
-    p = add("info", "what a data directory or transcript holds: counts, tokens, problems", cmd_info)
+    p = add(
+        "info",
+        "what a data directory or transcript holds: counts, tokens, problems",
+        _lazy("inspect", "cmd_info"),
+    )
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
-    p = add("homes", "what the agent homes on this machine (or PATHs) hold: counts", cmd_homes)
+    p = add(
+        "homes",
+        "what the agent homes on this machine (or PATHs) hold: counts",
+        _lazy("homes", "cmd_homes"),
+    )
     p.add_argument("paths", nargs="*", metavar="PATH", help="homes to summarise (default: known)")
     p.add_argument(
         "--budget", type=positive_float, default=DEFAULT_BUDGET_S, metavar="S",
         help=f"seconds the scan may take; past it counts are lower bounds ({DEFAULT_BUDGET_S:g})",
     )  # fmt: skip
-    p = add("sessions", "list the sessions of a data directory", cmd_sessions)
+    p = add("sessions", "list the sessions of a data directory", _lazy("inspect", "cmd_sessions"))
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
-    p = add("show", "the context the model saw at an entry of a session", cmd_show)
+    p = add(
+        "show", "the context the model saw at an entry of a session", _lazy("inspect", "cmd_show")
+    )
     p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (N-th object, header = #0)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
@@ -143,18 +156,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "compactions",
         "every compaction of a session: tokens, summary, what it replaced",
-        cmd_compactions,
+        _lazy("inspect", "cmd_compactions"),
     )
     p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
-    p = add("facts", "knowledge facts (active; --all adds superseded and deleted)", cmd_facts)
+    p = add(
+        "facts",
+        "knowledge facts (active; --all adds superseded and deleted)",
+        _lazy("inspect", "cmd_facts"),
+    )
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p.add_argument("--all", action="store_true", help="include superseded and deleted facts")
-    p = add("segments", "archived segments in the warm store", cmd_segments)
+    p = add("segments", "archived segments in the warm store", _lazy("inspect", "cmd_segments"))
     p.add_argument("path", metavar="PATH", help=PATH_HELP)
     p.add_argument("--session", metavar="ID", help="only segments of this session (id prefix)")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="newest N (0: all)")
-    p = add("embed", "embed a text as the agent does (hash embedding, 384 dims)", cmd_embed)
+    p = add(
+        "embed",
+        "embed a text as the agent does (hash embedding, 384 dims)",
+        _lazy("inspect", "cmd_embed"),
+    )
     p.add_argument("text", metavar="TEXT", help="the text to embed")
     p.add_argument(
         "--model", default="hash", help="embedding model; only hash here (default: %(default)s)"
@@ -340,12 +361,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     from core.cli.backups import register_backups_commands
     from core.cli.fact import register_fact_commands
-    from core.cli.memory import register_memory_commands
 
     register_fact_commands(sub)
     register_backups_commands(sub)
-    register_memory_commands(sub)
-    p = add("demo", "write the deterministic demo data (an OpenClaw home) to DIR", cmd_demo)
+    _register_memory_commands(sub)
+    p = add(
+        "demo",
+        "write the deterministic demo data (an OpenClaw home) to DIR",
+        _lazy("inspect", "cmd_demo"),
+    )
     p.add_argument("dir", metavar="DIR", help="the folder to write to (created if missing)")
     p.add_argument(
         "--seed",
@@ -363,3 +387,60 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--force", action="store_true", help="write into a non-empty folder")
     return parser
+
+
+def _register_memory_commands(sub: Any) -> None:
+    """Add the ``memory`` command to the CLI's subcommands."""
+    about = "OpenClaw's memory index: status, files, chunks and its own search, explained"
+    p = sub.add_parser("memory", help=about, description=about)
+    inner = p.add_subparsers(dest="memory_command", metavar="SUBCOMMAND", required=True)
+
+    def add(name: str, help: str, fn: Any) -> argparse.ArgumentParser:
+        q: argparse.ArgumentParser = inner.add_parser(name, help=help, description=help)
+        q.add_argument("home", metavar="HOME", help="an OpenClaw state folder or one .sqlite index")
+        q.add_argument("--agent", metavar="ID", help="the agent (default: main, or the only one)")
+        q.add_argument("--json", action="store_true", help="machine-readable JSON output")
+        q.add_argument("--pretty", action="store_true", help="indent the JSON output")
+        q.set_defaults(func=fn)
+        return q
+
+    q = add(
+        "search",
+        "search the index as `openclaw memory search` does, every score explained",
+        _lazy("memory", "cmd_memory_search"),
+    )
+    q.add_argument("query", metavar="QUERY")
+    q.add_argument(
+        "--max-results", type=int, metavar="N", help="default: memory.search.query.maxResults or 6"
+    )
+    q.add_argument(
+        "--min-score", type=float, metavar="F", help="default: memory.search.query.minScore or 0.35"
+    )
+    q.add_argument(
+        "--now",
+        metavar="TIME",
+        help="the clock dated notes decay against: ISO time or epoch ms"
+        " (default: $MEMLENS_NOW, else now)",
+    )
+    q.add_argument(
+        "--candidates",
+        action="store_true",
+        help="with --json: every candidate, not only the results",
+    )
+    add(
+        "status",
+        "what the index holds, as `openclaw memory status` reports it",
+        _lazy("memory", "cmd_memory_status"),
+    )
+    add(
+        "files",
+        "the indexed files and whether the workspace changed since",
+        _lazy("memory", "cmd_memory_files"),
+    )
+    q = add(
+        "chunks",
+        "the indexed chunks (path, lines, model, text)",
+        _lazy("memory", "cmd_memory_chunks"),
+    )
+    q.add_argument("--path", metavar="FILE", help="only the chunks of this indexed path")
+    q.add_argument("--limit", type=int, metavar="N", help="at most N chunks")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
+from core.cli.output import CliError
 from core.dataset.discovery import discover
 from core.embed import load_embedder
 from core.io.problems import FormatError
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     import argparse
 
 
-class RecallCliError(Exception):
+class RecallCliError(CliError):
     """A user-facing error of the recall commands."""
 
 

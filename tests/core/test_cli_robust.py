@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import core.cli.inspect
 import core.cli.parser
 from core.cli.main import run_cli
 from core.compaction.run import compact
@@ -88,7 +89,7 @@ def test_unexpected_exception_is_one_line_and_exit_1(capsys, monkeypatch, tmp_pa
     def boom(args):
         raise RuntimeError("something odd\nwith a second line")
 
-    monkeypatch.setattr(core.cli.parser, "cmd_sessions", boom)
+    monkeypatch.setattr(core.cli.inspect, "cmd_sessions", boom)
     assert run_cli(["sessions", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     # The last resort still names what the command was reading.
