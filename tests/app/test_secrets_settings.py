@@ -283,7 +283,11 @@ def test_a_settings_file_holding_keys_is_cleaned_on_load(isolated_settings, capl
         assert secret.encode() not in data, secret
     # what was not a secret stays
     again = _settings()
-    assert again.theme == "dark" and again.recent == ["/srv/agents"] and again.last_place == "/srv/agents"
+    assert (
+        again.theme == "dark"
+        and again.recent == ["/srv/agents"]
+        and again.last_place == "/srv/agents"
+    )
     assert load_app_config(again).recall.hard_cap_tokens == 2500
     (proxy,) = load_app_config(again).providers
     assert proxy.base_url == "https://me@proxy.example.com/v1"

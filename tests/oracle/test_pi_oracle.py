@@ -83,7 +83,9 @@ def test_pi_reads_the_fallback_written_on_request_with_its_notice_first(
         untouched = transcript.read_bytes()
         before = pi_context(pi_package, transcript)
         # a failure never turns into a write: pi's context is exactly as it was
-        assert run_cli(["compact", str(transcript), "--write", "--llm", url, "--timeout", "20"]) == 1
+        assert (
+            run_cli(["compact", str(transcript), "--write", "--llm", url, "--timeout", "20"]) == 1
+        )
         assert transcript.read_bytes() == untouched
         assert pi_context(pi_package, transcript) == before
         # only when the user asks for it
