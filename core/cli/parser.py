@@ -29,26 +29,33 @@ COMMANDS = (
 )  # fmt: skip
 
 
-def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
-    """The handler *name* of ``core.cli.<module>``, imported only when its command runs.
+def _handler(module: str, name: str) -> Callable[[argparse.Namespace], Any]:
+    """The function *name* of ``core.cli.<module>``, imported when first called.
 
-    ``memlens`` starts in a fraction of the time of importing every command's code.
+    Command code is imported only when its command runs: ``memlens`` starts in a
+    fraction of the time of importing every command's code.
     """
 
-    def run(args: argparse.Namespace) -> int:
+    def call(args: argparse.Namespace) -> Any:
         import importlib
 
-        return int(getattr(importlib.import_module(f"core.cli.{module}"), name)(args))
+        return getattr(importlib.import_module(f"core.cli.{module}"), name)(args)
 
-    return run
+    return call
+
+
+def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A command whose handler prints its own output and returns the exit status."""
+    handler = _handler(module, name)
+    return lambda args: int(handler(args))
 
 
 def _recall_command(name: str, module: str = "recall") -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        import importlib
+    """A command whose handler returns ``(payload, text)``: JSON or text, exit status 0."""
+    handler = _handler(module, f"cmd_{name}")
 
-        handlers = importlib.import_module(f"core.cli.{module}")
-        payload, text = getattr(handlers, f"cmd_{name}")(args)
+    def run(args: argparse.Namespace) -> int:
+        payload, text = handler(args)
         emit_result(args, payload, lambda: text)
         return 0
 
