@@ -41,7 +41,7 @@ from widgets.compaction.markup import anchor
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from PySide6.QtWidgets import QWidget
+    from PySide6.QtWidgets import QPushButton, QWidget
 
     from core.compaction.plan import CompactionPlan
     from core.compaction.provider import ProviderChoice
@@ -146,15 +146,7 @@ class CompactionPanel(CompactionDisplay):
         self.fallback_action = action(
             "Write the &Fallback Summary Anyway…", [], self.write_fallback
         )
-        for button, act in (
-            (self.run_button, self.run_action),
-            (self.cancel_button, self.cancel_action),
-            (self.write_button, self.write_action),
-            (self.discard_button, self.discard_action),
-            (self.retry_button, self.run_action),
-            (self.fallback_button, self.fallback_action),
-            (self.openclaw_button, self.openclaw_action),
-        ):
+        for button, act in self._button_actions():
             button.clicked.connect(act.trigger)
         self.other_button.clicked.connect(self._on_other_clicked)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
@@ -386,6 +378,18 @@ class CompactionPanel(CompactionDisplay):
         self.cancel_all()
         super().closeEvent(event)
 
+    def _button_actions(self) -> tuple[tuple[QPushButton, QAction], ...]:
+        """Each button and the action it triggers (and takes its enabled state from)."""
+        return (
+            (self.run_button, self.run_action),
+            (self.cancel_button, self.cancel_action),
+            (self.write_button, self.write_action),
+            (self.discard_button, self.discard_action),
+            (self.retry_button, self.run_action),
+            (self.fallback_button, self.fallback_action),
+            (self.openclaw_button, self.openclaw_action),
+        )
+
     # -- jobs ---------------------------------------------------------------------------------
 
     def _start(self, kind: str, fn: jobs.Job, *, track: bool = True) -> None:
@@ -579,14 +583,6 @@ class CompactionPanel(CompactionDisplay):
         self.picker.setEnabled(not busy)
         self.force_check.setEnabled(pending and not busy)
         self.show_cut_button.setEnabled(plan_ok)
-        for button, act in (
-            (self.run_button, self.run_action),
-            (self.cancel_button, self.cancel_action),
-            (self.write_button, self.write_action),
-            (self.discard_button, self.discard_action),
-            (self.retry_button, self.run_action),
-            (self.fallback_button, self.fallback_action),
-            (self.openclaw_button, self.openclaw_action),
-        ):
+        for button, act in self._button_actions():
             button.setEnabled(act.isEnabled())
         self.other_button.setEnabled(not busy and len(self.picker.providers()) > 1)
