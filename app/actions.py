@@ -92,6 +92,8 @@ class Actions(QObject):
         self.live_action = live_action
         self.settings_dialog: SettingsDialog | None = None
         self.by_name: dict[str, QAction] = {}
+        self.menus: dict[str, QMenu] = {}
+        """The menu bar's menus by plain name ("file", "edit", "view", "help")."""
         self.recent_menu = QMenu("Open &Recent", window)
         self._file_menu()
         self._edit_menu()
@@ -117,6 +119,7 @@ class Actions(QObject):
 
     def _file_menu(self) -> None:
         menu = self.main.menuBar().addMenu("&File")
+        self.menus["file"] = menu
         menu.addAction(
             self.add(
                 "open_folder", "Open &Folder…", QKeySequence.StandardKey.Open, self._choose_folder
@@ -140,6 +143,7 @@ class Actions(QObject):
 
     def _edit_menu(self) -> None:
         menu = self.main.menuBar().addMenu("&Edit")
+        self.menus["edit"] = menu
         stack = self.views.facts_view.undo_stack
         undo = stack.createUndoAction(self.main, "&Undo")
         undo.setShortcut(QKeySequence.StandardKey.Undo)
@@ -154,6 +158,7 @@ class Actions(QObject):
 
     def _view_menu(self) -> None:
         menu = self.main.menuBar().addMenu("&View")
+        self.menus["view"] = menu
         for name, text, keys in VIEWS:
             menu.addAction(
                 self.add(
@@ -190,6 +195,7 @@ class Actions(QObject):
 
     def _help_menu(self) -> None:
         menu = self.main.menuBar().addMenu("&Help")
+        self.menus["help"] = menu
         menu.addAction(self.add("shortcuts", "&Keyboard Shortcuts", "F1", self._show_shortcuts))
         menu.addAction(self.add("open_log", "Open &Log", None, self._open_log))
         menu.addAction(self.add("about", "&About memlens", None, lambda: show_about(self.main)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QFileDialog
 
@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from PySide6.QtWidgets import QWidget
+
+
+def install_export(window: Any) -> None:
+    """Give *window* its File > Export actions (being built: issue 17 item 14)."""
+    del window
 
 
 def write_export(path: str, payload: bytes) -> str:

@@ -22,11 +22,13 @@ from app.app_config import embedder_name
 from app.backups_glue import BackupsGlue
 from app.context import AppContext
 from app.demo_data import demo_path, load_demo
+from app.export import install_export
 from app.gil import release_frozen, share_gil_with_gui
 from app.inspector import Inspector
 from app.layout import WindowLayout
 from app.live_glue import LiveGlue
 from app.manager import Manager
+from app.navigation import install_navigation
 from app.paths import cache_dir
 from app.pending_glue import PendingGlue
 from app.resources import app_icon
@@ -120,6 +122,8 @@ class MainWindow(WindowLayout):
             live_action=self.live.indicator.toggle_action,
         )
         self.menu_actions.by_name["cancel"].setEnabled(False)
+        install_export(self)
+        install_navigation(self)
         self.compaction_panel.cancel_action.setShortcuts([])  # the window's Esc decides
         self.compaction_panel.cancel_action.changed.connect(self._update_cancel)
         self._connect_first_run()
