@@ -63,6 +63,8 @@ class WindowLayout(QMainWindow):
         super().__init__()
         self.settings = settings
         self.state = AppState(self)
+        self._docks_hidden = False
+        self._docks_to_show: list[QDockWidget] = []
         self._build_views()
         self.status = StatusBar(self.statusBar(), self.state)
 
@@ -171,9 +173,16 @@ class WindowLayout(QMainWindow):
         return self.central.currentWidget() is self.first_run
 
     def _hide_docks(self) -> None:
-        """Hide the docks, remembering which to show again when a place opens."""
+        """Hide the docks, remembering which to show again when a place opens.
+
+        Hidden already (a second failed open from the first-run page): what to show
+        again stays what the user had, not the hidden docks.
+        """
+        if self._docks_hidden:
+            return
         docks = (self.nav_dock, self.problem_dock, self.activity_dock)
         self._docks_to_show = [d for d in docks if not d.isHidden()]
+        self._docks_hidden = True
         for dock in self._docks_to_show:
             dock.hide()
 
@@ -185,6 +194,7 @@ class WindowLayout(QMainWindow):
         # takes that more cheaply than the inspector's plots.
         for dock in self._docks_to_show:
             dock.show()
+        self._docks_hidden = False
         self.problem_dock.raise_()
         self.central.setCurrentWidget(self.splitter)
 
