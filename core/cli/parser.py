@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 PATH_HELP = "an OpenClaw home, a pi sessions folder, a memory-context folder or a transcript"
 DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
-    "info", "sessions", "show", "compactions", "facts", "segments", "embed", "demo",
+    "info", "sessions", "show", "open", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
     "backups", "memory", "homes",
 )  # fmt: skip
@@ -160,6 +160,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (N-th object, header = #0)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p.add_argument("--full", action="store_true", help="whole message texts, not previews")
+    p = add(
+        "open",
+        "check what a memlens:// reference names, print it, then show it in the app",
+        _lazy("open", "cmd_open"),
+    )
+    p.add_argument(
+        "reference", metavar="REF",
+        help="memlens://open?path=...[&session=ID[&entry=ID|#N]|&fact=ID|&segment=ID]",
+    )  # fmt: skip
+    p.add_argument(
+        "--print", "--no-gui", dest="print", action="store_true",
+        help="only resolve and print what REF names (exit 2 when it is not there)",
+    )  # fmt: skip
     p = add(
         "compactions",
         "every compaction of a session: tokens, summary, what it replaced",
