@@ -37,6 +37,15 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.compaction.previous_summary import (
+    EMPTY,
+    HEADINGS,
+    MAX_ITEM_CHARS,  # noqa: F401  (part of this module's API: the item limit)
+    carried_sections,
+    clip,
+    parse_summary,
+    union_carried,
+)
 from core.recall.updater import Candidate
 from core.safety.redact import redact
 from core.store.knowledge import FACT_TYPES
@@ -47,25 +56,11 @@ if TYPE_CHECKING:
     from core.transcript.message import Message
 
 LABEL = "_Offline summary (extracted by memlens without a model)._"
-HEADINGS = (
-    "Decisions",
-    "Open TODOs",
-    "Constraints/Rules",
-    "Pending user asks",
-    "Exact identifiers",
-)
-EMPTY = "(none)"
 MAX_ITEMS = 12
-MAX_ITEM_CHARS = 240
 MAX_FACTS = 15
 LAST_TURNS = 3
 PLAN_MESSAGES = 3
 _KEEP_RECENT = frozenset({"Decisions", "Open TODOs", "Pending user asks"})
-_ALIASES = {re.sub("[^a-z]", "", h.lower()): h for h in HEADINGS} | {
-    "todos": "Open TODOs",
-    "constraints": "Constraints/Rules",
-    "identifiers": "Exact identifiers",
-}
 
 _I = re.IGNORECASE
 _RECALLED = re.compile(r"<recalled-context\b.*?(?:</recalled-context>|\Z)", re.S)
@@ -168,12 +163,6 @@ def looks_like_code(line: str) -> bool:
         return True
     symbols = sum(1 for ch in s if ch in "{}[]();=<>$\\")
     return symbols / len(s) > 0.1
-
-
-def clip(text: str, limit: int = MAX_ITEM_CHARS) -> str:
-    """Redact, collapse whitespace and cut *text* to *limit* characters."""
-    text = _SPACE.sub(" ", redact(text)).strip()
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def sentences(prose: str) -> list[str]:
@@ -374,28 +363,14 @@ def _cap(heading: str, items: list[str]) -> list[str]:
     return items[-MAX_ITEMS:] if heading in _KEEP_RECENT else items[:MAX_ITEMS]
 
 
-def parse_summary(summary: str) -> dict[str, list[str]]:
-    """The bullets under each of the five headings of *summary* (other text ignored)."""
-    out: dict[str, list[str]] = {h: [] for h in HEADINGS}
-    current: str | None = None
-    for line in summary.splitlines():
-        head = re.match(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", line)
-        if head:
-            current = _ALIASES.get(re.sub(r"[^a-z]", "", head.group(1).lower()))
-            continue
-        if current is None:
-            continue
-        bullet = re.match(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)", line)
-        if bullet:
-            out[current].append(bullet.group(1))
-        elif line.strip() and line[:1] in " \t" and out[current]:
-            out[current][-1] += " " + line.strip()
-    return {h: [clip(i) for i in items if i.strip() != EMPTY] for h, items in out.items()}
+def render(sections: dict[str, list[str]], carried: Sequence[tuple[str, str]] = ()) -> str:
+    """The summary text: the label, the *carried* sections, then each of the five headings.
 
-
-def render(sections: dict[str, list[str]]) -> str:
-    """The summary text: the label, then each heading with its bullets or ``(none)``."""
+    *carried* are the previous summary's own sections (:func:`carried_sections`),
+    redacted, before the five headings with their bullets or ``(none)``.
+    """
     parts = [LABEL]
+    parts += [f"## {title}\n{redact(body)}" for title, body in carried]
     for h in HEADINGS:
         items = _cap(h, _dedupe(redact(i) for i in sections.get(h, [])))
         body = "\n".join(f"- {i}" for i in items) if items else EMPTY
@@ -411,8 +386,10 @@ def offline_summary(messages: Sequence[Message], *, previous_summary: str | None
     messages
         The messages to summarise, oldest first.
     previous_summary
-        A summary in the same format whose bullets are carried forward (first),
-        the new ones added after them, duplicates dropped.
+        The previous compaction's summary. The bullets of its five headings are
+        carried forward (first), the new ones added after them, duplicates
+        dropped; its other sections (pi's Goal, Progress, Next Steps...) are
+        kept as they were, before the five (:func:`carried_sections`).
 
     Returns
     -------
@@ -425,13 +402,19 @@ def offline_summary(messages: Sequence[Message], *, previous_summary: str | None
     if not previous_summary:
         return render(new)
     old = parse_summary(previous_summary)
-    return render({h: old[h] + new[h] for h in HEADINGS})
+    return render({h: old[h] + new[h] for h in HEADINGS}, carried_sections(previous_summary))
 
 
 def offline_merge(summaries: Sequence[str]) -> str:
-    """Merge partial summaries of this format heading by heading (union, order kept)."""
+    """Merge partial summaries heading by heading (union, order kept).
+
+    The sections beside the five headings (:func:`carried_sections`) are kept
+    once each, the first summary's first.
+    """
     parsed = [parse_summary(s) for s in summaries]
-    return render({h: [i for p in parsed for i in p[h]] for h in HEADINGS})
+    return render(
+        {h: [i for p in parsed for i in p[h]] for h in HEADINGS}, union_carried(summaries)
+    )
 
 
 # -- facts ---------------------------------------------------------------------------------
