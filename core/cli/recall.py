@@ -15,6 +15,7 @@ from core.embed import load_embedder
 from core.io.problems import FormatError
 from core.io.timefmt import utc_minute_ms
 from core.openclaw.config import MemoryContextConfig, load_openclaw_config
+from core.recall.block import BLOCK_ESTIMATOR, hard_cap, search_limit
 from core.recall.engine import RecallSettings, recall
 from core.recall.evaluate import evaluate, load_labels
 from core.recall.hybrid import SearchConfig
@@ -190,6 +191,7 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "candidates": len(preview.search.candidates) if preview.search else 0,
         "block": block.text if block else "",
         "block_tokens": block.tokens if block else 0,
+        "block_tokens_estimator": BLOCK_ESTIMATOR,
         "cut": [{"kind": "detail", "id": d.segment.id, "why": why} for d, why in block.cut_details]
         + [
             {"kind": "knowledge", "content": f.content, "why": why}
@@ -218,7 +220,7 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                 f"{h.decay:.3f}  {_when(h.segment.timestamp)} {h.segment.role}: "
                 f"{' '.join(h.segment.content.split())[:60]}"
             )
-        out.append(f"block ({payload['block_tokens']} tokens):")
+        out.append(f"block ({payload['block_tokens']} tokens, {BLOCK_ESTIMATOR}):")
         out.append(payload["block"] or "  (nothing would be injected)")
         for c in payload["cut"]:
             out.append(f"cut {c['kind']}: {c.get('id') or c.get('content', '')[:40]}: {c['why']}")
@@ -274,13 +276,15 @@ def cmd_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if opened.store is None:
         raise RecallCliError(f"{args.data}: no segments.jsonl to evaluate against")
     cfg = search_config(args, opened.config)
+    if getattr(args, "limit", None) is None:  # the agent's limit, as recall and the app use
+        cfg = cfg.with_(limit=search_limit(hard_cap(opened.config.hard_cap_tokens, opened.window)))
     report = evaluate(opened.store, labels, cfg, ks)
     report.problems.extend(problems)
     payload = report.to_json()
     payload["notes"] = opened.notes
     lines = [
         f"{payload['n']} queries, embedder {report.embedder}, "
-        f"min_score {cfg.min_score}, decay {cfg.decay}, "
+        f"limit {cfg.limit}, min_score {cfg.min_score}, decay {cfg.decay}, "
         f"weights {cfg.vector_weight}/{cfg.bm25_weight}"
     ]
     lines.append(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.dataset.discovery import Discovery, discover
+from core.dataset.store_sessions import STORAGE, rebuild_sessions
 from core.io.jobs import Cancelled, Progress
 from core.io.problems import FormatError, Problem
 from core.io.safe_read import NotRegularFile
@@ -356,9 +357,35 @@ def load_dataset(
             data.problems.extend(data.knowledge.problems)
         except FormatError as exc:
             _add_error(data, exc)
+    if not data.summaries and data.segments is not None and data.segments.valid:
+        _add_store_sessions(data)
     if progress is not None:
         progress(steps, steps, "done")
     return data
+
+
+def _add_store_sessions(data: DataSet) -> None:
+    """No transcript, but archived segments: their sessions, rebuilt (read-only)."""
+    load = data.segments
+    assert load is not None
+    segments = load.segments
+    if load.evicted_age or load.evicted_count:  # the archive holds more than the warm set
+        segments = load_segments(load.path, max_segments=-1, eviction_days=0).segments
+    sessions = rebuild_sessions(load.path, segments)
+    for session, agent in sessions:
+        last = session.entries[-1].message if session.entries else None
+        key = session.header.get("sessionKey")
+        data.sessions.append(session)
+        data.summaries.append(
+            summarize(
+                session, agent, (last.timestamp or 0) / 1000 if last else 0.0, storage=STORAGE,
+                key=key if isinstance(key, str) else None,
+            )
+        )  # fmt: skip
+    data.discovery.notes.append(
+        f"{len(sessions)} session(s) rebuilt from {load.path}: only the user and assistant "
+        "text the agent archived (no tool calls, system prompt or compactions); read-only"
+    )
 
 
 def _load_database(

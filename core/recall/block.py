@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from core.store.segments import Segment
 
 KNOWLEDGE_LIMIT = 10
+BLOCK_ESTIMATOR = "memory-context's estimate, characters / 3"
+"""How every view counts the recalled block's tokens (:func:`block_token_count`): the
+estimate memory-context enforces its hard cap with, not pi's characters / 4."""
 _SYSTEM_PREFIX = re.compile(
     r"^(?:System:\s*)?\[(?:(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat)\s+)?\d{4}-\d{2}-\d{2}\s[^\]]*\]\s*"
 )
@@ -40,6 +43,14 @@ class FactLike(Protocol):
 
     @property
     def content(self) -> str: ...  # noqa: D102
+
+
+def block_token_count(text: str) -> int:
+    """Tokens of a recalled block as every view shows them (see :data:`BLOCK_ESTIMATOR`).
+
+    ``max(1, ceil(len / 3))`` in JavaScript characters; 0 for an empty block.
+    """
+    return estimate_text(text) if text else 0
 
 
 def hard_cap(hard_cap_tokens: int, window: int) -> int:
@@ -189,19 +200,21 @@ def build_block(facts: Sequence[FactLike], details: Sequence[Detail], cap: int) 
     text = _wrap(k_text, _detail_text(included))
     if not text:
         return RecalledBlock("", 0, cap, cut_knowledge=cut_k, cut_details=cut_d)
-    if estimate_text(text) <= cap:
-        return RecalledBlock(text, estimate_text(text), cap, knowledge, included, cut_k, cut_d)
+    if block_token_count(text) <= cap:
+        return RecalledBlock(text, block_token_count(text), cap, knowledge, included, cut_k, cut_d)
     while included:
         dropped = included.pop()
         cut_d.append((dropped, "dropped (lowest score) so the whole block fits the hard cap"))
         text = _wrap(k_text, _detail_text(included))
         if not text:
             break
-        if estimate_text(text) <= cap:
-            return RecalledBlock(text, estimate_text(text), cap, knowledge, included, cut_k, cut_d)
+        if block_token_count(text) <= cap:
+            return RecalledBlock(
+                text, block_token_count(text), cap, knowledge, included, cut_k, cut_d
+            )
     if k_text:
         text = _wrap(k_text)
-        if estimate_text(text) <= cap:
-            return RecalledBlock(text, estimate_text(text), cap, knowledge, [], cut_k, cut_d)
+        if block_token_count(text) <= cap:
+            return RecalledBlock(text, block_token_count(text), cap, knowledge, [], cut_k, cut_d)
     cut_k.extend((f, "the knowledge block alone is over the hard cap") for f in knowledge)
     return RecalledBlock("", 0, cap, [], [], cut_k, cut_d)

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from core.io import jsonio
 from core.io.fsutil import read_file
 from core.io.problems import FormatError, Problem
-from core.recall.hybrid import SearchConfig, explain, search
+from core.recall.hybrid import SearchConfig, describe, explain, search
 
 if TYPE_CHECKING:
+    from core.recall.hybrid import SegmentExplanation
     from core.recall.warm_store import WarmStore
 
 
@@ -160,14 +161,24 @@ def evaluate(
             label, ranked, recall, 1 / first if first else 0.0, ndcg(ranked, relevant), missing
         )
         if missing:
-            whys = [explain(store, result, sid) for sid in missing]
-
-            def standing(e: Any) -> tuple[int, int]:
-                if e.hit is not None:
-                    return (0, e.hit.rank)
-                return (1, min(e.cosine_rank or 10**9, e.bm25_rank or 10**9))
-
-            best = min(whys, key=standing)
-            q.miss_explanation = f"{best.segment_id}: {best.message}"
+            # Explained at the configuration itself (not at the evaluation's depth), as
+            # the recall view explains it: the same candidates, the same words.
+            at_config = search(
+                store,
+                label.query,
+                replace(config, cross_session=label.session is None),
+                session_id=label.session,
+                now_ms=result.now_ms,
+            )
+            whys = [explain(store, at_config, sid) for sid in missing]
+            best = min(whys, key=_closest)
+            q.miss_explanation = f"{best.segment_id}: {describe(best)}"
         report.queries.append(q)
     return report
+
+
+def _closest(expl: SegmentExplanation) -> tuple[int, int]:
+    """Sort key: the missing segment nearest to being recalled first."""
+    if expl.standing is not None:
+        return (0, expl.standing.rank)
+    return (1, 0)

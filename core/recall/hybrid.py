@@ -166,6 +166,34 @@ Reason = Literal[
 
 
 @dataclass(frozen=True, slots=True)
+class Standing:
+    """Where a segment stands for a query, candidate or not: every score component.
+
+    The *full ranking* scores every searched segment with the agent's formula as if it
+    were in both candidate lists (cosine and BM25 normalised by the largest BM25 of the
+    search); the search itself scores only the candidates, the top ``cutoff`` by cosine
+    and the top ``cutoff`` by BM25.
+    """
+
+    cosine: float
+    cosine_rank: int
+    """1-based rank by cosine among the searched segments that have a vector."""
+    bm25: float
+    """Raw BM25 of the segment's text for the query tokens (0: no query token)."""
+    bm25_rank: int
+    bm25_norm: float
+    decay: float
+    score: float
+    """``(vector_weight * cosine + bm25_weight * bm25_norm) * decay``."""
+    rank: int
+    """1-based rank of :attr:`score` in the full ranking."""
+    searched: int
+    """Segments searched (this session's, or every session's with cross-session)."""
+    cutoff: int
+    """Candidates taken from each list: ``2 * limit``."""
+
+
+@dataclass(frozen=True, slots=True)
 class SegmentExplanation:
     """Why a segment is or is not among the hits."""
 
@@ -173,12 +201,60 @@ class SegmentExplanation:
     reason: Reason
     message: str
     hit: Hit | None = None
-    cosine: float | None = None
-    """The segment's cosine with the query, candidate or not."""
-    cosine_rank: int | None = None
-    """Its rank by cosine among the searched segments."""
-    bm25: float | None = None
-    bm25_rank: int | None = None
+    standing: Standing | None = None
+    """Its place in the full ranking (None when it is not searched at all)."""
+
+    @property
+    def cosine(self) -> float | None:
+        """The segment's cosine with the query, candidate or not."""
+        return self.standing.cosine if self.standing else None
+
+    @property
+    def cosine_rank(self) -> int | None:
+        """Its rank by cosine among the searched segments."""
+        return self.standing.cosine_rank if self.standing else None
+
+    @property
+    def bm25(self) -> float | None:
+        """Its raw BM25 score."""
+        return self.standing.bm25 if self.standing else None
+
+    @property
+    def bm25_rank(self) -> int | None:
+        """Its rank by BM25 among the searched segments."""
+        return self.standing.bm25_rank if self.standing else None
+
+
+HEADLINES: dict[str, str] = {
+    "hit": "Recalled",
+    "unknown": "Not in the store",
+    "evicted": "Evicted",
+    "other_session": "Another session",
+    "no_candidate": "Not a candidate",
+    "below_min_score": "Below minScore",
+    "cut_by_limit": "Cut by the limit",
+    "cut_by_hard_cap": "Cut by the hard cap",
+}
+"""The reason of an explanation in a few words (the app's headline, the CLI's prefix)."""
+
+
+def describe(expl: SegmentExplanation) -> str:
+    """*expl* in one paragraph: the reason, the full-ranking rank, the cut-off, the components.
+
+    The recall view and ``memlens eval`` both print this text, so that they never tell
+    two stories about one segment.
+    """
+    text = f"{HEADLINES.get(expl.reason, expl.reason)}: {expl.message}"
+    st = expl.standing
+    if st is None:
+        return text + "."
+    bm = f"BM25 {st.bm25:.4f} (#{st.bm25_rank})" if st.bm25 > 0 else "BM25 0 (no query token)"
+    return (
+        f"{text}. Full ranking: #{st.rank} of {st.searched} searched segments, "
+        f"score {st.score:.4f} = (vector weight x cosine {st.cosine:.4f} (#{st.cosine_rank}) "
+        f"+ text weight x BM25 norm {st.bm25_norm:.4f}) x decay {st.decay:.4f}; {bm}. "
+        f"Candidate cut-off: the top {st.cutoff} by cosine and the top {st.cutoff} by BM25."
+    )
 
 
 def explain(
@@ -187,7 +263,7 @@ def explain(
     """Tell why *segment_id* is or is not a hit of *result*.
 
     With the *block* built from *result*'s hits, a hit that the hard cap kept out of the
-    block is reported as ``cut_by_hard_cap``.
+    block is reported as ``cut_by_hard_cap``. :func:`describe` says it in words.
     """
     cfg = result.config
     with store.lock:  # an eviction between the lookup and the read would break it
@@ -213,69 +289,55 @@ def explain(
             "other_session",
             f"belongs to session {seg.session_id}, and cross-session recall is off",
         )
-    cos, cos_rank, bm, bm_rank = _standing(store, result, slot)
-    for hit in result.candidates:
-        if hit.slot != slot:
-            continue
-        if not hit.passed_min_score:
-            return SegmentExplanation(
-                segment_id,
-                "below_min_score",
-                f"candidate (rank {hit.rank}), but effective score {hit.effective:.4f} "
-                f"< minScore {cfg.min_score}",
-                hit,
-                cos,
-                cos_rank,
-                bm,
-                bm_rank,
-            )
-        if hit in result.hits:
-            pos = result.hits.index(hit) + 1
-            cut = block.cut_reason(segment_id) if block is not None else None
-            if cut is not None:
-                return SegmentExplanation(
-                    segment_id,
-                    "cut_by_hard_cap",
-                    f"hit #{pos}, score {hit.score:.4f}, but left out of the block: {cut}",
-                    hit,
-                    cos,
-                    cos_rank,
-                    bm,
-                    bm_rank,
-                )
-            return SegmentExplanation(
-                segment_id,
-                "hit",
-                f"hit #{pos}, score {hit.score:.4f}",
-                hit,
-                cos,
-                cos_rank,
-                bm,
-                bm_rank,
-            )
-        passing = [h for h in result.candidates if h.passed_min_score]
+    st = _standing(store, result, slot)
+    hit = next((h for h in result.candidates if h.slot == slot), None)
+    if hit is None:
+        b_rank = f"#{st.bm25_rank}" if st.bm25 > 0 else "no rank (no query token)"
         return SegmentExplanation(
             segment_id,
-            "cut_by_limit",
-            f"passes minScore but ranks {passing.index(hit) + 1} of {len(passing)}; "
-            f"limit is {cfg.limit}",
-            hit,
-            cos,
-            cos_rank,
-            bm,
-            bm_rank,
+            "no_candidate",
+            f"in neither candidate list: cosine #{st.cosine_rank} and BM25 {b_rank}, "
+            f"and only the top {st.cutoff} of each list are scored",
+            None,
+            st,
         )
-    k = 2 * cfg.limit
+    n = len(result.candidates)
+    if not hit.passed_min_score:
+        return SegmentExplanation(
+            segment_id,
+            "below_min_score",
+            f"candidate #{hit.rank} of {n}, but below minScore: its effective score "
+            f"{hit.effective:.4f} < minScore {cfg.min_score}",
+            hit,
+            st,
+        )
+    if hit in result.hits:
+        pos = result.hits.index(hit) + 1
+        cut = block.cut_reason(segment_id) if block is not None else None
+        if cut is not None:
+            return SegmentExplanation(
+                segment_id,
+                "cut_by_hard_cap",
+                f"hit #{pos} (candidate #{hit.rank} of {n}), score {hit.score:.4f}, "
+                f"but left out of the block: {cut}",
+                hit,
+                st,
+            )
+        return SegmentExplanation(
+            segment_id,
+            "hit",
+            f"hit #{pos} (candidate #{hit.rank} of {n}), score {hit.score:.4f}",
+            hit,
+            st,
+        )
+    passing = [h for h in result.candidates if h.passed_min_score]
     return SegmentExplanation(
         segment_id,
-        "no_candidate",
-        f"not a candidate in either list: cosine {cos:.4f} ranks {cos_rank}, "
-        f"BM25 {bm:.4f} ranks {bm_rank if bm > 0 else '-'}; only the top {k} of each are taken",
-        None,
-        cos,
-        cos_rank,
-        bm,
-        bm_rank,
+        "cut_by_limit",
+        f"candidate #{hit.rank} of {n} passes minScore but ranks {passing.index(hit) + 1} "
+        f"of {len(passing)} that do; the limit is {cfg.limit}",
+        hit,
+        st,
     )
 
 
@@ -287,17 +349,53 @@ def _all_loaded(store: WarmStore) -> list[Segment]:
     return every.segments
 
 
-def _standing(store: WarmStore, result: SearchResult, slot: int) -> tuple[float, int, float, int]:
+def _standing(store: WarmStore, result: SearchResult, slot: int) -> Standing:
+    """Where the segment in *slot* stands for *result*'s query (see :class:`Standing`)."""
+    cfg = result.config
     with store.lock:  # live mode indexes and evicts in a worker: one consistent view
-        mask = None if result.config.cross_session else store.session_mask(result.session_id)
+        mask = None if cfg.cross_session else store.session_mask(result.session_id)
         qvec = store.embedder.embed([result.query])[0]
         sims = store.vectors.cosine(qvec).astype(np.float64)
-        bm = store.bm25.scores(result.tokens)
+        bm = store.bm25.scores(result.tokens).astype(np.float64)
         alive = np.array([s is not None for s in store.segments], dtype=bool)
         has_vec = np.array([store.vectors.has(i) for i in range(len(alive))], dtype=bool)
-    allowed = alive if mask is None else alive & mask[: len(alive)]
-    cos = float(sims[slot]) if has_vec[slot] else 0.0
+        ts = store.timestamps()
+    n = len(alive)
+    sims, bm, ts = _fit(sims, n), _fit(bm, n), _fit(ts, n)
+    allowed = alive if mask is None else alive & mask[:n]
+    cos_all = np.where(has_vec, sims, 0.0)
+    cos = float(cos_all[slot])
     cos_rank = int(np.sum(allowed & has_vec & (sims > cos))) + 1
     b = float(bm[slot])
     bm_rank = int(np.sum(allowed & (bm > b))) + 1
-    return cos, cos_rank, b, bm_rank
+    max_bm = float(bm[allowed].max()) if allowed.any() else 0.0
+    norm = bm / max_bm if max_bm > 0 else np.zeros(n)
+    if cfg.decay >= 1:
+        decay = np.ones(n)
+    elif cfg.decay <= 0:
+        decay = np.zeros(n)
+    else:
+        days = np.maximum(0.0, (result.now_ms - ts) / DAY_MS)
+        decay = np.power(cfg.decay, days)
+    score = (cfg.vector_weight * cos_all + cfg.bm25_weight * norm) * decay
+    mine = float(score[slot])
+    rank = int(np.sum(allowed & (score > mine))) + 1
+    return Standing(
+        cos,
+        cos_rank,
+        b,
+        bm_rank,
+        float(norm[slot]),
+        float(decay[slot]),
+        mine,
+        rank,
+        int(allowed.sum()),
+        max(1, 2 * cfg.limit),
+    )
+
+
+def _fit(values: np.ndarray, n: int) -> np.ndarray:
+    """*values* cut or zero-padded to *n* (an index may lag a slot appended meanwhile)."""
+    if len(values) >= n:
+        return values[:n]
+    return np.concatenate([values, np.zeros(n - len(values))])

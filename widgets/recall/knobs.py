@@ -81,7 +81,9 @@ class Knob(QWidget):
 
 
 class SearchKnobs(QGroupBox):
-    """minScore, vector and text weights, decay and cross-session, on two rows.
+    """minScore, vector and text weights, decay and cross-session.
+
+    On two rows of three (*columns* 3), or one knob a row (*columns* 1) for a side column.
 
     ``config_changed`` is emitted on every user change (not by :meth:`show_config`);
     ``defaults_requested`` when the user asks for the agent's values back.
@@ -90,7 +92,7 @@ class SearchKnobs(QGroupBox):
     config_changed = Signal()
     defaults_requested = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, columns: int = 3) -> None:
         super().__init__("Search settings", parent)
         self.min_score = Knob(
             "minScore", 0.0, 1.0, 0.01, 2, "Hits need an effective score of at least this."
@@ -126,19 +128,25 @@ class SearchKnobs(QGroupBox):
         grid.setContentsMargins(8, 4, 8, 4)
         grid.setHorizontalSpacing(16)
         grid.setVerticalSpacing(2)
-        grid.addWidget(self.min_score, 0, 0)
-        grid.addWidget(self.vector_weight, 0, 1)
-        grid.addWidget(self.text_weight, 0, 2)
-        grid.addWidget(self.decay, 1, 0)
         extras = QHBoxLayout()
         extras.addWidget(self.cross_session)
         extras.addSpacing(12)
         extras.addWidget(self.limit_label)
         extras.addStretch(1)
-        grid.addLayout(extras, 1, 1)
-        grid.addWidget(self.defaults_button, 1, 2, Qt.AlignmentFlag.AlignRight)
-        for col in range(3):
-            grid.setColumnStretch(col, 1)
+        if columns >= 3:
+            grid.addWidget(self.min_score, 0, 0)
+            grid.addWidget(self.vector_weight, 0, 1)
+            grid.addWidget(self.text_weight, 0, 2)
+            grid.addWidget(self.decay, 1, 0)
+            grid.addLayout(extras, 1, 1)
+            grid.addWidget(self.defaults_button, 1, 2, Qt.AlignmentFlag.AlignRight)
+            for col in range(3):
+                grid.setColumnStretch(col, 1)
+        else:  # one knob a row: a side column
+            for row, knob in enumerate(self.knobs()):
+                grid.addWidget(knob, row, 0)
+            extras.addWidget(self.defaults_button)
+            grid.addLayout(extras, 4, 0)
 
     def knobs(self) -> tuple[Knob, Knob, Knob, Knob]:
         """minScore, vector weight, text weight, decay."""

@@ -27,42 +27,40 @@ from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QTableView,
-    QVBoxLayout,
+    QTabWidget,
+    QToolButton,
     QWidget,
 )
 from typing_extensions import override
 
-from core.recall.block import hard_cap, search_limit
+from core.recall.block import BLOCK_ESTIMATOR, hard_cap, search_limit
 from core.recall.engine import MIN_QUERY_CHARS, RecallSettings
 from core.recall.hybrid import SearchConfig, SegmentExplanation, explain
+from core.recall.short_ids import short_ids
 from core.safety.redact import maybe_redact
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
-from widgets.common.tip_model import TipTableModel
 from widgets.common.view_jobs import view_key
 from widgets.recall.knobs import SearchKnobs
+from widgets.recall.preview_layout import (
+    CUT_TAB,
+    KNOWLEDGE_TAB,
+    hbox,
+    lay_out,
+    make_models,
+)
 from widgets.recall.preview_models import (
-    CUT_COLUMNS,
-    DETAIL_COLUMNS,
-    KNOWLEDGE_COLUMNS,
-    CutRow,
     DetailRow,
-    KnowledgeRow,
     build_rows,
-    cut_tip,
-    detail_tip,
     explanation_html,
     fit_columns,
     group_box,
-    knowledge_tip,
     make_table,
     recall_job,
 )
@@ -114,6 +112,9 @@ class RecallPreview(QWidget):
         self._dirty = False  # refreshed while that job ran: recall once more after it
         self._stale = False  # refreshed while hidden: recall when shown
         self._fitted: set[QTableView] = set()  # tables whose columns fit their first rows
+        self._short: dict[str, str] = {}  # session id -> its short unique form
+        self._short_of = -1  # the store size _short was made for
+        self.side_tabs: QTabWidget
         self.last_seconds = 0.0
         """Wall time of the last recall (search, knowledge and block)."""
         self._timer = QTimer(self)
@@ -135,113 +136,73 @@ class RecallPreview(QWidget):
         self.reset_button.setToolTip("Put back the query the agent would use at this point")
         self.reset_button.setEnabled(False)
         self.reset_button.clicked.connect(self._on_reset_button_clicked)
-        self.scope_label = QLabel()
-        self.scope_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        query_row = QHBoxLayout()
-        query_row.addWidget(QLabel("<b>Query</b>"))
-        query_row.addWidget(self.query_box, 1)
-        query_row.addWidget(self.reset_button)
-
-        self.knobs = SearchKnobs()
+        self.knobs = SearchKnobs(columns=1)
+        self.knobs.setVisible(False)  # the hits get the room; one click shows them
         self.knobs.config_changed.connect(self._on_knobs_config_changed)
         self.knobs.defaults_requested.connect(self._on_knobs_defaults_requested)
+        self.knobs_button = QToolButton()
+        self.knobs_button.setText("Search settings")
+        self.knobs_button.setToolTip("Show or hide the search knobs (minScore, weights, decay…)")
+        self.knobs_button.setCheckable(True)
+        self.knobs_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.knobs_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.knobs_button.toggled.connect(self._on_knobs_button_toggled)
         self.min_score, self.vector_weight = self.knobs.min_score, self.knobs.vector_weight
         self.text_weight, self.decay = self.knobs.text_weight, self.knobs.decay
         self.cross_session = self.knobs.cross_session
         self.defaults_button = self.knobs.defaults_button
+        self.scope_label = QLabel()
+        self.scope_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status_label = QLabel()
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.show_rejected = QCheckBox("Show rejected candidates")
+        self.show_rejected.setToolTip(
+            "Also list the candidates that minScore or the limit rejected (greyed out)"
+        )
+        self.show_rejected.toggled.connect(self._on_show_rejected_toggled)
 
-        self.knowledge_model: TipTableModel[KnowledgeRow] = TipTableModel(
-            [c for c, _ in KNOWLEDGE_COLUMNS],
-            self,
-            header_tips=[t for _, t in KNOWLEDGE_COLUMNS],
-            cell_tip=knowledge_tip,
-        )
-        self.detail_model: TipTableModel[DetailRow] = TipTableModel(
-            [c for c, _ in DETAIL_COLUMNS],
-            self,
-            header_tips=[t for _, t in DETAIL_COLUMNS],
-            cell_tip=detail_tip,
-            dimmed=lambda r: r.rejected,
-        )
-        self.cut_model: TipTableModel[CutRow] = TipTableModel(
-            [c for c, _ in CUT_COLUMNS],
-            self,
-            header_tips=[t for _, t in CUT_COLUMNS],
-            cell_tip=cut_tip,
-        )
+        self.knowledge_model, self.detail_model, self.cut_model = make_models(self)
         self.knowledge_view = make_table(self.knowledge_model)
         self.detail_view = make_table(self.detail_model)
         self.cut_view = make_table(self.cut_model)
         self.detail_view.selectionModel().currentRowChanged.connect(
             self._on_detail_current_row_changed
         )
-        self.show_rejected = QCheckBox("Show rejected candidates")
-        self.show_rejected.setToolTip(
-            "Also list the candidates that minScore or the limit rejected (greyed out)"
-        )
-        self.show_rejected.toggled.connect(self._on_show_rejected_toggled)
         self.knowledge_box = group_box("Knowledge hits", self.knowledge_view)
-        self.detail_box = group_box("Detail hits", self.detail_view, header=self.show_rejected)
+        self.detail_box = group_box("Detail hits", self.detail_view)
+        self.cut_box = group_box("Cut by the hard cap", self.cut_view)
 
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.block_text_view = QPlainTextEdit()
         self.block_text_view.setReadOnly(True)
-        self.block_text_view.setFont(mono)
+        self.block_text_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.block_text_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.tokens_label = QLabel()
         self.tokens_label.setToolTip(
-            "Estimated tokens of the block against the hard cap: "
-            "min(hardCapTokens, 10% of the window)"
+            f"Tokens of the block ({BLOCK_ESTIMATOR}) against the hard cap: "
+            "min(hardCapTokens, 10% of the window). The gauge, the Context view and "
+            "memlens recall show the same figure."
         )
+        self.estimator_label = QLabel(f"({BLOCK_ESTIMATOR})")
+        self.estimator_label.setToolTip(self.tokens_label.toolTip())
         self.tokens_bar = QProgressBar()
         self.tokens_bar.setTextVisible(False)
         self.tokens_bar.setMaximumHeight(10)
-        tokens_row = QWidget()
-        tr = QHBoxLayout(tokens_row)
-        tr.setContentsMargins(0, 0, 0, 0)
-        tr.addWidget(self.tokens_label)
-        tr.addWidget(self.tokens_bar, 1)
         self.block_box = group_box(
-            "Recalled context (as injected)", self.block_text_view, header=tokens_row
+            "Recalled context (as injected)",
+            self.block_text_view,
+            header=hbox(self.tokens_label, self.estimator_label, self.tokens_bar),
         )
-        self.cut_box = group_box("Cut by the hard cap", self.cut_view)
-
         self.why_box = WhyNotPanel(runner=self._runner)
         self.why_box.segment_picked.connect(self._on_why_box_segment_picked)
         self.why_box_edit, self.why_label = self.why_box.edit, self.why_box.label
         self.segment_completer = self.why_box.completer
-
-        left = QSplitter(Qt.Orientation.Vertical)
-        left.addWidget(self.knowledge_box)
-        left.addWidget(self.detail_box)
-        left.addWidget(self.cut_box)
-        left.setSizes([220, 380, 160])
-        right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.block_box)
-        right.addWidget(self.why_box)
-        right.setSizes([440, 320])
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.setObjectName("recall-preview-splitter")
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(right)
-        self.splitter.setSizes([640, 360])
-        for s in (left, right, self.splitter):
-            s.setChildrenCollapsible(False)
-
-        self.status_label = QLabel()
-        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        status_row = QHBoxLayout()
-        status_row.addWidget(self.scope_label)
-        status_row.addStretch(1)
-        status_row.addWidget(self.status_label)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
-        lay.addLayout(query_row)
-        lay.addLayout(status_row)
-        lay.addWidget(self.knobs)
-        lay.addWidget(self.splitter, 1)
+        self.splitter = lay_out(self)
 
     # -- public API ---------------------------------------------------------------------------
+    def session_label(self, session_id: str) -> str:
+        """The short form of *session_id* the view shows (unique among the store's sessions)."""
+        return self._short.get(session_id) or short_ids([session_id])[session_id]
+
     def attach(
         self,
         store: WarmStore | None,
@@ -264,6 +225,8 @@ class RecallPreview(QWidget):
         self._store, self._knowledge, self._base = store, knowledge, settings
         self._now_ms = now_ms
         self._fitted.clear()  # another store: the columns fit its first rows
+        self._short_of = -1
+        self._update_short()
         self._show_settings(settings.search)
         self.why_box.set_segments(store.live() if store is not None else [])
         self._update_scope()
@@ -451,8 +414,20 @@ class RecallPreview(QWidget):
             self.block_changed.emit(self.block_tokens())
         self.preview_changed.emit(out)
 
+    def _update_short(self) -> None:
+        """The short form of every session of the store (again when the store grew)."""
+        store = self._store
+        n = len(store) if store is not None else 0
+        if n != self._short_of:
+            self._short_of = n
+            ids = {s.session_id for s in store.live()} if store is not None else set()
+            self._short = short_ids(ids | ({self._session_id} if self._session_id else set()))
+
     def _fill(self, out: RecallOutcome) -> None:
-        k_rows, d_rows, cuts = build_rows(out, show_rejected=self.show_rejected.isChecked())
+        self._update_short()
+        k_rows, d_rows, cuts = build_rows(
+            out, show_rejected=self.show_rejected.isChecked(), short=self._short
+        )
         self.knowledge_model.set_records(k_rows)
         self.detail_model.set_records(d_rows)
         self.cut_model.set_records(cuts)
@@ -471,6 +446,8 @@ class RecallPreview(QWidget):
             else "Detail hits"
         )
         self.cut_box.setTitle(f"Cut by the hard cap ({len(cuts)})")
+        self.side_tabs.setTabText(KNOWLEDGE_TAB, f"Knowledge ({len(k_rows)})")
+        self.side_tabs.setTabText(CUT_TAB, f"Cut ({len(cuts)})")
         self._show_block(out)
         took = f"{self.last_seconds * 1000:.1f} ms"
         if out.skipped:
@@ -484,7 +461,7 @@ class RecallPreview(QWidget):
         cap = out.hard_cap
         block = out.block
         tokens = block.tokens if block else 0
-        self.tokens_label.setText(f"<b>{tokens:,} / {cap:,} tokens</b>")
+        self.tokens_label.setText(tokens_text(tokens, cap))
         self.tokens_bar.setRange(0, max(cap, 1))
         self.tokens_bar.setValue(min(tokens, cap))
         text = block.text if block else ""
@@ -500,7 +477,7 @@ class RecallPreview(QWidget):
         self.block_text_view.setPlainText("")
         self.block_text_view.setPlaceholderText(note)
         cap = hard_cap(self._base.hard_cap_tokens, self._base.window)
-        self.tokens_label.setText(f"<b>0 / {cap:,} tokens</b>")
+        self.tokens_label.setText(tokens_text(0, cap))
         self.tokens_bar.setRange(0, max(cap, 1))
         self.tokens_bar.setValue(0)
         self.status_label.setText("")
@@ -533,7 +510,9 @@ class RecallPreview(QWidget):
             note = f"A hit, but the hard cap left it out of the block: {block.cut_reason(sid)}."
         elif expl.reason == "hit" and block is not None:
             note = "It is in the injected block."
-        self.why_box.show_html(explanation_html(expl, out.search, store.get(sid), note))
+        seg = store.get(sid)
+        label = self.session_label(seg.session_id) if seg is not None else ""
+        self.why_box.show_html(explanation_html(expl, out.search, seg, note, label))
         return expl
 
     # -- handlers -----------------------------------------------------------------------------
@@ -558,6 +537,12 @@ class RecallPreview(QWidget):
     @Slot()
     def _on_knobs_defaults_requested(self) -> None:
         self.set_search_config(self._base.search)
+
+    @Slot(bool)
+    def _on_knobs_button_toggled(self, checked: bool) -> None:
+        self.knobs.setVisible(checked)
+        arrow = Qt.ArrowType.DownArrow if checked else Qt.ArrowType.RightArrow
+        self.knobs_button.setArrowType(arrow)
 
     @Slot(bool)
     def _on_show_rejected_toggled(self, _checked: bool) -> None:
@@ -593,7 +578,13 @@ class RecallPreview(QWidget):
         if self.cross_session.isChecked() or self._session_id is None:
             scope = "every session"
         else:
-            scope = f"session {self._session_id[:8]}"
+            scope = f"session {self.session_label(self._session_id)}"
         self.scope_label.setText(
             f"Searching {scope} of {n:,} segments · min {MIN_QUERY_CHARS} characters"
         )
+        self.scope_label.setToolTip(f"session {self._session_id}" if self._session_id else "")
+
+
+def tokens_text(tokens: int, cap: int) -> str:
+    """The block's tokens against the hard cap (the estimator is said beside it)."""
+    return f"<b>{tokens:,} / {cap:,} tokens</b>"

@@ -24,10 +24,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.recall.engine import recall
+from core.recall.hybrid import HEADLINES, describe
 from widgets.common.record_model import Column, SortRole
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from core.recall.engine import RecallOutcome, RecallSettings
     from core.recall.hybrid import Hit, SearchResult, SegmentExplanation
@@ -56,6 +57,8 @@ class DetailRow:
     hit: Hit
     status: str
     why: str = ""
+    session: str = ""
+    """The session's short form (:func:`core.recall.short_ids.short_ids`)."""
 
     @property
     def rejected(self) -> bool:
@@ -176,9 +179,12 @@ DETAIL_COLUMNS: list[tuple[Column[DetailRow], str]] = [
     ),
     (
         Column(
-            "Session", lambda r: r.hit.segment.session_id[:8], lambda r: r.hit.segment.session_id
+            "Session",
+            lambda r: r.session or r.hit.segment.session_id[:8],
+            lambda r: r.hit.segment.session_id,
         ),
-        "Session the segment was archived from.",
+        "Session the segment was archived from: the shortest prefix (8 characters or more)\n"
+        "that no other session of the store shares; the tooltip has the whole id.",
     ),
     (
         Column("Vector", lambda r: f4(r.hit.vector_score), lambda r: r.hit.vector_score, True),
@@ -278,10 +284,13 @@ CUT_COLUMNS: list[tuple[Column[CutRow], str]] = [
 
 
 def detail_tip(row: DetailRow) -> str:
-    """Tooltip of a detail row: id, role, time and the text."""
+    """Tooltip of a detail row: id, session, role, time and the text."""
     seg = row.hit.segment
     why = f"\n{row.why}" if row.why else ""
-    return f"{seg.id}\n{seg.role} · {block_time(seg.timestamp)} UTC{why}\n\n{seg.content[:1200]}"
+    return (
+        f"{seg.id}\nsession {seg.session_id}\n{seg.role} · {block_time(seg.timestamp)} UTC"
+        f"{why}\n\n{seg.content[:1200]}"
+    )
 
 
 def knowledge_tip(row: KnowledgeRow) -> str:
@@ -298,13 +307,15 @@ def cut_tip(row: CutRow) -> str:
 
 # -- rows of one recall --------------------------------------------------------------------
 def build_rows(
-    out: RecallOutcome, *, show_rejected: bool = False
+    out: RecallOutcome, *, show_rejected: bool = False, short: Mapping[str, str] | None = None
 ) -> tuple[list[KnowledgeRow], list[DetailRow], list[CutRow]]:
     """The knowledge, detail and cut rows of one recall.
 
     With *show_rejected*, the detail rows hold every candidate, the ones the
-    search rejected marked ``below minScore`` or ``over limit``.
+    search rejected marked ``below minScore`` or ``over limit``. *short* gives each
+    session id its short form (:func:`core.recall.short_ids.short_ids`).
     """
+    names = short or {}
     block = out.block
     # The block holds the facts it was given (core Fact records, which have an id).
     in_block_k = {getattr(f, "id", "") for f in block.knowledge} if block else set()
@@ -325,11 +336,11 @@ def build_rows(
             sid = h.segment.id
             if h.slot in hit_slots:
                 status = IN_BLOCK if sid in in_block_d else CUT_BY_CAP
-                d_rows.append(DetailRow(h, status, cut_d.get(sid, "")))
+                label = names.get(h.segment.session_id, "")
+                d_rows.append(DetailRow(h, status, cut_d.get(sid, ""), label))
             else:
-                d_rows.append(
-                    DetailRow(h, "below minScore" if not h.passed_min_score else "over limit")
-                )
+                why = "below minScore" if not h.passed_min_score else "over limit"
+                d_rows.append(DetailRow(h, why, "", names.get(h.segment.session_id, "")))
     cuts = [
         CutRow("knowledge", one_line(f.content, 90), why, getattr(f, "id", ""))
         for f, why in (block.cut_knowledge if block else [])
@@ -341,72 +352,42 @@ def build_rows(
 
 
 # -- explanation ---------------------------------------------------------------------------
-HEADLINES = {
-    "hit": "Recalled",
-    "unknown": "Not in the store",
-    "evicted": "Evicted",
-    "other_session": "Another session",
-    "no_candidate": "Not a candidate",
-    "below_min_score": "Below minScore",
-    "cut_by_limit": "Cut by the limit",
-    "cut_by_hard_cap": "Cut by the hard cap",
-}
-
-
 def explanation_html(
     expl: SegmentExplanation,
     result: SearchResult,
     segment: Segment | None,
     block_note: str = "",
+    session_label: str = "",
 ) -> str:
-    """*expl* in plain words, with the arithmetic of the score when there is one."""
+    """*expl* in words, with the arithmetic of the score when there is one.
+
+    The words are :func:`core.recall.hybrid.describe`'s: ``memlens eval`` prints the same.
+    """
     cfg = result.config
     e = html.escape
     title = e(HEADLINES.get(expl.reason, expl.reason))
     out = [f"<p><b>{title}</b> &mdash; <code>{e(expl.segment_id)}</code></p>"]
+    out.append(f"<p>{e(describe(expl))}</p>")
     hit = expl.hit
-    if expl.reason == "below_min_score" and hit is not None:
-        out.append(
-            f"<p>It is a candidate (rank {hit.rank}), but its effective score "
-            f"{hit.effective:.4f} is below minScore {cfg.min_score:.2f}.</p>"
-        )
-    elif expl.reason == "cut_by_limit" and hit is not None:
-        out.append(
-            f"<p>It passes minScore, but more hits than the limit ({cfg.limit}) do and it "
-            f"ranks below them: {e(expl.message)}.</p>"
-        )
-    elif expl.reason == "no_candidate":
-        out.append(
-            f"<p>It is in neither candidate list: only the top {2 * cfg.limit} segments by "
-            f"cosine and the top {2 * cfg.limit} by BM25 are scored.</p>"
-        )
-    elif expl.reason == "other_session":
-        out.append(f"<p>It {e(expl.message)}.</p>")
-    else:
-        out.append(f"<p>{e(expl.message[:1].upper() + expl.message[1:])}.</p>")
     if hit is not None:
         weights = (cfg.vector_weight if hit.vector_score > 0 else 0.0) + (
             cfg.bm25_weight if hit.bm25_norm > 0 else 0.0
         )
         x = TIMES
         out.append(
-            f"<p>score = ({cfg.vector_weight:.2f} {x} vector {hit.vector_score:.4f} + "
-            f"{cfg.bm25_weight:.2f} {x} BM25 norm {hit.bm25_norm:.4f}) {x} decay "
-            f"{hit.decay:.4f} = <b>{hit.score:.4f}</b><br>effective = {hit.score:.4f} "
-            f"{DIVIDE} {weights:.2f} = <b>{hit.effective:.4f}</b> "
+            f"<p>As a candidate: score = ({cfg.vector_weight:.2f} {x} vector "
+            f"{hit.vector_score:.4f} + {cfg.bm25_weight:.2f} {x} BM25 norm {hit.bm25_norm:.4f}) "
+            f"{x} decay {hit.decay:.4f} = <b>{hit.score:.4f}</b><br>effective = "
+            f"{hit.score:.4f} {DIVIDE} {weights:.2f} = <b>{hit.effective:.4f}</b> "
             f"(minScore {cfg.min_score:.2f})</p>"
-        )
-    if expl.cosine is not None:
-        bm = f"{expl.bm25:.4f}, rank {expl.bm25_rank}" if expl.bm25 else "0 (no query token)"
-        out.append(
-            f"<p>Among the searched segments: cosine {expl.cosine:.4f}, rank "
-            f"{expl.cosine_rank}; BM25 {bm}.</p>"
         )
     if block_note:
         out.append(f"<p>{e(block_note)}</p>")
     if segment is not None:
+        label = session_label or segment.session_id[:8]
         out.append(
-            f"<p style='color:gray'>{e(segment.role)} · session {e(segment.session_id[:8])} · "
+            f"<p style='color:gray'>{e(segment.role)} · session "
+            f"<span title='{e(segment.session_id)}'>{e(label)}</span> · "
             f"{block_time(segment.timestamp)} UTC<br>{e(one_line(segment.content, 300))}</p>"
         )
     return "".join(out)

@@ -4,12 +4,17 @@ Rows come from :func:`core.transcript.replay.context_at` through
 :func:`core.transcript.parts.context_rows`: the compaction summary first, the kept
 entries, what followed, and a recalled-context block where memory-context would
 inject it. A footer sums the tokens by origin.
+
+Each message's tokens are pi's chars/4 estimate (:data:`core.context.terms.CHARS4_ESTIMATE`);
+the injected block is counted as every view counts it,
+:func:`core.recall.block.block_token_count` (memory-context's characters / 3), so the
+Recall view, the gauge, this view and ``memlens recall`` show one figure for it.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
@@ -34,6 +39,8 @@ from PySide6.QtWidgets import (
 )
 from typing_extensions import override
 
+from core.context.terms import CHARS4_ESTIMATE, CONTEXT_TOKENS, source_label
+from core.recall.block import BLOCK_ESTIMATOR, block_token_count
 from core.transcript.parts import (
     ORIGIN_AFTER,
     ORIGIN_HISTORY,
@@ -142,7 +149,10 @@ class ContextTableModel(RecordTableModel[ContextRow]):
             return font
         if role == Qt.ItemDataRole.ToolTipRole:
             if not rec.entry_id:
-                return "recalled-context block, injected by memory-context (not in the transcript)"
+                return (
+                    "recalled-context block, injected by memory-context (not in the transcript)"
+                    f"\n{rec.tokens:,} tokens: {BLOCK_ESTIMATOR}, as the Recall view counts it"
+                )
             note = f"\n{_NOTES[rec.origin]}" if rec.origin in _NOTES else ""
             return f"entry {rec.entry_id} (#{rec.entry_index}) · {rec.origin}{note}\n{rec.preview}"
         return super().data(index, role)
@@ -176,6 +186,13 @@ def replay_rows(
     target = session.entry(entry_id)
     items = context_at(session, target.id)
     rows = context_rows(items, recalled_block, injection_index)
+    if recalled_block:  # the injected block: counted as the Recall view counts it
+        rows = [
+            replace(r, tokens=block_token_count(recalled_block))
+            if r.origin == ORIGIN_RECALLED and not r.entry_id
+            else r
+            for r in rows
+        ]
     note = ""
     if session.db is not None and session.run_context_tokens is not None:
         bound = run_bound(session, session.path_to(target.id), session.run_context_tokens)
@@ -353,11 +370,16 @@ class ContextView(QWidget):
             by_origin[r.origin] = (n + 1, tok + r.tokens)
         made = sum(r.origin == ORIGIN_SYNTHETIC for r in self._rows)
         count = len(self._rows) - made
-        total = f"{count:,} messages · ≈ {self.total_tokens:,} tokens (pi estimate)"
+        total = f"{count:,} messages · ≈ {self.total_tokens:,} tokens ({CHARS4_ESTIMATE.name})"
+        injected = sum(
+            r.tokens for r in self._rows if r.origin == ORIGIN_RECALLED and not r.entry_id
+        )
+        if injected:
+            total += f", recalled block {injected:,} ({BLOCK_ESTIMATOR})"
         if made:
             total += f" · {made:,} synthetic result{'s' if made != 1 else ''} added as pi sends"
         if self._measured is not None:
-            total += f" · measured {self._measured:,}"
+            total += f" · {CONTEXT_TOKENS.name} {self._measured:,} ({source_label('measured')})"
         shown = self.proxy.rowCount()
         if shown != len(self._rows):
             total += f" · showing {shown:,}"
