@@ -1,7 +1,8 @@
 """The ``memlens`` entry point: a CLI command, or the desktop app.
 
 ``memlens info PATH`` (and every other command of :mod:`core.cli.main`) runs without
-importing Qt; ``memlens``, ``memlens --demo`` and ``memlens PATH`` open the app.
+importing Qt; ``memlens``, ``memlens --demo`` and ``memlens PATH`` open the app, and
+``memlens open REF`` checks a ``memlens://`` reference in core, then opens the app on it.
 ``memlens --paths`` prints where this installation keeps and finds its files
 (resources, settings, cache, activity log), for troubleshooting.
 """
@@ -24,10 +25,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--paths"]:
         return print_paths()
     if args and (args[0] in COMMANDS or args[0] in ("-h", "--help", "--version")):
+        if args[0] == "open":
+            from core.cli.open import set_gui_opener
+
+            set_gui_opener(open_in_app)
         return run_cli(args)
     from app.main import run_gui
 
     return run_gui(args)
+
+
+def open_in_app(reference: str) -> int:
+    """``memlens open REF`` after the reference checked out: the app, showing it."""
+    from app.main import run_gui
+
+    return run_gui(["--open", reference])
 
 
 def paths() -> dict[str, object]:

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from core import __version__
+from core.refs.reference import looks_like_reference
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    """GUI arguments: ``[PATH] [--demo]``."""
+    """GUI arguments: ``[PATH | REF] [--demo] [--open REF]``."""
     parser = argparse.ArgumentParser(
         prog="memlens",
         description=(
@@ -25,16 +26,29 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         ),
         epilog="Command-line tools: memlens --help lists them.",
     )
-    parser.add_argument("path", nargs="?", help="data directory or transcript to open")
+    parser.add_argument(
+        "path", nargs="?", help="data directory or transcript to open (or a memlens:// reference)"
+    )
+    parser.add_argument(
+        "--open",
+        metavar="REF",
+        dest="reference",
+        help="a memlens:// reference: open its place and select its session, entry, fact "
+        "or segment",
+    )
     parser.add_argument("--demo", action="store_true", help="open the built-in demo data")
     parser.add_argument("--version", action="version", version=f"memlens {__version__}")
-    return parser.parse_args(list(argv))
+    args = parser.parse_args(list(argv))
+    if args.reference is None and args.path and looks_like_reference(args.path):
+        args.reference, args.path = args.path, None  # a desktop link hands the app its URL
+    return args
 
 
 def build_window(argv: Sequence[str], settings: AppSettings | None = None) -> MainWindow:
     """Create the main window and start loading what the arguments name.
 
-    Without a path, the place opened last is opened again (if it still exists).
+    Without a path, the place opened last is opened again (if it still exists); with a
+    reference, its place is opened and what it names selected.
     """
     import os
 
@@ -43,7 +57,9 @@ def build_window(argv: Sequence[str], settings: AppSettings | None = None) -> Ma
     args = parse_args(argv)
     window = MainWindow(settings)
     window.show()
-    if args.demo:
+    if args.reference:
+        window.navigation.open_reference(args.reference)
+    elif args.demo:
         window.open_demo()
     elif args.path:
         window.open_path(args.path)

@@ -22,6 +22,7 @@ from app.app_config import embedder_name
 from app.backups_glue import BackupsGlue
 from app.context import AppContext
 from app.demo_data import demo_path, load_demo
+from app.drop import drop_action
 from app.export import install_export
 from app.gil import release_frozen, share_gil_with_gui
 from app.inspector import Inspector
@@ -123,7 +124,7 @@ class MainWindow(WindowLayout):
         )
         self.menu_actions.by_name["cancel"].setEnabled(False)
         install_export(self)
-        install_navigation(self)
+        self.navigation = install_navigation(self)
         self.compaction_panel.cancel_action.setShortcuts([])  # the window's Esc decides
         self.compaction_panel.cancel_action.changed.connect(self._update_cancel)
         self._connect_first_run()
@@ -391,16 +392,28 @@ class MainWindow(WindowLayout):
     # -- Qt events ------------------------------------------------------------------------
     @override
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        urls = event.mimeData().urls()
-        if urls and urls[0].isLocalFile():
+        """Accept a folder, a transcript, an agent database or a memlens:// reference."""
+        action = drop_action(event.mimeData())
+        if action is not None and action.kind != "refuse":
             event.acceptProposedAction()
+        else:
+            event.ignore()
+            if action is not None:
+                self.status.say(action.value)  # why it cannot be dropped
 
     @override
     def dropEvent(self, event: QDropEvent) -> None:
-        urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
-        if urls:
-            event.acceptProposedAction()
-            self.open_path(urls[0].toLocalFile())
+        action = drop_action(event.mimeData())
+        if action is None or action.kind == "refuse":
+            event.ignore()
+            if action is not None:
+                self.status.say(action.value)
+            return
+        event.acceptProposedAction()
+        if action.kind == "reference":
+            self.navigation.open_reference(action.value)
+        else:
+            self.open_path(action.value)
 
     @override
     def closeEvent(self, event: QCloseEvent) -> None:
