@@ -82,6 +82,9 @@ def lay_out(view: RecallPreview) -> QSplitter:
     view.side_tabs.addTab(view.block_box, "Block")
     view.side_tabs.addTab(view.knowledge_box, "Knowledge")
     view.side_tabs.addTab(view.cut_box, "Cut")
+    # Small floors: on a short screen the splitter, not the window, decides their share.
+    view.side_tabs.setMinimumHeight(100)
+    view.why_box.setMinimumHeight(90)
     right = QSplitter(Qt.Orientation.Vertical)
     right.addWidget(view.knobs)
     right.addWidget(view.side_tabs)
