@@ -1,4 +1,11 @@
-"""The Backups tab of the Activity dock: list, restore and prune the open place's backups.
+"""The Activity dock's glue: whose files the writes touched, and the Backups tab.
+
+The activity log is told which files are memlens's own (its data, cache and
+settings folders; the demo home inside the cache is an agent's data), so the
+Writes tab lists the writes to the agent's data apart from memlens's own
+(:func:`own_files`).
+
+The Backups tab lists, restores and prunes the open place's backups.
 
 :class:`BackupsGlue` puts a :class:`widgets.activity.backups_view.BackupsView` beside the
 activity log in the Activity dock and feeds it the backups of the open data
@@ -21,10 +28,14 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
 from app.app_config import safety_defaults
 from app.context import AppContext, AppHelper
+from app.demo_data import demo_path
 from app.layout import BACKUPS_TAB
+from app.paths import cache_dir, data_dir
+from app.settings import default_settings
 from core.io.fsutil import backup_path
 from core.io.writes import PlannedWrite
 from core.safety.activity import load_activity
+from core.safety.activity_owner import OwnFiles
 from core.safety.backups import list_backups, plan_restore, prune, recorded_hashes, restore
 from widgets.activity.view import local_time
 
@@ -58,6 +69,12 @@ def restore_writes(plan: RestorePlan) -> list[PlannedWrite]:
             f"{b.name} ({made})",
         ),
     ]
+
+
+def own_files() -> OwnFiles:
+    """The folders of memlens's own files; the demo home in its cache is an agent's data."""
+    settings = Path(default_settings().fileName()).parent
+    return OwnFiles.of([data_dir(), cache_dir(), settings], places=[demo_path()])
 
 
 def _restore_task(plan: RestorePlan, activity: Path) -> Restored:
@@ -107,6 +124,8 @@ class BackupsGlue(AppHelper):
         self._pending: dict[str, str] = {}
         """Backups made for a write that has not happened yet, by the file backed up."""
         manager.activity.subscribe(self._on_write)
+        manager.activity.own_files = own_files()
+        views.activity_view.set_owner_rule(manager.activity.owner)
 
     def drop_jobs(self) -> None:
         """The window is closing: whatever listing, pruning or restoring delivers is dropped."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from app.paths import cache_dir
 from core.dataset.load import load_dataset
 from core.demo.build import write_demo
+from core.safety.activity_owner import own_writes
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,11 +23,16 @@ def demo_path() -> Path:
 
 
 def demo_dir() -> Path:
-    """Where the demo data lives (generated if missing or out of date)."""
+    """Where the demo data lives (generated if missing or out of date).
+
+    Generating it writes memlens's own files, not an agent's: the activity log
+    lists those writes apart (:func:`core.safety.activity_owner.own_writes`).
+    """
     root = demo_path()
     marker = root / ".complete"
     if not marker.exists():
-        write_demo(root, force=True)
+        with own_writes("demo data"):
+            write_demo(root, force=True)
         marker.write_text(DEMO_VERSION)
     return root
 

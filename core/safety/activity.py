@@ -1,9 +1,16 @@
-"""The activity log: one JSON line per write memlens made to an agent's files.
+"""The activity log: one JSON line per write memlens made, to an agent's files or its own.
 
 It keeps where each write went (file, byte offset, length, line, number of lines,
-backup) and a short redacted summary, never the content written. The app points
-it at ``activity.jsonl`` in the user's data directory and registers
-:meth:`ActivityLog.record` as a write observer of :mod:`core.io.fsutil`.
+backup), whose file it was (``owner``: the agent's data, or memlens's own files such
+as the demo data and the vector cache) and a short redacted summary, never the
+content written. The app points it at ``activity.jsonl`` in the user's data
+directory and registers :meth:`ActivityLog.record` as a write observer of
+:mod:`core.io.fsutil`.
+
+Whose file a write touched is decided when it is logged: a write made inside
+:func:`own_writes` (generating the demo data) is memlens's own; otherwise the file's
+place decides (:class:`OwnFiles`: under memlens's data, cache or settings folders,
+unless under an agent's data kept there, such as the demo home).
 """
 
 from __future__ import annotations
@@ -13,13 +20,14 @@ import os
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from core.io import jsonio
 from core.io.fsutil import WriteRecord
 from core.io.problems import Problem
+from core.safety.activity_owner import AGENT, MEMLENS, OWNERS, OwnFiles, own_scope
 from core.safety.redact import redact
 
 if TYPE_CHECKING:
@@ -70,7 +78,10 @@ class ActivityEvent:
     source
         Who ran it: ``memlens app``, ``memlens compact``.
     kind
-        ``compaction``.
+        ``compaction`` (a job's failure, shown beside: ``job``).
+    owner
+        ``memlens`` for a job about memlens's own files; "" lets :func:`owner_of`
+        decide by kind.
     """
 
     time: float
@@ -82,6 +93,7 @@ class ActivityEvent:
     summary: str = ""
     source: str = ""
     kind: str = "compaction"
+    owner: str = ""
 
     @property
     def action(self) -> str:
@@ -94,7 +106,35 @@ class ActivityEvent:
         return f"{self.kind} {self.phase}"
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedWrite(WriteRecord):
+    """A write as the activity log keeps it: the record and whose file it touched.
+
+    ``owner`` is :data:`MEMLENS` for memlens's own file, else "" (the file keeps
+    ``"owner": "memlens"`` on memlens's own lines only): a write to the agent's
+    data, or a line logged before owners were kept, which :meth:`ActivityLog.owner`
+    decides from its place.
+    """
+
+    owner: str = ""
+
+
 ActivityItem = WriteRecord | ActivityEvent
+
+
+def owner_of(item: ActivityItem) -> str:
+    """Whose file *item* touched, as logged: a compaction's is the agent's; a job's, memlens's."""
+    owner = getattr(item, "owner", "")
+    if owner in OWNERS:
+        return str(owner)
+    if isinstance(item, ActivityEvent) and item.kind not in EVENT_KINDS:
+        return MEMLENS  # a job of memlens's own that failed: no agent file was written
+    return AGENT
+
+
+def _logged(record: WriteRecord, owner: str) -> LoggedWrite:
+    values = {f.name: getattr(record, f.name) for f in fields(WriteRecord)}
+    return LoggedWrite(**values, owner=owner)
 
 
 def short_summary(text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -133,12 +173,14 @@ def to_json(record: WriteRecord) -> dict[str, Any]:
     }
     if record.sha256 is not None:
         out["sha256"] = record.sha256
+    if getattr(record, "owner", "") == MEMLENS:  # a line without an owner is the agent's
+        out["owner"] = MEMLENS
     return out
 
 
 def event_to_json(event: ActivityEvent) -> dict[str, Any]:
     """The JSON object of one event line."""
-    return {
+    out: dict[str, Any] = {
         "time": round(event.time, 3),
         "file": event.path,
         "action": event.kind,
@@ -149,6 +191,9 @@ def event_to_json(event: ActivityEvent) -> dict[str, Any]:
         "source": event.source,
         "summary": short_summary(event.summary),
     }
+    if owner_of(event) == MEMLENS:
+        out["owner"] = MEMLENS
+    return out
 
 
 def _opt_int(obj: dict[str, Any], key: str) -> int | None:
@@ -197,7 +242,13 @@ def event_from_json(obj: Any) -> ActivityEvent:
         summary=summary if isinstance(summary, str) else "",
         source=source if isinstance(source, str) else "",
         kind=kind,
+        owner=_owner_field(obj),
     )
+
+
+def _owner_field(obj: dict[str, Any]) -> str:
+    owner = obj.get("owner")
+    return owner if owner in OWNERS else ""
 
 
 def _int(obj: dict[str, Any], key: str) -> int:
@@ -207,8 +258,8 @@ def _int(obj: dict[str, Any], key: str) -> int:
     return value
 
 
-def from_json(obj: Any) -> WriteRecord:
-    """The record of one activity line.
+def from_json(obj: Any) -> LoggedWrite:
+    """The record of one activity line (``owner`` "" when the line does not say).
 
     Raises
     ------
@@ -218,7 +269,7 @@ def from_json(obj: Any) -> WriteRecord:
     stamp, path, action = _line_head(obj, ACTIONS)
     backup, summary = obj.get("backup"), obj.get("summary", "")
     digest = obj.get("sha256")
-    return WriteRecord(
+    return LoggedWrite(
         time=stamp,
         path=path,
         action=cast("WriteAction", action),
@@ -229,6 +280,7 @@ def from_json(obj: Any) -> WriteRecord:
         backup=backup if isinstance(backup, str) else None,
         summary=summary if isinstance(summary, str) else "",
         sha256=digest if isinstance(digest, str) else None,
+        owner=_owner_field(obj),
     )
 
 
@@ -316,6 +368,9 @@ class ActivityLog:
         replaced) before the next line.
     clock
         Epoch seconds (tests).
+    own_files
+        Which files are memlens's own by their place (default: none; the app names
+        its data, cache and settings folders).
 
     Notes
     -----
@@ -329,8 +384,11 @@ class ActivityLog:
         *,
         max_bytes: int = MAX_BYTES,
         clock: Callable[[], float] = time.time,
+        own_files: OwnFiles | None = None,
     ) -> None:
         self.path = Path(path)
+        self.own_files = own_files or OwnFiles()
+        """Which files are memlens's own (the app adds its cache and settings folders)."""
         self.max_bytes = max_bytes
         self.last_error: str | None = None
         """Why the last line could not be written (None after a good write)."""
@@ -373,7 +431,12 @@ class ActivityLog:
         Never raises, like :meth:`record`.
         """
         with self._lock:
-            final = replace(event, time=round(event.time, 3), summary=short_summary(event.summary))
+            final = replace(
+                event,
+                time=round(event.time, 3),
+                summary=short_summary(event.summary),
+                owner=MEMLENS if owner_of(event) == MEMLENS else "",
+            )
             try:
                 self._append(jsonio.dumps_line(event_to_json(final)))
                 self.last_error = None
@@ -387,6 +450,12 @@ class ActivityLog:
             except Exception:
                 log.exception("activity event subscriber %r failed", fn)
         return final
+
+    def owner(self, item: ActivityItem) -> str:
+        """Whose file *item* touched: as logged, else (an older line) from its place."""
+        if getattr(item, "owner", "") in OWNERS or isinstance(item, ActivityEvent):
+            return owner_of(item)
+        return self.own_files.owner(item.path)
 
     def now(self) -> float:
         """The log's clock (epoch seconds)."""
@@ -414,16 +483,25 @@ class ActivityLog:
                 return item.summary
         return ""
 
-    def record(self, record: WriteRecord) -> WriteRecord:
+    def record(self, record: WriteRecord) -> LoggedWrite:
         """Log *record* (a :func:`core.io.fsutil.add_write_observer` callback).
 
         The summary is the confirmed plan's, else the record's own, else
-        :func:`default_summary`; it is redacted and shortened. Never raises: a
-        failure to write the log is kept in :attr:`last_error` and logged.
+        :func:`default_summary`; it is redacted and shortened. Its owner is
+        memlens inside :func:`own_writes` (the summary then starts with why),
+        else :attr:`own_files` decides. Never raises: a failure to write the log
+        is kept in :attr:`last_error` and logged.
         """
+        why = own_scope()
+        # Kept as the file keeps it: "memlens", or "" for the agent's (see LoggedWrite).
+        owner = MEMLENS if why or self.own_files.owner(record.path) == MEMLENS else ""
         with self._lock:
             summary = self._take_summary(record) or record.summary or default_summary(record)
-            final = replace(record, time=round(record.time, 3), summary=short_summary(summary))
+            if why:
+                summary = f"{why}: {summary}"
+            final = _logged(
+                replace(record, time=round(record.time, 3), summary=short_summary(summary)), owner
+            )
             try:
                 self._append(jsonio.dumps_line(to_json(final)))
                 self.last_error = None

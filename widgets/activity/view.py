@@ -7,6 +7,11 @@ from any thread: an :class:`core.safety.activity.ActivityLog` subscriber). The
 :class:`core.safety.activity.ActivityEvent` rows around them (``compaction started``,
 then ``finished``, ``failed`` or ``cancelled``, with the session and the tokens
 before and after) are shown in the same table, action ``compaction``.
+
+Writes to the agent's data and writes to memlens's own files (the demo data it
+generates, its vector cache: :mod:`core.safety.activity_owner`) are two lists: the
+view shows the agent's by default, memlens's own on request ("Whose files"), and
+its count counts the list shown.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -41,16 +46,23 @@ from typing_extensions import override
 
 from core.io.fsutil import WriteRecord
 from core.safety.activity import ACTIONS as WRITE_ACTIONS
-from core.safety.activity import EVENT_KINDS, ActivityEvent, ActivityItem
+from core.safety.activity import EVENT_KINDS, ActivityEvent, ActivityItem, owner_of
+from core.safety.activity_owner import AGENT, MEMLENS
 from widgets.common.record_model import Column, RecordRole, RecordTableModel, SortRole
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 Index = QModelIndex | QPersistentModelIndex
 ACTIONS = (*WRITE_ACTIONS, *EVENT_KINDS)
 TIME, FILE, ACTION, OFFSET, LINE, LENGTH, SUMMARY = range(7)
 Item = ActivityItem
+WHOSE = ((AGENT, "The agent's data"), (MEMLENS, "memlens's own files"), ("", "Both"))
+"""The choices of the view's "whose files" box: (owner, label); "" shows both lists."""
+WHOSE_TIP = {
+    AGENT: "the agent's data",
+    MEMLENS: "memlens's own file (demo data, cache, settings, logs): not the agent's data",
+}
 
 
 def local_time(seconds: float) -> str:
@@ -125,18 +137,40 @@ class ActivityModel(RecordTableModel[Item]):
             ],
             parent,
         )
-        self.events = 0
-        """How many rows are events (kept as rows come, not recounted per insert)."""
+        self.owner: Callable[[Item], str] = owner_of
+        """Whose file a row touched (the app's log also decides for older lines)."""
+        self.counts: dict[tuple[str, bool], int] = {}
+        """Rows by (owner, is an event), kept as rows come, not recounted per insert."""
+
+    def count(self, owner: str, *, events: bool = False) -> int:
+        """How many writes (or events) touched *owner*'s files ("" for both)."""
+        return sum(n for (o, e), n in self.counts.items() if e == events and owner in ("", o))
+
+    def _counted(self, record: Item) -> None:
+        key = (self.owner(record), isinstance(record, ActivityEvent))
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def set_owner_rule(self, owner: Callable[[Item], str]) -> None:
+        """Decide whose file each row touched with *owner* (rows recounted)."""
+        self.owner = owner
+        self.counts = {}
+        for record in self._rows:
+            self._counted(record)
+        if self._rows:
+            last = self.index(len(self._rows) - 1, self.columnCount() - 1)
+            self.dataChanged.emit(self.index(0, 0), last)
 
     @override
     def set_records(self, rows: Sequence[Item]) -> None:
-        self.events = sum(isinstance(r, ActivityEvent) for r in rows)
+        self.counts = {}
+        for record in rows:
+            self._counted(record)
         super().set_records(rows)
 
     def add(self, record: Item) -> None:
         """Append one row."""
         row = self.rowCount()
-        self.events += isinstance(record, ActivityEvent)
+        self._counted(record)
         self.beginInsertRows(QModelIndex(), row, row)
         self._rows.append(record)
         self.endInsertRows()
@@ -146,45 +180,60 @@ class ActivityModel(RecordTableModel[Item]):
         if role == SortRole and index.column() == TIME and index.isValid():
             # The log is in the order of the writes: the row breaks ties of equal times.
             return index.row()
+        if role == Qt.ItemDataRole.ForegroundRole and index.isValid():
+            if self.owner(self.record(index.row())) == MEMLENS:  # set apart in "Both"
+                return QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText)
+            return None
         if role == Qt.ItemDataRole.ToolTipRole and index.isValid():
             rec = self.record(index.row())
+            whose = WHOSE_TIP.get(self.owner(rec), "")
             if isinstance(rec, ActivityEvent):
-                return event_tooltip(rec)
+                return f"{event_tooltip(rec)}\n{whose}"
             tip = location(rec)
             if rec.backup:
                 tip += f"\nbackup: {rec.backup}"
             if rec.sha256:
                 tip += f"\nSHA-256 of the verified copy: {rec.sha256}"
+            tip += f"\n{whose}"
             return f"{tip}\n{rec.summary}" if rec.summary else tip
         return super().data(index, role)
 
 
 class ActivityFilter(QSortFilterProxyModel):
-    """Rows whose action is chosen and whose file, action or summary holds the text."""
+    """Rows of the chosen owner and action whose file, action or summary holds the text."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._text = ""
         self._action = ""
+        self._owner = AGENT
         self.setSortRole(SortRole)
 
     def set_text(self, text: str) -> None:
         """Keep rows containing *text* (any case) in the path, action or summary."""
-        self._change(text.strip().casefold(), self._action)
+        self._change(text.strip().casefold(), self._action, self._owner)
 
     def set_action(self, action: str) -> None:
         """Keep rows of *action* only ("" for all)."""
-        self._change(self._text, action)
+        self._change(self._text, action, self._owner)
 
-    def _change(self, text: str, action: str) -> None:
-        if (text, action) == (self._text, self._action):
+    def set_owner(self, owner: str) -> None:
+        """Keep rows that touched *owner*'s files (``agent``, ``memlens``; "" for both)."""
+        self._change(self._text, self._action, owner)
+
+    def refilter(self) -> None:
+        """Filter again (whose file a row touched was decided anew)."""
+        self._change(self._text, self._action, self._owner, force=True)
+
+    def _change(self, text: str, action: str, owner: str, *, force: bool = False) -> None:
+        if (text, action, owner) == (self._text, self._action, self._owner) and not force:
             return
         if hasattr(self, "beginFilterChange"):  # Qt >= 6.10; invalidateRowsFilter is deprecated
             self.beginFilterChange()
-            self._text, self._action = text, action
+            self._text, self._action, self._owner = text, action, owner
             self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
         else:  # pragma: no cover - older Qt
-            self._text, self._action = text, action
+            self._text, self._action, self._owner = text, action, owner
             self.invalidateRowsFilter()
 
     @override
@@ -194,6 +243,8 @@ class ActivityFilter(QSortFilterProxyModel):
         if not isinstance(rec, WriteRecord | ActivityEvent):
             return False
         if self._action and rec.action != self._action:
+            return False
+        if self._owner and isinstance(model, ActivityModel) and model.owner(rec) != self._owner:
             return False
         if not self._text:
             return True
@@ -233,6 +284,15 @@ class ActivityView(QWidget):
         for action in ACTIONS:
             self.action_box.addItem(action, action)
         self.action_box.setToolTip("Show only one kind of write")
+        self.owner_box = QComboBox()
+        for owner, label in WHOSE:
+            self.owner_box.addItem(label, owner)
+        self.owner_box.setAccessibleName("Whose files")
+        self.owner_box.setToolTip(
+            "Whose files: the agent's data (what memlens wrote to the agent's transcripts, "
+            "facts and stores), or memlens's own files (the demo data it generates, its "
+            "vector cache, settings and logs)"
+        )
         self.count_label = QLabel()
 
         self.table = QTableView()
@@ -261,6 +321,7 @@ class ActivityView(QWidget):
 
         top = QHBoxLayout()
         top.setContentsMargins(2, 2, 6, 0)
+        top.addWidget(self.owner_box)
         top.addWidget(self.filter_edit, 1)
         top.addWidget(self.action_box)
         top.addWidget(self.count_label)
@@ -271,9 +332,13 @@ class ActivityView(QWidget):
 
         self.filter_edit.textChanged.connect(self._on_filter_edit_text_changed)
         self.action_box.currentIndexChanged.connect(self._on_action_box_current_index_changed)
+        self.owner_box.currentIndexChanged.connect(self._on_owner_box_current_index_changed)
         self.table.activated.connect(self._on_table_activated)
         self.table.customContextMenuRequested.connect(self._on_table_context_menu_requested)
         self.copy_action.triggered.connect(self._on_copy_action_triggered)
+        # Rows the proxy hides (the other owner's) change the counts too.
+        self.model.rowsInserted.connect(self._update_count)
+        self.model.modelReset.connect(self._update_count)
         self.proxy.rowsInserted.connect(self._update_count)
         self.proxy.rowsRemoved.connect(self._update_count)
         self.proxy.modelReset.connect(self._update_count)
@@ -292,6 +357,12 @@ class ActivityView(QWidget):
         """Add one write or event (GUI thread)."""
         self.model.add(record)
 
+    def set_owner_rule(self, owner: Callable[[Item], str]) -> None:
+        """Decide whose file each row touched with *owner* (the app's log: older lines too)."""
+        self.model.set_owner_rule(owner)
+        self.proxy.refilter()
+        self._update_count()
+
     def post(self, record: Item) -> None:
         """Add one write or event from any thread (queued to the GUI thread)."""
         self._posted.emit(record)
@@ -305,19 +376,28 @@ class ActivityView(QWidget):
 
     @Slot()
     def _update_count(self) -> None:
-        shown, total = self.proxy.rowCount(), self.model.rowCount()
-        events = self.model.events
-        writes = total - events
+        """Count the list chosen: the agent's data's writes, memlens's own, or both."""
+        owner = str(self.owner_box.currentData() or "")
+        model = self.model
+        writes, events = model.count(owner), model.count(owner, events=True)
+        total, shown = writes + events, self.proxy.rowCount()
+        own = model.count(MEMLENS) + model.count(MEMLENS, events=True)
+        # Which list is counted is said once there are two lists to tell apart.
+        place = {AGENT: " to the agent's data", MEMLENS: " to memlens's own files"}.get(owner, "")
+        place = place if own or owner == MEMLENS else ""
         if total == 0:
-            self.count_label.setText("No writes yet")
+            text = f"No writes{place or ' yet'}"
         elif shown == total:
-            text = f"{writes:,} write" + ("" if writes == 1 else "s")
+            text = f"{writes:,} write" + ("" if writes == 1 else "s") + place
             if events:
                 text += f", {events:,} event" + ("" if events == 1 else "s")
-            self.count_label.setText(text)
         else:
             noun = "writes" if not events else "rows"
-            self.count_label.setText(f"{shown:,} of {total:,} {noun}")
+            text = f"{shown:,} of {total:,} {noun}{place}"
+        other = model.count(MEMLENS) if owner == AGENT else 0
+        if other:
+            text += f" · {other:,} to memlens's own files"
+        self.count_label.setText(text)
 
     @Slot(str)
     def _on_filter_edit_text_changed(self, text: str) -> None:
@@ -326,6 +406,11 @@ class ActivityView(QWidget):
     @Slot(int)
     def _on_action_box_current_index_changed(self, _index: int) -> None:
         self.proxy.set_action(str(self.action_box.currentData() or ""))
+
+    @Slot(int)
+    def _on_owner_box_current_index_changed(self, _index: int) -> None:
+        self.proxy.set_owner(str(self.owner_box.currentData() or ""))
+        self._update_count()
 
     @Slot(QModelIndex)
     def _on_table_activated(self, index: QModelIndex) -> None:
