@@ -170,9 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="memlens://open?path=...[&session=ID[&entry=ID|#N]|&fact=ID|&segment=ID]",
     )  # fmt: skip
     p.add_argument(
-        "--print", "--no-gui", dest="print", action="store_true",
+        "--print", action="store_true",
         help="only resolve and print what REF names (exit 2 when it is not there)",
     )  # fmt: skip
+    p.add_argument("--no-gui", dest="print", action="store_true", help="the same as --print")
     p = add(
         "compactions",
         "every compaction of a session: tokens, summary, what it replaced",
