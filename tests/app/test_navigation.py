@@ -307,3 +307,27 @@ def test_an_unsupported_drop_is_refused_with_a_message(qtbot, tmp_path):
     assert _drop(window, text) == (False, False)
     assert "memlens:// reference" in window.status.place_label.text()
     assert window.data is None and window.load_job is None
+
+
+def test_the_app_takes_a_reference_as_its_argument_or_with_open():
+    from app.main import parse_args
+
+    ref = "memlens://open?path=/d&fact=f1"
+    args = parse_args([ref])
+    assert (args.reference, args.path) == (ref, None)
+    assert parse_args(["--open", ref]).reference == ref
+    assert parse_args(["/some/dir"]).reference is None
+
+
+def test_memlens_open_starts_the_app_on_the_checked_reference(demo_home, monkeypatch, capsys):
+    import app.main
+    from app.launcher import main
+
+    started = []
+    monkeypatch.setattr(app.main, "run_gui", lambda argv: started.append(argv) or 0)
+    fact = format_reference(Reference(str(demo_home), fact="nope"))
+    assert main(["open", fact]) == 2 and started == []  # not there: the app is not started
+    session = next((demo_home / "agents" / "main" / "sessions").glob("*.jsonl")).stem
+    ref = format_reference(Reference(str(demo_home), session, entry="#3"))
+    assert main(["open", ref]) == 0
+    assert started == [["--open", ref]] and "entry #3" in capsys.readouterr().out
