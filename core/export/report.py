@@ -14,6 +14,13 @@ import math
 from typing import TYPE_CHECKING
 
 from core import __version__
+from core.context.terms import (
+    CHARS4_ESTIMATE,
+    CONTEXT_TOKENS,
+    MESSAGE_TOKENS,
+    THRESHOLD_TERMS,
+    source_label,
+)
 from core.export.svg import safe_text, timeline_svg
 from core.timeline.summary import message_summary
 
@@ -98,7 +105,7 @@ def _entry_rows(session: Session, timeline: Timeline) -> list[str]:
         entry = session.by_id.get(entry_id)
         message = entry.message if entry is not None else None
         role = message.role if message is not None else "?"
-        how = "measured" if measured[pos] else "estimated"
+        how = source_label("measured" if measured[pos] else "estimated")
         off = "" if timeline.on_path[pos] else ' class="off"'
         rows.append(
             f"<tr{off}><td class=n>#{int(timeline.entry_index[pos])}</td>"
@@ -127,6 +134,18 @@ def _compaction_rows(session: Session, timeline: Timeline) -> list[str]:
             f"<td>{'yes' if marker.on_path else 'no'}</td></tr>"
         )
     return rows
+
+
+def _terms(timeline: Timeline | None) -> str:
+    """What each number and line means: the words every view of memlens uses."""
+    pairs = [(t.name, t.help) for t in (CONTEXT_TOKENS, CHARS4_ESTIMATE, MESSAGE_TOKENS)]
+    lines = timeline.thresholds if timeline is not None else ()
+    pairs += [
+        (THRESHOLD_TERMS[line.key].name, THRESHOLD_TERMS[line.key].line)
+        for line in lines
+        if line.key in THRESHOLD_TERMS
+    ]
+    return "<details><summary>What the numbers mean</summary>" + _facts(pairs) + "</details>"
 
 
 def _chart(timeline: Timeline, *, cut_entry_id: str | None = None) -> str:
@@ -161,8 +180,9 @@ def timeline_report(
         _session_block(session),
         "<h2>Timeline</h2>",
         _chart(timeline),
-        '<p class="note">x: entry #N of each message; bars: pi\'s estimate of each message '
-        "(chars / 4); curve: the context along the current path.</p>",
+        '<p class="note">x: entry #N of each message; bars: the message tokens of each '
+        "message; curve: the context tokens along the current path.</p>",
+        _terms(timeline),
     ]
     if screenshot_png:
         data = base64.b64encode(screenshot_png).decode("ascii")
@@ -180,7 +200,15 @@ def timeline_report(
         ),
         f"<h2>Entries ({len(timeline):,} messages)</h2>",
         _table(
-            ("#N", "role", "tokens", "context tokens", "context is", "on path", "summary"),
+            (
+                "#N",
+                "role",
+                MESSAGE_TOKENS.name,
+                CONTEXT_TOKENS.name,
+                "source",
+                "on path",
+                "summary",
+            ),
             _entry_rows(session, timeline),
             empty="no message in this session",
         ),
@@ -206,7 +234,7 @@ def _facts(pairs: Iterable[tuple[str, str]]) -> str:
 
 def _plan_facts(plan: CompactionPlan, session: Session) -> str:
     first = session.by_id.get(plan.first_kept_entry_id)
-    how = "measured" if plan.tokens_before_measured else "estimated"
+    how = source_label("measured" if plan.tokens_before_measured else "estimated")
     pairs = [
         ("status", "ready" if plan.ok else f"cannot compact: {plan.reason}"),
         ("tokens before → after", f"{plan.tokens_before:,} → {plan.expected_tokens_after():,}"),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.context.terms import CHARS4_ESTIMATE, CONTEXT_TOKENS, MESSAGE_TOKENS
 from core.safety.redact import redact
 from core.timeline.arrays import Category
 
@@ -212,6 +213,21 @@ def _bars(timeline: Timeline, scale: _Scale) -> list[str]:
     return out
 
 
+def _entry_ticks(index: NDArray[np.int64], count: int = 8) -> list[tuple[float, int]]:
+    """Round entry numbers ``#N`` and where they fall among the messages (interpolated)."""
+    if not len(index):
+        return []
+    first, last = int(index[0]), int(index[-1])
+    if last <= first:
+        return [(0.0, first)]
+    step = max(1, int(_nice_ticks(last - first, count)[1]))
+    ticks = []
+    for number in range(math.ceil(first / step) * step, last + 1, step):
+        pos = float(np.interp(number, index.astype(np.float64), np.arange(len(index))))
+        ticks.append((pos, number))
+    return ticks
+
+
 def _axes(timeline: Timeline, scale: _Scale) -> list[str]:
     b = scale.box
     right = b.left + b.plot_width
@@ -235,24 +251,21 @@ def _axes(timeline: Timeline, scale: _Scale) -> list[str]:
             f'<rect x="{b.left}" y="{_fmt(top)}" width="{_fmt(b.plot_width)}" '
             f'height="{_fmt(bottom - top)}" fill="none" stroke="{_AXIS}" stroke-width="0.8"/>'
         )
-    n = len(timeline)
-    if n:
-        step = max(1, math.ceil(n / 10))
-        for pos in range(0, n, step):
-            x = scale.x(pos)
-            out.append(
-                f'<line x1="{_fmt(x)}" y1="{_fmt(b.bars_bottom)}" x2="{_fmt(x)}" '
-                f'y2="{_fmt(b.bars_bottom + 4)}" stroke="{_AXIS}"/>'
-                f'<text x="{_fmt(x)}" y="{_fmt(b.bars_bottom + 16)}" text-anchor="middle">'
-                f"#{int(timeline.entry_index[pos])}</text>"
-            )
+    for pos, number in _entry_ticks(timeline.entry_index):
+        x = scale.x(pos)
+        out.append(
+            f'<line x1="{_fmt(x)}" y1="{_fmt(b.bars_bottom)}" x2="{_fmt(x)}" '
+            f'y2="{_fmt(b.bars_bottom + 4)}" stroke="{_AXIS}"/>'
+            f'<text x="{_fmt(x)}" y="{_fmt(b.bars_bottom + 16)}" text-anchor="middle">'
+            f"#{number:,}</text>"
+        )
     mid_context = (b.top + b.context_bottom) / 2
     mid_bars = (b.bars_top + b.bars_bottom) / 2
     out.append(
         f'<text x="14" y="{_fmt(mid_context)}" text-anchor="middle" '
-        f'transform="rotate(-90 14 {_fmt(mid_context)})">context tokens</text>'
+        f'transform="rotate(-90 14 {_fmt(mid_context)})">{CONTEXT_TOKENS.name}</text>'
         f'<text x="14" y="{_fmt(mid_bars)}" text-anchor="middle" '
-        f'transform="rotate(-90 14 {_fmt(mid_bars)})">tokens / message</text>'
+        f'transform="rotate(-90 14 {_fmt(mid_bars)})">{MESSAGE_TOKENS.name}</text>'
         f'<text x="{_fmt(b.left + b.plot_width / 2)}" y="{b.height - 6}" '
         f'text-anchor="middle">entry #N</text>'
     )
@@ -282,32 +295,49 @@ def _thresholds(timeline: Timeline, scale: _Scale) -> list[str]:
     return out
 
 
-def _compactions(timeline: Timeline, scale: _Scale) -> list[str]:
-    """A line at each compaction, ``before -> after`` on the first free row above the plot."""
-    b = scale.box
-    right = b.left + b.plot_width
-    out = []
+@dataclass(frozen=True, slots=True)
+class _Label:
+    """A compaction's ``before -> after`` label: where its line is, its row and side."""
+
+    x: float
+    row: int
+    anchor: str
+    text: str
+
+
+def _compaction_labels(timeline: Timeline, scale: _Scale) -> list[_Label]:
+    """Each compaction's label on the first row where it overlaps none (x only: no top yet)."""
+    right = scale.box.left + scale.box.plot_width
     rows_end = [-math.inf] * _LABEL_ROWS
+    labels = []
     for i, marker in enumerate(timeline.compactions):
         x = scale.x(marker.x)
+        label = f"{marker.tokens_before:,} \u2192 {marker.tokens_after:,}"
+        width = 6.2 * len(label)
+        start, anchor = x + 3, "start"
+        if start + width > right:  # the last compactions: the label ends at the line
+            start, anchor = x - 3 - width, "end"
+        row = next((r for r in range(_LABEL_ROWS) if rows_end[r] < start - 4), i % _LABEL_ROWS)
+        rows_end[row] = start + width
+        labels.append(_Label(x, row, anchor, label))
+    return labels
+
+
+def _compactions(timeline: Timeline, scale: _Scale, labels: list[_Label]) -> list[str]:
+    """A line at each compaction, its label on its row above the plot."""
+    b = scale.box
+    out = []
+    for marker, label in zip(timeline.compactions, labels, strict=True):
         dash = "" if marker.on_path else ' stroke-dasharray="3 3"'
+        x = label.x
         out.append(
             f'<line x1="{_fmt(x)}" y1="{b.top}" x2="{_fmt(x)}" y2="{_fmt(b.context_bottom)}" '
             f'stroke="{_COMPACTION}" stroke-width="1.2"{dash}/>'
         )
-        label = f"{marker.tokens_before:,} \u2192 {marker.tokens_after:,}"
-        width = 6.2 * len(label)
-        start = x + 3
-        anchor = "start"
-        if start + width > right:  # the last compactions: the label ends at the line
-            start, anchor = x - 3 - width, "end"
-        row = next((r for r in range(_LABEL_ROWS) if rows_end[r] < start - 4), i % _LABEL_ROWS)
-        row = min(row, len(timeline.compactions) - 1)
-        rows_end[row] = start + width
-        y = b.top - 6 - 13 * row
+        tx = x + 3 if label.anchor == "start" else x - 3
         out.append(
-            f'<text x="{_fmt(x + 3 if anchor == "start" else x - 3)}" y="{_fmt(y)}" '
-            f'fill="{_COMPACTION}" text-anchor="{anchor}">{safe_text(label)}</text>'
+            f'<text x="{_fmt(tx)}" y="{_fmt(b.top - 6 - 13 * label.row)}" '
+            f'fill="{_COMPACTION}" text-anchor="{label.anchor}">{safe_text(label.text)}</text>'
         )
     return out
 
@@ -339,9 +369,9 @@ def _legend(timeline: Timeline, box: ChartBox) -> tuple[str, float]:
     ]  # fmt: skip
     items += [
         (f'<line x2="14" y1="-4" y2="-4" stroke="{_CURVE}" stroke-width="2"/>', 18,
-         "context (measured where the agent recorded usage, else estimated)"),
+         f"{CONTEXT_TOKENS.name} (reported, else chars/4)"),
         (f'<line x2="14" y1="-4" y2="-4" stroke="{_ESTIMATE}" stroke-dasharray="4 3"/>', 18,
-         "estimated (pi: chars / 4)"),
+         CHARS4_ESTIMATE.name),
         (f'<line x1="5" x2="5" y1="-10" y2="2" stroke="{_COMPACTION}"/>', 10, "compaction"),
     ]  # fmt: skip
     parts = []
@@ -381,9 +411,11 @@ def timeline_svg(
         The ``<title>`` of the picture (redacted and escaped).
     """
     legend, legend_bottom = _legend(timeline, ChartBox(width, height))
-    rows = min(len(timeline.compactions), _LABEL_ROWS)
-    labels = [f"{t.label} {t.tokens:,}" for t in timeline.thresholds]
-    right = round(max((6.4 * len(label) + 14 for label in labels), default=30))
+    texts = [f"{t.label} {t.tokens:,}" for t in timeline.thresholds]
+    right = round(max((6.4 * len(t) + 14 for t in texts), default=30))
+    n = len(timeline)
+    labels = _compaction_labels(timeline, _Scale(ChartBox(width, height, right=right), n, 1, 1))
+    rows = max((label.row + 1 for label in labels), default=0)
     box = ChartBox(width, height, right=right, top=round(legend_bottom + 10 + 13 * rows))
     context_max = _finite_max(
         timeline.path_context,
@@ -409,7 +441,7 @@ def timeline_svg(
         if estimate
         else "",
         f'<path d="{curve}" fill="none" stroke="{_CURVE}" stroke-width="1.8"/>' if curve else "",
-        *_compactions(timeline, scale),
+        *_compactions(timeline, scale, labels),
         *_cut(timeline, scale, cut_entry_id),
         legend,
     ]
