@@ -1,17 +1,96 @@
-"""Figures of an agent database's transcripts, counted in SQL without reading them.
+"""Figures of an agent's sessions: counted in SQL without reading them, and per agent.
 
 What the session list shows before any transcript is read: :func:`session_stats`
 counts entries, messages, compactions and roles of every session from OpenClaw's
 ``transcript_event_identities`` index, else from the events' JSON.
+
+:func:`agent_figures` gives an agent's figures that mean something: how many
+sessions, messages and compactions (counts add up), and its largest and latest
+session's context. A session's context size is a snapshot of one conversation,
+not a flow: the sum over unrelated sessions measures nothing, so none is made.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from core.openclaw.sqlite_ro import ReadOnlyDb
+
+
+class SessionFigures(Protocol):
+    """What :func:`agent_figures` reads of a session (``core.dataset``'s summaries)."""
+
+    @property
+    def agent(self) -> str: ...  # noqa: D102
+    @property
+    def id(self) -> str: ...  # noqa: D102
+    @property
+    def name(self) -> str: ...  # noqa: D102
+    @property
+    def messages(self) -> int: ...  # noqa: D102
+    @property
+    def compactions(self) -> int: ...  # noqa: D102
+    @property
+    def tokens_estimated(self) -> int: ...  # noqa: D102
+    @property
+    def modified(self) -> float: ...  # noqa: D102
+    @property
+    def loaded(self) -> bool: ...  # noqa: D102
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFigures:
+    """An agent's sessions summed where a sum means something, else their largest and latest.
+
+    The context figures are pi's estimate (chars / 4) of one session's context at
+    its current leaf; sessions not read yet (listed from the database's counts)
+    have none and are left out of them.
+    """
+
+    agent: str
+    sessions: int
+    messages: int
+    """Messages of all its sessions (a count: the sum is the agent's total)."""
+    compactions: int
+    largest_context: int | None
+    """The largest context of one session, or None when none is known yet."""
+    largest_session: str
+    """That session's name (or id)."""
+    latest_context: int | None
+    """The context of the session modified last (None while it is not read)."""
+    latest_session: str
+    last_active: float
+    """When the agent's newest session was modified (epoch seconds; 0 with none)."""
+
+
+def agent_figures(sessions: Iterable[SessionFigures]) -> list[AgentFigures]:
+    """Each agent's :class:`AgentFigures`, in the order agents first appear."""
+    by_agent: dict[str, list[SessionFigures]] = {}
+    for s in sessions:
+        by_agent.setdefault(s.agent, []).append(s)
+    out = []
+    for agent, rows in by_agent.items():
+        known = [s for s in rows if s.loaded]
+        largest = max(known, key=lambda s: s.tokens_estimated, default=None)
+        latest = max(rows, key=lambda s: s.modified)
+        out.append(
+            AgentFigures(
+                agent=agent,
+                sessions=len(rows),
+                messages=sum(s.messages for s in rows),
+                compactions=sum(s.compactions for s in rows),
+                largest_context=largest.tokens_estimated if largest is not None else None,
+                largest_session=(largest.name or largest.id) if largest is not None else "",
+                latest_context=latest.tokens_estimated if latest.loaded else None,
+                latest_session=latest.name or latest.id,
+                last_active=latest.modified,
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True, slots=True)

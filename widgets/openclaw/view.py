@@ -8,6 +8,9 @@
   queried as OpenClaw's session search does (:meth:`AgentDb.search_transcripts`):
   what OpenClaw would find, beside memlens's recall. Activating a hit shows its entry.
 * **Memory index**: OpenClaw's memory index (a view set by the window).
+* **Agents**: each agent's sessions, messages and compactions, and its largest and
+  latest session's context (:func:`core.openclaw.agentdb_stats.agent_figures`):
+  never a sum of unrelated sessions' context sizes, which would measure nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from PySide6.QtWidgets import (
 from core.io.problems import FormatError
 from core.io.timefmt import is_date_ms, utc_minute_ms
 from core.openclaw.agentdb import AgentDb, session_path
+from core.openclaw.agentdb_stats import AgentFigures, agent_figures
 from core.openclaw.session_rows import RowField, find_row, row_fields
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import Column, RecordRole, RecordTableModel
@@ -73,6 +77,41 @@ HIT_COLUMNS: tuple[Column[_Hit], ...] = (
     Column("Role", lambda h: h.hit.role or ""),
     Column("When (UTC)", lambda h: _when(h.hit.timestamp), lambda h: h.hit.timestamp or 0),
     Column("Snippet", lambda h: " ".join(h.hit.snippet.split())),
+)
+
+
+def _tokens(n: int | None) -> str:
+    return "…" if n is None else f"{n:,}"
+
+
+def _in_session(n: int | None, session: str) -> str:
+    return f"{_tokens(n)}  ({session})" if session else _tokens(n)
+
+
+def _last(seconds: float) -> str:
+    return utc_minute_ms(int(seconds * 1000)) if seconds > 0 else ""
+
+
+AGENT_COLUMNS: tuple[Column[AgentFigures], ...] = (
+    Column("Agent", lambda a: a.agent),
+    Column("Sessions", lambda a: a.sessions, align_right=True),
+    Column("Messages", lambda a: a.messages, align_right=True),
+    Column("Compactions", lambda a: a.compactions, align_right=True),
+    Column(
+        "Largest context (est.)",
+        lambda a: _in_session(a.largest_context, a.largest_session),
+        lambda a: a.largest_context or -1,
+    ),
+    Column(
+        "Latest session's context (est.)",
+        lambda a: _in_session(a.latest_context, a.latest_session),
+        lambda a: a.latest_context or -1,
+    ),
+    Column("Last active (UTC)", lambda a: _last(a.last_active), lambda a: a.last_active),
+)
+AGENTS_NOTE = (
+    "Counts add up over an agent's sessions; a context size is one session's snapshot "
+    "(pi's estimate, chars / 4), so each agent shows its largest and latest, never a sum."
 )
 
 
@@ -137,6 +176,9 @@ class OpenClawView(QWidget):
         self.tabs.addTab(self.row_page, "Session &row")
         self.tabs.addTab(self.search_page, "&Transcript search")
         self.tabs.addTab(self.memory_placeholder, "&Memory index")
+        self._build_agents()
+        self.tabs.addTab(self.agents_page, "&Agents")
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.tabs)
@@ -151,6 +193,18 @@ class OpenClawView(QWidget):
         lay = QVBoxLayout(self.row_page)
         lay.addWidget(self.row_source)
         lay.addWidget(self.row_table, 1)
+
+    def _build_agents(self) -> None:
+        self.agents_page = QWidget()
+        self.agents_note = QLabel(AGENTS_NOTE, wordWrap=True)
+        self.agent_model: RecordTableModel[AgentFigures] = RecordTableModel(AGENT_COLUMNS, self)
+        self.agent_table = _table(self.agent_model, "Agents")  # type: ignore[arg-type]
+        self.agent_table.setToolTip(AGENTS_NOTE)
+        lay = QVBoxLayout(self.agents_page)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setSpacing(4)
+        lay.addWidget(self.agent_table, 1)
+        lay.addWidget(self.agents_note)
 
     def _build_search(self) -> None:
         self.search_page = QWidget()
@@ -203,6 +257,8 @@ class OpenClawView(QWidget):
                 found.config if found is not None else None,
                 None,  # each agent's own workspace, resolved by the view from the config
             )
+        self.refresh_agents()
+        self.agent_table.resizeColumnsToContents()
         dbs = data.discovery.databases if data is not None else []
         self.query.setEnabled(bool(dbs))
         self.search_button.setEnabled(bool(dbs))
@@ -213,9 +269,24 @@ class OpenClawView(QWidget):
             )
         self.show_session(None)
 
+    def refresh_agents(self) -> None:
+        """Figure each agent again (sessions read since, or grown in live mode)."""
+        data = self._data
+        figures = agent_figures(data.summaries) if data is not None else []
+        shown = [self.agent_model.record(r) for r in range(self.agent_model.rowCount())]
+        if figures != shown:
+            self.agent_model.set_records(figures)
+
+    @Slot(int)
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.agents_page:
+            self.refresh_agents()
+
     def show_session(self, session: Session | None) -> None:
-        """Show *session*'s row (or say there is none)."""
+        """Show *session*'s row (or say there is none); the agents' figures are refreshed."""
         self._session = session
+        if session is not None:
+            self.refresh_agents()
         if session is None or self._data is None:
             self.row_model.set_records([])
             self.row_source.setText("No session selected.")
