@@ -25,7 +25,7 @@ from core.compaction.checks import (
 from core.compaction.refusals import CompactionRefused
 from core.compaction.store_update import plan_store_update, update_store_after
 from core.io import jsonio
-from core.io.fsutil import append_lines, backup_path, make_backup
+from core.io.fsutil import append_lines, make_backup, next_backup_path
 from core.io.jobs import Cancelled
 from core.io.writes import PlannedWrite
 from core.store.segments import Segment, append_segments, dedup_key, load_segments
@@ -62,6 +62,9 @@ def planned_writes(
 ) -> list[PlannedWrite]:
     """What :func:`write_compaction` (with ``accept_facts=False``) will write, and where.
 
+    The transcript's backup is named here (its append carries the name, see
+    :func:`core.io.writes.planned_backup`): pass it to :func:`write_compaction`
+    as *backup_to* so the file written is the one the preview showed.
     Reads segments.jsonl to leave out the segments already archived; fact
     operations are not listed (they go to the review queue, not to the log).
     With *update_store*, the rewrite of the sibling ``sessions.json`` is listed
@@ -70,9 +73,10 @@ def planned_writes(
     if result.entry is None:
         return []
     src = Path(session.path)
+    backup = str(next_backup_path(src))  # named once: the write makes this very file
     writes = [
         PlannedWrite(
-            str(backup_path(src)),
+            backup,
             "backup",
             f"copy {src.name} ({session.size:,} bytes) before appending to it",
         ),
@@ -88,6 +92,7 @@ def planned_writes(
                 else ""
             ),
             (jsonio.dumps_line(result.entry).decode("utf-8").rstrip("\n"),),
+            backup=backup,
         ),
     ]
     if store_dir is not None and result.segments:
@@ -247,6 +252,7 @@ def write_compaction(
     update_store: bool = False,
     lane: SessionLock | None = None,
     tool: str = "memlens",
+    backup_to: str | None = None,
 ) -> CompactionRun:
     """Apply a dry run: backup, archive segments, write facts, then append the entry.
 
@@ -266,6 +272,9 @@ def write_compaction(
         None takes it for the write and frees it after.
     tool
         Who writes, for a refused second compaction's message.
+    backup_to
+        The backup's name as :func:`planned_writes` named it for the preview
+        (None: named now). :attr:`CompactionRun.backup` is the file made.
 
     Raises
     ------
@@ -285,10 +294,14 @@ def write_compaction(
     if lane is not None:
         if not lane.held or os.path.realpath(lane.transcript) != os.path.realpath(session.path):
             raise CompactionRefused(f"{session.path}: this write does not hold the session's lane")
-        return _write_in_lane(result, session, store_dir, accept_facts, force, update_store)
+        return _write_in_lane(
+            result, session, store_dir, accept_facts, force, update_store, backup_to
+        )
     own = take_lane(session, tool)
     with own:
-        return _write_in_lane(result, session, store_dir, accept_facts, force, update_store)
+        return _write_in_lane(
+            result, session, store_dir, accept_facts, force, update_store, backup_to
+        )
 
 
 def _write_in_lane(
@@ -298,9 +311,10 @@ def _write_in_lane(
     accept_facts: bool,
     force: bool,
     update_store: bool,
+    backup_to: str | None,
 ) -> CompactionRun:
     src = Path(session.path)
-    backup = make_backup(src)
+    backup = make_backup(src, name=Path(backup_to) if backup_to else None)
     try:
         if store_dir is not None:
             _archive(result, store_dir, accept_facts=accept_facts)

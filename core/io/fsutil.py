@@ -216,6 +216,27 @@ def backup_path(path: Path) -> Path:
     return path.with_name(f"{path.name}{BACKUP_INFIX}{stamp}")
 
 
+def next_backup_path(path: str | os.PathLike[str]) -> Path:
+    """The name a backup of *path* made now gets: the one a preview shows.
+
+    :func:`backup_path`'s, with the next ``.N`` when that name is taken. Compute
+    it once, show it, and hand it to :func:`make_backup` (``name=``): the file
+    written is then the one the user saw, even though the write comes seconds
+    after the preview (a stamp computed twice would differ).
+    """
+    base = backup_path(Path(path))
+    n = _last_seq(base) + 1
+    return base if n == 0 else base.with_name(f"{base.name}.{n}")
+
+
+def _check_backup_name(src: Path, name: Path) -> None:
+    """A planned backup name must be a backup's name beside *src* (never another file)."""
+    if name.parent.resolve() != src.parent.resolve() or not name.name.startswith(
+        src.name + BACKUP_INFIX
+    ):
+        raise ValueError(f"{name} is not the name of a backup of {src} beside it")
+
+
 @dataclass(frozen=True, slots=True)
 class _Copy:
     size: int
@@ -323,6 +344,27 @@ def _claim(tmp: str, base: Path) -> Path:
         candidate = base.with_name(f"{base.name}.{n}")
 
 
+def _claim_named(tmp: str, name: Path, src: Path) -> Path:
+    """Give *tmp* the planned *name*; when it was taken meanwhile, the next free one.
+
+    The fallback keeps the rule that no backup is ever overwritten; the caller
+    reports the name actually claimed.
+    """
+    try:
+        os.link(tmp, name)
+    except FileExistsError:
+        return _claim(tmp, backup_path(src))
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        if name.exists():
+            return _claim(tmp, backup_path(src))
+        os.rename(tmp, name)
+        return name
+    os.unlink(tmp)
+    return name
+
+
 def _fsync_dir(folder: Path) -> None:
     try:
         dir_fd = os.open(folder, os.O_RDONLY)
@@ -336,17 +378,17 @@ def _fsync_dir(folder: Path) -> None:
         os.close(dir_fd)
 
 
-def make_backup(path: str | os.PathLike[str]) -> Path:
+def make_backup(path: str | os.PathLike[str], *, name: Path | None = None) -> Path:
     """Copy *path* to a new backup beside it and return the backup's path.
 
-    See :func:`make_verified_backup`, which also gives the identity of the
-    original the copy was verified against.
+    See :func:`make_verified_backup` (*name* too), which also gives the
+    identity of the original the copy was verified against.
     """
-    return make_verified_backup(path)[0]
+    return make_verified_backup(path, name=name)[0]
 
 
 def make_verified_backup(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str], *, name: Path | None = None
 ) -> tuple[Path, tuple[int, int, int]]:
     """Copy *path* to a new backup beside it and return the backup's path.
 
@@ -361,7 +403,9 @@ def make_verified_backup(
 
     The name is :func:`backup_path`'s, with ``.1``, ``.2``... appended when taken,
     so two backups in the same second (or from two processes) never overwrite one
-    another. Mode and times are copied. The write observers get a ``backup``
+    another. With *name* (:func:`next_backup_path`, computed when the write was
+    previewed) the backup gets exactly that name, unless a file took it meanwhile
+    (then the next free one). Mode and times are copied. The write observers get a ``backup``
     record with the copy's SHA-256.
 
     Returns the backup's path and the identity (:func:`file_identity`) of the
@@ -377,6 +421,8 @@ def make_verified_backup(
         When the copy fails. Either way no backup (and no temp file) is left.
     """
     src = Path(path)
+    if name is not None:
+        _check_backup_name(src, name)
     for _attempt in range(COPY_ATTEMPTS):
         fd, tmp = tempfile.mkstemp(prefix=f".{src.name}{TEMP_INFIX}", suffix=".tmp", dir=src.parent)
         os.close(fd)
@@ -387,7 +433,9 @@ def make_verified_backup(
                 os.unlink(tmp)
                 continue
             shutil.copystat(src, tmp)
-            claimed = _claim(tmp, backup_path(src))
+            claimed = (
+                _claim(tmp, backup_path(src)) if name is None else _claim_named(tmp, name, src)
+            )
             _fsync_dir(src.parent)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

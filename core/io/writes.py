@@ -24,6 +24,17 @@ class PlannedWrite:
     """One line for the user: "append 1 fact line (UPDATE of k3f9…)"."""
     lines: tuple[str, ...] = ()
     """For appends: the exact lines (already redacted), without newlines."""
+    backup: str | None = None
+    """The backup made of :attr:`path` before this write, by its exact name.
+
+    Computed once when the write is planned (``core.io.fsutil.next_backup_path``)
+    and handed to the write: the preview names the file that is then written.
+    """
+
+
+def planned_backup(writes: Sequence[PlannedWrite], path: str) -> str | None:
+    """The backup name *writes* planned for *path* (None: no backup planned)."""
+    return next((w.backup for w in writes if w.path == path and w.backup), None)
 
 
 Confirm = Callable[[Sequence[PlannedWrite]], bool]

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+
+import pytest
 
 from core.compaction.offline import offline_merge, offline_summary
 from core.compaction.run import compact
 from core.compaction.write import planned_writes, write_compaction
+from core.io import fsutil
+from core.io.writes import planned_backup
 from core.transcript import load_transcript
 
 from .build import STAMP, chain, lines, user, write_file
@@ -140,3 +145,31 @@ def test_a_chunked_summary_keeps_the_previous_goal(tmp_path):
     assert "PostgreSQL 16 without downtime" in _section(text, "Goal")
     assert "Dual-write" in _section(text, "Progress")
     assert planned_writes(run, session)  # a plan that writes
+
+
+# -- defect 7: the backup a preview names is the file written ---------------------------------
+
+
+def test_a_planned_backup_name_is_the_name_made(tmp_path):
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"one\n")
+    planned = fsutil.next_backup_path(src)
+    assert fsutil.make_backup(src, name=planned) == planned and planned.read_bytes() == b"one\n"
+    # the next name planned follows it; a planned name taken meanwhile is never overwritten
+    again = fsutil.next_backup_path(src)
+    assert again != planned and again.name.startswith(src.name + fsutil.BACKUP_INFIX)
+    made = fsutil.make_backup(src, name=planned)
+    assert made != planned and planned.read_bytes() == b"one\n" and made.exists()
+    with pytest.raises(ValueError, match="not the name of a backup"):
+        fsutil.make_backup(src, name=tmp_path / "elsewhere.txt")
+
+
+def test_the_compaction_preview_and_the_write_name_one_backup(tmp_path):
+    path = _compacted_once(tmp_path)
+    session = load_transcript(path)
+    run = compact(session, keep_recent_tokens=2_000)
+    writes = planned_writes(run, session)
+    planned = planned_backup(writes, session.path)
+    assert planned is not None and [w.path for w in writes if w.action == "backup"] == [planned]
+    write_compaction(run, session, force=True, backup_to=planned)
+    assert str(run.backup) == planned and Path(planned).exists()

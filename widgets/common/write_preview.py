@@ -204,10 +204,11 @@ class WritePreviewDialog(QDialog):
         size = ""
         if write.lines:
             size = f" · {_count(len(write.lines), 'line')}, {_count(payload_bytes(write), 'byte')}"
+        backup = f"<br>backed up first, as <code>{esc(write.backup)}</code>" if write.backup else ""
         self.where.setText(
             f"<b>{ACTION_TEXT.get(write.action, write.action)}</b> "
             f"<code>{esc(write.path)}</code>{size}<br>"
-            f"<span>{WHERE_TEXT.get(write.action, '')}</span>"
+            f"<span>{WHERE_TEXT.get(write.action, '')}</span>{backup}"
         )
         self.where.setToolTip(write.path)
         if write.lines:

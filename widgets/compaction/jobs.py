@@ -92,8 +92,12 @@ def write_job(
     *,
     force: bool,
     allow_fallback: bool,
+    backup_to: str | None = None,
 ) -> Job:
-    """Write the compaction, holding the session's lane (shared with the CLI)."""
+    """Write the compaction, holding the session's lane (shared with the CLI).
+
+    *backup_to* is the backup's name the preview showed (the write makes that file).
+    """
     target = target.snapshot()
 
     def job(*, cancelled: CancelCheck, **_job: object) -> object:
@@ -118,6 +122,7 @@ def write_job(
                     update_store=True,
                     lane=lane_job.lane,
                     tool=LANE_TOOL,
+                    backup_to=backup_to,
                 )
         except CompactionRefused as exc:  # LaneBusy too: it names the holder
             return exc

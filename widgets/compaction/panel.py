@@ -31,6 +31,7 @@ from typing_extensions import override
 from core.compaction.provider import Timeouts
 from core.compaction.refusals import CompactionRefused, RecentlyModified
 from core.compaction.run import CompactionRun, SummaryFailed
+from core.io.writes import planned_backup
 from core.openclaw.gateway import GatewayCompaction, GatewayError
 from widgets.common.jobs import default_runner
 from widgets.common.view_jobs import view_key
@@ -496,6 +497,7 @@ class CompactionPanel(CompactionDisplay):
             self._activity,
             force=self.force_check.isChecked(),
             allow_fallback=self._allow_fallback,
+            backup_to=planned_backup(writes, target.session.path),  # the name previewed
         )
         self.state_label.setText("Writing…")
         self._start("write", job)
