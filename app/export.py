@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QMenu, QWidget
@@ -29,11 +29,10 @@ from widgets.common.export_image import grab_image, png_bytes, render_svg
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from PySide6.QtGui import QImage
+    from PySide6.QtGui import QAction, QImage
 
-    from app.actions import Actions
     from app.context import AppContext
-    from app.inspector import Inspector
+    from core.transcript.model import Session
     from widgets.common.jobs import Job
 
     AskPath = Callable[[QWidget, str, str, str, str], str]
@@ -86,6 +85,24 @@ def save_export(
     say(message)
 
 
+class MenuActions(Protocol):
+    """The window's actions and menus by name (:class:`app.actions.Actions`)."""
+
+    by_name: dict[str, QAction]
+    menus: dict[str, QMenu]
+
+    def add(self, name: str, text: str, keys: str | None, slot: object) -> QAction:
+        """Create an action with a shortcut, registered on the window."""
+
+
+class SessionSource(Protocol):
+    """What knows the selected session (the window's inspector)."""
+
+    @property
+    def session(self) -> Session | None:
+        """The session the views show."""
+
+
 def install_export(window: Any) -> Exporter:
     """Give *window* its File > Export submenu; returns the :class:`Exporter`."""
     exporter = Exporter(window.context, window.inspector, window)
@@ -101,7 +118,7 @@ def _slug(text: str) -> str:
 class Exporter(AppHelper):
     """The File > Export actions and the jobs that write what they export."""
 
-    def __init__(self, context: AppContext, inspector: Inspector, window: QWidget) -> None:
+    def __init__(self, context: AppContext, inspector: SessionSource, window: QWidget) -> None:
         super().__init__(context, window)
         self.main = window
         self.inspector = inspector
@@ -110,14 +127,14 @@ class Exporter(AppHelper):
         self.folder = str(Path.home())
         """Where the next dialog opens: the folder of the last export."""
         self.menu: QMenu | None = None
-        self._actions: Actions | None = None
+        self._actions: MenuActions | None = None
         self._focused: QWidget | None = None
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._on_focus_changed)
 
     # -- the menu ---------------------------------------------------------------------
-    def install_menu(self, actions: Actions) -> QMenu:
+    def install_menu(self, actions: MenuActions) -> QMenu:
         """Add the Export submenu to File, after Reload."""
         menu = QMenu("&Export", self.main)
         menu.setObjectName("export-menu")
