@@ -37,7 +37,7 @@ def store_session_path(segments_path: str, session_id: str) -> str:
     return f"{segments_path}#{session_id}"
 
 
-def agent_of(segments: Sequence[Segment]) -> str:
+def store_agent(segments: Sequence[Segment]) -> str:
     """The agent id in the first ``agent:<id>:...`` session key, else :data:`STORE_AGENT`."""
     for seg in segments:
         key = seg.session_key or ""
@@ -120,4 +120,4 @@ def rebuild_sessions(
     groups: dict[str, list[Segment]] = {}
     for seg in segments:
         groups.setdefault(seg.session_id, []).append(seg)
-    return [(rebuild_session(name, sid, group), agent_of(group)) for sid, group in groups.items()]
+    return [(rebuild_session(name, sid, g), store_agent(g)) for sid, g in groups.items()]

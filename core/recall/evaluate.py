@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from core.io import jsonio
 from core.io.fsutil import read_file
 from core.io.problems import FormatError, Problem
-from core.recall.hybrid import SearchConfig, describe, explain, search
+from core.recall.hybrid import SearchConfig, explain, explain_text, search
 
 if TYPE_CHECKING:
     from core.recall.hybrid import SegmentExplanation
@@ -172,7 +172,7 @@ def evaluate(
             )
             whys = [explain(store, at_config, sid) for sid in missing]
             best = min(whys, key=_closest)
-            q.miss_explanation = f"{best.segment_id}: {describe(best)}"
+            q.miss_explanation = f"{best.segment_id}: {explain_text(best)}"
         report.queries.append(q)
     return report
 

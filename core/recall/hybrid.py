@@ -204,26 +204,6 @@ class SegmentExplanation:
     standing: Standing | None = None
     """Its place in the full ranking (None when it is not searched at all)."""
 
-    @property
-    def cosine(self) -> float | None:
-        """The segment's cosine with the query, candidate or not."""
-        return self.standing.cosine if self.standing else None
-
-    @property
-    def cosine_rank(self) -> int | None:
-        """Its rank by cosine among the searched segments."""
-        return self.standing.cosine_rank if self.standing else None
-
-    @property
-    def bm25(self) -> float | None:
-        """Its raw BM25 score."""
-        return self.standing.bm25 if self.standing else None
-
-    @property
-    def bm25_rank(self) -> int | None:
-        """Its rank by BM25 among the searched segments."""
-        return self.standing.bm25_rank if self.standing else None
-
 
 HEADLINES: dict[str, str] = {
     "hit": "Recalled",
@@ -238,7 +218,7 @@ HEADLINES: dict[str, str] = {
 """The reason of an explanation in a few words (the app's headline, the CLI's prefix)."""
 
 
-def describe(expl: SegmentExplanation) -> str:
+def explain_text(expl: SegmentExplanation) -> str:
     """*expl* in one paragraph: the reason, the full-ranking rank, the cut-off, the components.
 
     The recall view and ``memlens eval`` both print this text, so that they never tell
@@ -263,7 +243,7 @@ def explain(
     """Tell why *segment_id* is or is not a hit of *result*.
 
     With the *block* built from *result*'s hits, a hit that the hard cap kept out of the
-    block is reported as ``cut_by_hard_cap``. :func:`describe` says it in words.
+    block is reported as ``cut_by_hard_cap``. :func:`explain_text` says it in words.
     """
     cfg = result.config
     with store.lock:  # an eviction between the lookup and the read would break it

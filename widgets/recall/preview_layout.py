@@ -8,7 +8,7 @@ height the Recall tab gets in a 1366x768 window the detail table shows 8 rows or
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -31,9 +31,6 @@ from widgets.recall.preview_models import (
     detail_tip,
     knowledge_tip,
 )
-
-if TYPE_CHECKING:
-    from widgets.recall.preview import RecallPreview
 
 BLOCK_TAB, KNOWLEDGE_TAB, CUT_TAB = 0, 1, 2
 """The tabs of the right side, in order."""
@@ -75,8 +72,11 @@ def hbox(*widgets: QWidget, stretch_last: bool = True) -> QWidget:
     return row
 
 
-def lay_out(view: RecallPreview) -> QSplitter:
-    """Put *view*'s widgets in place; returns the main (horizontal) splitter."""
+def lay_out(view: Any) -> QSplitter:
+    """Put the widgets of *view* (a :class:`widgets.recall.preview.RecallPreview`) in place.
+
+    Returns the main (horizontal) splitter.
+    """
     view.side_tabs = QTabWidget()
     view.side_tabs.setDocumentMode(True)
     view.side_tabs.addTab(view.block_box, "Block")

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.recall.engine import recall
-from core.recall.hybrid import HEADLINES, describe
+from core.recall.hybrid import HEADLINES, explain_text
 from widgets.common.record_model import Column, SortRole
 
 if TYPE_CHECKING:
@@ -361,13 +361,13 @@ def explanation_html(
 ) -> str:
     """*expl* in words, with the arithmetic of the score when there is one.
 
-    The words are :func:`core.recall.hybrid.describe`'s: ``memlens eval`` prints the same.
+    The words are :func:`core.recall.hybrid.explain_text`'s: ``memlens eval`` prints the same.
     """
     cfg = result.config
     e = html.escape
     title = e(HEADLINES.get(expl.reason, expl.reason))
     out = [f"<p><b>{title}</b> &mdash; <code>{e(expl.segment_id)}</code></p>"]
-    out.append(f"<p>{e(describe(expl))}</p>")
+    out.append(f"<p>{e(explain_text(expl))}</p>")
     hit = expl.hit
     if hit is not None:
         weights = (cfg.vector_weight if hit.vector_score > 0 else 0.0) + (
