@@ -6,9 +6,11 @@ message's tokens are pi's estimate (:func:`core.transcript.tokens.estimate_messa
 ``tokens`` of a :class:`~core.transcript.replay.ContextItem`), split over the
 sections of its blocks in proportion to the characters pi counts for them, with
 largest-remainder rounding, so the sections add up exactly to the estimated
-context. When the agent measured a larger context (its ``usage``), the rest is a
-section of its own, "measured difference": mostly the system prompt and tool
-definitions, which pi transcripts do not store.
+context. When the provider reported a larger context (the ``usage`` of the last
+assistant turn plus the estimate after it: the context tokens of
+:mod:`core.context.terms`), the rest is a section of its own, "reported, not in
+messages": mostly the system prompt and tool definitions, which pi transcripts do
+not store.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ SECTION_LABELS: dict[SectionKey, str] = {
     "tool_calls": "tool calls",
     "tool_results": "tool results",
     "recalled": "recalled memory",
-    "unattributed": "measured difference",
+    "unattributed": "reported, not in messages",
 }
 
 SECTION_HELP: dict[SectionKey, str] = {
@@ -67,8 +69,8 @@ SECTION_HELP: dict[SectionKey, str] = {
     "tool_results": "tool results (images count 4,800 chars) and user-run bash",
     "recalled": "recalled-context blocks of memory-context",
     "unattributed": (
-        "measured usage minus the estimate: the system prompt, tool definitions "
-        "and the estimator's error"
+        "the context tokens as reported minus the chars/4 estimate of the messages: "
+        "the system prompt, tool definitions and the estimator's error"
     ),
 }
 
@@ -237,7 +239,8 @@ def context_breakdown(
         system_note = f"{counts['system']} system message(s) stored in the transcript"
     elif measured is not None:
         system_note = (
-            "the transcript does not store the system prompt; it is part of the measured difference"
+            "the transcript does not store the system prompt; it is part of what was "
+            "reported but is not in the messages"
         )
     else:
         system_note = "the transcript does not store the system prompt: not counted"
@@ -248,7 +251,7 @@ def context_breakdown(
         notes.append(f"messages of unknown role ({roles}) count as user")
     if measured is not None and estimated > measured:
         over = estimated - measured
-        notes.append(f"the estimate exceeds the measured context by {over:,} tokens")
+        notes.append(f"the chars/4 estimate exceeds the reported context by {over:,} tokens")
     sections = tuple(
         Section(
             key=k,

@@ -3,8 +3,9 @@
 algorithms.md section 2. One call, :func:`budget_for`, returns the window, the
 guard, pi's compaction trigger (with OpenClaw's reserve floor), the seeds' 80%
 rule, the memory-flush gate, the recall hard cap and safeLimit, and the
-context size (measured where the agent recorded usage, estimated elsewhere), so
-a UI can draw them all as lines.
+context tokens (:data:`core.context.terms.CONTEXT_TOKENS`: reported usage plus a
+chars/4 estimate of what follows, else the chars/4 estimate), so a UI can draw them
+all as lines. Names and explanations come from :mod:`core.context.terms`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from core.context.terms import THRESHOLD_TERMS
 from core.io.jsstr import js_round, js_trim
 from core.openclaw.config import CompactionConfig, MemoryContextConfig, context_window_for
 from core.recall.block import hard_cap as recall_hard_cap
@@ -58,8 +60,10 @@ class Budget:
     window_source: str
     guard: Guard
     context_tokens: int
-    """Measured when the agent recorded usage, else estimated."""
+    """The context tokens (reported usage + chars/4 after it, else chars/4), with
+    :attr:`extra_tokens` added."""
     context_source: Literal["measured", "estimated"]
+    """The machine key of the source (:func:`core.context.terms.source_label` words it)."""
     estimated_tokens: int
     reserve_tokens: int
     """``max(reserveTokens, reserveTokensFloor)``."""
@@ -84,6 +88,8 @@ class Budget:
     flush_terms: tuple[int, int] | None = None
     """``(reserveTokensFloor, softThresholdTokens)`` of :attr:`flush_threshold`, as the
     agent capped them (None: memoryFlush disabled)."""
+    extra_tokens: int = 0
+    """Tokens added to the context (a recalled block that would be injected)."""
 
     @property
     def headroom(self) -> int:
@@ -358,13 +364,14 @@ def budget_for(
     )  # fmt: skip
     seed_trigger = math.floor(window * SEED_TRIGGER)
     # no flush line where the agent never flushes (disabled: threshold 0)
-    flush_line = (Threshold("flush", "memory flush", flush_at, tokens >= flush_at),)
+    name = {k: t.name for k, t in THRESHOLD_TERMS.items()}
+    flush_line = (Threshold("flush", name["flush"], flush_at, tokens >= flush_at),)
     lines = (
-        Threshold("window", "context window", window, tokens >= window),
-        Threshold("compaction", "compaction trigger (pi)", trigger, tokens > trigger),
-        Threshold("seed", "80% rule", seed_trigger, tokens >= seed_trigger),
+        Threshold("window", name["window"], window, tokens >= window),
+        Threshold("compaction", name["compaction"], trigger, tokens > trigger),
+        Threshold("seed", name["seed"], seed_trigger, tokens >= seed_trigger),
         *(flush_line if flush_at > 0 else ()),
-        Threshold("safe_limit", "safeLimit (smart trim)", safe, tokens > safe),
+        Threshold("safe_limit", name["safe_limit"], safe, tokens > safe),
     )
     return Budget(
         window=window,
@@ -389,4 +396,5 @@ def budget_for(
         thresholds=lines,
         flush=record,
         flush_terms=plan[:2] if (plan := flush_plan(window, compaction.memory_flush)) else None,
+        extra_tokens=extra_tokens,
     )

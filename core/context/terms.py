@@ -94,6 +94,8 @@ class ThresholdTerm:
 
     key: str
     name: str
+    short: str
+    """The few letters a crowded plot or bar labels it with."""
     whose: str
     rule: str
     crossed: str
@@ -110,6 +112,7 @@ THRESHOLD_TERMS: dict[str, ThresholdTerm] = {
         ThresholdTerm(
             "window",
             "context window",
+            "window",
             "the model",
             "the most tokens the model accepts in one request",
             "past it the provider rejects the request (context overflow): pi compacts and retries",
@@ -117,6 +120,7 @@ THRESHOLD_TERMS: dict[str, ThresholdTerm] = {
         ThresholdTerm(
             "compaction",
             "compaction trigger",
+            "compaction",
             "pi",
             "window - reserveTokens (at least reserveTokensFloor 20,000)",
             "past it pi compacts the session before the next turn: older messages become a summary",
@@ -124,6 +128,7 @@ THRESHOLD_TERMS: dict[str, ThresholdTerm] = {
         ThresholdTerm(
             "seed",
             "80% rule",
+            "80%",
             "the memory-context design's simpler rule, which memlens offers beside pi's",
             "80% of the window",
             "past it the rule says compact down to 30% of the window (20% in an "
@@ -132,6 +137,7 @@ THRESHOLD_TERMS: dict[str, ThresholdTerm] = {
         ThresholdTerm(
             "flush",
             "memory flush",
+            "flush",
             "OpenClaw",
             "window - reserveTokensFloor - softThresholdTokens",
             "at it the agent runs a silent turn that writes durable notes to "
@@ -139,6 +145,7 @@ THRESHOLD_TERMS: dict[str, ThresholdTerm] = {
         ),
         ThresholdTerm(
             "safe_limit",
+            "safeLimit",
             "safeLimit",
             "OpenClaw's memory-context (smart trim)",
             "window - 4,000 reserve - recall hard cap",

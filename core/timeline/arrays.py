@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from core.context.terms import THRESHOLD_TERMS
 from core.timeline.summary import FlushMarker, flush_markers, message_summary
 from core.transcript.replay import context_at, context_size
 from core.transcript.tokens import estimate_message, message_chars, usage_total
@@ -229,6 +230,25 @@ class Timeline:
         """The x of *entry_id*, None when it is not a message bar."""
         return self._positions.get(entry_id)
 
+    def curve_span(self, x0: float, x1: float) -> tuple[float, float]:
+        """Lowest and highest value of the leaf path's curves over ``[x0, x1]``.
+
+        Both drawn curves count (the context and the chars/4 estimate); a label
+        whose token span lies outside the result clears them. ``(inf, -inf)``
+        when no curve reaches that far.
+        """
+        lo, hi = math.inf, -math.inf
+        for ys in (self.path_context, self.path_estimated):
+            keep = ~np.isnan(ys)
+            xs, vs = self.path_x[keep], ys[keep]
+            if not len(xs) or x1 < xs[0] or x0 > xs[-1]:
+                continue
+            inside = vs[(xs >= x0) & (xs <= x1)]
+            ends = np.interp([max(x0, xs[0]), min(x1, xs[-1])], xs, vs)
+            both = np.concatenate([inside, ends])
+            lo, hi = min(lo, float(both.min())), max(hi, float(both.max()))
+        return lo, hi
+
     def nearest(self, x: float) -> int | None:
         """The message nearest to *x*, None when there is none."""
         n = len(self.entry_ids)
@@ -239,12 +259,13 @@ class Timeline:
 
 def threshold_lines(budget: Budget) -> tuple[ThresholdLine, ...]:
     """The window, pi's compaction trigger, the memory-flush threshold and safeLimit."""
-    flush = ThresholdLine("flush", "memory flush", budget.flush_threshold)
+    name = {k: t.name for k, t in THRESHOLD_TERMS.items()}
+    flush = ThresholdLine("flush", name["flush"], budget.flush_threshold)
     return (
-        ThresholdLine("window", "context window", budget.window),
-        ThresholdLine("compaction", "compaction trigger", budget.compaction_trigger),
+        ThresholdLine("window", name["window"], budget.window),
+        ThresholdLine("compaction", name["compaction"], budget.compaction_trigger),
         *((flush,) if budget.flush_threshold > 0 else ()),  # none where it never flushes
-        ThresholdLine("safe_limit", "safeLimit", budget.safe_limit),
+        ThresholdLine("safe_limit", name["safe_limit"], budget.safe_limit),
     )
 
 

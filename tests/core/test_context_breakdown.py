@@ -62,7 +62,7 @@ def test_real_fixture_at_a_known_point(fixtures_dir):
     assert b.tokens("tool_results") > b.tokens("tool_calls") > b.tokens("user")
     assert b.tokens("thinking") > 0 and b.tokens("assistant_text") > 0
     assert b.tokens("system") == 0 and "does not store the system prompt" in b.system_note
-    assert "measured difference" in b.system_note
+    assert "reported but is not in the messages" in b.system_note
     assert b.section("tool_results").messages > 10
     top = b.section("tool_results")
     assert top.largest_entry is not None and top.largest_tokens > 0
@@ -181,7 +181,7 @@ def test_estimate_above_measured_is_noted_not_subtracted():
     assert b.measured_tokens == 1000 and b.estimated_tokens == 1277
     assert b.tokens("unattributed") == 0 and b.total_tokens == 1277
     assert b.overestimate == 277 and any(
-        "exceeds the measured context by 277" in n for n in b.notes
+        "exceeds the reported context by 277" in n for n in b.notes
     )
 
 

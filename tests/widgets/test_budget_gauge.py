@@ -64,12 +64,12 @@ def test_legend_and_headline_show_tokens_and_percent_of_window(gauge, session):
     assert _legend(gauge, "tool_results") == "tool results 74,514 (37.3%)"
     assert _legend(gauge, "tool_calls") == "tool calls 43,596 (21.8%)"
     assert _legend(gauge, "user") == "user 595 (0.3%)"
-    assert _legend(gauge, "unattributed") == "measured difference 44,259 (22.1%)"
+    assert _legend(gauge, "unattributed") == "reported, not in messages 44,259 (22.1%)"
     assert _legend(gauge, "recalled") == "recalled memory 0 (0.0%)"
     assert _legend(gauge, "system") == "system: not in transcript"
     assert not _legend_shown(gauge, "after")
     head = gauge.headline_text()
-    assert head.startswith("175,004 tokens · 87.5% of 200,000 (measured)")
+    assert head.startswith("175,004 context tokens (reported) · 87.5% of 200,000")
     assert "996 to flush" in head and "past 80%" in head
     assert bd.total_tokens == 175_004
 
@@ -152,7 +152,7 @@ def test_window_selector_emits_and_the_app_recomputes(gauge, session, qtbot):
     with qtbot.waitSignal(gauge.window_changed) as sig:
         combo.setCurrentIndex(combo.findData(128_000))
     assert sig.args == [128_000] and gauge.selected_window() == 128_000
-    assert gauge.headline_text().startswith("175,004 tokens · 136.7% of 128,000")
+    assert gauge.headline_text().startswith("175,004 context tokens (reported) · 136.7% of 128,000")
     assert "what-if (model: 200,000)" in gauge.headline_text()
     assert combo.itemText(0) == "model default (200,000)"  # an override does not change it
 
@@ -212,14 +212,14 @@ def test_tooltips(gauge, session):
     assert "42.6% of the context" in tip
     x = _marker_x(gauge)["compaction"]
     tip = gauge.tooltip_at(x, r.center().y())
-    assert tip.startswith("compaction trigger (pi): 180,000 tokens (90.0%)\n4,996 left")
+    assert tip.startswith("compaction trigger: 180,000 tokens (90.0%)\npi: ")
+    assert "\n4,996 left\n" in tip
     label = _marker_labels(gauge)["flush"]
     flush_tip = gauge.tooltip_at(label.center().x(), label.center().y())
     assert flush_tip.startswith("memory flush: 176,000")
     assert "window - reserveTokensFloor 20,000 - softThresholdTokens 4,000" in flush_tip
-    assert gauge.tooltip_at(_marker_x(gauge)["window"], r.center().y()).endswith(
-        "window from: default; guard: ok"
-    )
+    window_tip = gauge.tooltip_at(_marker_x(gauge)["window"], r.center().y())
+    assert "window from: default; guard: ok" in window_tip
     system_tip = gauge.section_tooltip("system")
     assert "does not store the system prompt" in system_tip
 
@@ -228,15 +228,16 @@ def test_recalled_block_shows_as_its_own_section(gauge, session):
     _show(gauge, session, recalled=3_500)
     assert _legend(gauge, "recalled") == "recalled memory 3,500 (1.8%)"
     assert "recalled" in gauge.section_rects()
-    assert gauge.headline_text().startswith("178,504 tokens · 89.3%")
+    assert gauge.headline_text().startswith("175,004 context tokens (reported) · 87.5%")
+    assert "+3,500 recalled block = 178,504" in gauge.headline_text()
 
 
 def test_accessible_description_summarises(gauge, session):
     _show(gauge, session)
     text = gauge.accessibleDescription()
-    assert text.startswith("Context 175,004 tokens (measured), 87.5% of a 200,000-token window.")
+    assert text.startswith("Context tokens 175,004 (reported), 87.5% of a 200,000-token window.")
     assert "tool results 74,514 (37.3%)" in text
-    assert "compaction trigger (pi) 180,000 (not reached)" in text
+    assert "compaction trigger 180,000 (not reached)" in text
     assert "80% rule 160,000 (reached)" in text
     assert gauge_canvas(gauge).accessibleDescription() == text
 

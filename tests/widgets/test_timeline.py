@@ -12,11 +12,13 @@ from PySide6.QtWidgets import QLabel
 
 from bench.bench_timeline import synthetic_session
 from core.context.budget import budget_for
+from core.context.terms import THRESHOLD_TERMS
 from core.demo.build import write_demo
 from core.timeline.arrays import Category, build_timeline
 from core.transcript import load_transcript, parse_transcript
 from tests.qt_read import cut_point, plot_items
 from widgets.common.jobs import JobRunner
+from widgets.timeline.style import short_tokens
 from widgets.timeline.view import TimelineView
 from widgets.timeline.worker import timeline_job
 
@@ -117,7 +119,9 @@ def test_bars_curve_and_markers(view, before):
     for key, (label, tokens) in expected.items():
         line = items[f"threshold:{key}"]
         assert line.isVisible() and line.value() == tokens
-        assert line.label.toPlainText() == f"{label} {tokens:,}"
+        text = items[f"threshold_label:{key}"].toPlainText()
+        assert text == f"{THRESHOLD_TERMS[key].short} {short_tokens(tokens)}"
+        assert items[f"threshold_label:{key}"].toolTip().startswith(f"{label}: {tokens:,} tokens")
     assert "990 messages" in _info(view) and "2 compactions" in _info(view)
 
 

@@ -24,12 +24,22 @@ from PySide6.QtWidgets import (
     QLayoutItem,
     QSizePolicy,
     QSpinBox,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 from typing_extensions import override
 
 from core.context.breakdown import SECTION_HELP, SECTION_KEYS, SECTION_LABELS
+from core.context.terms import (
+    CHARS4_ESTIMATE,
+    CONTEXT_TOKENS,
+    README_THRESHOLDS,
+    THRESHOLD_TERMS,
+    source_label,
+    source_tip,
+    threshold_help,
+)
 from widgets.budget.gauge_canvas import (
     MARKER_SHORT,
     SECTION_COLORS,
@@ -118,6 +128,12 @@ class _FlowLayout(QLayout):
         return y + row_h - rect.y()
 
 
+def _thresholds_help() -> str:
+    """Every threshold in one line, and the README section that says more."""
+    lines = [f"{t.name}: {t.line}" for t in THRESHOLD_TERMS.values()]
+    return "\n".join([*lines, f"More: {README_THRESHOLDS}"])
+
+
 class BudgetGauge(QWidget):
     """Stacked bar of a context by section against the window, with thresholds.
 
@@ -184,9 +200,18 @@ class BudgetGauge(QWidget):
             flow.addWidget(entry)
             self._entries[key], self._swatches[key], self._legend[key] = entry, swatch, label
 
+        # Every threshold in one line each, with the README section that says more.
+        self._help = QLabel("<a href='#context-thresholds'>What do these mean?</a>")
+        self._help.setObjectName("thresholds-help")
+        self._help.setTextFormat(Qt.TextFormat.RichText)
+        self._help.setToolTip(_thresholds_help())
+        self._help.setAccessibleName("what the thresholds mean")
+        self._help.linkActivated.connect(self._on_help_link_activated)
+
         top = QHBoxLayout()
         top.setSpacing(6)
         top.addWidget(self._headline, 1)
+        top.addWidget(self._help)
         window_label = QLabel("&Window:")
         window_label.setBuddy(self._combo)
         top.addWidget(window_label)
@@ -305,7 +330,10 @@ class BudgetGauge(QWidget):
         if key == "system":
             lines.append(self._breakdown.system_note)
         if key == "unattributed" and self._breakdown.overestimate:
-            lines.append(f"the estimate is {self._breakdown.overestimate:,} above the measurement")
+            lines.append(
+                f"the chars/4 estimate is {self._breakdown.overestimate:,} "
+                "above the reported figure"
+            )
         return "\n".join(lines)
 
     def section_tooltip(self, key: str) -> str:
@@ -321,6 +349,7 @@ class BudgetGauge(QWidget):
         if t.crossed:
             state = f"reached ({tokens - t.tokens:,} past)"
         lines = [f"{t.label}: {t.tokens:,} tokens ({fmt_pct(t.tokens, b.window)})", state]
+        lines.insert(1, threshold_help(t.key).split("\n")[0])
         if t.key == "window":
             lines.append(f"window from: {b.window_source}; guard: {b.guard}")
         elif t.key == "compaction":
@@ -336,6 +365,7 @@ class BudgetGauge(QWidget):
             lines.append(f"window - reserve 4,000 - hard cap {b.hard_cap:,}")
         elif t.key == "seed":
             lines.append(f"compact to {b.seed_target:,} (30%), emergency {b.seed_emergency:,}")
+        lines.append(f"More: {README_THRESHOLDS}")
         return "\n".join(lines)
 
     def comparison_text(self) -> str:
@@ -356,6 +386,11 @@ class BudgetGauge(QWidget):
         if window is not None:
             self.window_changed.emit(window)
 
+    def _on_help_link_activated(self, _link: str) -> None:
+        # No path here (widgets take no files): the explanations, as the tooltip has them.
+        pos = self._help.mapToGlobal(self._help.rect().bottomLeft())
+        QToolTip.showText(pos, self._help.toolTip(), self._help)
+
     def _on_spin_value_changed(self, value: int) -> None:
         if self._combo.currentData() == CUSTOM:
             self.window_changed.emit(value)
@@ -374,7 +409,7 @@ class BudgetGauge(QWidget):
         # comparison only while there is one.
         self._entries[AFTER].setVisible(self._after is not None and bd is not None)
         self._headline.setText(self._headline_line())
-        self._headline.setToolTip(self.headline_text())
+        self._headline.setToolTip(self._headline_tip())
         self.setAccessibleDescription(self._describe())
         self._canvas.setAccessibleName("budget bar")
         self._canvas.setAccessibleDescription(self.accessibleDescription())
@@ -413,11 +448,13 @@ class BudgetGauge(QWidget):
         bd, b = self._breakdown, self._budget
         if bd is None or b is None:
             return "no point selected"
-        total = bd.total_tokens
+        ctx = b.context_tokens - b.extra_tokens
         text = (
-            f"<b>{total:,}</b> tokens · <b>{fmt_pct(total, b.window)}</b>"
-            f" of {b.window:,} ({bd.source})"
+            f"<b>{ctx:,}</b> {CONTEXT_TOKENS.name} ({source_label(b.context_source)})"
+            f" · <b>{fmt_pct(ctx, b.window)}</b> of {b.window:,}"
         )
+        if b.extra_tokens:
+            text += f" · <b>+{b.extra_tokens:,}</b> recalled block = {b.context_tokens:,}"
         if self.selected_window() is not None and self._model_window is not None:
             text += f" · what-if (model: {self._model_window:,})"
         if b.context_tokens > b.window:
@@ -434,14 +471,35 @@ class BudgetGauge(QWidget):
             text += f" · window guard: {b.guard}"
         return text
 
+    def _headline_tip(self) -> str:
+        bd, b = self._breakdown, self._budget
+        if bd is None or b is None:
+            return self.headline_text()
+        lines = [
+            self.headline_text(),
+            f"{CONTEXT_TOKENS.name}: {CONTEXT_TOKENS.help}",
+            f"{source_label(b.context_source)}: {source_tip(b.context_source)}",
+        ]
+        if b.extra_tokens:
+            lines.append(f"+{b.extra_tokens:,}: the recalled block that would be injected")
+        if bd.total_tokens != b.context_tokens:
+            lines.append(
+                f"the bar's sections add up to {bd.total_tokens:,}: the {CHARS4_ESTIMATE.name} "
+                "of the messages, above the reported usage"
+            )
+        return "\n".join(lines)
+
     def _describe(self) -> str:
         bd, b = self._breakdown, self._budget
         if bd is None or b is None:
             return "Budget gauge: no point selected."
+        ctx = b.context_tokens - b.extra_tokens
         parts = [
-            f"Context {bd.total_tokens:,} tokens ({bd.source}), "
-            f"{fmt_pct(bd.total_tokens, b.window)} of a {b.window:,}-token window."
+            f"{CONTEXT_TOKENS.name.capitalize()} {ctx:,} ({source_label(b.context_source)}), "
+            f"{fmt_pct(ctx, b.window)} of a {b.window:,}-token window."
         ]
+        if b.extra_tokens:
+            parts.append(f"With the recalled block: {b.context_tokens:,}.")
         secs = [
             f"{s.label} {s.tokens:,} ({fmt_pct(s.tokens, b.window)})"
             for s in bd.sections

@@ -16,6 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalett
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from typing_extensions import override
 
+from core.context.terms import THRESHOLD_TERMS
 from widgets.common.palette import is_dark
 
 if TYPE_CHECKING:
@@ -39,13 +40,8 @@ SECTION_COLORS: dict[str, str] = {
 }
 """Mid-tone section colours, readable on light and dark backgrounds."""
 
-MARKER_SHORT = {
-    "window": "window",
-    "compaction": "compaction",
-    "seed": "80%",
-    "flush": "flush",
-    "safe_limit": "safeLimit",
-}
+MARKER_SHORT = {key: t.short for key, t in THRESHOLD_TERMS.items()}
+"""The short names of :data:`core.context.terms.THRESHOLD_TERMS`: the timeline's too."""
 MARKER_COLORS = {  # (light palette, dark palette)
     "compaction": ("#c81e1e", "#ff6b6b"),
     "seed": ("#a16207", "#facc15"),

@@ -1,30 +1,41 @@
 """Markers of the session timeline: thresholds, compactions, memory flushes, forks, breaks.
 
 Created once per view; :meth:`TimelineMarkers.show` feeds them a timeline.
-Compaction labels sit in two rows at the top of the context plot and
-:meth:`TimelineMarkers.layout` hides the ones that would overlap at the current
-zoom (call it whenever the x range or the size changes).
+:meth:`TimelineMarkers.layout` (call it whenever the x range or the size changes)
+places the labels with :mod:`widgets.timeline.placement`: each threshold's label in
+a row above (else below) its group of lines, clear of the curves, on a background;
+the planned cut point's and the compactions' labels in two rows at the top, right
+of their marker or flipped to its left near the right edge; a label that finds no
+free spot at the current zoom is hidden.
 """
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 
-from widgets.timeline.style import FLUSH_COLOR, FLUSH_FAILED_COLOR, THRESHOLD_STYLES
+from core.context.terms import THRESHOLD_TERMS, threshold_help
+from widgets.timeline.placement import Frame, line_groups, place_beside, place_threshold
+from widgets.timeline.style import (
+    CUT_COLOR,
+    FLUSH_COLOR,
+    FLUSH_FAILED_COLOR,
+    THRESHOLD_STYLES,
+    short_tokens,
+)
 
 if TYPE_CHECKING:
     from core.timeline.arrays import CompactionMarker, ThresholdLine, Timeline
 
-LABEL_GAP_PX = 4
 BREAK_COLOR = "#d62728"
 """Broken parent chains: the colour of an error, in light and dark themes alike."""
 PREMADE_LABELS = 6
+PAD_TOP = 2.0
+"""Pixels between the top of the plot and the first row of compaction labels."""
 
 
 def _pairs_item(plot: pg.PlotItem) -> pg.PlotDataItem:
@@ -75,6 +86,14 @@ class TimelineMarkers:
         # Under the compaction triangle it usually sits beside: both stay visible.
         self.flush_points.setZValue(4.5)
         self.thresholds: dict[str, pg.InfiniteLine] = {}
+        self.threshold_labels: dict[str, pg.TextItem] = {}
+        # The planned compaction's first kept entry, named on the plot.
+        self.cut_label = pg.TextItem(anchor=(0, 0))
+        self.cut_label.setObjectName("cut_label")
+        self.cut_label.setZValue(9)
+        self.cut_label.hide()
+        ctx_plot.addItem(self.cut_label, ignoreBounds=True)
+        self._cut_x: float | None = None
         self.compaction_labels: list[pg.TextItem] = []
         self.branch_labels: list[pg.TextItem] = []
         self.break_labels: list[pg.TextItem] = []
@@ -97,19 +116,18 @@ class TimelineMarkers:
     def _threshold(self, key: str) -> pg.InfiniteLine:
         line = self.thresholds.get(key)
         if line is None:
-            line = pg.InfiniteLine(
-                angle=0,
-                movable=False,
-                label=" ",
-                labelOpts={
-                    "anchors": [(1, 0), (1, 0)],
-                    "position": 0.98,
-                },  # below: compaction labels sit above
-            )
+            line = pg.InfiniteLine(angle=0, movable=False)
             line.setZValue(4)
             line.setObjectName(f"threshold:{key}")
             self._ctx_plot.addItem(line, ignoreBounds=True)
-            self.thresholds[key] = line
+            # Its label is an item of its own, above every line: layout() places it
+            # where no line crosses it and the curve does not pass.
+            label = pg.TextItem(anchor=(0, 0))
+            label.setObjectName(f"threshold_label:{key}")
+            label.setZValue(9)
+            label.hide()
+            self._ctx_plot.addItem(label, ignoreBounds=True)
+            self.thresholds[key], self.threshold_labels[key] = line, label
             self._style_threshold(key, line)
         return line
 
@@ -141,6 +159,8 @@ class TimelineMarkers:
             self._style_threshold(key, line)
         for item in (*self.compaction_labels, *self.branch_labels, *self.break_labels):
             self._style_text(item)
+        self._style_text(self.cut_label)
+        self.cut_label.setColor(QColor(CUT_COLOR))
         flushes = self._timeline.flushes if self._timeline is not None else ()
         for i, item in enumerate(self.flush_labels):
             self._style_flush_label(item, failed=i < len(flushes) and not flushes[i].succeeded)
@@ -152,9 +172,10 @@ class TimelineMarkers:
     def _style_threshold(self, key: str, line: pg.InfiniteLine) -> None:
         color, style = THRESHOLD_STYLES.get(key, ("#7f7f7f", Qt.PenStyle.DashLine))
         line.setPen(pg.mkPen(color, width=1.5, style=style))
-        line.label.setColor(QColor(color))
-        if self._colors:
-            line.label.fill = pg.mkBrush(self._colors["label_fill"])
+        label = self.threshold_labels[key]
+        label.setColor(QColor(color))
+        label.fill = pg.mkBrush(self._colors["label_fill"] if self._colors else "#ffffffd9")
+        label.border = pg.mkPen(color, width=1)
 
     def _style_text(self, item: pg.TextItem) -> None:
         if self._colors:
@@ -185,12 +206,14 @@ class TimelineMarkers:
         keys = {t.key for t in thresholds}
         for key, line in self.thresholds.items():
             line.setVisible(key in keys)
-        for rank, t in enumerate(sorted(thresholds, key=lambda t: -t.tokens)):
+            self.threshold_labels[key].setVisible(key in keys)
+        for t in thresholds:
             line = self._threshold(t.key)
             line.setValue(t.tokens)
-            line.label.setFormat(f"{t.label} {t.tokens:,}")
-            # Lines a few thousand tokens apart sit pixels apart: stagger the labels.
-            line.label.setPosition(0.985 - 0.2 * (rank % 4))
+            term = THRESHOLD_TERMS.get(t.key)
+            label = self.threshold_labels[t.key]
+            label.setText(f"{term.short if term else t.label} {short_tokens(t.tokens)}")
+            label.setToolTip(f"{t.label}: {t.tokens:,} tokens\n{threshold_help(t.key)}")
             line.show()
 
         cx = np.array([m.x for m in comps], dtype=np.float64)
@@ -267,7 +290,9 @@ class TimelineMarkers:
         self.flush_points.setData([], [])
         for line in self.thresholds.values():
             line.hide()
+        self.set_cut(None)
         for label in (
+            *self.threshold_labels.values(),
             *self.compaction_labels,
             *self.branch_labels,
             *self.break_labels,
@@ -275,27 +300,58 @@ class TimelineMarkers:
         ):
             label.hide()
 
+    def set_cut(self, x: float | None, text: str = "", tip: str = "") -> None:
+        """Name the planned cut point at plot x *x* (None hides the label)."""
+        self._cut_x = x
+        self.cut_label.setText(text)
+        self.cut_label.setToolTip(tip)
+        self.cut_label.setVisible(x is not None)
+        self.layout()
+
     def layout(self) -> None:
-        """Place compaction labels in two rows at the top; hide those that would overlap."""
+        """Place every label for the current range and size; hide those with no free spot."""
         tl = self._timeline
         if tl is None:
             return
         vb = self._ctx_plot.vb
-        (x0, x1), (_, y1) = vb.viewRange()
-        width = vb.width()
-        scale = width / (x1 - x0) if x1 > x0 else 0.0
-        ends = [-math.inf, -math.inf]
+        (x0, x1), (y0, y1) = vb.viewRange()
+        frame = Frame(x0, x1, y0, y1, vb.width(), vb.height())
+        shown = [k for k, line in self.thresholds.items() if line.isVisible()]
+        ys = [frame.py(self.thresholds[k].value()) for k in shown]
+        taken: list[QRectF] = []
+        for group in line_groups(ys, self._label_height()):
+            span = (ys[group[0]], ys[group[-1]])
+            for i in sorted(group, key=lambda i: ys[i]):  # the highest line first
+                label = self.threshold_labels[shown[i]]
+                rect = place_threshold(frame, self._size(label), span, ys, taken, tl.curve_span)
+                self._put(label, frame, rect, taken)
+        h = self._label_height()
+        rows = (PAD_TOP, PAD_TOP + h + 1)
+        if self._cut_x is not None:
+            size = self._size(self.cut_label)
+            rect = place_beside(frame, frame.px(self._cut_x), size, rows, ys, taken)
+            self._put(self.cut_label, frame, rect, taken)
         for m, label in zip(tl.compactions, self.compaction_labels, strict=False):
-            px = (m.x - x0) * scale
-            size = label.boundingRect().width()
-            row = next((r for r in (0, 1) if px >= ends[r] + LABEL_GAP_PX), None)
-            if px < 0 or px + size > width or row is None:
-                label.hide()
-                continue
-            ends[row] = px + size
-            label.setAnchor((0, -0.1 - 1.05 * row))
-            label.setPos(m.x, y1)
-            label.show()
+            rect = place_beside(frame, frame.px(m.x), self._size(label), rows, ys, taken)
+            self._put(label, frame, rect, taken)
+
+    def _label_height(self) -> float:
+        return float(self.cut_label.boundingRect().height()) or 20.0
+
+    @staticmethod
+    def _size(label: pg.TextItem) -> tuple[float, float]:
+        r = label.boundingRect()
+        return float(r.width()), float(r.height())
+
+    @staticmethod
+    def _put(label: pg.TextItem, frame: Frame, rect: QRectF | None, taken: list[QRectF]) -> None:
+        if rect is None:
+            label.hide()
+            return
+        taken.append(rect)
+        label.setAnchor((0, 0))
+        label.setPos(frame.x_at(rect.left()), frame.y_at(rect.top()))
+        label.show()
 
     def _pools(self) -> tuple[tuple[str, list[pg.TextItem]], ...]:
         return (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
@@ -13,6 +14,8 @@ from core.timeline.arrays import Category
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from numpy.typing import NDArray
 
 # Mid-luminance hues (Tableau 10): they keep their contrast on a white and on a
 # near-black background, and stay apart for the common colour-vision deficiencies.
@@ -63,11 +66,50 @@ class TokenAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type hin
 
 
 class IndexAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type hints
-    """The message axis: integer positions only, with thousands separators."""
+    """The message axis, labelled with entry numbers (``#N``, as every other view says).
+
+    The plot's x is the message position; :meth:`set_entries` gives each position's
+    entry number. Ticks fall on round entry numbers (the entries between messages,
+    compactions among them, sit between two positions).
+    """
+
+    def __init__(self, orientation: str, **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self._entries: NDArray[np.float64] | None = None
+        self._positions: NDArray[np.float64] = np.zeros(0)
+
+    def set_entries(self, entry_index: NDArray[np.int64] | None) -> None:
+        """The entry number of each message position (None: plain positions)."""
+        if entry_index is None or len(entry_index) < 2:
+            self._entries = None
+        else:
+            self._entries = entry_index.astype(np.float64)
+            self._positions = np.arange(len(entry_index), dtype=np.float64)
+        self.picture = None  # drawn again with the new labels
+        self.update()
+
+    @override
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:
+        entries = self._entries
+        if entries is None:
+            return super().tickValues(minVal, maxVal, size)  # type: ignore[no-any-return]
+        lo, hi = sorted((minVal, maxVal))
+        e_lo, e_hi = np.interp([lo, hi], self._positions, entries)
+        per_entry = (self._positions[-1] - self._positions[0]) / max(1.0, entries[-1] - entries[0])
+        levels = []
+        for spacing, values in super().tickValues(e_lo, e_hi, size):
+            whole = [v for v in values if float(v).is_integer()]
+            at = np.interp(whole, entries, self._positions)
+            levels.append((max(spacing, 1.0) * per_entry, [float(x) for x in at]))
+        return levels
 
     @override
     def tickStrings(self, values: Sequence[float], scale: float, spacing: float) -> list[str]:
-        return [f"{round(v):,}" if float(v).is_integer() else "" for v in values]
+        entries = self._entries
+        if entries is None:
+            return [f"{round(v):,}" if float(v).is_integer() else "" for v in values]
+        numbers = np.interp(values, self._positions, entries)
+        return [f"#{round(n):,}" for n in numbers]
 
 
 def palette_colors(palette: QPalette) -> dict[str, QColor]:

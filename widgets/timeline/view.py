@@ -1,6 +1,7 @@
 """The session timeline: message bars by role, the context curve, thresholds, compactions.
 
-Two plots share the message axis (x = message position in file order): above,
+Two plots share the message axis (x = message position in file order, ticks
+labelled with entry numbers ``#N``): above,
 the context the model had at each message along the current leaf path (with the
 abandoned branches dashed, compaction drops marked ``tokensBefore -> tokensAfter``
 and the budget thresholds as labelled lines); below, one bar per message,
@@ -23,10 +24,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from typing_extensions import override
 
+from core.context.terms import CHARS4_ESTIMATE, CONTEXT_TOKENS, MESSAGE_TOKENS, source_label
 from core.timeline.arrays import Category, Timeline, bar_outline, threshold_lines
 from widgets.timeline.markers import TimelineMarkers
 from widgets.timeline.style import (
@@ -48,7 +50,12 @@ if TYPE_CHECKING:
 LIVE_REDRAW_MS = 250
 """Live appends to the shown session redraw the timeline at most this often."""
 HEADROOM_PX = 84
-"""Room above the highest line of the context plot for the compaction labels."""
+"""Room above the highest line of the context plot for the compaction and threshold labels."""
+AXIS_TITLES = {
+    "context_plot": (CONTEXT_TOKENS.name, "context", ""),
+    "bar_plot": (MESSAGE_TOKENS.name, "message", ""),
+}
+"""Each y axis's title, from longest to none: the longest that fits its plot's height."""
 LEGEND_CATEGORIES = (
     Category.USER,
     Category.ASSISTANT,
@@ -106,11 +113,11 @@ class TimelineView(QWidget):
         layout.addWidget(self._graphics, 1)
         layout.addWidget(self._info)
 
-        self._ctx_plot = self._make_plot(0, "context (tokens)")
-        self._bar_plot = self._make_plot(1, "message (tokens)")
+        self._ctx_plot = self._make_plot(0, AXIS_TITLES["context_plot"][0])
+        self._bar_plot = self._make_plot(1, AXIS_TITLES["bar_plot"][0])
         self._bar_plot.setXLink(self._ctx_plot)
-        self._bar_plot.setLabel("bottom", "message (file order)")
-        self._ctx_plot.getAxis("bottom").setStyle(showValues=False)
+        self._bar_plot.setLabel("bottom", "entry #N (messages in file order)")
+        self._ctx_plot.hideAxis("bottom")  # the bar plot's axis below names the entries
         self._graphics.ci.layout.setRowStretchFactor(0, 3)
         self._graphics.ci.layout.setRowStretchFactor(1, 2)
         self._create_items()
@@ -176,9 +183,6 @@ class TimelineView(QWidget):
         self._hover_lines = [self._vline(plot, 6) for plot in (self._ctx_plot, self._bar_plot)]
         self._select_lines = [self._vline(plot, 7) for plot in (self._ctx_plot, self._bar_plot)]
         self._cut_lines = [self._vline(plot, 5) for plot in (self._ctx_plot, self._bar_plot)]
-        self._cut_lines[0].label = pg.InfLineLabel(
-            self._cut_lines[0], text="cut point", position=0.08, anchors=[(0, 0), (0, 0)]
-        )
         self._cut_id: str | None = None
         # Every plot item carries its name (``bars:<category>``, ``context``, ``select_lines#0``
         # ...): what it shows is readable through Qt's object names (accessibility, tests).
@@ -240,7 +244,6 @@ class TimelineView(QWidget):
             line.setPen(pg.mkPen(c["highlight"], width=2))
         for line in self._cut_lines:
             line.setPen(pg.mkPen(CUT_COLOR, width=2, style=Qt.PenStyle.DashDotLine))
-        self._cut_lines[0].label.setColor(CUT_COLOR)
         self._markers.apply_colors(c)
         self._legend.setText(self._legend_text())
 
@@ -250,8 +253,8 @@ class TimelineView(QWidget):
         text = self._colors["text"].name()
         mid = self._colors["mid"].name(QColor.NameFormat.HexRgb)
         entries += [
-            ("\u2501", text, "context (measured, else estimated)"),
-            ("\u2504", mid, "estimate"),
+            ("\u2501", text, f"{CONTEXT_TOKENS.name} (reported, else chars/4)"),
+            ("\u2504", mid, CHARS4_ESTIMATE.name),
             ("\u2571", self._colors["highlight"].name(), "off the current path"),
             ("\u2605", FLUSH_COLOR, "memory flush (sessions.json)"),
         ]
@@ -324,6 +327,8 @@ class TimelineView(QWidget):
                 (x0 + len(tl) - len(previous), x1 + len(tl) - len(previous)) if at_end else (x0, x1)
             )
         self._timeline = tl
+        for plot in (self._ctx_plot, self._bar_plot):
+            plot.getAxis("bottom").set_entries(tl.entry_index)
         self._thresholds = threshold_lines(budget) if budget is not None else tl.thresholds
         self._hover = self._selected = None
         x = tl.x
@@ -375,6 +380,8 @@ class TimelineView(QWidget):
         self._redraw.stop()
         self._fed.clear()
         self._timeline = None
+        for plot in (self._ctx_plot, self._bar_plot):
+            plot.getAxis("bottom").set_entries(None)
         self._thresholds = ()
         self._hover = self._selected = None
         for item in (
@@ -421,12 +428,20 @@ class TimelineView(QWidget):
         tl = self._timeline
         pos = tl.position(entry_id) if tl is not None and entry_id else None
         self._cut_id = entry_id or None
-        if pos is None:
+        if tl is None or pos is None:
             self._hide_lines(self._cut_lines)
+            self._markers.set_cut(None)
             return False
         for line in self._cut_lines:
             line.setValue(pos)
             line.show()
+        n = int(tl.entry_index[pos])
+        self._markers.set_cut(
+            pos,
+            f"cut point #{n:,}",
+            f"cut point of the planned compaction: #{n:,} is the first entry it keeps;\n"
+            "the entries before it (since the last compaction) become the summary",
+        )
         return True
 
     def selected_entry(self) -> str | None:
@@ -442,7 +457,11 @@ class TimelineView(QWidget):
     # -- drawing ------------------------------------------------------------
     def _update_y_ranges(self) -> None:
         h = self._ctx_plot.vb.height()
-        room = HEADROOM_PX / h if h > 3 * HEADROOM_PX else 0.22
+        # Two rows of compaction labels and a row of threshold labels above the lines;
+        # a short plot keeps room for two rows and gives the rest to the curve.
+        row = QFontMetrics(self.font()).height() + 10
+        room = min(HEADROOM_PX, max(0.22 * h, 2 * row)) / h if h > 0 else 0.22
+        room = min(room, 0.5)
         top = self._ctx_max / (1 - room)
         self._ctx_plot.setYRange(-0.03 * top, top, padding=0)  # below 0: the 0 tick shows
         tl = self._timeline
@@ -467,14 +486,14 @@ class TimelineView(QWidget):
         if not n:
             return "No messages in this session"
         last = int(tl.path_context[-1]) if len(tl.path_context) else 0
-        kind = "measured" if bool(tl.measured[tl.on_path][-1:].all()) else "estimated"
+        kind = source_label("measured" if bool(tl.measured[tl.on_path][-1:].all()) else "estimated")
         off = int((~tl.on_path).sum())
         parts = [
             f"{n:,} messages",
             f"{int(tl.tokens.sum()):,} tokens in messages",
             f"{len(tl.compactions)} compactions",
             f"{len(tl.branches)} forks ({off:,} messages off the current path)",
-            f"context at the leaf {last:,} ({kind})",
+            f"{CONTEXT_TOKENS.name} at the leaf {last:,} ({kind})",
         ]
         for f in tl.flushes:
             cycle = (
@@ -493,10 +512,10 @@ class TimelineView(QWidget):
     def _describe(self, pos: int) -> str:
         tl = self._timeline
         assert tl is not None
-        kind = "measured" if tl.measured[pos] else "estimated"
+        kind = source_label("measured" if tl.measured[pos] else "estimated")
         text = (
             f"#{int(tl.entry_index[pos])}  {tl.summary(pos)}  \u2502  "
-            f"context {int(tl.context[pos]):,} ({kind})"
+            f"{CONTEXT_TOKENS.name} {int(tl.context[pos]):,} ({kind})"
         )
         if not tl.on_path[pos]:
             text += "  \u2502  off the current path"
@@ -550,5 +569,26 @@ class TimelineView(QWidget):
         self._markers.layout()
 
     def _on_view_resized(self, *_: object) -> None:
+        self._fit_axis_titles()
         self._update_y_ranges()
         self._markers.layout()
+
+    def _fit_axis_titles(self) -> None:
+        """Each y axis gets the longest title that fits its plot's height (none: hidden).
+
+        Rotated titles longer than their plot spill into the other plot's and draw
+        over its title: a short timeline says "context" or nothing instead.
+        """
+        for name, plot in (("context_plot", self._ctx_plot), ("bar_plot", self._bar_plot)):
+            axis = plot.getAxis("left")
+            room = plot.vb.height() - 6
+            metrics = QFontMetrics(axis.label.font())
+            title = next(
+                (t for t in AXIS_TITLES[name] if metrics.horizontalAdvance(t) + 8 <= room), ""
+            )
+            if title == (axis.labelText if axis.label.isVisible() else ""):
+                continue
+            if title:
+                plot.setLabel("left", title)
+            else:
+                plot.showLabel("left", False)
