@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from html.parser import HTMLParser
@@ -9,6 +10,8 @@ from html.parser import HTMLParser
 import orjson
 import pytest
 
+from core.cli.export import cmd_export
+from core.cli.output import CliError
 from core.compaction.plan import plan_compaction
 from core.context.budget import budget_for
 from core.demo.build import write_demo
@@ -170,3 +173,36 @@ def test_small_sessions_give_a_well_formed_page(tmp_path, messages):
     assert ("no message in this session" in text) == (messages == 0)
     assert "no compaction in this session" in text
     assert text.count("hello & <goodbye>") == messages
+
+
+def _cli_args(session, output, **kw):  # type: ignore[no-untyped-def]
+    values = {"data": None, "at": None, "window": None, "compaction": False, "force": False}
+    values |= {"json": True, "pretty": False, **kw}
+    return argparse.Namespace(session=str(session), output=str(output), **values)
+
+
+@pytest.mark.parametrize("compaction", [False, True])
+def test_cli_writes_the_page_and_never_replaces_a_file_unasked(
+    demo_session, tmp_path, capsys, compaction
+):
+    out = tmp_path / "report.html"
+    assert cmd_export(_cli_args(demo_session.path, out, compaction=compaction)) == 0
+    said = orjson.loads(capsys.readouterr().out)
+    page = out.read_text(encoding="utf-8")
+    assert said == {
+        "session": demo_session.id,
+        "path": demo_session.path,
+        "output": str(out),
+        "bytes": len(page.encode("utf-8")),
+    }
+    parsed = _parse(page)
+    _self_contained(parsed, page)
+    assert SECRET not in page
+    title = "Compaction report for session" if compaction else "Timeline of session"
+    assert f"{title} {demo_session.id}" in "".join(parsed.text)
+    out.write_text("mine")
+    with pytest.raises(CliError, match="exists; pass --force"):
+        cmd_export(_cli_args(demo_session.path, out, compaction=compaction))
+    assert out.read_text() == "mine"
+    assert cmd_export(_cli_args(demo_session.path, out, compaction=compaction, force=True)) == 0
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
