@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 KIND_LABELS = {"session": "Session", "entry": "Entry", "fact": "Fact", "segment": "Segment"}
 RESULT_COLUMNS: list[Column[SearchItem]] = [
-    Column("Result", lambda i: f"{KIND_LABELS.get(i.kind, i.kind)}  {i.title}\n{i.detail}"),
+    Column("Result", lambda i: f"{KIND_LABELS.get(i.kind, i.kind)}: {i.title}\n    {i.detail}"),
 ]
 _MOVES = {
     Qt.Key.Key_Down: 1,
@@ -92,6 +92,8 @@ class SearchPopup(QFrame):
         self.result_view.setAccessibleName("Search results")
         self.result_view.setUniformItemSizes(True)
         self.result_view.setAlternatingRowColors(True)
+        self.result_view.setSpacing(3)  # two lines a result: a gap tells them apart
+        self.result_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.result_view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keyboard stays in the box
         self.result_view.clicked.connect(self._on_result_view_clicked)
         self.count_label = QLabel()
@@ -117,7 +119,7 @@ class SearchPopup(QFrame):
         self.results.set_records(hits)
         if hits:
             self.result_view.setCurrentIndex(self.results.index(0, 0))
-        shown = f"{len(hits):,} of {len(self._items):,}" if hits else "no match"
+        shown = f"{len(hits):,} matches of {len(self._items):,} places" if hits else "no match"
         self.count_label.setText(f"{shown}{f' · {self._note}' if self._note else ''}")
 
     def popup(self) -> None:
