@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QMenu, QWidget
 from app.context import AppHelper
 from core.export.report import compaction_report, timeline_report
 from core.io.fsutil import atomic_write
-from widgets.common.export_image import grab_image, png_bytes, render_svg
+from widgets.common.export_image import grab_image, png_bytes, redact_svg_text, render_svg
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -162,6 +162,7 @@ class Exporter(AppHelper):
         else:
             file_menu.addMenu(menu)
         menu.aboutToShow.connect(self.update_actions)
+        menu.aboutToHide.connect(self._enable_all)  # shortcuts and other callers say why not
         self.menu = menu
         self._actions = actions
         self.update_actions()
@@ -169,12 +170,18 @@ class Exporter(AppHelper):
 
     @Slot()
     def update_actions(self) -> None:
-        """Enable the HTML exports when there is something to export."""
+        """Grey out the HTML exports that have nothing to export (while the menu shows)."""
         if self._actions is None:
             return
         actions = self._actions.by_name
         actions["export_timeline_html"].setEnabled(self._timeline_source() is not None)
         actions["export_compaction_html"].setEnabled(self.views.compaction_panel.plan() is not None)
+
+    @Slot()
+    def _enable_all(self) -> None:
+        if self._actions is not None:
+            for name in ("export_timeline_html", "export_compaction_html"):
+                self._actions.by_name[name].setEnabled(True)
 
     # -- which view ---------------------------------------------------------------------
     def view_widgets(self) -> list[tuple[str, QWidget]]:
@@ -220,8 +227,12 @@ class Exporter(AppHelper):
             return None
         size = f"{widget.width()} x {widget.height()}"
         if fmt == "svg":
-            svg = render_svg(widget, f"memlens: {name}")
-            return self._write(f"the {name} view ({size} SVG)", path, lambda: svg)
+            svg = render_svg(widget, f"memlens: {name}")  # on the GUI thread; redacted in the job
+            return self._write(
+                f"the {name} view ({size} SVG)",
+                path,
+                lambda: redact_svg_text(svg.decode("utf-8")).encode("utf-8"),
+            )
         image = grab_image(widget)  # on the GUI thread; encoded in the job
         return self._write(f"the {name} view ({size} PNG)", path, lambda: png_bytes(image))
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu
 from app.export import Exporter
 from app.main_window import MainWindow
 from core.demo.build import write_demo
+from widgets.common.export_image import redact_svg_text
 
 SECRET = "sk-ant-api03-FAKEfakeFAKEfake0123456789abcdefFAKE"
 
@@ -210,3 +211,41 @@ def test_a_failed_write_is_said_not_raised(qtbot, window, tmp_path):
     assert job.outcome == "failed"
     assert window.status.place_label.text().startswith(f"Could not export to {out}")
     assert not out.parent.exists()
+
+
+def test_nothing_open_nothing_to_export(qtbot, tmp_path):
+    window = MainWindow()
+    qtbot.addWidget(window)
+    exporter = _exporter(window, tmp_path / "x.html")
+    actions = window.menu_actions.by_name
+    exporter.update_actions()  # what the menu shows
+    assert not actions["export_timeline_html"].isEnabled()
+    assert not actions["export_compaction_html"].isEnabled()
+    assert exporter.export_timeline_html() is None
+    assert window.status.place_label.text().startswith("No timeline to export")
+    assert exporter.export_compaction_html() is None
+    assert window.status.place_label.text().startswith("No compaction plan to export")
+    assert exporter.asked == [] and list(tmp_path.iterdir()) == []
+
+
+def test_a_key_wrapped_over_two_text_runs_is_redacted_in_both():
+    svg = (
+        '<svg><title>t</title><text x="1" y="2">here is the key sk-ant-api03-</text><g/>'
+        "<text>FAKEfakeFAKEfake0123456789abcdefFAKE for</text><text> the bug &amp; more</text>"
+        '<text>api_key=</text><text>abcdefghijabcdefghij0123</text><image href="data:,'
+        + "A" * 80
+        + '"/></svg>'
+    )
+    clean = redact_svg_text(svg)
+    runs = ["".join(t.itertext()) for t in ET.fromstring(clean).iter("text")]
+    assert runs == [
+        "here is the key [REDACTED]",
+        "[REDACTED] for",
+        " the bug & more",
+        "api_key=",
+        "[REDACTED]",
+    ]
+    assert "A" * 80 in clean  # attributes (an embedded image) untouched
+    assert redact_svg_text("<svg><text>nothing secret</text></svg>") == (
+        "<svg><text>nothing secret</text></svg>"
+    )

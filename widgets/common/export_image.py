@@ -1,14 +1,15 @@
 """A widget as a picture: PNG (what the screen shows) or SVG (vector, text kept as text).
 
 Rendering a widget runs on the GUI thread (:func:`grab_image`, :func:`render_svg`);
-encoding an image (:func:`png_bytes`) works on a :class:`QImage`, so it can run in a job.
-The SVG's text is redacted (:func:`core.safety.redact.redact`): a message on screen may
-hold a key. A PNG is pixels and keeps what the screen shows.
+encoding an image (:func:`png_bytes`, a :class:`QImage`) and redacting an SVG's text
+(:func:`redact_svg_text`: a message on screen may hold a key) work on data, so they run
+in a job. A PNG is pixels and keeps what the screen shows.
 """
 
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from html import escape, unescape
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QImage
     from PySide6.QtWidgets import QWidget
 
-_TEXT = re.compile(rb">([^<]+)<")
+_TEXT = re.compile(r"(<text\b[^>]*>)([^<]*)(</text>)")
+_NEAR = 12
+"""Equal runs shorter than this inside a replaced span are chance matches: masked too."""
 
 
 def grab_image(widget: QWidget) -> QImage:
@@ -42,19 +45,68 @@ def png_bytes(image: QImage) -> bytes:
     return bytes(data.data())
 
 
-def _redact_text(match: re.Match[bytes]) -> bytes:
-    raw = match.group(1).decode("utf-8", "replace")
-    clean = redact(unescape(raw))
-    if clean == unescape(raw):
-        return match.group(0)
-    return b">" + escape(clean, quote=False).encode("utf-8") + b"<"
+def _masked(texts: list[str], sep: str) -> list[set[int]]:
+    """Per text, the positions :func:`redact` replaces in the texts joined by *sep*."""
+    joined = sep.join(texts)
+    clean = redact(joined)
+    masked: list[set[int]] = [set() for _ in texts]
+    if clean == joined:
+        return masked
+    spans: list[list[int]] = []
+    opcodes = SequenceMatcher(None, joined, clean, autojunk=False).get_opcodes()
+    for tag, i1, i2, _j1, _j2 in opcodes:
+        if tag == "equal":
+            continue
+        if spans and i1 - spans[-1][1] < _NEAR:
+            spans[-1][1] = max(spans[-1][1], i2)
+        else:
+            spans.append([i1, i2])
+    starts = []
+    offset = 0
+    for text in texts:
+        starts.append(offset)
+        offset += len(text) + len(sep)
+    for lo, hi in spans:
+        for k, (start, text) in enumerate(zip(starts, texts, strict=True)):
+            masked[k].update(range(max(lo, start) - start, min(hi, start + len(text)) - start))
+    return masked
+
+
+def redact_svg_text(svg: str) -> str:
+    """*svg* with the secrets in its ``<text>`` redacted, across the runs a wrap splits.
+
+    A key the widget wrapped over two lines is two text runs: the runs are joined
+    (with and without a space between them), redacted, and every character a
+    redaction covers is masked in the runs it came from. Attributes (embedded images
+    among them) are left alone.
+    """
+    parts = _TEXT.findall(svg)
+    texts = [unescape(text) for _open, text, _close in parts]
+    hidden = [a | b for a, b in zip(_masked(texts, ""), _masked(texts, " "), strict=True)]
+    if not any(hidden):
+        return svg
+    runs = iter(zip(texts, hidden, strict=True))
+
+    def replace(match: re.Match[str]) -> str:
+        text, mask = next(runs)
+        if not mask:
+            return match.group(0)
+        out = []
+        for i, ch in enumerate(text):
+            if i not in mask:
+                out.append(ch)
+            elif i == 0 or i - 1 not in mask:
+                out.append("[REDACTED]")
+        return match.group(1) + escape("".join(out), quote=False) + match.group(3)
+
+    return _TEXT.sub(replace, svg)
 
 
 def render_svg(widget: QWidget, title: str) -> bytes:
-    """*widget* drawn into an SVG document of its size, its text redacted.
+    """*widget* drawn into an SVG document of its size (GUI thread).
 
-    Attributes (embedded images among them) are left alone; only text between tags
-    is redacted.
+    Its text is as the screen shows it: :func:`redact_svg_text` it before writing
+    (in a job: on a large view it takes a while).
     """
     data = QByteArray()
     buffer = QBuffer(data)
@@ -72,4 +124,4 @@ def render_svg(widget: QWidget, title: str) -> bytes:
     finally:
         painter.end()
     buffer.close()
-    return _TEXT.sub(_redact_text, bytes(data.data()))
+    return bytes(data.data())
