@@ -182,6 +182,7 @@ class Actions(QObject):
         menu.addAction(self.views.nav_dock.toggleViewAction())
         menu.addAction(self.views.problem_dock.toggleViewAction())
         menu.addAction(self.views.activity_dock.toggleViewAction())
+        menu.addAction(self.add("reset_layout", "Reset &Layout", None, self.views.reset_layout))
         theme = menu.addMenu("T&heme")
         group = QActionGroup(self)
         for value in ("system", "light", "dark"):

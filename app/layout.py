@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, QSize, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
@@ -18,10 +19,12 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSplitter,
     QStackedWidget,
+    QStyle,
     QTableView,
     QTabWidget,
     QWidget,
 )
+from typing_extensions import override
 
 from app.status import StatusBar
 from widgets.activity.backups_view import BackupsView
@@ -43,6 +46,8 @@ from widgets.timeline.view import TimelineView
 from widgets.trim.view import TrimView
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QShowEvent
+
     from app.settings import AppSettings
     from core.io.problems import Problem
 
@@ -52,6 +57,23 @@ PROBLEM_COLUMNS: list[Column[Problem]] = [
     Column("Line", lambda p: p.line, align_right=True, thousands=False),
     Column("Message", lambda p: p.message),
 ]
+SHORT_SCREEN = 900
+"""Screens less tall than this (a 1366x768 laptop) get the Problems and Activity docks
+on the left, under Sessions."""
+PREFERRED_SIZE = QSize(1600, 1000)
+FRAME_GUESS = 32  # title bar height before the window is shown and its frame known
+NAV_MIN, NAV_SHARE = 260, 0.27
+BOTTOM_DOCK = 150
+
+
+def default_size(area: QRect) -> QSize:
+    """The window's first size: roomy, but never more than the free area of its screen."""
+    return QSize(
+        min(PREFERRED_SIZE.width(), area.width()),
+        min(PREFERRED_SIZE.height(), area.height() - FRAME_GUESS),
+    )
+
+
 TABS = ("Message", "Context", "Recall", "Trim", "Facts", "Review", "Compaction", "OpenClaw")
 WRITES_TAB, BACKUPS_TAB = 0, 1
 
@@ -64,6 +86,8 @@ class WindowLayout(QMainWindow):
         self.settings = settings
         self.state = AppState(self)
         self._docks_hidden = False
+        self._default_split = True
+        self._shown_once = False
         self._docks_to_show: list[QDockWidget] = []
         self._build_views()
         self.status = StatusBar(self.statusBar(), self.state)
@@ -122,8 +146,6 @@ class WindowLayout(QMainWindow):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 0)
         self.splitter.setStretchFactor(2, 4)
-        self.gauge.setMinimumHeight(175)
-        self.splitter.setSizes([340, 175, 420])
         self.first_run = FirstRunView()
         self.central = QStackedWidget()
         self.central.addWidget(self.first_run)
@@ -137,8 +159,6 @@ class WindowLayout(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.activity_dock)
         self.tabifyDockWidget(self.problem_dock, self.activity_dock)
         self.problem_dock.raise_()
-        self.resizeDocks([self.nav_dock], [460], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.problem_dock], [120], Qt.Orientation.Vertical)
 
     def _dock(self, title: str, name: str, widget: QWidget) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -147,15 +167,17 @@ class WindowLayout(QMainWindow):
         return dock
 
     def _restore_layout(self) -> None:
+        """The saved layout, else the default one; either way the window fits its screen."""
         geometry = self.settings.blob("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
         state = self.settings.blob("state")
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(default_size(self._available()))
+        self.apply_default_layout()
         if state is not None:
             self.restoreState(state)
         split = self.settings.blob("splitter")
-        if split is not None:
-            self.splitter.restoreState(split)
+        self._default_split = split is None or not self.splitter.restoreState(split)
+        self.fit_to_screen()
         tab = self.settings.value("layout/tab", 0)
         self.tabs.setCurrentIndex(int(tab) if str(tab).isdigit() else 0)
 
@@ -165,6 +187,92 @@ class WindowLayout(QMainWindow):
             self.settings.set_blob("state", self.saveState())
         self.settings.set_blob("splitter", self.splitter.saveState())
         self.settings.set_values([("layout/tab", self.tabs.currentIndex())])
+
+    # -- the default layout ---------------------------------------------------------------
+    @override
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._shown_once:  # the frame is known now: all of it on the screen
+            self._shown_once = True
+            self.fit_to_screen()
+            QTimer.singleShot(0, self, self.fit_to_screen)  # again once the frame is known
+
+    def _available(self) -> QRect:
+        """The free area of the screen the window is on (the primary one before it shows)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.availableGeometry() if screen is not None else QRect(0, 0, 1400, 900)
+
+    def fit_to_screen(self) -> None:
+        """Shrink and move the window so all of it, frame included, is on its screen."""
+        area = self._available()
+        frame = self.frameGeometry()
+        extra_w = max(0, frame.width() - self.width())
+        extra_h = max(0, frame.height() - self.height()) or FRAME_GUESS
+        width = min(self.width(), area.width() - extra_w)
+        height = min(self.height(), area.height() - extra_h)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        x = min(max(frame.x(), area.x()), area.right() + 1 - width - extra_w)
+        y = min(max(frame.y(), area.y()), area.bottom() + 1 - height - extra_h)
+        if (x, y) != (frame.x(), frame.y()):
+            self.move(x, y)
+
+    def apply_default_layout(self) -> None:
+        """Docks where the screen has room for them, sized to their content.
+
+        On a short screen (a 1366x768 laptop) Problems and Activity share the left
+        column under Sessions, so the timeline and the tabs get the whole height.
+        """
+        small = self._available().height() < SHORT_SCREEN
+        area = (
+            Qt.DockWidgetArea.LeftDockWidgetArea
+            if small
+            else Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        for dock in (self.problem_dock, self.activity_dock):
+            hidden = dock.isHidden()
+            self.removeDockWidget(dock)  # which hides it
+            self.addDockWidget(area, dock)
+            dock.setHidden(hidden)
+        if small:
+            self.splitDockWidget(self.nav_dock, self.problem_dock, Qt.Orientation.Vertical)
+        self.tabifyDockWidget(self.problem_dock, self.activity_dock)
+        self.problem_dock.raise_()
+        width = self.width()
+        nav = min(max(self._navigator_width(), NAV_MIN), int(width * NAV_SHARE))
+        self.resizeDocks([self.nav_dock], [nav], Qt.Orientation.Horizontal)
+        if small:
+            self.resizeDocks([self.nav_dock, self.problem_dock], [3, 2], Qt.Orientation.Vertical)
+        else:
+            self.resizeDocks([self.problem_dock], [BOTTOM_DOCK], Qt.Orientation.Vertical)
+        self._default_splitter()
+
+    def _navigator_width(self) -> int:
+        """What the Sessions tree's columns need, with its frame and scroll bar."""
+        tree = self.navigator.tree
+        bar = tree.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        return tree.header().length() + 2 * tree.frameWidth() + bar + 8
+
+    def _default_splitter(self) -> None:
+        """Timeline over half the height; the gauge what it needs; the tabs the rest."""
+        total = sum(self.splitter.sizes()) or self.splitter.height()
+        gauge = self.gauge.minimumSizeHint().height()
+        timeline = max(total // 2, (total - gauge) * 11 // 20)
+        self.splitter.setSizes([timeline, gauge, max(0, total - timeline - gauge)])
+
+    def reset_layout(self) -> None:
+        """View > Reset Layout: forget the saved layout and lay the window out afresh."""
+        self.settings.forget_layout()
+        for dock in (self.nav_dock, self.activity_dock):
+            dock.setFloating(False)
+            if not self.showing_first_run:
+                dock.show()
+        self.problem_dock.setFloating(False)
+        self.resize(default_size(self._available()))
+        self.fit_to_screen()
+        self.apply_default_layout()
+        self._default_split = True
+        QTimer.singleShot(0, self, self._default_splitter)  # once the resize is laid out
 
     # -- the first-run page ---------------------------------------------------------------
     @property
@@ -197,6 +305,8 @@ class WindowLayout(QMainWindow):
         self._docks_hidden = False
         self.problem_dock.raise_()
         self.central.setCurrentWidget(self.splitter)
+        if self._default_split:  # sized now the splitter has its real height
+            QTimer.singleShot(0, self, self._default_splitter)
 
     # -- bringing a view forward ----------------------------------------------------------
     def show_view(self, name: str) -> None:

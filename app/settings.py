@@ -191,6 +191,11 @@ class AppSettings:
         """Save a geometry or state blob."""
         self.store.setValue(f"layout/{key}", value)
 
+    def forget_layout(self) -> None:
+        """Drop the saved window geometry, dock state and splitter (View > Reset Layout)."""
+        for key in ("geometry", "state", "splitter"):
+            self.store.remove(f"layout/{key}")
+
     def value(self, key: str, default: Any = None) -> Any:
         """Any other setting (``recall/minScore``, ``trim/window`` …)."""
         return self.store.value(key, default)

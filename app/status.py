@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QSizePolicy
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar
@@ -44,6 +44,11 @@ class StatusBar(QObject):
         self.cancel_button.setVisible(False)
         self.cancel_button.setToolTip("Stop loading (Esc)")
         self.cancel_button.clicked.connect(self.cancel_requested)
+        for label in (self.place_label, self.counts_label):
+            # Long text is cut on a narrow window (the whole of it in the tooltip), so the
+            # status bar never holds the window wider than a laptop's screen.
+            label.setMinimumWidth(0)
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.place_label, 1)
         bar.addWidget(self.counts_label)
         bar.addPermanentWidget(self.task_label)
@@ -53,6 +58,7 @@ class StatusBar(QObject):
     def say(self, text: str) -> None:
         """Show *text* where the open place is named (a result, an error)."""
         self.place_label.setText(text)
+        self.place_label.setToolTip(text)
 
     def set_task(self, text: str) -> None:
         """What runs now, or how the last job ended (``Loading…``, ``Ready``)."""
@@ -77,7 +83,10 @@ class StatusBar(QObject):
             return
         facts = data.knowledge.counts()["active"] if data.knowledge else 0
         segs = len(data.segments.segments) if data.segments else 0
-        self.counts_label.setText(
+        text = (
             f"{len(data.summaries)} sessions · {segs:,} segments · {facts:,} active facts · "
             f"{len(data.problems)} problems"
         )
+        self.counts_label.setText(text)
+        self.counts_label.setToolTip(text)
+        self.counts_label.setMinimumWidth(min(self.counts_label.sizeHint().width(), 200))

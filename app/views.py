@@ -60,3 +60,6 @@ class Views(Protocol):
 
     def tab_index(self, name: str) -> int:
         """Index of the inspector tab called *name*."""
+
+    def reset_layout(self) -> None:
+        """Forget the saved layout and lay the window out afresh."""

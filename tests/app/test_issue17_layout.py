@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 
 from app.main import build_window
 from app.settings import AppSettings
@@ -59,3 +60,54 @@ def test_two_failed_opens_then_a_restart_on_the_first_run_page(qtbot, cache, tmp
     again.open_demo()
     qtbot.waitUntil(lambda: again.data is not None and again.settled(), timeout=60_000)
     assert _docks_shown(again) == ["sessions-dock", "activity-dock"]
+
+
+# -- item 12: the default layout on a 1366x768 laptop --------------------------------------
+LAPTOP = (1366, 728)  # a 1366x768 screen less the window's title bar
+
+
+def _demo_window(qtbot):  # type: ignore[no-untyped-def]
+    window = _window(qtbot, ["--demo"])
+    qtbot.waitUntil(
+        lambda: (
+            window.data is not None and window.settled() and window.inspector.session is not None
+        ),
+        timeout=90_000,
+    )
+    return window
+
+
+def test_the_window_fits_the_screen_it_opens_on(qtbot, cache):
+    window = _window(qtbot)
+    qtbot.waitExposed(window)
+    area = window.screen().availableGeometry()
+    qtbot.waitUntil(lambda: area.contains(window.frameGeometry()), timeout=2000)
+    assert window.minimumSizeHint().height() <= LAPTOP[1] - 60
+    assert window.minimumSizeHint().width() <= LAPTOP[0] // 2
+
+
+def test_a_layout_saved_on_a_bigger_screen_is_brought_back_on_screen(qtbot, cache):
+    window = _window(qtbot)
+    window.resize(2400, 1500)
+    window.move(900, 700)
+    window.close()
+    again = _window(qtbot)
+    qtbot.waitExposed(again)
+    area = again.screen().availableGeometry()
+    qtbot.waitUntil(lambda: area.contains(again.frameGeometry()), timeout=2000)
+
+
+def test_reset_layout_brings_the_docks_back_and_forgets_the_saved_layout(qtbot, cache):
+    window = _demo_window(qtbot)
+    window.nav_dock.hide()
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, window.activity_dock)
+    window.splitter.setSizes([50, 50, 900])
+    window.save_layout()
+    assert window.settings.blob("state") is not None
+    window.menu_actions.by_name["reset_layout"].trigger()
+    assert window.settings.blob("state") is None and window.settings.blob("splitter") is None
+    assert _docks_shown(window) == ["sessions-dock", "activity-dock"]
+    left = Qt.DockWidgetArea.LeftDockWidgetArea  # a short screen: under Sessions
+    assert window.dockWidgetArea(window.activity_dock) == left
+    qtbot.waitUntil(lambda: window.splitter.sizes()[0] * 2 >= sum(window.splitter.sizes()))
+    assert "Reset &Layout" in [a.text() for a in window.menu_actions.menus["view"].actions()]
