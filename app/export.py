@@ -139,12 +139,12 @@ class Exporter(AppHelper):
         menu = QMenu("&Export", self.main)
         menu.setObjectName("export-menu")
         entries = (
-            ("export_view_png", "Current View as &PNG…", "Ctrl+Shift+E", self._on_png),
-            ("export_view_svg", "Current View as &SVG…", None, self._on_svg),
-            ("export_timeline_html", "&Timeline as HTML…", None, self._on_timeline_html),
+            ("export_view_png", "Export Current View as &PNG…", "Ctrl+Shift+E", self._on_png),
+            ("export_view_svg", "Export Current View as &SVG…", None, self._on_svg),
+            ("export_timeline_html", "Export &Timeline as HTML…", None, self._on_timeline_html),
             (
                 "export_compaction_html",
-                "&Compaction Report as HTML…",
+                "Export &Compaction Report as HTML…",
                 None,
                 self._on_compaction_html,
             ),

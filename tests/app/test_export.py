@@ -93,10 +93,10 @@ def test_file_menu_has_the_export_submenu(window):
     export = next(m for m in submenus if isinstance(m, QMenu) and m.objectName() == "export-menu")
     texts = [a.text().replace("&", "") for a in export.actions() if not a.isSeparator()]
     assert texts == [
-        "Current View as PNG…",
-        "Current View as SVG…",
-        "Timeline as HTML…",
-        "Compaction Report as HTML…",
+        "Export Current View as PNG…",
+        "Export Current View as SVG…",
+        "Export Timeline as HTML…",
+        "Export Compaction Report as HTML…",
     ]
     names = [a.text().replace("&", "") for a in file_menu.actions()]
     assert names.index("Export") == names.index("Reload") + 1
