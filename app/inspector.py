@@ -185,6 +185,7 @@ class Inspector(AppHelper):
             if leaf is not None:
                 self.show_entry(leaf.id)
         self._build_timeline(keep_view=True)
+        self.views.compaction_panel.session_grew(session)  # its plan follows the new leaf
 
     def _build_timeline(self, *, keep_view: bool = False) -> None:
         """Build the timeline arrays in a job (tens of ms on 5,000 messages)."""

@@ -94,11 +94,20 @@ def check_writable(session: Session, *, force: bool = False) -> None:
 def check_ids(plan: CompactionPlan, session: Session) -> None:
     """Raise :class:`CompactionRefused` unless the agent can resolve the entry's ids.
 
+    The plan's leaf must still be the session's (live mode may have grown it).
+
     The entry names the leaf (``parentId``) and the first kept entry
     (``firstKeptEntryId``). An id memlens made up for an entry without one, or
     the id of an entry recovered from a line of objects run together (pi drops
     such lines), names nothing the agent knows: appending it would break the tree.
     """
+    leaf = session.leaf
+    if leaf is not None and leaf.id != plan.leaf_id:
+        # the entry would hang under an old leaf: a branch, not a compaction of the session
+        raise CompactionRefused(
+            f"{session.path}: the session grew since this compaction was planned (its leaf is "
+            f"now {leaf.id}, not {plan.leaf_id}); plan and summarise again. Nothing was written."
+        )
     for what, entry_id in (
         ("leaf", plan.leaf_id),
         ("first kept entry", plan.first_kept_entry_id),

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from core.compaction.offline import offline_merge, offline_summary
+from core.compaction.refusals import CompactionRefused
 from core.compaction.run import compact
 from core.compaction.write import planned_writes, write_compaction
 from core.io import fsutil
 from core.io.writes import planned_backup
 from core.transcript import load_transcript
 
-from .build import STAMP, chain, lines, user, write_file
+from .build import STAMP, chain, entry, lines, user, write_file
 
 PI_SUMMARY = """# Context Checkpoint: billing service
 
@@ -173,3 +174,20 @@ def test_the_compaction_preview_and_the_write_name_one_backup(tmp_path):
     assert planned is not None and [w.path for w in writes if w.action == "backup"] == [planned]
     write_compaction(run, session, force=True, backup_to=planned)
     assert str(run.backup) == planned and Path(planned).exists()
+
+
+# -- defect 6 (core side): a summary made before the session grew is not written -------------
+
+
+def test_a_run_for_an_older_leaf_is_refused(tmp_path):
+    path = _compacted_once(tmp_path)
+    session = load_transcript(path)
+    run = compact(session, keep_recent_tokens=2_000)
+    before = path.read_bytes()
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry(99, run.plan.leaf_id, user("one more"))) + "\n")
+    grown = load_transcript(path)
+    with pytest.raises(CompactionRefused, match="the session grew since this compaction"):
+        write_compaction(run, grown, force=True)
+    assert path.read_bytes().startswith(before)
+    assert load_transcript(path).leaf.id == grown.leaf.id  # nothing appended

@@ -15,6 +15,7 @@ from widgets.compaction.markup import blend, summary_html
 if TYPE_CHECKING:
     from core.compaction.plan import CompactionPlan
     from core.compaction.run import CompactionRun
+    from core.transcript.model import Session
 
 ERROR_COLOR = "#e5484d"
 OK_COLOR = "#30a46c"
@@ -24,6 +25,21 @@ class CompactionDisplay(CompactionLayout):
     """The compaction panel's widgets, filled from core objects (no state, no jobs)."""
 
     # -- showing ------------------------------------------------------------------------------
+
+    def show_session(self, session: Session) -> None:
+        """The header: the session's id and entry count (its path on hover)."""
+        self.session_label.setText(f"<b>{session.id}</b> — {len(session.entries):,} entries")
+        self.session_label.setToolTip(session.path)
+
+    def show_progress(self, done: int, total: int, label: str) -> None:
+        """A run's progress (*total* 0: busy, no count)."""
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(min(done, total))
+            self.progress.setFormat(f"{label} — {min(done, total)}/{total}")
+        else:
+            self.progress.setRange(0, 0)
+            self.progress.setFormat(label)
 
     def show_plan(self, plan: CompactionPlan | None) -> None:
         """Fill the plan section (None: no plan)."""

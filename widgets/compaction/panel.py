@@ -1,31 +1,25 @@
 """Compaction on demand: plan, summarise in a worker, compare, then write or discard.
 
 :class:`CompactionPanel` is handed a :class:`~core.compaction.target.CompactionTarget`
-(the session, its settings and its memory-context folder, built by the app). It
-plans at once (in a worker), shows what would be pruned, summarised and kept, and
-reports the cut point for the timeline. Run summarises with the chosen provider
-(offline by default) in a worker with progress and cancel; the summary is shown
-with its sections and beside the previous compaction's summary, with the segments
-it would archive and the fact operations it proposes. Write asks the app's
-``confirm`` with the exact lines and files, then backs the transcript up, archives
-the segments and appends the compaction entry as the new leaf. Fact operations are
-not written here: they are handed on (``facts_proposed``) for the review queue.
-
-Model calls are bounded by the :class:`~core.compaction.provider.Timeouts` the app
-sets (connect, read, and a total deadline per run). When a call to the summariser
-fails, the panel says which call, against which endpoint and why, with the attempt
-log; Write is disabled, and it offers Retry, another summariser, or an explicit
-"Write the fallback summary anyway" (confirmed like any write; the entry's first
-line says it is a fallback).
+(built by the app). It plans in a worker (again when live mode grows the session),
+shows what would be pruned, summarised and kept and reports the cut point. Run
+summarises with the chosen provider in a worker with progress and cancel, bounded by
+the app's :class:`~core.compaction.provider.Timeouts`; the summary is shown with its
+sections, beside the previous one, with the segments it archives and the fact
+operations it proposes (handed on, ``facts_proposed``, for the review queue). Write
+asks the app's ``confirm`` with the exact lines and files, then backs the transcript
+up, archives the segments and appends the entry. A failed summariser call is shown
+with the attempt log; Write is disabled, and Retry, another summariser or an explicit
+"Write the fallback summary anyway" are offered.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QMessageBox
 from typing_extensions import override
 
 from core.compaction.provider import Timeouts
@@ -36,6 +30,8 @@ from core.openclaw.gateway import GatewayCompaction, GatewayError
 from widgets.common.jobs import default_runner
 from widgets.common.view_jobs import view_key
 from widgets.compaction import jobs
+from widgets.compaction.actions import PanelFacts, add_action, enabled
+from widgets.compaction.ask import ask_openclaw
 from widgets.compaction.display import CompactionDisplay
 from widgets.compaction.markup import anchor
 
@@ -114,6 +110,7 @@ class CompactionPanel(CompactionDisplay):
         self._active_kind = ""
         self._timeouts = Timeouts()
         self._allow_fallback = False  # the write being prepared is the explicit fallback one
+        self._replan = False  # the session grew while a plan was being made: plan again
         self._activity: ActivityLog | None = None
         self.openclaw_command: str | None = None
         """The openclaw command for :meth:`compact_with_openclaw` (None: the default)."""
@@ -125,15 +122,8 @@ class CompactionPanel(CompactionDisplay):
         self.clear()
 
     def _make_actions(self) -> None:
-        def action(
-            text: str, keys: Sequence[QKeySequence | str], slot: Callable[[], None]
-        ) -> QAction:
-            act = QAction(text, self)
-            act.setShortcuts([QKeySequence(k) for k in keys])
-            act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            act.triggered.connect(slot)
-            self.addAction(act)
-            return act
+        def action(text: str, keys: list[str | QKeySequence], slot: Callable[[], None]) -> QAction:
+            return add_action(self, text, keys, slot)
 
         self.run_action = action("&Run Compaction", ["Ctrl+Return", "Ctrl+Enter"], self.run)
         self.cancel_action = action("&Cancel Compaction", ["Esc"], self.cancel)
@@ -201,8 +191,7 @@ class CompactionPanel(CompactionDisplay):
         self.openclaw_button.setVisible(in_db)
         self.force_check.setVisible(not in_db)
         self.write_button.setVisible(not in_db)
-        self.session_label.setText(f"<b>{s.id}</b> — {len(s.entries):,} entries")
-        self.session_label.setToolTip(s.path)
+        self.show_session(target.session)
         st = target.settings
         self.settings_label.setText(
             f"window {st.window:,} ({st.window_source}) · reserve {st.reserve_tokens:,} · "
@@ -210,11 +199,47 @@ class CompactionPanel(CompactionDisplay):
             + ("" if target.store_dir else " · no memory-context folder: nothing to archive")
         )
         self.plan_title.setText("Planning…")
+        self._replan = False
         self._start("plan", jobs.plan_job(target), track=False)
         self._update_actions()
 
+    def session_grew(self, session: Session) -> None:
+        """Live mode appended to *session*: plan again, keeping what is shown meanwhile.
+
+        Only the target's session counts. The plan is made in a job over a
+        snapshot; while one is being made, one more follows it (never a queue:
+        a burst of appends costs two plans). A summary made before the growth
+        stays readable, but cannot be written: it names an older leaf.
+        """
+        target = self._target
+        if target is None or session.path != target.session.path:
+            return
+        if session is not target.session:  # the file was read again (replaced)
+            self._target = target = replace(target, session=session)
+        self.show_session(target.session)
+        if self._result is not None and not self._result.written and self._stale_result():
+            self.set_message(
+                "The session grew since this summary was made: Run again to compact its "
+                "new leaf (this summary cannot be written).",
+                error=True,
+            )
+        if self._runner.busy(self._plan_key):
+            self._replan = True
+        else:
+            self._start("plan", jobs.plan_job(target), track=False)
+        self._update_actions()
+
+    def _stale_result(self) -> bool:
+        """True when the summary shown was made for another leaf than the session's now."""
+        result, target = self._result, self._target
+        if result is None or target is None or result.written:
+            return False
+        leaf = target.session.leaf
+        return leaf is not None and leaf.id != result.plan.leaf_id
+
     def clear(self) -> None:
         """Show no session."""
+        self._replan = False
         self._target, self._plan = None, None
         self._runner.cancel(self._plan_key)
         self._show_result(None)
@@ -315,20 +340,7 @@ class CompactionPanel(CompactionDisplay):
 
     def _ask_openclaw(self, session: Session) -> bool:
         """Ask before OpenClaw compacts *session* (tests replace this)."""
-        box = QMessageBox(
-            QMessageBox.Icon.Question,
-            "Compact with OpenClaw",
-            f"Ask OpenClaw to compact session {session.id}?",
-            QMessageBox.StandardButton.Ok | QMessageBox.StandardButton.Cancel,
-            self,
-        )
-        box.setInformativeText(
-            "memlens runs `openclaw sessions compact KEY --json`. OpenClaw's gateway must be "
-            "running; it summarises with its own model and appends the compaction to its "
-            "database. memlens writes nothing; live mode shows the new entry."
-        )
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        return box.exec() == QMessageBox.StandardButton.Ok
+        return ask_openclaw(self, session)
 
     @Slot()
     def compact_with_openclaw(self) -> None:
@@ -410,7 +422,7 @@ class CompactionPanel(CompactionDisplay):
             done=lambda value: self._on_task_done(ended(), value),
             failed=lambda text: self._on_task_failed(ended(), text),
             cancelled=lambda: self._on_task_cancelled(ended()),
-            progress=self._on_task_progressed if kind == "run" else None,
+            progress=self.show_progress if kind == "run" else None,
         )
         submitted.append(job)
         if track:
@@ -419,18 +431,16 @@ class CompactionPanel(CompactionDisplay):
 
     # -- handlers -----------------------------------------------------------------------------
 
-    def _on_task_progressed(self, done: int, total: int, label: str) -> None:
-        if total > 0:
-            self.progress.setRange(0, total)
-            self.progress.setValue(min(done, total))
-            self.progress.setFormat(f"{label} — {min(done, total)}/{total}")
-        else:
-            self.progress.setRange(0, 0)
-            self.progress.setFormat(label)
+    def _plan_again(self) -> None:
+        """Start the plan the session's growth asked for while another was made."""
+        if self._replan and self._target is not None:
+            self._replan = False
+            self._start("plan", jobs.plan_job(self._target), track=False)
 
     def _on_task_done(self, kind: str, value: Any) -> None:
         if kind == "plan":
             self._on_plan_ready(value)
+            self._plan_again()
         elif kind == "run":
             self._on_run_ready(value)
         elif kind == "prepare":
@@ -446,6 +456,7 @@ class CompactionPanel(CompactionDisplay):
         message = f"{what.get(kind, 'The write')} failed: {text}"
         if kind == "plan":
             self.plan_title.setText("Planning failed")
+            self._plan_again()
         self.state_label.clear()
         self.set_message(message, error=True)
         self._update_actions()
@@ -560,31 +571,30 @@ class CompactionPanel(CompactionDisplay):
         self._update_actions()
 
     def _update_actions(self) -> None:
-        busy = self._active is not None
-        planning = self._runner.busy(self._plan_key)
-        plan_ok = self._plan is not None and self._plan.ok
-        result = self._result
-        pending = result is not None and result.entry is not None and not result.written
-        failed = result is not None and result.failure is not None
-        valid = self.picker.error() is None
-        stale = result is not None and result.written  # the session changed: reload first
-        self.run_action.setEnabled(
-            bool(plan_ok and not busy and not planning and valid and not stale)
+        active, target = self._active, self._target
+        on = enabled(
+            PanelFacts(
+                plan=self._plan,
+                result=self._result,
+                busy=active is not None,
+                planning=self._runner.busy(self._plan_key),
+                cancellable=active is not None
+                and self._active_kind in ("run", "prepare")
+                and not active.stop.is_set(),
+                provider_ok=self.picker.error() is None,
+                in_db=target is not None and target.session.db is not None,
+                grown=self._stale_result(),
+            )
         )
-        self.cancel_action.setEnabled(
-            busy
-            and self._active is not None
-            and self._active_kind in ("run", "prepare")
-            and not self._active.stop.is_set()
-        )
-        in_db = self._target is not None and self._target.session.db is not None
-        self.write_action.setEnabled(pending and not busy and not failed and not in_db)
-        self.fallback_action.setEnabled(pending and not busy and failed and not in_db)
-        self.openclaw_action.setEnabled(in_db and not busy)
-        self.discard_action.setEnabled(result is not None and not result.written and not busy)
-        self.picker.setEnabled(not busy)
-        self.force_check.setEnabled(pending and not busy)
-        self.show_cut_button.setEnabled(plan_ok)
+        self.run_action.setEnabled(on.run)
+        self.cancel_action.setEnabled(on.cancel)
+        self.write_action.setEnabled(on.write)
+        self.fallback_action.setEnabled(on.fallback)
+        self.openclaw_action.setEnabled(on.openclaw)
+        self.discard_action.setEnabled(on.discard)
+        self.picker.setEnabled(on.picker)
+        self.force_check.setEnabled(on.force)
+        self.show_cut_button.setEnabled(on.show_cut)
         for button, act in self._button_actions():
             button.setEnabled(act.isEnabled())
-        self.other_button.setEnabled(not busy and len(self.picker.providers()) > 1)
+        self.other_button.setEnabled(active is None and len(self.picker.providers()) > 1)
