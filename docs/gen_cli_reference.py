@@ -136,6 +136,15 @@ def _spelling(action: argparse.Action) -> str:
     return " ".join(part for part in (", ".join(action.option_strings), value) if part)
 
 
+def _table_spelling(action: argparse.Action) -> str:
+    """The table's first cell: each alias in its own code span (`` `-o`, `--output FILE` ``)."""
+    names = action.option_strings
+    if len(names) < 2:
+        return f"`{_cell(_spelling(action))}`"
+    last = " ".join(part for part in (names[-1], _value(action)) if part)
+    return ", ".join([*(f"`{n}`" for n in names[:-1]), f"`{_cell(last)}`"])
+
+
 def usage(command: Command, common: frozenset[str]) -> str:
     """One usage line: positionals first, then options.
 
@@ -251,7 +260,7 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
         if rows:
             out += ["| argument | meaning | default |", "| --- | --- | --- |"]
             for a in rows:
-                out.append(f"| `{_cell(_spelling(a))}` | {_meaning(a)} | {_default(a)} |")
+                out.append(f"| {_table_spelling(a)} | {_meaning(a)} | {_default(a)} |")
             out.append("")
         if c.group:
             children = [d for d in found if d.path[:-1] == c.path]

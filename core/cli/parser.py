@@ -25,7 +25,7 @@ DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "open", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
-    "backups", "memory", "homes",
+    "backups", "memory", "homes", "export",
 )  # fmt: skip
 
 
@@ -263,6 +263,17 @@ def build_parser() -> argparse.ArgumentParser:
         _recall_command("plan", "compaction"),
     )
     _session_args(p)
+    p = add(
+        "export",
+        "a session's timeline (or --compaction: its compaction plan) as one HTML file",
+        _lazy("export", "cmd_export"),
+    )
+    _session_args(p)
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    p.add_argument(
+        "--compaction", action="store_true", help="the compaction report, not the timeline"
+    )
+    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
     p = add(
         "compact",
         "compact a session: dry run by default, --write to append the entry",
