@@ -63,8 +63,8 @@ def expected_row(s) -> list[str]:
     return [
         s.name or s.id,
         f"{s.messages:,}",
+        f"~{s.tokens_estimated:,}" if s.tokens_measured is None else f"{s.tokens_measured:,}",
         f"{s.tokens_estimated:,}",
-        "" if s.tokens_measured is None else f"{s.tokens_measured:,}",
         f"{s.compactions:,}",
         datetime.fromtimestamp(s.modified, UTC).strftime("%Y-%m-%d %H:%M"),
         expected_size(s.size),
@@ -74,8 +74,8 @@ def expected_row(s) -> list[str]:
 SORT_KEYS = (
     lambda s: (s.name or s.id).lower(),
     lambda s: s.messages,
+    lambda s: s.tokens_estimated if s.tokens_measured is None else s.tokens_measured,
     lambda s: s.tokens_estimated,
-    lambda s: -1 if s.tokens_measured is None else s.tokens_measured,
     lambda s: s.compactions,
     lambda s: s.modified,
     lambda s: s.size,
@@ -101,8 +101,8 @@ def test_headers_are_the_seven_figures(nav):
     assert headers == [
         "Session",
         "Messages",
-        "Tokens (est.)",
-        "Tokens (measured)",
+        "Context tokens",
+        "chars/4 estimate",
         "Compactions",
         "Modified",
         "Size",
@@ -138,8 +138,8 @@ def test_agent_rows_total_their_sessions(nav, summaries):
         assert agent.data() == f"{name} ({len(mine)})"
         row = [nav.model.index(a, c).data() for c in range(len(COLUMNS))]
         assert row[1] == f"{sum(s.messages for s in mine):,}"
-        assert row[2] == f"{sum(s.tokens_estimated for s in mine):,}"
-        assert row[3] is None  # measured figures are not summed
+        assert row[2] is None  # context tokens of unrelated sessions are not summed
+        assert row[3] == f"{sum(s.tokens_estimated for s in mine):,}"
         assert row[4] == f"{sum(s.compactions for s in mine):,}"
         newest = max(s.modified for s in mine)
         assert row[5] == datetime.fromtimestamp(newest, UTC).strftime("%Y-%m-%d %H:%M")

@@ -183,12 +183,15 @@ def test_y_axis_titles_never_overlap(view, before, height):
 
 
 @pytest.mark.parametrize("width", [900, 683])
-def test_legend_wraps_and_is_never_cut(view, width):
+def test_legend_wraps_and_is_never_cut(view, before, width):
+    _, tl, budget = before
+    view.set_timeline(tl, budget)
     view.resize(width, 400)
     view.grab()
-    legend = view.findChild(QLabel, "timeline-legend")
-    assert legend.width() <= view.width()
-    assert legend.height() >= legend.heightForWidth(legend.width())
+    for name in ("timeline-legend", "timeline-info"):  # wrapped, whole
+        label = view.findChild(QLabel, name)
+        assert label.width() <= view.width()
+        assert label.height() >= label.heightForWidth(label.width())
 
 
 # -- defect 4: entry numbers on the x axis, a labelled cut point ---------------------------
@@ -290,3 +293,68 @@ def test_every_gauge_threshold_has_a_tooltip_that_explains_it(gauge, before):
         assert README_THRESHOLDS in tip
     seed = next(m for m in markers if m.threshold.key == "seed")
     assert "80%" in canvas.tooltip_at(seed.label.center())
+
+
+# -- the gauge squeezed by the window's splitter: its legend never covers the bar -----------
+
+
+def test_a_squeezed_gauge_keeps_its_legend_clear_of_the_bar(qtbot, before):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QSplitter, QWidget
+
+    session, _, budget = before
+    splitter = QSplitter(Qt.Orientation.Vertical)
+    qtbot.addWidget(splitter)
+    gauge = BudgetGauge()
+    splitter.addWidget(QWidget())
+    splitter.addWidget(gauge)
+    gauge.set_breakdown(breakdown_at(session, None), budget)
+    gauge.set_comparison(150_000, "after trim")
+    splitter.resize(715, 500)
+    splitter.show()
+    qtbot.waitExposed(splitter)
+    splitter.setSizes([480, 20])  # the window gives the gauge less than it needs
+    splitter.grab()
+    canvas = gauge_canvas(gauge)
+    bar = canvas.geometry()
+    entries = [w for w in gauge.findChildren(QWidget) if w.objectName().startswith("legend-entry")]
+    shown = [w for w in entries if w.isVisible()]
+    assert shown
+    for w in shown:
+        assert not w.geometry().intersects(bar), w.objectName()
+        assert w.geometry().bottom() <= gauge.height()
+
+
+# -- the Sessions navigator: the same name and number as the timeline ----------------------
+
+
+def test_navigator_shows_the_timelines_context_tokens(qtbot, view, tmp_path):
+    from dataclasses import replace
+
+    from PySide6.QtCore import Qt
+
+    from core.dataset.load import load_dataset
+    from core.demo.build import write_demo
+    from widgets.session.navigator import Navigator
+
+    write_demo(tmp_path / "home", now_ms=1_760_000_000_000, segments=50)
+    summaries = load_dataset(tmp_path / "home").summaries
+    summaries = [*summaries[:-1], replace(summaries[-1], tokens_measured=None)]
+    nav = Navigator()
+    qtbot.addWidget(nav)
+    nav.set_sessions(summaries)
+    model = nav.proxy
+    headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(model.columnCount())]
+    assert not any("measured" in h for h in headers), headers
+    column = headers.index("Context tokens")
+    tip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert CONTEXT_TOKENS.help in tip
+    for s in summaries[:3]:
+        session = load_transcript(s.path)
+        view.set_timeline(build_timeline(session))
+        cell = model.mapFromSource(nav.model.session_index(s.id)).siblingAtColumn(column)
+        assert _first_number(cell.data()) == _leaf_number(view), s.id
+        assert "reported" in cell.data(Qt.ItemDataRole.ToolTipRole)
+    blank = model.mapFromSource(nav.model.session_index(summaries[-1].id)).siblingAtColumn(column)
+    assert _first_number(blank.data()) == summaries[-1].tokens_estimated
+    assert "chars/4" in blank.data(Qt.ItemDataRole.ToolTipRole)

@@ -217,6 +217,10 @@ def test_compaction_labels_never_overlap(view, big):
     view.set_timeline(big)
     view.grab()
     shown = [lab for lab in plot_items(view)["compaction_labels"] if lab.isVisible()]
+    assert 0 < len(shown) <= len(big.compactions)
+    view.resize(600, 500)
+    view.grab()
+    shown = [lab for lab in plot_items(view)["compaction_labels"] if lab.isVisible()]
     assert 0 < len(shown) < len(big.compactions)  # some hidden at this width
     rects = [lab.sceneBoundingRect() for lab in shown]
     for i, a in enumerate(rects):

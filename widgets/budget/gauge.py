@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPixmap
+from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -230,7 +230,23 @@ class BudgetGauge(QWidget):
 
     @override
     def sizeHint(self) -> QSize:
-        return QSize(900, 140)
+        return QSize(900, max(140, self._needed_height()))
+
+    @override
+    def minimumSizeHint(self) -> QSize:
+        # The legend wraps: at this width it needs this many rows, and a splitter that
+        # gave less would draw them over the bar.
+        return QSize(super().minimumSizeHint().width(), self._needed_height())
+
+    def _needed_height(self) -> int:
+        layout = self.layout()
+        return layout.heightForWidth(max(self.width(), 320)) if layout is not None else 0
+
+    @override
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self.updateGeometry()  # the legend's rows, so the minimum height, may change
 
     # -- public API -----------------------------------------------------------
     def set_breakdown(

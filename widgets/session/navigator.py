@@ -24,6 +24,7 @@ from PySide6.QtCore import (
 from PySide6.QtWidgets import QLineEdit, QStyle, QTreeView, QVBoxLayout, QWidget
 from typing_extensions import override
 
+from core.context.terms import CHARS4_ESTIMATE, CONTEXT_TOKENS, source_label, source_tip
 from widgets.common.record_model import RecordRole, SortRole
 
 if TYPE_CHECKING:
@@ -62,8 +63,21 @@ class NavColumn:
     tip: str = ""
 
 
-def _measured(s: SessionSummary) -> str:
-    return "" if s.tokens_measured is None else f"{s.tokens_measured:,}"
+def _context(s: SessionSummary) -> int:
+    """The context tokens at the leaf, as the timeline and the gauge show them."""
+    return s.tokens_estimated if s.tokens_measured is None else s.tokens_measured
+
+
+def _context_shown(s: SessionSummary) -> str:
+    if not s.loaded:
+        return "…"
+    # "~": no turn reported usage, the figure is the chars/4 estimate
+    return f"{_context(s):,}" if s.tokens_measured is not None else f"~{_context(s):,}"
+
+
+def _context_tip(s: SessionSummary) -> str:
+    source = "estimated" if s.tokens_measured is None else "measured"
+    return f"{CONTEXT_TOKENS.name} at the leaf, {source_label(source)}: {source_tip(source)}"
 
 
 def _estimated(s: SessionSummary) -> str:
@@ -87,18 +101,19 @@ COLUMNS: tuple[NavColumn, ...] = (
     NavColumn("Session", lambda s: s.name or s.id, lambda s: (s.name or s.id).lower()),
     NavColumn("Messages", lambda s: f"{s.messages:,}", lambda s: s.messages, True),
     NavColumn(
-        "Tokens (est.)",
+        "Context tokens",
+        _context_shown,
+        _context,
+        False,
+        f"{CONTEXT_TOKENS.name} at the current leaf: {CONTEXT_TOKENS.help} "
+        "(~: no turn reported usage)",
+    ),
+    NavColumn(
+        "chars/4 estimate",
         _estimated,
         lambda s: s.tokens_estimated,
         True,
-        "pi's estimate (chars / 4) of the context at the current leaf",
-    ),
-    NavColumn(
-        "Tokens (measured)",
-        _measured,
-        lambda s: -1 if s.tokens_measured is None else s.tokens_measured,
-        False,
-        "the provider's usage figure for that context, where the transcript has one",
+        f"{CHARS4_ESTIMATE.name} of the context at the current leaf: {CHARS4_ESTIMATE.help}",
     ),
     NavColumn("Compactions", lambda s: f"{s.compactions:,}", lambda s: s.compactions, True),
     NavColumn("Modified", lambda s: _when(s.modified), lambda s: s.modified),
@@ -255,6 +270,8 @@ class SessionTreeModel(QAbstractItemModel):
             return rec
         if role == Qt.ItemDataRole.ToolTipRole and index.column() == 0:
             return _tip(rec)
+        if role == Qt.ItemDataRole.ToolTipRole and col.sort is _context:
+            return _context_tip(rec)
         if role == Qt.ItemDataRole.TextAlignmentRole and index.column() > 0:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None

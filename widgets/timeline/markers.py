@@ -19,7 +19,15 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 
 from core.context.terms import THRESHOLD_TERMS, threshold_help
-from widgets.timeline.placement import Frame, line_groups, place_beside, place_threshold
+from widgets.timeline.placement import (
+    Frame,
+    line_groups,
+    place_beside,
+    place_low,
+    place_near,
+    place_threshold,
+    rows_above,
+)
 from widgets.timeline.style import (
     CUT_COLOR,
     FLUSH_COLOR,
@@ -271,9 +279,7 @@ class TimelineMarkers:
             self._style_flush_label(label, failed=not f.succeeded)
             label.setText(f" {f.label} ")
             label.setToolTip(f.tooltip)
-            label.setAnchor((1.0, 1.2))  # above, to the left: the compaction drop is right
-            label.setPos(f.x, f.context)
-            label.show()
+            label.show()  # layout() places it by its star
         for label in self.flush_labels[len(flushes) :]:
             label.hide()
 
@@ -309,7 +315,12 @@ class TimelineMarkers:
         self.layout()
 
     def layout(self) -> None:
-        """Place every label for the current range and size; hide those with no free spot."""
+        """Place every label for the current range and size; hide those with no free spot.
+
+        Forks and broken links keep their spot at their marker; the others avoid
+        them and each other, in this order: thresholds, compactions, memory
+        flushes, the cut point.
+        """
         tl = self._timeline
         if tl is None:
             return
@@ -318,25 +329,36 @@ class TimelineMarkers:
         frame = Frame(x0, x1, y0, y1, vb.width(), vb.height())
         shown = [k for k, line in self.thresholds.items() if line.isVisible()]
         ys = [frame.py(self.thresholds[k].value()) for k in shown]
-        taken: list[QRectF] = []
-        for group in line_groups(ys, self._label_height()):
+        h = self.label_height()
+        fixed = (*self.branch_labels, *self.break_labels)
+        taken = [self._anchored(frame, label) for label in fixed if label.isVisible()]
+        for group in line_groups(ys, h):
             span = (ys[group[0]], ys[group[-1]])
             for i in sorted(group, key=lambda i: ys[i]):  # the highest line first
                 label = self.threshold_labels[shown[i]]
                 rect = place_threshold(frame, self._size(label), span, ys, taken, tl.curve_span)
                 self._put(label, frame, rect, taken)
-        h = self._label_height()
-        rows = (PAD_TOP, PAD_TOP + h + 1)
-        if self._cut_x is not None:
-            size = self._size(self.cut_label)
-            rect = place_beside(frame, frame.px(self._cut_x), size, rows, ys, taken)
-            self._put(self.cut_label, frame, rect, taken)
+        rows = rows_above(min(ys, default=frame.height), h, PAD_TOP)
         for m, label in zip(tl.compactions, self.compaction_labels, strict=False):
             rect = place_beside(frame, frame.px(m.x), self._size(label), rows, ys, taken)
             self._put(label, frame, rect, taken)
+        for f, label in zip(tl.flushes, self.flush_labels, strict=False):
+            point = (frame.px(f.x), frame.py(f.context))
+            self._put(label, frame, place_near(frame, point, self._size(label), ys, taken), taken)
+        if self._cut_x is not None:  # low beside its line, under the curve (or over it)
+            size, px = self._size(self.cut_label), frame.px(self._cut_x)
+            rect = place_low(frame, px, size, ys, taken, tl.curve_span)
+            self._put(self.cut_label, frame, rect, taken)
 
-    def _label_height(self) -> float:
-        return float(self.cut_label.boundingRect().height()) or 20.0
+    def label_height(self) -> float:
+        """Pixel height of a one-line label (a row of labels)."""
+        return float(self.threshold_labels["window"].boundingRect().height()) or 20.0
+
+    def _anchored(self, frame: Frame, label: pg.TextItem) -> QRectF:
+        """Where a label anchored at its marker sits, in view box pixels."""
+        w, h = self._size(label)
+        pos, anchor = label.pos(), label.anchor
+        return QRectF(frame.px(pos.x()) - anchor.x() * w, frame.py(pos.y()) - anchor.y() * h, w, h)
 
     @staticmethod
     def _size(label: pg.TextItem) -> tuple[float, float]:

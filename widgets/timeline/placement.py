@@ -127,3 +127,52 @@ def place_beside(
             if clear and frame.holds(r):
                 return r
     return None
+
+
+def place_near(
+    frame: Frame,
+    point: tuple[float, float],
+    size: tuple[float, float],
+    lines: Sequence[float],
+    taken: Sequence[QRectF],
+) -> QRectF | None:
+    """A rectangle by pixel *point* (above left first), crossing no line, on nothing taken."""
+    (px, py), (w, h) = point, size
+    for dy in (-h - GAP, GAP, -2 * h - GAP - 1, h + GAP + 1, -3 * h - GAP - 2):
+        for x in (px - w - GAP, px + GAP):
+            r = QRectF(x, py + dy, w, h)
+            clear = not _crosses(r, lines) and not any(r.intersects(t) for t in taken)
+            if clear and frame.holds(r):
+                return r
+    return None
+
+
+def rows_above(line: float, height: float, top: float) -> list[float]:
+    """Pixel tops of the label rows from *top* down to a line at pixel y *line* (one at least)."""
+    rows = [top]
+    while rows[-1] + 2 * (height + 1) + GAP <= line:
+        rows.append(rows[-1] + height + 1)
+    return rows
+
+
+def place_low(
+    frame: Frame,
+    px: float,
+    size: tuple[float, float],
+    lines: Sequence[float],
+    taken: Sequence[QRectF],
+    curve: Callable[[float, float], tuple[float, float]],
+) -> QRectF | None:
+    """A rectangle beside a vertical line at pixel x *px*, from the bottom up, under the curve."""
+    w, h = size
+    y = frame.height - PAD - h
+    while y >= 0:
+        for x in (px + GAP, px - GAP - w):
+            r = QRectF(x, y, w, h)
+            if not frame.holds(r) or _crosses(r, lines) or any(r.intersects(t) for t in taken):
+                continue
+            lo, hi = curve(frame.x_at(r.left()), frame.x_at(r.right()))
+            if hi < frame.y_at(r.bottom()) or lo > frame.y_at(r.top()):
+                return r
+        y -= h + 1
+    return None

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFontMetrics, QPalette
 from typing_extensions import override
 
+from core.context.terms import CONTEXT_TOKENS, MESSAGE_TOKENS
 from core.timeline.arrays import Category
 
 if TYPE_CHECKING:
@@ -41,6 +42,29 @@ FLUSH_COLOR = THRESHOLD_STYLES["flush"][0]
 """A memory flush the agent recorded: the colour of the flush threshold line."""
 FLUSH_FAILED_COLOR = "#d62728"
 BAR_WIDTH = 0.8
+AXIS_TITLES = {
+    "context_plot": (CONTEXT_TOKENS.name, "context", ""),
+    "bar_plot": (MESSAGE_TOKENS.name, "message", ""),
+}
+"""Each y axis's title, from longest to none: the longest that fits its plot's height."""
+
+
+def fit_axis_title(plot: pg.PlotItem, titles: Sequence[str]) -> None:
+    """Give *plot*'s left axis the longest of *titles* that fits its height (none: hidden).
+
+    A rotated title longer than its plot spills over the other plot's and draws
+    over its title: a short timeline says "context" or nothing instead.
+    """
+    axis = plot.getAxis("left")
+    metrics = QFontMetrics(axis.label.font())
+    room = plot.vb.height() - 6
+    title = next((t for t in titles if metrics.horizontalAdvance(t) + 8 <= room), "")
+    if title == (axis.labelText if axis.label.isVisible() else ""):
+        return
+    if title:
+        plot.setLabel("left", title)
+    else:
+        plot.showLabel("left", False)
 
 
 def short_tokens(value: float) -> str:

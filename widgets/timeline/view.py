@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QBrush, QColor, QFontMetrics
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from typing_extensions import override
 
@@ -32,6 +32,7 @@ from core.context.terms import CHARS4_ESTIMATE, CONTEXT_TOKENS, MESSAGE_TOKENS, 
 from core.timeline.arrays import Category, Timeline, bar_outline, threshold_lines
 from widgets.timeline.markers import TimelineMarkers
 from widgets.timeline.style import (
+    AXIS_TITLES,
     BAR_WIDTH,
     CATEGORY_COLORS,
     CUT_COLOR,
@@ -39,6 +40,7 @@ from widgets.timeline.style import (
     THINKING_COLOR,
     IndexAxis,
     TokenAxis,
+    fit_axis_title,
     legend_html,
     palette_colors,
 )
@@ -49,13 +51,8 @@ if TYPE_CHECKING:
 
 LIVE_REDRAW_MS = 250
 """Live appends to the shown session redraw the timeline at most this often."""
-HEADROOM_PX = 84
-"""Room above the highest line of the context plot for the compaction and threshold labels."""
-AXIS_TITLES = {
-    "context_plot": (CONTEXT_TOKENS.name, "context", ""),
-    "bar_plot": (MESSAGE_TOKENS.name, "message", ""),
-}
-"""Each y axis's title, from longest to none: the longest that fits its plot's height."""
+HEADROOM_SHARE = 0.45
+"""At most this share of the context plot is kept above its highest line for labels."""
 LEGEND_CATEGORIES = (
     Category.USER,
     Category.ASSISTANT,
@@ -106,6 +103,7 @@ class TimelineView(QWidget):
         self._info.setObjectName("timeline-info")
         self._info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._info.setWordWrap(True)  # a narrow window wraps the figures, never cuts them
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
@@ -458,10 +456,10 @@ class TimelineView(QWidget):
     def _update_y_ranges(self) -> None:
         h = self._ctx_plot.vb.height()
         # Two rows of compaction labels and a row of threshold labels above the lines;
-        # a short plot keeps room for two rows and gives the rest to the curve.
-        row = QFontMetrics(self.font()).height() + 10
-        room = min(HEADROOM_PX, max(0.22 * h, 2 * row)) / h if h > 0 else 0.22
-        room = min(room, 0.5)
+        # a short plot keeps two rows and gives the rest to the curve.
+        row = self._markers.label_height() + 1
+        room_px = min(3 * row + 8, max(2 * row + 8, HEADROOM_SHARE * h))
+        room = min(room_px / h, 0.6) if h > 0 else 0.22
         top = self._ctx_max / (1 - room)
         self._ctx_plot.setYRange(-0.03 * top, top, padding=0)  # below 0: the 0 tick shows
         tl = self._timeline
@@ -489,11 +487,11 @@ class TimelineView(QWidget):
         kind = source_label("measured" if bool(tl.measured[tl.on_path][-1:].all()) else "estimated")
         off = int((~tl.on_path).sum())
         parts = [
+            f"{CONTEXT_TOKENS.name} at the leaf {last:,} ({kind})",
             f"{n:,} messages",
-            f"{int(tl.tokens.sum()):,} tokens in messages",
+            f"{int(tl.tokens.sum()):,} {MESSAGE_TOKENS.name} in all",
             f"{len(tl.compactions)} compactions",
             f"{len(tl.branches)} forks ({off:,} messages off the current path)",
-            f"{CONTEXT_TOKENS.name} at the leaf {last:,} ({kind})",
         ]
         for f in tl.flushes:
             cycle = (
@@ -569,26 +567,7 @@ class TimelineView(QWidget):
         self._markers.layout()
 
     def _on_view_resized(self, *_: object) -> None:
-        self._fit_axis_titles()
+        fit_axis_title(self._ctx_plot, AXIS_TITLES["context_plot"])
+        fit_axis_title(self._bar_plot, AXIS_TITLES["bar_plot"])
         self._update_y_ranges()
         self._markers.layout()
-
-    def _fit_axis_titles(self) -> None:
-        """Each y axis gets the longest title that fits its plot's height (none: hidden).
-
-        Rotated titles longer than their plot spill into the other plot's and draw
-        over its title: a short timeline says "context" or nothing instead.
-        """
-        for name, plot in (("context_plot", self._ctx_plot), ("bar_plot", self._bar_plot)):
-            axis = plot.getAxis("left")
-            room = plot.vb.height() - 6
-            metrics = QFontMetrics(axis.label.font())
-            title = next(
-                (t for t in AXIS_TITLES[name] if metrics.horizontalAdvance(t) + 8 <= room), ""
-            )
-            if title == (axis.labelText if axis.label.isVisible() else ""):
-                continue
-            if title:
-                plot.setLabel("left", title)
-            else:
-                plot.showLabel("left", False)
