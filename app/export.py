@@ -319,7 +319,10 @@ class Exporter(AppHelper):
     def _write(self, what: str, path: str, payload: Callable[[], bytes]) -> Job:
         def job(**_: object) -> str:
             data = payload()
-            atomic_write(path, data, backup=False)
+            try:
+                atomic_write(path, data, backup=False)
+            except OSError as exc:  # the message names the export, not the temp file
+                raise OSError(exc.strerror or str(exc)) from exc
             return f"Exported {what} to {path} ({len(data):,} bytes)"
 
         return self.runner.submit(

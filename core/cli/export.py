@@ -29,6 +29,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.is_dir():
         raise CliError(f"{out}: is a folder; give the HTML file to write")
+    if not out.parent.is_dir():
+        raise CliError(f"{out}: no such folder {out.parent}")
     if out.exists() and not args.force:
         raise CliError(f"{out} exists; pass --force to replace it")
     session, _store, config = open_session(args)

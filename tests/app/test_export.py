@@ -209,7 +209,9 @@ def test_a_failed_write_is_said_not_raised(qtbot, window, tmp_path):
     job = exporter.export_view("png")
     qtbot.waitUntil(lambda: not job.running, timeout=30_000)
     assert job.outcome == "failed"
-    assert window.status.place_label.text().startswith(f"Could not export to {out}")
+    assert window.status.place_label.text() == (
+        f"Could not export to {out}: No such file or directory"
+    )
     assert not out.parent.exists()
 
 

@@ -206,3 +206,10 @@ def test_cli_writes_the_page_and_never_replaces_a_file_unasked(
     assert out.read_text() == "mine"
     assert cmd_export(_cli_args(demo_session.path, out, compaction=compaction, force=True)) == 0
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_cli_names_a_missing_folder(demo_session, tmp_path):
+    out = tmp_path / "nowhere" / "report.html"
+    with pytest.raises(CliError, match=f"{out}: no such folder"):
+        cmd_export(_cli_args(demo_session.path, out))
+    assert not out.parent.exists()
