@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from core.cli.export import cmd_export
+from core.cli.main import run_cli
 from core.cli.output import CliError
 from core.compaction.plan import plan_compaction
 from core.context.budget import budget_for
@@ -213,3 +214,13 @@ def test_cli_names_a_missing_folder(demo_session, tmp_path):
     with pytest.raises(CliError, match=f"{out}: no such folder"):
         cmd_export(_cli_args(demo_session.path, out))
     assert not out.parent.exists()
+
+
+def test_memlens_export_from_the_command_line(demo_session, tmp_path, capsys):
+    out = tmp_path / "plan.html"
+    argv = ["export", demo_session.path, "-o", str(out), "--compaction", "--json"]
+    assert run_cli(argv) == 0
+    assert orjson.loads(capsys.readouterr().out)["output"] == str(out)
+    assert "Compaction report for session" in out.read_text(encoding="utf-8")
+    assert run_cli(argv) == 1  # the file exists: not replaced
+    assert "exists; pass --force" in capsys.readouterr().err
