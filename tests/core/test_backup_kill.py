@@ -21,15 +21,21 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import pytest
 
 from core.io import fsutil
 from core.safety.backups import NAME_RE, TEMP_RE, list_backups, prune
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL"),
@@ -88,13 +94,173 @@ def _home(base: Path, data: bytes) -> Path:
     return path
 
 
-def _start(path: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "core.cli.main", "compact", str(path), "--write", "--force"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+# -- the runs: forks of one process that has memlens imported ---------------------------
+# A fresh interpreter per run spends most of it importing memlens, before the first byte
+# is read; a fork of a process that already imported it runs the same command line
+# (``run_cli``, then the exit handlers, as ``python -m core.cli.main`` does), in a process
+# of its own that is SIGKILLed like any other, with its own append helper.
+
+WARM = ("core.cli.main", "core.cli.compaction", "core.cli.backups", "core.cli.fact",
+        "core.compaction.run", "core.compaction.write", "core.dataset.load", "core.llm",
+        "core.openclaw.agentdb", "core.openclaw.memindex", "core.recall.updater",
+        "core.knowledge.ops", "core.store.knowledge", "core.transcript.loader")  # fmt: skip
+"""What ``memlens compact --write`` imports (one missing is imported by each run)."""
+
+
+def _child(argv: list[str], err: int) -> None:
+    """In the forked run: stdin and stdout on /dev/null, stderr into *err*; never returns."""
+    import atexit
+    import traceback
+
+    code = 70
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.dup2(err, 2)
+        os.close(null)
+        os.close(err)
+        from core.cli.main import run_cli
+
+        code = run_cli(argv)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        atexit._run_exitfuncs()  # the append helper's stop, as at the CLI's exit
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def serve() -> None:
+    """The fork server (``python -m tests.core.test_backup_kill``).
+
+    Reads ``TAG PATH`` lines; forks ``memlens compact PATH --write --force`` for each and
+    answers ``pid TAG PID`` at once, then ``done TAG STATUS STDERR_HEX`` once the run and
+    its append helper are gone (their stderr closed) and the run is reaped.
+    """
+    import importlib
+    import selectors
+
+    for name in WARM:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    out = sys.stdout.buffer
+    sel = selectors.DefaultSelector()
+    sel.register(0, selectors.EVENT_READ, None)
+    requests, reading, running = b"", True, 0
+    while reading or running:
+        for key, _ in sel.select():
+            if key.data is None:  # requests, or EOF: stop once the runs are done
+                chunk = os.read(0, 65536)
+                if not chunk:
+                    sel.unregister(0)
+                    reading = False
+                requests += chunk
+                *lines, requests = requests.split(b"\n")
+                for line in lines:
+                    tag, path = line.decode().split(" ", 1)
+                    r, w = os.pipe()
+                    pid = os.fork()
+                    if pid == 0:
+                        os.close(r)
+                        _child(["compact", path, "--write", "--force"], w)
+                    os.close(w)
+                    sel.register(r, selectors.EVENT_READ, (tag, pid, bytearray()))
+                    running += 1
+                    out.write(f"pid {tag} {pid}\n".encode())
+                    out.flush()
+                continue
+            tag, pid, buf = key.data
+            chunk = os.read(key.fd, 65536)
+            if chunk:
+                buf += chunk
+                continue
+            sel.unregister(key.fd)
+            os.close(key.fd)
+            _, status = os.waitpid(pid, 0)
+            running -= 1
+            code = os.waitstatus_to_exitcode(status)
+            out.write(f"done {tag} {code} {bytes(buf).hex() or '-'}\n".encode())
+            out.flush()
+
+
+class Runs:
+    """The test's side of :func:`serve`: start runs, kill them, wait for them."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.core.test_backup_kill"],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.lock = threading.Lock()
+        self.futures: dict[tuple[str, str], Future[str]] = {}
+        self.count = 0
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _future(self, kind: str, tag: str) -> Future[str]:
+        with self.lock:
+            return self.futures.setdefault((kind, tag), Future())
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            kind, tag, rest = line.decode().rstrip("\n").split(" ", 2)
+            self._future(kind, tag).set_result(rest)
+        with self.lock:  # the server is gone: nothing more will come
+            for future in self.futures.values():
+                if not future.done():
+                    future.set_exception(RuntimeError("the fork server exited"))
+
+    def start(self, path: Path) -> Run:
+        assert self.proc.stdin is not None
+        with self.lock:
+            self.count += 1
+            tag = str(self.count)
+            self.proc.stdin.write(f"{tag} {path}\n".encode())
+            self.proc.stdin.flush()
+        return Run(int(self._future("pid", tag).result(timeout=60)), self._future("done", tag))
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=120)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.reader.join(timeout=10)
+
+
+@dataclass
+class Run:
+    """One forked ``memlens compact --write``."""
+
+    pid: int
+    done: Future[str]
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:  # pragma: no cover (reaped only after done)
+            pass
+
+    def finish(self) -> tuple[int, bytes]:
+        """Wait until the run and its append helper are gone (both hold stderr)."""
+        code, err = self.done.result(timeout=120).split(" ", 1)
+        return int(code), b"" if err == "-" else bytes.fromhex(err)
+
+
+@pytest.fixture(scope="module")
+def runs() -> Iterator[Runs]:
+    server = Runs()
+    yield server
+    server.close()
 
 
 def _wait_for(folder: Path, pattern, deadline: float) -> bool:
@@ -107,12 +273,6 @@ def _wait_for(folder: Path, pattern, deadline: float) -> bool:
             pass
         time.sleep(0.0002)
     return False
-
-
-def _finish(proc: subprocess.Popen[bytes]) -> tuple[int, bytes]:
-    """Wait until the CLI and its append helper are gone (both hold stderr)."""
-    _, err = proc.communicate(timeout=120)
-    return proc.returncode, err
 
 
 def check_after(path: Path, before: bytes) -> str:
@@ -151,9 +311,11 @@ def check_after(path: Path, before: bytes) -> str:
     return "after backup, before append" if backups else "before backup"
 
 
-def _round(base: Path, data: bytes, mode: str, delay: float, window: float) -> tuple[str, int]:
+def _round(
+    runs: Runs, base: Path, data: bytes, mode: str, delay: float, window: float
+) -> tuple[str, int]:
     path = _home(base, data)
-    proc = _start(path)
+    run = runs.start(path)
     started = time.monotonic()
     deadline = started + 60
     if mode == "uniform":
@@ -164,8 +326,8 @@ def _round(base: Path, data: bytes, mode: str, delay: float, window: float) -> t
     else:  # "append": once the backup has its name
         _wait_for(path.parent, NAME_RE, deadline)
         time.sleep(delay * 0.02)
-    proc.send_signal(signal.SIGKILL)
-    code, err = _finish(proc)
+    run.kill()
+    code, err = run.finish()
     assert code in (0, -signal.SIGKILL), err.decode(errors="replace")
     assert b"Traceback" not in err, err.decode(errors="replace")
     phase = check_after(path, data)
@@ -174,25 +336,27 @@ def _round(base: Path, data: bytes, mode: str, delay: float, window: float) -> t
     return phase, code
 
 
-def _timings(base: Path, data: bytes) -> tuple[float, float]:
+def _timings(runs: Runs, base: Path, data: bytes) -> tuple[float, float]:
     """A whole run unkilled: its duration and how long the backup's temp file lived."""
     path = _home(base, data)
-    proc = _start(path)
+    run = runs.start(path)
     t0 = time.monotonic()
     _wait_for(path.parent, TEMP_RE, t0 + 60)
     t1 = time.monotonic()
     _wait_for(path.parent, NAME_RE, t0 + 60)
     t2 = time.monotonic()
-    code, err = _finish(proc)
+    code, err = run.finish()
     assert code == 0, err.decode(errors="replace")
     assert check_after(path, data) == "after append"
     return time.monotonic() - t0, max(t2 - t1, 0.005)
 
 
-def test_killed_compaction_leaves_whole_backups_and_whole_lines(fast_dir, transcript):
+def test_killed_compaction_leaves_whole_backups_and_whole_lines(runs, fast_dir, transcript):
     # Timed as the kills will run (PARALLEL at once): a run alone is faster.
     with ThreadPoolExecutor(PARALLEL) as pool:
-        timed = list(pool.map(lambda k: _timings(fast_dir / f"t{k}", transcript), range(PARALLEL)))
+        timed = list(
+            pool.map(lambda k: _timings(runs, fast_dir / f"t{k}", transcript), range(PARALLEL))
+        )
     total = max(t for t, _ in timed) * 1.1  # and a little past the end
     window = max(w for _, w in timed)
     rng = random.Random(13)
@@ -202,7 +366,7 @@ def test_killed_compaction_leaves_whole_backups_and_whole_lines(fast_dir, transc
     def one(item: tuple[int, str, float]) -> tuple[str, str, int]:
         k, mode, u = item
         delay = u * total if mode == "uniform" else u
-        phase, code = _round(fast_dir / f"r{k}", transcript, mode, delay, window)
+        phase, code = _round(runs, fast_dir / f"r{k}", transcript, mode, delay, window)
         shutil.rmtree(fast_dir / f"r{k}", ignore_errors=True)
         return mode, phase, code
 
@@ -219,15 +383,15 @@ def test_killed_compaction_leaves_whole_backups_and_whole_lines(fast_dir, transc
     assert phases["after backup, before append"]
 
 
-def test_prune_removes_the_temp_copies_of_killed_backups(fast_dir, transcript):
+def test_prune_removes_the_temp_copies_of_killed_backups(runs, fast_dir, transcript):
     """A kill during the copy leaves a hidden temp file; it is never a backup, and prune takes it."""
     for k in range(40):
         base = fast_dir / f"p{k}"
         path = _home(base, transcript)
-        proc = _start(path)
+        run = runs.start(path)
         _wait_for(path.parent, TEMP_RE, time.monotonic() + 60)
-        proc.send_signal(signal.SIGKILL)
-        _finish(proc)
+        run.kill()
+        run.finish()
         temps = [n for n in os.listdir(path.parent) if TEMP_RE.match(n)]
         if temps:
             break
@@ -250,3 +414,7 @@ def test_the_backup_name_is_a_hard_link_of_a_verified_copy(tmp_path):
     second = fsutil.make_backup(p)
     assert first != second and first.read_bytes() == second.read_bytes() == b"{}\n"
     assert first.stat().st_nlink == second.stat().st_nlink == 1  # the temp name is gone
+
+
+if __name__ == "__main__":
+    serve()
