@@ -44,11 +44,10 @@ class StatusBar(QObject):
         self.cancel_button.setVisible(False)
         self.cancel_button.setToolTip("Stop loading (Esc)")
         self.cancel_button.clicked.connect(self.cancel_requested)
-        for label in (self.place_label, self.counts_label):
-            # Long text is cut on a narrow window (the whole of it in the tooltip), so the
-            # status bar never holds the window wider than a laptop's screen.
-            label.setMinimumWidth(0)
-            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # A long place is cut on a narrow window (the whole of it in the tooltip), so the
+        # status bar never holds the window wider than a laptop's screen.
+        self.place_label.setMinimumWidth(0)
+        self.place_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.place_label, 1)
         bar.addWidget(self.counts_label)
         bar.addPermanentWidget(self.task_label)
@@ -89,4 +88,3 @@ class StatusBar(QObject):
         )
         self.counts_label.setText(text)
         self.counts_label.setToolTip(text)
-        self.counts_label.setMinimumWidth(min(self.counts_label.sizeHint().width(), 200))

@@ -1,10 +1,12 @@
 """Regenerate docs/screenshots/*.png from the demo data (offscreen Qt).
 
-python docs/make_screenshots.py
+python docs/make_screenshots.py            # every view, on a large (2560x1440) screen
+python docs/make_screenshots.py --laptop   # the default layout on a 1366x768 screen
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -13,7 +15,21 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+def offscreen_screen(width: int, height: int) -> str:
+    """``QT_QPA_PLATFORM`` for an offscreen screen of *width* x *height* (a JSON description).
+
+    The window fits itself to its screen, so the screen decides what a shot shows.
+    """
+    config = Path(tempfile.mkdtemp(prefix="memlens-shots-screen-")) / "screen.json"
+    screen = {"name": "shots", "x": 0, "y": 0, "width": width, "height": height}
+    config.write_text(json.dumps({"screens": [{**screen, "logicalDpi": 96, "dpr": 1}]}))
+    return f"offscreen:configfile={config}"
+
+
+LAPTOP = "--laptop" in sys.argv[1:]
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":  # before Qt starts
+    os.environ["QT_QPA_PLATFORM"] = offscreen_screen(*((1366, 768) if LAPTOP else (2560, 1440)))
 # Rendering never adds to the user's own activity log.
 os.environ.setdefault("MEMLENS_DATA_DIR", tempfile.mkdtemp(prefix="memlens-shots-"))
 ROOT = Path(__file__).resolve().parent.parent
@@ -247,6 +263,41 @@ def _first_run(app: QApplication) -> None:
     settings.clear_recent()
 
 
+LAPTOP_SHOTS = ("message", "context", "recall", "trim", "facts", "review", "compaction", "openclaw")
+
+
+def laptop() -> int:
+    """The default layout on a 1366x768 screen, untouched: every tab, light and dark.
+
+    The window opens as a user's would (fitted to the screen, docks and splitter at
+    their defaults), so these show what a laptop user meets first.
+    """
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
+    os.environ["HOME"] = tempfile.mkdtemp(prefix="memlens-shots-home-")
+    out = OUT / "laptop"
+    out.mkdir(parents=True, exist_ok=True)
+    demo = demo_dir()
+    window = MainWindow(confirm=always)
+    window.show()
+    window.open_path(str(demo))
+    _wait_for(lambda: window.data is not None and window.recall_data is not None)
+    window.navigator.select_session(_busiest(window))
+    _settle(app, 800)
+    for theme in ("light", "dark"):
+        apply_theme(app, theme)
+        window.inspector.refresh()
+        for view in LAPTOP_SHOTS:
+            window.show_view(view)
+            _settle(app, 500)
+            name = out / f"{view}{'-dark' if theme == 'dark' else ''}.png"
+            window.grab().save(str(name))
+            print(name)
+    window.close()
+    return 0
+
+
 def main() -> int:
     """Render every view and save it under docs/screenshots."""
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -293,4 +344,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if LAPTOP:
+        sys.exit(laptop())
     sys.exit(main())
