@@ -216,10 +216,11 @@ def test_x_axis_ticks_are_entry_numbers(view, before):
     assert "entry" in axis.labelText
 
 
-def test_cut_point_line_is_labelled_with_its_entry(qtbot, view, before):
+@pytest.mark.parametrize(("size", "pos"), [((1400, 700), 700), ((715, 357), 930)])
+def test_cut_point_line_is_labelled_with_its_entry(qtbot, view, before, size, pos):
     _, tl, budget = before
+    view.resize(*size)
     view.set_timeline(tl, budget)
-    pos = 700
     assert view.set_cut_point(tl.entry_ids[pos])
     view.grab()
     label = plot_items(view)["cut_label"]

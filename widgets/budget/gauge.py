@@ -47,6 +47,7 @@ from widgets.budget.gauge_canvas import (
     fmt_pct,
     hatch,
 )
+from widgets.common.palette import is_dark
 
 if TYPE_CHECKING:
     from core.context.breakdown import ContextBreakdown, SectionKey
@@ -201,7 +202,7 @@ class BudgetGauge(QWidget):
             self._entries[key], self._swatches[key], self._legend[key] = entry, swatch, label
 
         # Every threshold in one line each, with the README section that says more.
-        self._help = QLabel("<a href='#context-thresholds'>What do these mean?</a>")
+        self._help = QLabel()
         self._help.setObjectName("thresholds-help")
         self._help.setTextFormat(Qt.TextFormat.RichText)
         self._help.setToolTip(_thresholds_help())
@@ -431,7 +432,13 @@ class BudgetGauge(QWidget):
         self._canvas.setAccessibleDescription(self.accessibleDescription())
 
     def _paint_swatches(self) -> None:
-        """The legend's colour squares: they follow the palette, not the data."""
+        """The legend's colour squares and the help link: they follow the palette."""
+        # Qt's default link blue is unreadable on a dark window.
+        pal = self.palette()
+        link = QColor("#58a6ff") if is_dark(pal) else pal.color(QPalette.ColorRole.Link)
+        self._help.setText(
+            f"<a href='#context-thresholds' style='color:{link.name()}'>What do these mean?</a>"
+        )
         for key, swatch in self._swatches.items():
             swatch.setPixmap(self._swatch(key))
 

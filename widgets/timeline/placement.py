@@ -163,8 +163,13 @@ def place_low(
     taken: Sequence[QRectF],
     curve: Callable[[float, float], tuple[float, float]],
 ) -> QRectF | None:
-    """A rectangle beside a vertical line at pixel x *px*, from the bottom up, under the curve."""
+    """A rectangle beside a vertical line at pixel x *px*, from the bottom up.
+
+    Clear of the curve if it can be; else the lowest free spot (the label's
+    background then covers the curve there).
+    """
     w, h = size
+    fallback: QRectF | None = None
     y = frame.height - PAD - h
     while y >= 0:
         for x in (px + GAP, px - GAP - w):
@@ -174,5 +179,6 @@ def place_low(
             lo, hi = curve(frame.x_at(r.left()), frame.x_at(r.right()))
             if hi < frame.y_at(r.bottom()) or lo > frame.y_at(r.top()):
                 return r
+            fallback = fallback or r
         y -= h + 1
-    return None
+    return fallback
