@@ -180,10 +180,6 @@ class ActivityModel(RecordTableModel[Item]):
         if role == SortRole and index.column() == TIME and index.isValid():
             # The log is in the order of the writes: the row breaks ties of equal times.
             return index.row()
-        if role == Qt.ItemDataRole.ForegroundRole and index.isValid():
-            if self.owner(self.record(index.row())) == MEMLENS:  # set apart in "Both"
-                return QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText)
-            return None
         if role == Qt.ItemDataRole.ToolTipRole and index.isValid():
             rec = self.record(index.row())
             whose = WHOSE_TIP.get(self.owner(rec), "")
@@ -235,6 +231,16 @@ class ActivityFilter(QSortFilterProxyModel):
         else:  # pragma: no cover - older Qt
             self._text, self._action, self._owner = text, action, owner
             self.invalidateRowsFilter()
+
+    @override
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.ForegroundRole and not self._owner and index.isValid():
+            # Both lists shown: memlens's own rows are set apart (dimmed).
+            model = self.sourceModel()
+            rec = index.data(RecordRole)
+            if isinstance(model, ActivityModel) and rec is not None and model.owner(rec) == MEMLENS:
+                return QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText)
+        return super().data(index, role)
 
     @override
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:

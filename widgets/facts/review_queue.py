@@ -55,6 +55,7 @@ from widgets.facts.review_model import (
     compared_html,
     proposed_html,
 )
+from widgets.facts.split import TableFirstSplitter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -130,7 +131,8 @@ class ReviewQueue(QWidget):
         ):
             pane = QWidget()
             box = QVBoxLayout(pane)
-            box.setContentsMargins(0, 4, 0, 0)
+            box.setContentsMargins(0, 2, 0, 0)
+            box.setSpacing(2)
             box.addWidget(title)
             box.addWidget(view)
             detail.addWidget(pane)
@@ -153,12 +155,11 @@ class ReviewQueue(QWidget):
 
         self.status_label = QLabel(wordWrap=True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self.table)
-        self.splitter.addWidget(detail)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        # The table first (eight rows on a laptop's short tab page), the comparison below.
+        self.splitter = TableFirstSplitter(self.table, detail)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 2)
+        layout.setSpacing(4)
         layout.addLayout(bar)
         layout.addWidget(self.splitter, 1)
         layout.addWidget(self.status_label)

@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QSplitter,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -50,6 +49,7 @@ from widgets.facts.detail import SOURCES_TAB, FactDetail
 from widgets.facts.editing import FactEditing
 from widgets.facts.host import FactsHost
 from widgets.facts.model import COLUMNS, STATUSES, TIME_COL, FactFilterProxy, FactTableModel
+from widgets.facts.split import TableFirstSplitter
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -156,26 +156,24 @@ class FactsView(FactsHost):
 
         self.detail = FactDetail()
         self.detail.fact_activated.connect(self.select_fact)
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self.table)
-        self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([480, 320])
+        # The table first (eight rows on a laptop's short tab page), the detail below.
+        self.splitter = TableFirstSplitter(self.table, self.detail)
         self.counts_label = QLabel()
         self.status_label = QLabel(wordWrap=True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
     def _build_bar(self) -> None:
-        filters = QHBoxLayout()
+        """Filters and edit buttons in one row; the counts beside the status line below."""
+        bar = QHBoxLayout()
+        bar.setSpacing(4)
         for label, widget in (("&Type", self.type_combo), ("St&atus", self.status_combo)):
             lab = QLabel(label)
             lab.setBuddy(widget)
-            filters.addWidget(lab)
-            filters.addWidget(widget)
-        filters.addWidget(self.filter_edit, 1)
-        filters.addWidget(self.counts_label)
-        buttons = QHBoxLayout()
+            bar.addWidget(lab)
+            bar.addWidget(widget)
+        self.filter_edit.setMinimumWidth(120)
+        bar.addWidget(self.filter_edit, 1)
+        bar.addSpacing(8)
         ed = self.editing
         for act in (
             ed.new_action,
@@ -188,18 +186,23 @@ class FactsView(FactsHost):
             ed.redo_action,
         ):
             if act is None:
-                buttons.addSpacing(12)
+                bar.addSpacing(8)
                 continue
             button = QToolButton()
             button.setDefaultAction(act)
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-            buttons.addWidget(button)
-        buttons.addStretch(1)
+            bar.addWidget(button)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.status_label, 1)
+        bottom.addWidget(
+            self.counts_label, 0, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop
+        )
         layout = QVBoxLayout(self)
-        layout.addLayout(filters)
-        layout.addLayout(buttons)
+        layout.setContentsMargins(4, 4, 4, 2)
+        layout.setSpacing(4)
+        layout.addLayout(bar)
         layout.addWidget(self.splitter, 1)
-        layout.addWidget(self.status_label)
+        layout.addLayout(bottom)
 
     # -- public API ---------------------------------------------------------------------------
     def attach(

@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDateTimeEdit,
     QDoubleSpinBox,
-    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -38,7 +37,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QSplitter,
     QTableView,
     QTabWidget,
     QVBoxLayout,
@@ -49,6 +47,7 @@ from core.cli.memory import MemoryHome, agent_workspace, load_settings, run_sear
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole, RecordTableModel, SortRole
 from widgets.common.view_jobs import view_key
+from widgets.facts.split import TableFirstSplitter
 from widgets.openclaw.memory_index_models import (
     WARN_STYLE,
     CandidateModel,
@@ -99,13 +98,17 @@ class MemoryIndexView(QWidget):
         self.index_combo.setToolTip("The agent whose memory index is shown")
         self.index_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.index_combo.currentIndexChanged.connect(self._on_index_chosen)
-        self.status_label = QLabel(wordWrap=True)
-        top = QHBoxLayout()
+        self.status_label = QLabel()
+        self.status_label.setTextFormat(Qt.TextFormat.RichText)
+        # The picker and the index's figures sit beside the tabs: the table gets the height.
+        corner = QWidget()
+        top = QHBoxLayout(corner)
+        top.setContentsMargins(8, 0, 2, 0)
         pick = QLabel("&Agent index:")
         pick.setBuddy(self.index_combo)
         top.addWidget(pick)
-        top.addWidget(self.index_combo, 1)
-        top.addWidget(self.status_label, 2)
+        top.addWidget(self.index_combo)
+        top.addWidget(self.status_label, 1)
 
         self.tabs = QTabWidget()
         self.candidates = CandidateModel(self)
@@ -124,8 +127,9 @@ class MemoryIndexView(QWidget):
         self.meta_table = self._table(self.meta, sortable=False)
         self.tabs.addTab(self.meta_table, "&Meta")
 
+        self.tabs.setCornerWidget(corner, Qt.Corner.TopRightCorner)
         layout = QVBoxLayout(self)
-        layout.addLayout(top)
+        layout.setContentsMargins(0, 2, 0, 0)
         layout.addWidget(self.tabs, 1)
         self.set_home(None, [], None, None)
 
@@ -172,27 +176,28 @@ class MemoryIndexView(QWidget):
         self.search_button.clicked.connect(self.run_search)
         self.only_results = QCheckBox("Only &returned results")
         self.only_results.toggled.connect(self._on_only_results_toggled)
-        form = QFormLayout()
+        # The query and its knobs in one row, the results below; how the search ran
+        # (mode, clock, limits) is said under them, beside the selected snippet.
+        row = QHBoxLayout()
+        row.setSpacing(4)
         q = QLabel("&Query:")
         q.setBuddy(self.query_edit)
-        row = QHBoxLayout()
+        row.addWidget(q)
+        self.query_edit.setMinimumWidth(140)
         row.addWidget(self.query_edit, 1)
         row.addWidget(self.search_button)
-        form.addRow(q, row)
-        knobs = QHBoxLayout()
+        row.addSpacing(8)
         for text, widget in (
-            ("Ma&x results", self.max_spin),
+            ("Ma&x", self.max_spin),
             ("Mi&n score", self.min_spin),
             ("&Time", self.now_edit),
         ):
             label = QLabel(text)
             label.setBuddy(widget)
-            knobs.addWidget(label)
-            knobs.addWidget(widget)
-        knobs.addWidget(self.now_button)
-        knobs.addStretch(1)
-        knobs.addWidget(self.only_results)
-        form.addRow(knobs)
+            row.addWidget(label)
+            row.addWidget(widget)
+        row.addWidget(self.now_button)
+        row.addWidget(self.only_results)
         self.mode_label = QLabel(
             wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse
         )
@@ -200,15 +205,18 @@ class MemoryIndexView(QWidget):
         self.results_table.selectionModel().currentRowChanged.connect(self._on_candidate_changed)
         self.snippet_view = QPlainTextEdit(readOnly=True)
         self.snippet_view.setFont(mono)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.results_table)
-        split.addWidget(self.snippet_view)
-        split.setSizes([420, 140])
+        detail = QWidget()
+        below = QVBoxLayout(detail)
+        below.setContentsMargins(0, 2, 0, 0)
+        below.setSpacing(2)
+        below.addWidget(self.mode_label)
+        below.addWidget(self.snippet_view, 1)
         tab = QWidget()
         box = QVBoxLayout(tab)
-        box.addLayout(form)
-        box.addWidget(self.mode_label)
-        box.addWidget(split, 1)
+        box.setContentsMargins(2, 2, 2, 2)
+        box.setSpacing(2)
+        box.addLayout(row)
+        box.addWidget(TableFirstSplitter(self.results_table, detail), 1)
         return tab
 
     def _chunks_tab(self, mono: QFont) -> QWidget:
@@ -219,12 +227,11 @@ class MemoryIndexView(QWidget):
         self.chunks_table.selectionModel().currentRowChanged.connect(self._on_chunk_changed)
         self.chunk_text = QPlainTextEdit(readOnly=True)
         self.chunk_text.setFont(mono)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.chunks_table)
-        split.addWidget(self.chunk_text)
-        split.setSizes([420, 160])
+        split = TableFirstSplitter(self.chunks_table, self.chunk_text)
         tab = QWidget()
         box = QVBoxLayout(tab)
+        box.setContentsMargins(4, 4, 4, 4)
+        box.setSpacing(4)
         row = QHBoxLayout()
         label = QLabel("F&ile:")
         label.setBuddy(self.file_filter)
@@ -402,6 +409,7 @@ class MemoryIndexView(QWidget):
 
     def _show_failure(self, label: QLabel, message: str) -> None:
         label.setText(f"<span style='color:#c62828;'>{html.escape(message)}</span>")
+        label.setToolTip(message)
         self.failed.emit(message)
 
     # -- handlers -----------------------------------------------------------------

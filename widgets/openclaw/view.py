@@ -122,6 +122,7 @@ def _table(model: RecordTableModel[object], name: str) -> QTableView:
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.verticalHeader().hide()
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
     view.horizontalHeader().setStretchLastSection(True)
     view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     view.setWordWrap(False)
@@ -191,6 +192,8 @@ class OpenClawView(QWidget):
         self.row_model: RecordTableModel[RowField] = RecordTableModel(ROW_COLUMNS, self)
         self.row_table = _table(self.row_model, "Session row")  # type: ignore[arg-type]
         lay = QVBoxLayout(self.row_page)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setSpacing(4)
         lay.addWidget(self.row_source)
         lay.addWidget(self.row_table, 1)
 
@@ -226,6 +229,8 @@ class OpenClawView(QWidget):
         self.hit_table.activated.connect(self._on_hit_activated)
         self.hit_table.doubleClicked.connect(self._on_hit_activated)
         lay = QVBoxLayout(self.search_page)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.setSpacing(4)
         lay.addLayout(row)
         lay.addWidget(self.search_note)
         lay.addWidget(self.hit_table, 1)
