@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QTableView
 
 from core.dataset.load import load_dataset
 from core.demo.build import write_demo
+from widgets.activity.backups_view import BackupsView
 from widgets.activity.view import ActivityView
 from widgets.facts.review_queue import ReviewQueue
 from widgets.facts.view import FactsView
@@ -100,10 +101,11 @@ def test_memory_index_search_shows_eight_rows(qtbot, demo):
     assert _rows(memory.chunks_table) >= 8
 
 
-def test_activity_view_shows_eight_rows_in_a_small_dock(qtbot):
-    view = ActivityView()
+@pytest.mark.parametrize("kind", [ActivityView, BackupsView])
+def test_activity_dock_pages_show_eight_rows_in_a_small_dock(qtbot, kind):
+    view = kind()
     qtbot.addWidget(view)
-    view.resize(900, 240)  # the Activity dock's page at 1366x768
+    view.resize(900, 230)  # a page of the Activity dock (Writes, Backups) at 1366x768
     view.show()
     qtbot.waitExposed(view)
     assert view.minimumSizeHint().height() <= 120
