@@ -90,3 +90,46 @@ def test_the_backup_previewed_is_the_backup_written(qtbot, demo, monkeypatch):
     assert str(done.args[0].backup) == previewed
     assert previewed in panel.message_label.text()
     assert previewed in confirm.said
+
+
+def _inside(widget, panel) -> bool:  # type: ignore[no-untyped-def]
+    top_left = widget.mapTo(panel, widget.rect().topLeft())
+    return panel.rect().contains(top_left) and panel.rect().contains(
+        widget.mapTo(panel, widget.rect().bottomRight())
+    )
+
+
+@pytest.mark.parametrize("size", [(900, 330), (1300, 560)])
+def test_the_panel_fits_a_laptop_tab_without_scrolling(qtbot, demo, size):
+    """Item 12: in a tab of a 1366x768 window the buttons and every plan row show."""
+    from PySide6.QtWidgets import QFrame, QScrollArea
+
+    data, session = demo
+    panel = CompactionPanel(confirm=lambda writes: True)
+    scroll = QScrollArea()  # as the window holds each tab
+    scroll.setWidget(panel)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    qtbot.addWidget(scroll)
+    scroll.resize(*size)
+    scroll.show()
+    with qtbot.waitSignal(panel.cut_point_changed, timeout=10_000):
+        panel.set_target(target_from_dataset(data, session))
+    with qtbot.waitSignal(panel.summary_ready, timeout=20_000):
+        panel.run()
+    qtbot.waitUntil(lambda: panel.size() == scroll.viewport().size())
+    assert not scroll.verticalScrollBar().isVisible()
+    assert not scroll.horizontalScrollBar().isVisible()
+    for button in (panel.run_button, panel.cancel_button, panel.discard_button):
+        assert button.isVisible() and _inside(button, panel), button.text()
+    assert panel.write_button.isVisible() and _inside(panel.write_button, panel)
+    assert panel.write_button.isEnabled()
+    table = panel.plan_table
+    rows = table.model().rowCount()
+    assert rows == 4
+    for row in range(rows):  # every row of the plan, whole, without scrolling
+        rect = table.visualRect(table.model().index(row, 0))
+        assert table.viewport().rect().contains(rect), row
+    assert _inside(table, panel)
+    # the summary gets the rest, a few lines at least
+    assert panel.summary_view.viewport().height() >= 40

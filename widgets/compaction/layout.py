@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -22,8 +22,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from typing_extensions import override
 
 from widgets.compaction.diff import SummaryDiffView
+from widgets.compaction.elided import ElidedLabel
 from widgets.compaction.models import (
     CALL_COLUMNS,
     FACT_COLUMNS,
@@ -65,8 +67,27 @@ def _table(model: RecordTableModel[object], widths: tuple[int, ...]) -> QTableVi
     return table
 
 
+class _Splitter(QSplitter):
+    """A splitter that asks for no more than its minimum.
+
+    The window holds each tab in a scroll area, which sizes a view with wrapped
+    labels by its preferred height: asking for the splitter's minimum keeps that
+    within a laptop's tab; a taller tab gives the splitter the rest anyway.
+    """
+
+    @override
+    def sizeHint(self) -> QSize:
+        return self.minimumSizeHint().expandedTo(QSize(super().sizeHint().width(), 0))
+
+
 class CompactionLayout(QWidget):
-    """Every child widget of the compaction panel, laid out."""
+    """Every child widget of the compaction panel, laid out.
+
+    Compact enough for a laptop (a tab area of about 900 x 330 pixels) without a
+    scroll bar: the buttons in a toolbar row at the top, then the state, the session
+    and its settings, then a splitter with the plan (its table beside the headline
+    numbers) over the summary tabs.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,77 +97,92 @@ class CompactionLayout(QWidget):
         self._build_tabs()
         self._build_failure()
         self._build_write()
-        split = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
-        split.addWidget(self.plan_box)
-        split.addWidget(self.tabs)
-        split.setStretchFactor(0, 0)
-        split.setStretchFactor(1, 1)
+        self.splitter = _Splitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("compaction-splitter")
+        self.splitter.addWidget(self.plan_box)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setCollapsible(0, False)
+        self.splitter.setCollapsible(1, False)
+        self.tabs.setMinimumHeight(64)  # the tab bar and two lines
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.addLayout(self.header_row)
-        layout.addWidget(self.settings_label)
-        layout.addWidget(self.picker)
-        layout.addWidget(split, 1)
+        layout.setContentsMargins(6, 2, 6, 2)
+        layout.setSpacing(3)
         layout.addLayout(self.run_row)
+        layout.addLayout(self.header_row)
+        layout.addWidget(self.db_note)
+        layout.addWidget(self.splitter, 1)
         layout.addWidget(self.failure_box)
         layout.addWidget(self.notes_label)
         layout.addWidget(self.message_label)
-        layout.addLayout(self.write_row)
-
-    # -- parts --------------------------------------------------------------------------------
 
     def _build_header(self) -> None:
         self.session_label = QLabel()
         self.session_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.settings_label = QLabel(wordWrap=True)
-        self.settings_label.setToolTip("The agent's compaction settings for this session")
+        self.settings_label = ElidedLabel()  # the agent's compaction settings (all on hover)
+        self.settings_label.setEnabled(False)  # the muted colour of the palette
         self.header_row = QHBoxLayout()
-        self.header_row.addWidget(QLabel("Compact"))
-        self.header_row.addWidget(self.session_label, 1)
+        self.header_row.addWidget(self.session_label)
+        self.header_row.addWidget(self.settings_label, 1)
         self.picker = ProviderPicker()
         self.provider_combo = self.picker.combo
+        self.provider_combo.setMinimumWidth(215)
         self.key_label = self.picker.key_label
 
     def _build_plan(self) -> None:
-        self.plan_box = QGroupBox("Plan")
+        self.plan_box = QWidget()
+        self.plan_box.setAccessibleName("Plan")
         self.plan_title = QLabel(wordWrap=True)
         font = self.plan_title.font()
-        font.setPointSizeF(font.pointSizeF() * 1.2)
         font.setBold(True)
         self.plan_title.setFont(font)
         self.figures: dict[str, QLabel] = {}
         grid = QGridLayout()
-        grid.setHorizontalSpacing(18)
-        grid.setVerticalSpacing(0)
-        for col, (key, caption, tip) in enumerate(FIGURES):
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(1)
+        for row, (key, caption, tip) in enumerate(FIGURES):
             cap = QLabel(caption)
             cap.setToolTip(tip)
             cap.setEnabled(False)  # the muted colour of the palette
             value = QLabel()
             value.setToolTip(tip)
-            big = value.font()
-            big.setPointSizeF(big.pointSizeF() * 1.25)
-            value.setFont(big)
-            grid.addWidget(cap, 0, col)
-            grid.addWidget(value, 1, col)
+            grid.addWidget(cap, row, 0)
+            grid.addWidget(value, row, 1)
             self.figures[key] = value
-        grid.setColumnStretch(len(FIGURES), 1)
-        self.cut_label = QLabel()
+        grid.setRowStretch(len(FIGURES), 1)
+        grid.setColumnStretch(2, 1)
+        self.cut_label = QLabel(wordWrap=True)
         self.cut_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.show_cut_button = QPushButton("Show on timeline")
         self.show_cut_button.setToolTip("Highlight the first kept entry on the timeline")
         cut_row = QHBoxLayout()
         cut_row.addWidget(self.cut_label, 1)
-        cut_row.addWidget(self.show_cut_button)
+        cut_row.addWidget(self.show_cut_button, 0, Qt.AlignmentFlag.AlignTop)
         self.plan_model = make_model(PLAN_COLUMNS, self)
-        self.plan_table = _table(self.plan_model, (190, 90, 110, 60, 150))
+        self.plan_table = _table(self.plan_model, (150, 72, 92, 44, 110))
+        # a scroll bar would hide a row: the columns shrink instead (full text on hover)
+        self.plan_table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.plan_table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.plan_table.setToolTip("What happens to each part of the session")
-        self.plan_table.setFixedHeight(22 * 4 + self.plan_table.horizontalHeader().height() + 6)
+        self.plan_table.setAccessibleName("Plan")
+        # every row of the plan shows, and no more: the summary below gets the rest
+        rows = 4  # pruned, summarised, split-turn prefix, kept
+        self.plan_table.setFixedHeight(
+            22 * rows + self.plan_table.horizontalHeader().sizeHint().height() + 4
+        )
+        side = QVBoxLayout()
+        side.setSpacing(3)
+        side.addLayout(cut_row)
+        side.addLayout(grid, 1)
+        body = QHBoxLayout()
+        body.addWidget(self.plan_table, 3)
+        body.addLayout(side, 2)
         lay = QVBoxLayout(self.plan_box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(3)
         lay.addWidget(self.plan_title)
-        lay.addLayout(grid)
-        lay.addLayout(cut_row)
-        lay.addWidget(self.plan_table)
+        lay.addLayout(body, 1)
 
     def _build_run(self) -> None:
         self.run_button = QPushButton("Run")
@@ -155,13 +191,14 @@ class CompactionLayout(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop the summary at once; nothing is written (Esc)")
         self.progress = QProgressBar(textVisible=True)
-        self.progress.setMinimumWidth(260)
-        self.state_label = QLabel()
-        self.run_row = QHBoxLayout()
+        self.progress.setMinimumWidth(110)
+        self.state_label = ElidedLabel()  # what runs now, or how the last step ended
+        self.run_row = QHBoxLayout()  # the toolbar: every button of the view, and the state
+        self.run_row.addWidget(self.picker)
         self.run_row.addWidget(self.run_button)
         self.run_row.addWidget(self.cancel_button)
         self.run_row.addWidget(self.progress, 1)
-        self.run_row.addWidget(self.state_label, 1)
+        self.run_row.addWidget(self.state_label, 2)
 
     def _build_tabs(self) -> None:
         self.tabs = QTabWidget()
@@ -258,13 +295,10 @@ class CompactionLayout(QWidget):
             "be running; it writes the compaction into its database"
         )
         self.openclaw_button.hide()
-        self.write_row = QHBoxLayout()
-        self.write_row.addWidget(self.force_check)
-        self.write_row.addWidget(self.db_note, 1)
-        self.write_row.addStretch(1)
-        self.write_row.addWidget(self.discard_button)
-        self.write_row.addWidget(self.openclaw_button)
-        self.write_row.addWidget(self.write_button)
+        self.run_row.addWidget(self.discard_button)
+        self.run_row.addWidget(self.openclaw_button)
+        self.run_row.addWidget(self.write_button)
+        self.header_row.addWidget(self.force_check)  # the write's one option
 
     # -- filling ------------------------------------------------------------------------------
 

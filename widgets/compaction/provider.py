@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from core.compaction.provider import OFFLINE, check_spec, provider_key_status, with_offline_first
 
@@ -41,6 +41,9 @@ class ProviderPicker(QWidget):
         self.combo.setToolTip("The model that writes the summary")
         self.combo.setMinimumWidth(260)
         self.key_label = QLabel()
+        # in a toolbar: the status gives way (the combo's tooltips say as much)
+        self.key_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.key_label.setMinimumWidth(60)
         self.key_label.setToolTip(
             "Only the name of the environment variable is shown, never the key"
         )
@@ -101,7 +104,7 @@ class ProviderPicker(QWidget):
         if self._error is not None:
             return f'<span style="color:{ERROR_COLOR}">{self._error}</span>'
         if choice.offline:
-            return "no model, no network: extractive summary"
+            return "no network, no key"
         env = choice.effective_key_env
         status = provider_key_status(choice)
         if status == "not needed":
