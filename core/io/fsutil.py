@@ -496,8 +496,12 @@ def atomic_write(
     *,
     backup: bool = True,
     expect: Identity | None = None,
+    backup_name: Path | None = None,
 ) -> Path | None:
     """Replace *path* with *data* atomically; returns the backup path, if any.
+
+    *backup_name* is the backup's name as a preview showed it
+    (:func:`next_backup_path`); None names it now.
 
     The backup (:func:`make_verified_backup`) is made and verified first: when
     it fails, *path* is not touched. The new content goes to a temp file in the
@@ -523,7 +527,8 @@ def atomic_write(
     existed = before is not None
     saved: Path | None = None
     if backup and existed:
-        saved, before = make_verified_backup(target)  # the identity of what it copied
+        # the identity of what it copied
+        saved, before = make_verified_backup(target, name=backup_name)
         if expect is not None and before != expect:
             raise _changed(target, "since it was read")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

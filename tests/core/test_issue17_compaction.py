@@ -191,3 +191,12 @@ def test_a_run_for_an_older_leaf_is_refused(tmp_path):
         write_compaction(run, grown, force=True)
     assert path.read_bytes().startswith(before)
     assert load_transcript(path).leaf.id == grown.leaf.id  # nothing appended
+
+
+def test_a_rewrite_keeps_its_backup_under_the_planned_name(tmp_path):
+    target = tmp_path / "sessions.json"
+    target.write_bytes(b"{}\n")
+    planned = fsutil.next_backup_path(target)
+    saved = fsutil.atomic_write(target, b'{"a": 1}\n', backup_name=planned)
+    assert saved == planned and planned.read_bytes() == b"{}\n"
+    assert target.read_bytes() == b'{"a": 1}\n'
