@@ -158,6 +158,7 @@ class BudgetGauge(QWidget):
 
         self._headline = QLabel()
         self._headline.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._headline.setWordWrap(True)  # a narrow window wraps the figures, never cuts them
         self._combo = QComboBox()
         self._combo.setObjectName("window-combo")
         self._combo.setAccessibleName("context window")
