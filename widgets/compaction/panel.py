@@ -217,15 +217,14 @@ class CompactionPanel(CompactionDisplay):
         if session is not target.session:  # the file was read again (replaced)
             self._target = target = replace(target, session=session)
         self.show_session(target.session)
-        if self._result is not None and not self._result.written and self._stale_result():
+        if self._stale_result():  # a summary not written, for the old leaf
             self.set_message(
                 "The session grew since this summary was made: Run again to compact its "
                 "new leaf (this summary cannot be written).",
                 error=True,
             )
-        if self._runner.busy(self._plan_key):
-            self._replan = True
-        else:
+        self._replan = self._runner.busy(self._plan_key)  # then one more plan follows it
+        if not self._replan:
             self._start("plan", jobs.plan_job(target), track=False)
         self._update_actions()
 
