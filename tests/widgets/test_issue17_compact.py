@@ -19,8 +19,9 @@ from widgets.facts.view import FactsView
 from widgets.openclaw.memory_index_view import MemoryIndexView
 from widgets.openclaw.view import OpenClawView
 
-TAB_WIDTH, TAB_HEIGHT = 1120, 330
-"""The page of a tab in a 1366x768 window (its smallest expected height)."""
+TAB_WIDTH, TAB_HEIGHT = 700, 330
+"""The page of a tab in a 1366x768 window (its smallest expected size, the Sessions dock
+beside it)."""
 
 
 @pytest.fixture(scope="module")

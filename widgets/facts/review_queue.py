@@ -55,7 +55,7 @@ from widgets.facts.review_model import (
     compared_html,
     proposed_html,
 )
-from widgets.facts.split import TableFirstSplitter
+from widgets.facts.split import TableFirstSplitter, button_bar
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -140,12 +140,15 @@ class ReviewQueue(QWidget):
 
         self.buttons: dict[str, QToolButton] = {}
         bar = QHBoxLayout()
+        # The decision buttons never widen the page: what does not fit is behind "»".
+        self.decide_bar = button_bar("Review decisions")
         for name in ("accept", "reject", "edit", "reset", "|", "accept_all", "reject_all"):
             if name == "|":
-                bar.addSpacing(16)
+                self.decide_bar.addSeparator()
                 continue
             self.buttons[name] = QToolButton(autoRaise=False)
-            bar.addWidget(self.buttons[name])
+            self.decide_bar.addWidget(self.buttons[name])
+        bar.addWidget(self.decide_bar)
         bar.addStretch(1)
         self.counts_label = QLabel()
         bar.addWidget(self.counts_label)

@@ -1,9 +1,11 @@
-"""A table above its detail pane, the table first: what a short tab page needs.
+"""What a small tab page needs: its table first, and buttons that fit any width.
 
-On a laptop a tab's page is about 330 px tall. :class:`TableFirstSplitter` gives the
-table room for :data:`TABLE_ROWS` rows (or its share of a taller page) and the
-detail pane below the rest; the pane scrolls when that is less than it needs.
-Once the user drags the handle, the split is theirs.
+On a laptop a tab's page is about 330 px tall and maybe 700 px wide.
+:class:`TableFirstSplitter` gives the table room for :data:`TABLE_ROWS` rows (or its
+share of a taller page) and the detail pane below the rest; the pane scrolls when
+that is less than it needs. Once the user drags the handle, the split is theirs.
+:func:`button_bar` puts a page's buttons in one row that never widens the page:
+those that do not fit are behind the bar's ``»`` button.
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QTableView, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QToolBar,
+    QToolButton,
+    QWidget,
+)
 from typing_extensions import override
 
 if TYPE_CHECKING:
@@ -23,6 +33,26 @@ TABLE_SHARE = 0.6
 """The table's share of a taller page."""
 DETAIL_MIN = 26
 """The detail pane's smallest height (it scrolls below that)."""
+
+
+def button_bar(name: str) -> QToolBar:
+    """A row of text buttons whose overflow goes behind a ``»`` button (never scrolls)."""
+    bar = QToolBar(name)
+    bar.setAccessibleName(name)
+    bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    bar.setMovable(False)
+    bar.setFloatable(False)
+    bar.setContentsMargins(0, 0, 0, 0)
+    inner = bar.layout()
+    if inner is not None:
+        inner.setContentsMargins(0, 0, 0, 0)
+    # The style's arrow pixmap is dark on a dark theme: the overflow button says it in text.
+    more = bar.findChild(QToolButton, "qt_toolbar_ext_button")
+    if more is not None:
+        more.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        more.setText("»")
+        more.setToolTip("More")
+    return bar
 
 
 class TableFirstSplitter(QSplitter):

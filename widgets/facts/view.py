@@ -36,7 +36,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QTableView,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -49,7 +48,7 @@ from widgets.facts.detail import SOURCES_TAB, FactDetail
 from widgets.facts.editing import FactEditing
 from widgets.facts.host import FactsHost
 from widgets.facts.model import COLUMNS, STATUSES, TIME_COL, FactFilterProxy, FactTableModel
-from widgets.facts.split import TableFirstSplitter
+from widgets.facts.split import TableFirstSplitter, button_bar
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -175,6 +174,7 @@ class FactsView(FactsHost):
         bar.addWidget(self.filter_edit, 1)
         bar.addSpacing(8)
         ed = self.editing
+        self.edit_bar = button_bar("Fact edits")
         for act in (
             ed.new_action,
             ed.edit_action,
@@ -186,12 +186,10 @@ class FactsView(FactsHost):
             ed.redo_action,
         ):
             if act is None:
-                bar.addSpacing(8)
-                continue
-            button = QToolButton()
-            button.setDefaultAction(act)
-            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-            bar.addWidget(button)
+                self.edit_bar.addSeparator()
+            else:
+                self.edit_bar.addAction(act)
+        bar.addWidget(self.edit_bar)
         bottom = QHBoxLayout()
         bottom.addWidget(self.status_label, 1)
         bottom.addWidget(

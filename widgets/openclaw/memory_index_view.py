@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QTableView,
     QTabWidget,
@@ -47,7 +48,7 @@ from core.cli.memory import MemoryHome, agent_workspace, load_settings, run_sear
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole, RecordTableModel, SortRole
 from widgets.common.view_jobs import view_key
-from widgets.facts.split import TableFirstSplitter
+from widgets.facts.split import TableFirstSplitter, button_bar
 from widgets.openclaw.memory_index_models import (
     WARN_STYLE,
     CandidateModel,
@@ -96,10 +97,15 @@ class MemoryIndexView(QWidget):
 
         self.index_combo = QComboBox()
         self.index_combo.setToolTip("The agent whose memory index is shown")
-        self.index_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.index_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.index_combo.setMinimumContentsLength(16)
         self.index_combo.currentIndexChanged.connect(self._on_index_chosen)
         self.status_label = QLabel()
         self.status_label.setTextFormat(Qt.TextFormat.RichText)
+        # Beside the tabs it takes the room left and never widens the page.
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         # The picker and the index's figures sit beside the tabs: the table gets the height.
         corner = QWidget()
         top = QHBoxLayout(corner)
@@ -187,17 +193,24 @@ class MemoryIndexView(QWidget):
         row.addWidget(self.query_edit, 1)
         row.addWidget(self.search_button)
         row.addSpacing(8)
+        knobs = button_bar("Search settings")  # what does not fit is behind "»"
         for text, widget in (
-            ("Ma&x", self.max_spin),
-            ("Mi&n score", self.min_spin),
-            ("&Time", self.now_edit),
+            ("Ma&x ", self.max_spin),
+            (" Mi&n score ", self.min_spin),
+            (" &Time ", self.now_edit),
         ):
             label = QLabel(text)
             label.setBuddy(widget)
-            row.addWidget(label)
-            row.addWidget(widget)
-        row.addWidget(self.now_button)
-        row.addWidget(self.only_results)
+            knob = QWidget()  # a label overflows with its box, never alone
+            pair = QHBoxLayout(knob)
+            pair.setContentsMargins(0, 0, 0, 0)
+            pair.setSpacing(2)
+            pair.addWidget(label)
+            pair.addWidget(widget)
+            knobs.addWidget(knob)
+        knobs.addWidget(self.now_button)
+        knobs.addWidget(self.only_results)
+        row.addWidget(knobs, 1)
         self.mode_label = QLabel(
             wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse
         )
@@ -283,7 +296,7 @@ class MemoryIndexView(QWidget):
         has = bool(index_paths)
         for w in (self.query_edit, self.search_button, self.index_combo):
             w.setEnabled(has)
-        self.status_label.setText("" if has else "No OpenClaw memory index in this place.")
+        self._set_status("" if has else "No OpenClaw memory index in this place.")
         if has:
             self.index_combo.setCurrentIndex(0)
             self._load(Path(index_paths[0]))
@@ -341,7 +354,7 @@ class MemoryIndexView(QWidget):
         return agent_workspace(self._config, agent_of(path), state)
 
     def _load(self, path: Path) -> None:
-        self.status_label.setText(f"Reading {path.name}…")
+        self._set_status(f"Reading {path.name}…")
         workspace = self._workspace_of(path)
         self._runner.submit(
             "memory index load",
@@ -372,7 +385,7 @@ class MemoryIndexView(QWidget):
             text += f"; <span style='{WARN_STYLE}'>{stale} file(s) changed since indexing</span>"
         if snap.problems:
             text += f"; <span style='{WARN_STYLE}'>{snap.problems[0].message}</span>"
-        self.status_label.setText(text)
+        self._set_status(text)
         self.loaded.emit(snap)
 
     def _on_search_done(self, result: MemorySearchResult) -> None:
@@ -406,6 +419,11 @@ class MemoryIndexView(QWidget):
 
     def _on_search_failed(self, message: str) -> None:
         self._show_failure(self.mode_label, message)
+
+    def _set_status(self, text: str) -> None:
+        """The index's figures beside the tabs (the whole text on hover when cut)."""
+        self.status_label.setText(text)
+        self.status_label.setToolTip(text)
 
     def _show_failure(self, label: QLabel, message: str) -> None:
         label.setText(f"<span style='color:#c62828;'>{html.escape(message)}</span>")
