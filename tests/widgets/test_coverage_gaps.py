@@ -139,7 +139,9 @@ def test_agent_rows_total_their_sessions(nav, summaries):
         row = [nav.model.index(a, c).data() for c in range(len(COLUMNS))]
         assert row[1] == f"{sum(s.messages for s in mine):,}"
         assert row[2] is None  # context tokens of unrelated sessions are not summed
-        assert row[3] == f"{sum(s.tokens_estimated for s in mine):,}"
+        assert row[3] is None  # nor their chars/4 estimates (issue 17, defect 10)
+        tip = nav.model.index(a, 3).data(Qt.ItemDataRole.ToolTipRole)
+        assert "not added up" in tip
         assert row[4] == f"{sum(s.compactions for s in mine):,}"
         newest = max(s.modified for s in mine)
         assert row[5] == datetime.fromtimestamp(newest, UTC).strftime("%Y-%m-%d %H:%M")

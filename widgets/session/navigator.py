@@ -112,7 +112,7 @@ COLUMNS: tuple[NavColumn, ...] = (
         "chars/4 estimate",
         _estimated,
         lambda s: s.tokens_estimated,
-        True,
+        False,  # a context size is a session's snapshot: summing unrelated ones means nothing
         f"{CHARS4_ESTIMATE.name} of the context at the current leaf: {CHARS4_ESTIMATE.help}",
     ),
     NavColumn("Compactions", lambda s: f"{s.compactions:,}", lambda s: s.compactions, True),
@@ -288,6 +288,8 @@ class SessionTreeModel(QAbstractItemModel):
             value = max((s.modified for s in agent.sessions), default=0.0)
             shown = _when(value)
         else:
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return "each session's own context size; not added up across sessions"
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return shown
