@@ -149,8 +149,12 @@ def run_node(
     """Run ``node SCRIPT ARGS...`` (JSON on stdin when given) and parse its JSON stdout.
 
     The standard library parses it: an agent's JSON may hold lone surrogates, which
-    orjson refuses. A failure raises with the script's stderr.
+    orjson refuses. A failure raises with the script's stderr. Node keeps the compiled
+    code of the agents' modules in the oracle cache (``NODE_COMPILE_CACHE``): loading
+    OpenClaw's bundle is most of a short run.
     """
+    env = dict(os.environ if env is None else env)
+    env.setdefault("NODE_COMPILE_CACHE", str(cache_root() / "node-compile-cache"))
     done = subprocess.run(
         [str(node), str(script), *args],
         input=None if stdin is None else json.dumps(stdin).encode(),

@@ -175,6 +175,16 @@ def built(openclaw: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     return {"root": root, "state": home / ".openclaw", "requests": requests, "live": follow}
 
 
+@pytest.fixture(scope="module")
+def real(openclaw: Any, built: dict[str, Any]) -> dict[str, Any]:
+    """OpenClaw's reading of the real session, at the leaf and at every entry (one run).
+
+    With ``all`` the script's output is the leaf's, plus ``contexts``: every test that
+    reads the untouched session (or a copy of it) starts from this one run.
+    """
+    return _oracle(openclaw, built["state"], "all")
+
+
 def start_following(state: Path) -> dict[str, Any]:
     """memlens opens the home and follows it (live mode, no Qt)."""
     from core.dataset.load import load_dataset
@@ -302,10 +312,10 @@ def _compare_everywhere(state: Path, oracle: dict[str, Any]) -> int:
 # -- the tests ------------------------------------------------------------------------------
 
 
-def test_the_oracle_reads_the_real_session(openclaw, built):
+def test_the_oracle_reads_the_real_session(built, real):
     """Sanity of openclaw_context.mjs on the session the real OpenClaw wrote."""
     state = built["state"]
-    out = _oracle(openclaw, state)
+    out = real
     assert out["package"] == "2026.9.6"
     assert out["notes"] == []
     assert out["header"]["version"] == 4
@@ -333,10 +343,9 @@ def test_the_oracle_reads_the_real_session(openclaw, built):
     assert "details" in out["messages"][4]
 
 
-def test_the_oracle_matches_what_the_model_was_sent(openclaw, built):
+def test_the_oracle_matches_what_the_model_was_sent(built, real):
     """The context at the last user message is the history of the last chat request."""
-    state = built["state"]
-    oracle = _oracle(openclaw, state, "all")
+    oracle = real
     last_user = [
         c
         for c in oracle["contexts"]
@@ -362,14 +371,14 @@ def test_the_oracle_matches_what_the_model_was_sent(openclaw, built):
             assert text == body
 
 
-def test_plain_and_zstd_session_matches_memlens(openclaw, built):
-    oracle = _oracle(openclaw, built["state"], "all")
+def test_plain_and_zstd_session_matches_memlens(built, real):
+    oracle = real
     assert _compare_everywhere(built["state"], oracle) == len(oracle["contexts"]) - 1
 
 
-def test_compaction_matches_memlens(openclaw, built, tmp_path):
+def test_compaction_matches_memlens(openclaw, built, real, tmp_path):
     state = _copy(built["state"], tmp_path)
-    user2 = _oracle(openclaw, state)["sources"][2]["entryId"]
+    user2 = real["sources"][2]["entryId"]  # the copy's, as it is the same database
     ops = [
         {
             "op": "compaction",
@@ -394,15 +403,17 @@ def test_compaction_matches_memlens(openclaw, built, tmp_path):
     _compare_everywhere(state, oracle)
 
 
-def _scenario(openclaw: Any, built: dict[str, Any], name: str, make_ops: Any) -> dict[str, Any]:
+def _scenario(
+    openclaw: Any, built: dict[str, Any], real: dict[str, Any], name: str, make_ops: Any
+) -> dict[str, Any]:
     state = _copy(built["state"], built["root"] / name)
-    before = _oracle(openclaw, state)
+    before = real  # the copy's reading: the same database
     ids = _write(openclaw, state, make_ops(before))["ids"]
     return {"state": state, "before": before, "ids": ids, "oracle": _oracle(openclaw, state, "all")}
 
 
 @pytest.fixture(scope="module")
-def reset_kept(openclaw: Any, built: dict[str, Any]) -> dict[str, Any]:
+def reset_kept(openclaw: Any, built: dict[str, Any], real: dict[str, Any]) -> dict[str, Any]:
     """compaction, reset keeping the tail, two messages, then an append on a pre-reset branch."""
 
     def ops(before: dict[str, Any]) -> list[dict[str, Any]]:
@@ -417,21 +428,21 @@ def reset_kept(openclaw: Any, built: dict[str, Any]) -> dict[str, Any]:
             _user("Side question", 1_795_627_200_000),
         ]
 
-    return _scenario(openclaw, built, "reset_kept", ops)
+    return _scenario(openclaw, built, real, "reset_kept", ops)
 
 
 @pytest.fixture(scope="module")
-def reset_new(openclaw: Any, built: dict[str, Any]) -> dict[str, Any]:
+def reset_new(openclaw: Any, built: dict[str, Any], real: dict[str, Any]) -> dict[str, Any]:
     """A reset without kept entries (/new), then one message."""
 
     def ops(_before: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"op": "reset", "reason": "new"}, _user("Fresh start", 1_795_627_100_000)]
 
-    return _scenario(openclaw, built, "reset_new", ops)
+    return _scenario(openclaw, built, real, "reset_new", ops)
 
 
 @pytest.fixture(scope="module")
-def leaf_controls(openclaw: Any, built: dict[str, Any]) -> dict[str, Any]:
+def leaf_controls(openclaw: Any, built: dict[str, Any], real: dict[str, Any]) -> dict[str, Any]:
     """A side branch, a leaf control back to the main leaf, label, session_info, custom_message."""
 
     def ops(before: dict[str, Any]) -> list[dict[str, Any]]:
@@ -446,7 +457,7 @@ def leaf_controls(openclaw: Any, built: dict[str, Any]) -> dict[str, Any]:
             {"op": "custom_message", "customType": "note", "content": "An injected note"},
         ]
 
-    return _scenario(openclaw, built, "leaf_controls", ops)
+    return _scenario(openclaw, built, real, "leaf_controls", ops)
 
 
 def test_a_reset_keeps_a_prelude_and_captures_later_branches(reset_kept):
@@ -510,7 +521,7 @@ def test_context_at_a_leaf_row_matches_memlens(leaf_controls):
     _compare_everywhere(leaf_controls["state"], rows)
 
 
-def test_the_runner_reads_a_bounded_suffix(openclaw, built, tmp_path):
+def test_the_runner_reads_a_bounded_suffix(openclaw, built, real, tmp_path):
     """The embedded run reads at most max(1024, 8 x context tokens) bytes of the branch.
 
     Checks rule 8 of docs/notes/openclaw-context.md against OpenClaw's bounded reader:
@@ -518,7 +529,7 @@ def test_the_runner_reads_a_bounded_suffix(openclaw, built, tmp_path):
     fit, plus the latest compaction/reset row when it was not among them.
     """
     state = _copy(built["state"], tmp_path)
-    first_kept = _oracle(openclaw, state)["sources"][2]["entryId"]
+    first_kept = real["sources"][2]["entryId"]
     ids = _write(
         openclaw, state, [{"op": "compaction", "summary": "S.", "firstKeptEntryId": first_kept}]
     )["ids"]

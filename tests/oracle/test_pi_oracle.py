@@ -14,6 +14,7 @@ outside the repository); Node 20 is enough for pi.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -40,10 +41,18 @@ def pi_context(pkg: Path, transcript: Path) -> dict:
     return dict(run_node(SCRIPT, str(pkg), str(transcript), timeout=120))
 
 
-@pytest.fixture
-def transcript(tmp_path) -> Path:
-    home = tmp_path / "home"
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory) -> Path:
+    """The demo home, written once (~1-5 s); each test gets a copy of it."""
+    home = tmp_path_factory.mktemp("pi-oracle") / "home"
     write_demo(home, now_ms=NOW, segments=40)
+    return home
+
+
+@pytest.fixture
+def transcript(demo_home, tmp_path) -> Path:
+    home = tmp_path / "home"
+    shutil.copytree(demo_home, home)
     path = home / "agents" / "main" / "sessions" / f"{SESSION}.jsonl"
     old = time.time() - 3600
     os.utime(path, (old, old))  # not "modified in the last few seconds"
