@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QUrl, Slot
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox, QWi
 from app.about import show_about
 from app.logs import log_file
 from app.theme import apply_theme
+from core.context.terms import THRESHOLD_TERMS
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QMainWindow
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from app.views import Views
     from widgets.common.state import AppState
 
+README = Path(__file__).resolve().parent.parent / "README.md"
+"""The README of a checkout (an installed memlens has none)."""
 VIEWS = (
     ("sessions", "&Sessions", "Ctrl+1"),
     ("timeline", "&Timeline", "Ctrl+2"),
@@ -198,6 +202,15 @@ class Actions(QObject):
         menu = self.main.menuBar().addMenu("&Help")
         self.menus["help"] = menu
         menu.addAction(self.add("shortcuts", "&Keyboard Shortcuts", "F1", self._show_shortcuts))
+        menu.addAction(
+            self.add(
+                "thresholds",
+                "Context &Thresholds",
+                None,
+                lambda: self.open_help("context-thresholds"),
+            )
+        )
+        self.views.gauge.help_requested.connect(self.open_help)
         menu.addAction(self.add("open_log", "Open &Log", None, self._open_log))
         menu.addAction(self.add("about", "&About memlens", None, lambda: show_about(self.main)))
 
@@ -328,6 +341,27 @@ class Actions(QObject):
         path.touch(exist_ok=True)  # nothing logged yet: an empty file, not an error
         if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
             self.status.say(f"Could not open the log {path}")
+
+    @Slot(str)
+    def open_help(self, anchor: str) -> None:
+        """A section of the README (``context-thresholds``) in the system's viewer.
+
+        An installed memlens has no README beside it: the section's gist, from
+        :mod:`core.context.terms`, in a message box instead.
+        """
+        readme = README
+        if readme.is_file():
+            url = QUrl.fromLocalFile(str(readme))
+            url.setFragment(anchor)
+            if QDesktopServices.openUrl(url):
+                self.status.say(f"Opened {readme}#{anchor}")
+                return
+        rows = "".join(
+            f"<p><b>{html.escape(t.name)}</b> ({html.escape(t.whose)}): "
+            f"{html.escape(t.rule)}; {html.escape(t.crossed)}.</p>"
+            for t in THRESHOLD_TERMS.values()
+        )
+        QMessageBox.information(self.main, "Context thresholds", rows)
 
     @Slot()
     def _show_shortcuts(self) -> None:

@@ -111,3 +111,25 @@ def test_reset_layout_brings_the_docks_back_and_forgets_the_saved_layout(qtbot, 
     assert window.dockWidgetArea(window.activity_dock) == left
     qtbot.waitUntil(lambda: window.splitter.sizes()[0] * 2 >= sum(window.splitter.sizes()))
     assert "Reset &Layout" in [a.text() for a in window.menu_actions.menus["view"].actions()]
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support raise")  # the tooltip, offscreen
+def test_the_threshold_help_opens_the_readme_section(qtbot, cache, monkeypatch):
+    """Item 10: "What do these mean?" and Help > Context Thresholds open the README there."""
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtWidgets import QLabel
+
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
+    window = _window(qtbot)
+    window.menu_actions.by_name["thresholds"].trigger()
+    link = next(
+        w for w in window.gauge.findChildren(QLabel) if "What do these mean?" in w.text()
+    )
+    link.linkActivated.emit("#context-thresholds")
+    assert [(u.fileName(), u.fragment()) for u in opened] == [
+        ("README.md", "context-thresholds")
+    ] * 2
+    readme = opened[0].toLocalFile()
+    with open(readme, encoding="utf-8") as f:
+        assert "### Context thresholds" in f.read()

@@ -144,9 +144,13 @@ class BudgetGauge(QWidget):
         The user picked another window: the window to simulate, in tokens (the
         model's own when "model default" is picked). Recompute the budget with
         ``budget_for(..., window=gauge.selected_window())``.
+    help_requested(str)
+        "What do these mean?" was followed: the README section's anchor
+        (``context-thresholds``).
     """
 
     window_changed = Signal(int)
+    help_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -404,10 +408,12 @@ class BudgetGauge(QWidget):
         if window is not None:
             self.window_changed.emit(window)
 
-    def _on_help_link_activated(self, _link: str) -> None:
-        # No path here (widgets take no files): the explanations, as the tooltip has them.
+    def _on_help_link_activated(self, link: str) -> None:
+        # The explanations at once, as the tooltip has them; the app opens the README
+        # section where it has one (widgets take no files).
         pos = self._help.mapToGlobal(self._help.rect().bottomLeft())
         QToolTip.showText(pos, self._help.toolTip(), self._help)
+        self.help_requested.emit(link.lstrip("#"))
 
     def _on_spin_value_changed(self, value: int) -> None:
         if self._combo.currentData() == CUSTOM:
