@@ -14,7 +14,6 @@ outside the repository); Node 20 is enough for pi.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -41,18 +40,10 @@ def pi_context(pkg: Path, transcript: Path) -> dict:
     return dict(run_node(SCRIPT, str(pkg), str(transcript), timeout=120))
 
 
-@pytest.fixture(scope="module")
-def demo_home(tmp_path_factory) -> Path:
-    """The demo home, written once (~1-5 s); each test gets a copy of it."""
-    home = tmp_path_factory.mktemp("pi-oracle") / "home"
-    write_demo(home, now_ms=NOW, segments=40)
-    return home
-
-
 @pytest.fixture
-def transcript(demo_home, tmp_path) -> Path:
+def transcript(tmp_path) -> Path:
     home = tmp_path / "home"
-    shutil.copytree(demo_home, home)
+    write_demo(home, now_ms=NOW, segments=40)
     path = home / "agents" / "main" / "sessions" / f"{SESSION}.jsonl"
     old = time.time() - 3600
     os.utime(path, (old, old))  # not "modified in the last few seconds"
