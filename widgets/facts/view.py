@@ -47,7 +47,14 @@ from widgets.common.view_jobs import view_key, wait_idle
 from widgets.facts.detail import SOURCES_TAB, FactDetail
 from widgets.facts.editing import FactEditing
 from widgets.facts.host import FactsHost
-from widgets.facts.model import COLUMNS, STATUSES, TIME_COL, FactFilterProxy, FactTableModel
+from widgets.facts.model import (
+    COLUMNS,
+    CONTEXT_COL,
+    STATUSES,
+    TIME_COL,
+    FactFilterProxy,
+    FactTableModel,
+)
 from widgets.facts.split import TableFirstSplitter, button_bar
 
 if TYPE_CHECKING:
@@ -122,6 +129,7 @@ class FactsView(FactsHost):
         for col, column in enumerate(COLUMNS):
             header.resizeSection(col, column.width)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self._context_width = COLUMNS[CONTEXT_COL].width
         self.table.sortByColumn(TIME_COL, Qt.SortOrder.DescendingOrder)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.table.installEventFilter(self)
@@ -388,6 +396,8 @@ class FactsView(FactsHost):
 
     @override
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table and event.type() == QEvent.Type.Resize:
+            self._fit_context_column()
         if watched is self.table and event.type() == QEvent.Type.KeyPress:
             key = event if isinstance(event, QKeyEvent) else None
             if (
@@ -399,6 +409,18 @@ class FactsView(FactsHost):
                 self.editing.edit_current()
                 return True
         return super().eventFilter(watched, event)
+
+    def _fit_context_column(self) -> None:
+        """A narrow table narrows the Context column, so Content keeps room to read.
+
+        Only while the column has the width memlens gave it: one the user set is kept.
+        """
+        header = self.table.horizontalHeader()
+        if header.sectionSize(CONTEXT_COL) != self._context_width:
+            return
+        width = self.table.viewport().width() // 5
+        self._context_width = max(90, min(COLUMNS[CONTEXT_COL].width, width))
+        header.resizeSection(CONTEXT_COL, self._context_width)
 
     # -- filters and counts -------------------------------------------------------------------
     def _on_type_combo_changed(self, _index: int) -> None:
