@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QTableView,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 from typing_extensions import override
@@ -63,6 +64,7 @@ on the left, under Sessions."""
 PREFERRED_SIZE = QSize(1600, 1000)
 FRAME_GUESS = 32  # title bar height before the window is shown and its frame known
 NAV_MIN, NAV_SHARE = 260, 0.27
+CHROME = 60  # the menu and status bars
 BOTTOM_DOCK = 150
 
 
@@ -140,8 +142,21 @@ class WindowLayout(QMainWindow):
             self.tabs.addTab(scroll, name)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("central-splitter")
+        # The gauge sits between the timeline and the tabs, or, on a short screen, in
+        # the Budget dock of the left column (place_gauge): the slot stays in the
+        # splitter either way, so a saved splitter state always has three parts.
+        self.gauge_slot = QWidget()
+        self.gauge_slot.setObjectName("gauge-slot")
+        self._slot_layout = QVBoxLayout(self.gauge_slot)
+        self._slot_layout.setContentsMargins(0, 0, 0, 0)
+        self.gauge_holder = QScrollArea()
+        self.gauge_holder.setWidgetResizable(True)
+        self.gauge_holder.setFrameShape(QFrame.Shape.NoFrame)
+        self.gauge_holder.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.gauge_docked = False
+        self._slot_layout.addWidget(self.gauge)
         self.splitter.addWidget(self.timeline)
-        self.splitter.addWidget(self.gauge)
+        self.splitter.addWidget(self.gauge_slot)
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 0)
@@ -159,6 +174,9 @@ class WindowLayout(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.activity_dock)
         self.tabifyDockWidget(self.problem_dock, self.activity_dock)
         self.problem_dock.raise_()
+        self.budget_dock = self._dock("Budget", "budget-dock", self.gauge_holder)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.budget_dock)
+        self.budget_dock.hide()
 
     def _dock(self, title: str, name: str, widget: QWidget) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -173,8 +191,10 @@ class WindowLayout(QMainWindow):
         if geometry is None or not self.restoreGeometry(geometry):
             self.resize(default_size(self._available()))
         self.apply_default_layout()
-        if state is not None:
+        docked = self.settings.value("layout/gaugeDocked")
+        if state is not None and docked is not None:
             self.restoreState(state)
+            self.place_gauge(str(docked).lower() in ("true", "1"))
         split = self.settings.blob("splitter")
         self._default_split = split is None or not self.splitter.restoreState(split)
         self.fit_to_screen()
@@ -186,7 +206,9 @@ class WindowLayout(QMainWindow):
         if not self.showing_first_run:  # its hidden docks are not the user's layout
             self.settings.set_blob("state", self.saveState())
         self.settings.set_blob("splitter", self.splitter.saveState())
-        self.settings.set_values([("layout/tab", self.tabs.currentIndex())])
+        self.settings.set_values(
+            [("layout/tab", self.tabs.currentIndex()), ("layout/gaugeDocked", self.gauge_docked)]
+        )
 
     # -- the default layout ---------------------------------------------------------------
     @override
@@ -220,8 +242,9 @@ class WindowLayout(QMainWindow):
     def apply_default_layout(self) -> None:
         """Docks where the screen has room for them, sized to their content.
 
-        On a short screen (a 1366x768 laptop) Problems and Activity share the left
-        column under Sessions, so the timeline and the tabs get the whole height.
+        On a short screen (a 1366x768 laptop) the Budget gauge, Problems and Activity
+        share the left column under Sessions, so the timeline gets half the height and
+        the tabs the other half.
         """
         small = self._available().height() < SHORT_SCREEN
         area = (
@@ -234,15 +257,24 @@ class WindowLayout(QMainWindow):
             self.removeDockWidget(dock)  # which hides it
             self.addDockWidget(area, dock)
             dock.setHidden(hidden)
+        self.place_gauge(small)
         if small:
-            self.splitDockWidget(self.nav_dock, self.problem_dock, Qt.Orientation.Vertical)
+            self.splitDockWidget(self.nav_dock, self.budget_dock, Qt.Orientation.Vertical)
+            self.splitDockWidget(self.budget_dock, self.problem_dock, Qt.Orientation.Vertical)
         self.tabifyDockWidget(self.problem_dock, self.activity_dock)
         self.problem_dock.raise_()
         width = self.width()
         nav = min(max(self._navigator_width(), NAV_MIN), int(width * NAV_SHARE))
         self.resizeDocks([self.nav_dock], [nav], Qt.Orientation.Horizontal)
         if small:
-            self.resizeDocks([self.nav_dock, self.problem_dock], [3, 2], Qt.Orientation.Vertical)
+            gauge = self.gauge.heightForWidth(nav) if self.gauge.hasHeightForWidth() else -1
+            gauge = max(gauge, self.gauge.sizeHint().height())
+            rest = max(self.height() - CHROME - gauge, 2 * NAV_MIN)
+            self.resizeDocks(
+                [self.nav_dock, self.budget_dock, self.problem_dock],
+                [rest * 3 // 5, gauge, rest * 2 // 5],
+                Qt.Orientation.Vertical,
+            )
         else:
             self.resizeDocks([self.problem_dock], [BOTTOM_DOCK], Qt.Orientation.Vertical)
         self._default_splitter()
@@ -253,10 +285,27 @@ class WindowLayout(QMainWindow):
         bar = tree.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
         return tree.header().length() + 2 * tree.frameWidth() + bar + 8
 
+    def place_gauge(self, docked: bool) -> None:
+        """The gauge in the Budget dock (*docked*) or between the timeline and the tabs."""
+        self.gauge_docked = docked
+        if docked and self.gauge_holder.widget() is not self.gauge:
+            self.gauge_holder.setWidget(self.gauge)
+        elif not docked and self.gauge.parentWidget() is not self.gauge_slot:
+            self.gauge_holder.takeWidget()
+            self._slot_layout.addWidget(self.gauge)
+        self.gauge_slot.setVisible(not docked)
+        hidden_page = self._docks_hidden  # the first-run page shows it again when it goes
+        if docked and hidden_page and self.budget_dock not in self._docks_to_show:
+            self._docks_to_show.append(self.budget_dock)
+        self.budget_dock.setVisible(docked and not hidden_page)
+        if not docked and self.budget_dock in self._docks_to_show:
+            self._docks_to_show.remove(self.budget_dock)
+        self.budget_dock.toggleViewAction().setEnabled(docked)
+
     def _default_splitter(self) -> None:
-        """Timeline over half the height; the gauge what it needs; the tabs the rest."""
+        """Timeline half the height (more if the tabs need less); the gauge what it needs."""
         total = sum(self.splitter.sizes()) or self.splitter.height()
-        gauge = self.gauge.minimumSizeHint().height()
+        gauge = 0 if self.gauge_docked else self.gauge.minimumSizeHint().height()
         timeline = max(total // 2, (total - gauge) * 11 // 20)
         self.splitter.setSizes([timeline, gauge, max(0, total - timeline - gauge)])
 
@@ -268,6 +317,7 @@ class WindowLayout(QMainWindow):
             if not self.showing_first_run:
                 dock.show()
         self.problem_dock.setFloating(False)
+        self.budget_dock.setFloating(False)
         self.resize(default_size(self._available()))
         self.fit_to_screen()
         self.apply_default_layout()
@@ -288,7 +338,7 @@ class WindowLayout(QMainWindow):
         """
         if self._docks_hidden:
             return
-        docks = (self.nav_dock, self.problem_dock, self.activity_dock)
+        docks = (self.nav_dock, self.budget_dock, self.problem_dock, self.activity_dock)
         self._docks_to_show = [d for d in docks if not d.isHidden()]
         self._docks_hidden = True
         for dock in self._docks_to_show:
@@ -322,6 +372,9 @@ class WindowLayout(QMainWindow):
         elif name == "timeline":
             self.timeline.setFocus()
         elif name == "budget":
+            if self.gauge_docked:
+                self.budget_dock.show()
+                self.budget_dock.raise_()
             self.gauge.setFocus()
         elif name == "activity":
             self.activity_dock.show()
