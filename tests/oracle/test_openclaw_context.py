@@ -40,13 +40,14 @@ LONG = (
     + "All work and no play makes Jack a dull boy. " * 40
 )
 
-# OpenClaw's own transcript writer on a database: node WRITE_JS PKG STATE_DIR OPS_JSON
+# OpenClaw's own transcript writer on databases: node WRITE_JS PKG AGENT SESSION KEY JOBS_JSON,
+# JOBS_JSON = [{"state": STATE_DIR, "ops": [...]}, ...] (one Node run for all: most of a run
+# is loading OpenClaw's bundle); prints [{"ids": [...], "leaf": ...}, ...]
 WRITE_JS = """
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-const [pkg, stateDir, agentId, sessionId, sessionKey, opsJson] = process.argv.slice(2);
-process.env.OPENCLAW_STATE_DIR = stateDir;
+const [pkg, agentId, sessionId, sessionKey, jobsJson] = process.argv.slice(2);
 const dist = join(pkg, "dist");
 async function bundled(pattern, wanted) {
   for (const f of readdirSync(dist).filter((n) => pattern.test(n)).sort()) {
@@ -61,10 +62,13 @@ async function bundled(pattern, wanted) {
   throw new Error(`no ${pattern} exports ${wanted}`);
 }
 const { SessionManager } = await bundled(/^session-manager-.*\\.mjs$/, ["SessionManager"]);
+const results = [];
+for (const { state: stateDir, ops } of JSON.parse(jobsJson)) {
+process.env.OPENCLAW_STATE_DIR = stateDir;
 const storePath = join(stateDir, "agents", agentId, "agent", "openclaw-agent.sqlite");
 const m = await SessionManager.openAsync({ agentId, sessionId, sessionKey, storePath });
 const ids = [];
-for (const op of JSON.parse(opsJson)) {
+for (const op of ops) {
   if (op.op === "compaction") ids.push(m.appendCompaction(op.summary, op.firstKeptEntryId,
     op.tokensBefore ?? 100, op.details, op.fromHook));
   else if (op.op === "reset") ids.push(m.appendResetBoundary(op.reason, op.firstKeptEntryId));
@@ -79,7 +83,9 @@ for (const op of JSON.parse(opsJson)) {
   else throw new Error(`unknown op ${op.op}`);
 }
 m.flushPendingPersistence();
-process.stdout.write(JSON.stringify({ ids, leaf: m.getLeafId() }));
+results.push({ ids, leaf: m.getLeafId() });
+}
+process.stdout.write(JSON.stringify(results));
 """
 
 
@@ -233,11 +239,14 @@ def _copy(state: Path, dest: Path) -> Path:
     return target
 
 
-def _write(openclaw: Any, state: Path, ops: list[dict[str, Any]]) -> dict[str, Any]:
-    script = state.parent / "write.mjs"
+def _write(openclaw: Any, folder: Path, jobs: list[tuple[Path, Any]]) -> list[dict[str, Any]]:
+    """OpenClaw's writer appends each job's ops to its state dir's database (one run)."""
+    script = folder / "write.mjs"
     script.write_text(WRITE_JS)
-    args = (str(state), AGENT, SESSION, KEY, json.dumps(ops))
-    out: dict[str, Any] = openclaw.run(script, *args, timeout=120)
+    spec = [{"state": str(state), "ops": ops} for state, ops in jobs]
+    out: list[dict[str, Any]] = openclaw.run(
+        script, AGENT, SESSION, KEY, json.dumps(spec), timeout=120
+    )
     return out
 
 
@@ -376,14 +385,16 @@ def test_plain_and_zstd_session_matches_memlens(built, real):
     assert _compare_everywhere(built["state"], oracle) == len(oracle["contexts"]) - 1
 
 
-def test_compaction_matches_memlens(openclaw, built, real, tmp_path):
-    state = _copy(built["state"], tmp_path)
-    user2 = real["sources"][2]["entryId"]  # the copy's, as it is the same database
-    ops = [
+# -- copies of the real database, entries appended by OpenClaw's own writer ----------------
+# (``before`` is OpenClaw's reading of the real session: each copy reads the same)
+
+
+def _compaction_ops(before: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
         {
             "op": "compaction",
             "summary": "We talked about deploys. " * 50,  # > 1 kB: stored zstd
-            "firstKeptEntryId": user2,
+            "firstKeptEntryId": before["sources"][2]["entryId"],
             "tokensBefore": 5000,
             "details": {"readFiles": [], "modifiedFiles": []},
             "fromHook": True,
@@ -391,7 +402,71 @@ def test_compaction_matches_memlens(openclaw, built, real, tmp_path):
         _user("After the compaction", 1_795_627_100_000),
         _assistant("Noted.", 1_795_627_100_001),
     ]
-    ids = _write(openclaw, state, ops)["ids"]
+
+
+def _reset_kept_ops(before: dict[str, Any]) -> list[dict[str, Any]]:
+    """compaction, reset keeping the tail, two messages, then an append on a pre-reset branch."""
+    src = before["sources"]
+    return [
+        {"op": "compaction", "summary": "Deploys.", "firstKeptEntryId": src[2]["entryId"]},
+        # keeps from the assistant's "The train leaves at 10:00."
+        {"op": "reset", "reason": "reset", "firstKeptEntryId": src[5]["entryId"]},
+        _user("After the reset", 1_795_627_100_000),
+        _assistant("ok", 1_795_627_100_001),
+        {"op": "branch", "id": src[1]["entryId"]},
+        _user("Side question", 1_795_627_200_000),
+    ]
+
+
+def _reset_new_ops(_before: dict[str, Any]) -> list[dict[str, Any]]:
+    """A reset without kept entries (/new), then one message."""
+    return [{"op": "reset", "reason": "new"}, _user("Fresh start", 1_795_627_100_000)]
+
+
+def _leaf_controls_ops(before: dict[str, Any]) -> list[dict[str, Any]]:
+    """A side branch, a leaf control back to the main leaf, label, session_info, custom_message."""
+    src = before["sources"]
+    return [
+        {"op": "branch", "id": src[1]["entryId"]},
+        _user("Side question", 1_795_627_200_000),
+        {"op": "leaf", "targetId": src[-1]["entryId"]},
+        _user("Back on main", 1_795_627_300_000),
+        {"op": "label", "targetId": src[0]["entryId"], "label": "start"},
+        {"op": "session_info", "name": "My session"},
+        {"op": "custom_message", "customType": "note", "content": "An injected note"},
+    ]
+
+
+def _bounded_ops(before: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"op": "compaction", "summary": "S.", "firstKeptEntryId": before["sources"][2]["entryId"]}
+    ]
+
+
+SCENARIOS = {
+    "compaction": _compaction_ops,
+    "reset_kept": _reset_kept_ops,
+    "reset_new": _reset_new_ops,
+    "leaf_controls": _leaf_controls_ops,
+    "bounded": _bounded_ops,
+}
+
+
+@pytest.fixture(scope="module")
+def written(openclaw: Any, built: dict[str, Any], real: dict[str, Any]) -> dict[str, Any]:
+    """Each scenario's copy of the real database with its entries written (one Node run)."""
+    states = {name: _copy(built["state"], built["root"] / name) for name in SCENARIOS}
+    jobs = [(states[name], make_ops(real)) for name, make_ops in SCENARIOS.items()]
+    results = _write(openclaw, built["root"], jobs)
+    return {
+        name: {"state": states[name], "before": real, "ids": result["ids"]}
+        for name, result in zip(SCENARIOS, results, strict=True)
+    }
+
+
+def test_compaction_matches_memlens(openclaw, real, written):
+    state, ids = written["compaction"]["state"], written["compaction"]["ids"]
+    user2 = real["sources"][2]["entryId"]
     oracle = _oracle(openclaw, state, "all")
     assert oracle["notes"] == []
     first = oracle["sources"][0]
@@ -403,61 +478,24 @@ def test_compaction_matches_memlens(openclaw, built, real, tmp_path):
     _compare_everywhere(state, oracle)
 
 
-def _scenario(
-    openclaw: Any, built: dict[str, Any], real: dict[str, Any], name: str, make_ops: Any
-) -> dict[str, Any]:
-    state = _copy(built["state"], built["root"] / name)
-    before = real  # the copy's reading: the same database
-    ids = _write(openclaw, state, make_ops(before))["ids"]
-    return {"state": state, "before": before, "ids": ids, "oracle": _oracle(openclaw, state, "all")}
+def _scenario(openclaw: Any, written: dict[str, Any], name: str) -> dict[str, Any]:
+    done = written[name]
+    return {**done, "oracle": _oracle(openclaw, done["state"], "all")}
 
 
 @pytest.fixture(scope="module")
-def reset_kept(openclaw: Any, built: dict[str, Any], real: dict[str, Any]) -> dict[str, Any]:
-    """compaction, reset keeping the tail, two messages, then an append on a pre-reset branch."""
-
-    def ops(before: dict[str, Any]) -> list[dict[str, Any]]:
-        src = before["sources"]
-        return [
-            {"op": "compaction", "summary": "Deploys.", "firstKeptEntryId": src[2]["entryId"]},
-            # keeps from the assistant's "The train leaves at 10:00."
-            {"op": "reset", "reason": "reset", "firstKeptEntryId": src[5]["entryId"]},
-            _user("After the reset", 1_795_627_100_000),
-            _assistant("ok", 1_795_627_100_001),
-            {"op": "branch", "id": src[1]["entryId"]},
-            _user("Side question", 1_795_627_200_000),
-        ]
-
-    return _scenario(openclaw, built, real, "reset_kept", ops)
+def reset_kept(openclaw: Any, written: dict[str, Any]) -> dict[str, Any]:
+    return _scenario(openclaw, written, "reset_kept")
 
 
 @pytest.fixture(scope="module")
-def reset_new(openclaw: Any, built: dict[str, Any], real: dict[str, Any]) -> dict[str, Any]:
-    """A reset without kept entries (/new), then one message."""
-
-    def ops(_before: dict[str, Any]) -> list[dict[str, Any]]:
-        return [{"op": "reset", "reason": "new"}, _user("Fresh start", 1_795_627_100_000)]
-
-    return _scenario(openclaw, built, real, "reset_new", ops)
+def reset_new(openclaw: Any, written: dict[str, Any]) -> dict[str, Any]:
+    return _scenario(openclaw, written, "reset_new")
 
 
 @pytest.fixture(scope="module")
-def leaf_controls(openclaw: Any, built: dict[str, Any], real: dict[str, Any]) -> dict[str, Any]:
-    """A side branch, a leaf control back to the main leaf, label, session_info, custom_message."""
-
-    def ops(before: dict[str, Any]) -> list[dict[str, Any]]:
-        src = before["sources"]
-        return [
-            {"op": "branch", "id": src[1]["entryId"]},
-            _user("Side question", 1_795_627_200_000),
-            {"op": "leaf", "targetId": src[-1]["entryId"]},
-            _user("Back on main", 1_795_627_300_000),
-            {"op": "label", "targetId": src[0]["entryId"], "label": "start"},
-            {"op": "session_info", "name": "My session"},
-            {"op": "custom_message", "customType": "note", "content": "An injected note"},
-        ]
-
-    return _scenario(openclaw, built, real, "leaf_controls", ops)
+def leaf_controls(openclaw: Any, written: dict[str, Any]) -> dict[str, Any]:
+    return _scenario(openclaw, written, "leaf_controls")
 
 
 def test_a_reset_keeps_a_prelude_and_captures_later_branches(reset_kept):
@@ -521,18 +559,14 @@ def test_context_at_a_leaf_row_matches_memlens(leaf_controls):
     _compare_everywhere(leaf_controls["state"], rows)
 
 
-def test_the_runner_reads_a_bounded_suffix(openclaw, built, real, tmp_path):
+def test_the_runner_reads_a_bounded_suffix(openclaw, written):
     """The embedded run reads at most max(1024, 8 x context tokens) bytes of the branch.
 
     Checks rule 8 of docs/notes/openclaw-context.md against OpenClaw's bounded reader:
     newest active rows (event_utf8_bytes + 1 each, the header counted first) while they
     fit, plus the latest compaction/reset row when it was not among them.
     """
-    state = _copy(built["state"], tmp_path)
-    first_kept = real["sources"][2]["entryId"]
-    ids = _write(
-        openclaw, state, [{"op": "compaction", "summary": "S.", "firstKeptEntryId": first_kept}]
-    )["ids"]
+    state, ids = written["bounded"]["state"], written["bounded"]["ids"]
     rows = _rows(
         state,
         "SELECT i.event_id, e.event_utf8_bytes, i.event_type FROM session_transcript_active_events a "
