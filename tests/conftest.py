@@ -15,11 +15,11 @@ if "MEMLENS_CACHE_DIR" not in os.environ:  # never fill the user's real cache fr
     os.environ["MEMLENS_DATA_DIR"] = tempfile.mkdtemp(prefix="memlens-test-data-")
 if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) and "PYTHONPYCACHEPREFIX" not in os.environ:
     # The tests' Python subprocesses (the CLI, the app, helpers: hundreds of them) would
-    # each compile memlens again; they keep the bytecode in a folder of their own instead,
-    # outside the repo, as PYTHONDONTWRITEBYTECODE wants (this process is not affected).
-    import tempfile
-
-    os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="memlens-test-pycache-")
+    # each compile memlens again. They keep the bytecode in a cache of their own instead,
+    # outside the repo as PYTHONDONTWRITEBYTECODE wants, kept between runs like the
+    # oracle's agents (a prefix hides the installed packages' own __pycache__).
+    # This process is not affected.
+    os.environ["PYTHONPYCACHEPREFIX"] = str(Path.home() / ".cache" / "memlens-test-pycache")
 
 from tests.llm_server import server  # noqa: F401  (a fixture for every test)
 
