@@ -64,7 +64,8 @@ on the left, under Sessions."""
 PREFERRED_SIZE = QSize(1600, 1000)
 FRAME_GUESS = 32  # title bar height before the window is shown and its frame known
 NAV_MIN, NAV_SHARE = 260, 0.27
-CHROME = 60  # the menu and status bars
+SETTLE_MS = 200
+GAUGE_MARGIN, DOCK_TITLE = 14, 30  # a dock's scroll area and frame; its title bar
 BOTTOM_DOCK = 150
 
 
@@ -88,7 +89,7 @@ class WindowLayout(QMainWindow):
         self.settings = settings
         self.state = AppState(self)
         self._docks_hidden = False
-        self._default_split = True
+        self._default_sizes = True
         self._shown_once = False
         self._docks_to_show: list[QDockWidget] = []
         self._build_views()
@@ -149,10 +150,10 @@ class WindowLayout(QMainWindow):
         self.gauge_slot.setObjectName("gauge-slot")
         self._slot_layout = QVBoxLayout(self.gauge_slot)
         self._slot_layout.setContentsMargins(0, 0, 0, 0)
-        self.gauge_holder = QScrollArea()
-        self.gauge_holder.setWidgetResizable(True)
-        self.gauge_holder.setFrameShape(QFrame.Shape.NoFrame)
-        self.gauge_holder.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # In the dock the gauge is held, not scrolled: the dock is as tall as its legend.
+        self.gauge_holder = QWidget()
+        self._holder_layout = QVBoxLayout(self.gauge_holder)
+        self._holder_layout.setContentsMargins(0, 0, 0, 0)
         self.gauge_docked = False
         self._slot_layout.addWidget(self.gauge)
         self.splitter.addWidget(self.timeline)
@@ -196,7 +197,7 @@ class WindowLayout(QMainWindow):
             self.restoreState(state)
             self.place_gauge(str(docked).lower() in ("true", "1"))
         split = self.settings.blob("splitter")
-        self._default_split = split is None or not self.splitter.restoreState(split)
+        self._default_sizes = split is None or not self.splitter.restoreState(split)
         self.fit_to_screen()
         tab = self.settings.value("layout/tab", 0)
         self.tabs.setCurrentIndex(int(tab) if str(tab).isdigit() else 0)
@@ -263,21 +264,29 @@ class WindowLayout(QMainWindow):
             self.splitDockWidget(self.budget_dock, self.problem_dock, Qt.Orientation.Vertical)
         self.tabifyDockWidget(self.problem_dock, self.activity_dock)
         self.problem_dock.raise_()
-        width = self.width()
-        nav = min(max(self._navigator_width(), NAV_MIN), int(width * NAV_SHARE))
-        self.resizeDocks([self.nav_dock], [nav], Qt.Orientation.Horizontal)
-        if small:
-            gauge = self.gauge.heightForWidth(nav) if self.gauge.hasHeightForWidth() else -1
-            gauge = max(gauge, self.gauge.sizeHint().height())
-            rest = max(self.height() - CHROME - gauge, 2 * NAV_MIN)
-            self.resizeDocks(
-                [self.nav_dock, self.budget_dock, self.problem_dock],
-                [rest * 3 // 5, gauge, rest * 2 // 5],
-                Qt.Orientation.Vertical,
-            )
-        else:
-            self.resizeDocks([self.problem_dock], [BOTTOM_DOCK], Qt.Orientation.Vertical)
+        self._default_dock_sizes()
         self._default_splitter()
+
+    def _default_dock_sizes(self) -> None:
+        """The docks' default sizes for the window's size now.
+
+        Sessions as wide as its columns (within a share of the window); a docked gauge
+        as tall as its wrapped legend, Sessions and Problems sharing the rest.
+        """
+        nav = min(max(self._navigator_width(), NAV_MIN), int(self.width() * NAV_SHARE))
+        self.resizeDocks([self.nav_dock], [nav], Qt.Orientation.Horizontal)
+        if not self.gauge_docked:
+            self.resizeDocks([self.problem_dock], [BOTTOM_DOCK], Qt.Orientation.Vertical)
+            return
+        column = self.central.height()  # the left column spans the central area
+        self.gauge.resize(nav - GAUGE_MARGIN, self.gauge.height())  # its legend wraps so
+        gauge = self.gauge.minimumSizeHint().height() + DOCK_TITLE
+        rest = max(column - gauge, 0)
+        self.resizeDocks(
+            [self.nav_dock, self.budget_dock, self.problem_dock],
+            [rest * 3 // 5, gauge, rest * 2 // 5],
+            Qt.Orientation.Vertical,
+        )
 
     def _navigator_width(self) -> int:
         """What the Sessions tree's columns need, with its frame and scroll bar."""
@@ -288,11 +297,10 @@ class WindowLayout(QMainWindow):
     def place_gauge(self, docked: bool) -> None:
         """The gauge in the Budget dock (*docked*) or between the timeline and the tabs."""
         self.gauge_docked = docked
-        if docked and self.gauge_holder.widget() is not self.gauge:
-            self.gauge_holder.setWidget(self.gauge)
-        elif not docked and self.gauge.parentWidget() is not self.gauge_slot:
-            self.gauge_holder.takeWidget()
-            self._slot_layout.addWidget(self.gauge)
+        holder = self._holder_layout if docked else self._slot_layout
+        if self.gauge.parentWidget() is not holder.parentWidget():
+            holder.addWidget(self.gauge)
+            self.gauge.show()
         self.gauge_slot.setVisible(not docked)
         hidden_page = self._docks_hidden  # the first-run page shows it again when it goes
         if docked and hidden_page and self.budget_dock not in self._docks_to_show:
@@ -321,8 +329,9 @@ class WindowLayout(QMainWindow):
         self.resize(default_size(self._available()))
         self.fit_to_screen()
         self.apply_default_layout()
-        self._default_split = True
+        self._default_sizes = True
         QTimer.singleShot(0, self, self._default_splitter)  # once the resize is laid out
+        QTimer.singleShot(0, self, self._default_dock_sizes)
 
     # -- the first-run page ---------------------------------------------------------------
     @property
@@ -355,8 +364,11 @@ class WindowLayout(QMainWindow):
         self._docks_hidden = False
         self.problem_dock.raise_()
         self.central.setCurrentWidget(self.splitter)
-        if self._default_split:  # sized now the splitter has its real height
+        if self._default_sizes:  # sized now the splitter and the docks are shown
             QTimer.singleShot(0, self, self._default_splitter)
+            # Docks shown again settle over a few turns of the event loop.
+            for delay in (0, SETTLE_MS):
+                QTimer.singleShot(delay, self, self._default_dock_sizes)
 
     # -- bringing a view forward ----------------------------------------------------------
     def show_view(self, name: str) -> None:

@@ -330,11 +330,21 @@ class ActivityView(QWidget):
         top.addWidget(self.owner_box)
         top.addWidget(self.filter_edit, 1)
         top.addWidget(self.action_box)
-        top.addWidget(self.count_label)
+        # The count under the table, wrapping: the dock fits a narrow column (a laptop's
+        # left column under Sessions) without holding the window wider.
+        self.count_label.setWordWrap(True)
+        self.count_label.setContentsMargins(4, 0, 4, 2)
+        for box in (self.owner_box, self.action_box):
+            box.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            box.setMinimumContentsLength(8)
+        self.filter_edit.setMinimumWidth(60)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addWidget(self.table, 1)
+        lay.addWidget(self.count_label)
 
         self.filter_edit.textChanged.connect(self._on_filter_edit_text_changed)
         self.action_box.currentIndexChanged.connect(self._on_action_box_current_index_changed)

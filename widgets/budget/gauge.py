@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -135,6 +136,10 @@ def _thresholds_help() -> str:
     return "\n".join([*lines, f"More: {README_THRESHOLDS}"])
 
 
+NARROW_GAUGE = 760
+"""Narrower than this, the gauge's headline goes above its controls."""
+
+
 class BudgetGauge(QWidget):
     """Stacked bar of a context by section against the window, with thresholds.
 
@@ -214,19 +219,25 @@ class BudgetGauge(QWidget):
         self._help.setAccessibleName("what the thresholds mean")
         self._help.linkActivated.connect(self._on_help_link_activated)
 
-        top = QHBoxLayout()
-        top.setSpacing(6)
-        top.addWidget(self._headline, 1)
-        top.addWidget(self._help)
+        # The headline beside the controls; on a narrow gauge (a laptop's side column)
+        # above them, so it is not squeezed into a column of single words.
+        self._top = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self._top.setSpacing(6)
+        self._top.addWidget(self._headline, 1)
+        controls = QHBoxLayout()
+        controls.setSpacing(6)
+        controls.addWidget(self._help)
+        controls.addStretch(1)
         window_label = QLabel("&Window:")
         window_label.setBuddy(self._combo)
-        top.addWidget(window_label)
-        top.addWidget(self._combo)
-        top.addWidget(self._spin)
+        controls.addWidget(window_label)
+        controls.addWidget(self._combo)
+        controls.addWidget(self._spin)
+        self._top.addLayout(controls)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.setSpacing(2)
-        layout.addLayout(top)
+        layout.addLayout(self._top)
         layout.addWidget(self._canvas)
         layout.addLayout(flow)
         layout.addStretch(1)
@@ -252,6 +263,10 @@ class BudgetGauge(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
+            narrow = event.size().width() < NARROW_GAUGE
+            self._top.setDirection(
+                QBoxLayout.Direction.TopToBottom if narrow else QBoxLayout.Direction.LeftToRight
+            )
             self.updateGeometry()  # the legend's rows, so the minimum height, may change
 
     # -- public API -----------------------------------------------------------
