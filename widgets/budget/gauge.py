@@ -14,15 +14,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QLayout,
-    QLayoutItem,
     QSizePolicy,
     QSpinBox,
     QToolTip,
@@ -48,6 +46,7 @@ from widgets.budget.gauge_canvas import (
     fmt_pct,
     hatch,
 )
+from widgets.common.flow import FlowLayout
 from widgets.common.palette import is_dark
 
 if TYPE_CHECKING:
@@ -60,74 +59,6 @@ COMMON_WINDOWS = (("32k", 32_000), ("128k", 128_000), ("200k", 200_000), ("1M", 
 """The windows offered besides the model's own and a custom value."""
 CUSTOM = -1
 AFTER = "after"
-
-
-class _FlowLayout(QLayout):
-    """Items left to right, wrapping to the next row when the width runs out."""
-
-    def __init__(self, parent: QWidget | None = None, spacing: int = 14) -> None:
-        super().__init__(parent)
-        self._items: list[QLayoutItem] = []
-        self._hspace = spacing
-        self.setContentsMargins(0, 0, 0, 0)
-
-    @override
-    def addItem(self, item: QLayoutItem) -> None:
-        self._items.append(item)
-
-    @override
-    def count(self) -> int:
-        return len(self._items)
-
-    @override
-    def itemAt(self, index: int) -> QLayoutItem | None:
-        return self._items[index] if 0 <= index < len(self._items) else None
-
-    @override
-    def takeAt(self, index: int) -> QLayoutItem | None:
-        return self._items.pop(index) if 0 <= index < len(self._items) else None
-
-    @override
-    def expandingDirections(self) -> Qt.Orientation:
-        return Qt.Orientation(0)
-
-    @override
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    @override
-    def heightForWidth(self, width: int) -> int:
-        return self._arrange(QRect(0, 0, width, 0), move=False)
-
-    @override
-    def setGeometry(self, rect: QRect) -> None:
-        super().setGeometry(rect)
-        self._arrange(rect, move=True)
-
-    @override
-    def sizeHint(self) -> QSize:
-        return self.minimumSize()
-
-    @override
-    def minimumSize(self) -> QSize:
-        size = QSize()
-        for item in self._items:
-            size = size.expandedTo(item.minimumSize())
-        return size
-
-    def _arrange(self, rect: QRect, *, move: bool) -> int:
-        x, y, row_h = rect.x(), rect.y(), 0
-        for item in self._items:
-            if item.isEmpty():
-                continue
-            hint = item.sizeHint()
-            if x > rect.x() and x + hint.width() > rect.right() + 1:
-                x, y, row_h = rect.x(), y + row_h + 1, 0
-            if move:
-                item.setGeometry(QRect(QPoint(x, y), hint))
-            x += hint.width() + self._hspace
-            row_h = max(row_h, hint.height())
-        return y + row_h - rect.y()
 
 
 def _thresholds_help() -> str:
@@ -193,7 +124,7 @@ class BudgetGauge(QWidget):
         self._legend: dict[str, QLabel] = {}
         self._swatches: dict[str, QLabel] = {}
         self._entries: dict[str, QWidget] = {}
-        flow = _FlowLayout()
+        flow = FlowLayout()
         font = QFont(self.font())
         font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
         for key in (*SECTION_KEYS, AFTER):

@@ -40,6 +40,7 @@ from typing_extensions import override
 
 from core.context.trim import PROTECTED_RECENT
 from core.io import jsonio
+from widgets.common.flow import FlowLayout
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
 from widgets.common.view_jobs import view_key
@@ -209,12 +210,12 @@ class TrimView(QWidget):
 
     def _build_chart(self) -> None:
         self.chart = pg.GraphicsLayoutWidget()
-        self.chart.setMinimumHeight(180)
+        self.chart.setMinimumHeight(110)
         self.chart.ci.layout.setSpacing(0)
         self.chart.ci.setContentsMargins(4, 8, 12, 4)
         self.bar_plot = self.chart.addPlot(row=0, col=0, axisItems={"left": _TokenAxis("left")})
         self.strip_plot = self.chart.addPlot(row=1, col=0)
-        self.chart.ci.layout.setRowFixedHeight(1, 70)
+        self.chart.ci.layout.setRowFixedHeight(1, 46)
         for plot in (self.bar_plot, self.strip_plot):
             plot.setMenuEnabled(False)
             plot.hideButtons()
@@ -276,31 +277,32 @@ class TrimView(QWidget):
         self.detail_label = QLabel()
         self.detail_label.setWordWrap(True)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        legend = QHBoxLayout()
-        legend.setSpacing(6)
+        legend = FlowLayout(spacing=6)  # the chips wrap beside the table
         decisions_label = QLabel("Decisions:")
         decisions_label.setToolTip("Click a decision to show or hide its rows")
         legend.addWidget(decisions_label)
         for chip in self.chips.values():
             legend.addWidget(chip)
-        legend.addStretch(1)
+        # The result and its chart beside the decision table, so that on a laptop's
+        # short tab page the table still shows its rows without scrolling.
         chart_box = QWidget()
         chart_layout = QVBoxLayout(chart_box)
         chart_layout.setContentsMargins(0, 0, 0, 0)
+        chart_layout.addWidget(self.summary_label)
+        chart_layout.addWidget(self.detail_label)
         chart_layout.addLayout(legend)
         chart_layout.addWidget(self.chart, 1)
         chart_layout.addWidget(self.hover_label)
-        split = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
+        split = QSplitter(Qt.Orientation.Horizontal, childrenCollapsible=False)
         split.addWidget(chart_box)
         split.addWidget(self.table)
-        split.setSizes([300, 320])
+        split.setStretchFactor(0, 11)
+        split.setStretchFactor(1, 9)
+        split.setSizes([550, 450])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(params)
         layout.addLayout(query)
-        layout.addSpacing(4)
-        layout.addWidget(self.summary_label)
-        layout.addWidget(self.detail_label)
         layout.addWidget(split, 1)
 
     def _apply_palette(self) -> None:
