@@ -32,8 +32,8 @@ from app.demo_data import demo_path
 from app.layout import BACKUPS_TAB
 from app.paths import cache_dir, data_dir
 from app.settings import default_settings
-from core.io.fsutil import backup_path
-from core.io.writes import PlannedWrite
+from core.io.fsutil import next_backup_path
+from core.io.writes import PlannedWrite, planned_backup
 from core.safety.activity import load_activity
 from core.safety.activity_owner import OwnFiles
 from core.safety.backups import list_backups, plan_restore, prune, recorded_hashes, restore
@@ -55,9 +55,10 @@ def restore_writes(plan: RestorePlan) -> list[PlannedWrite]:
         return [
             PlannedWrite(str(target), "create", f"recreate {target.name} from {b.name} ({made})")
         ]
+    backup = next_backup_path(target)  # named once: the name shown is the file made
     return [
         PlannedWrite(
-            str(backup_path(target)),
+            str(backup),
             "backup",
             f"copy {target.name} as it is now ({plan.target_size:,} bytes) so the restore "
             "can be undone",
@@ -67,6 +68,7 @@ def restore_writes(plan: RestorePlan) -> list[PlannedWrite]:
             "rewrite",
             f"replace {target.name} ({plan.target_size:,} bytes now) with the backup "
             f"{b.name} ({made})",
+            backup=str(backup),
         ),
     ]
 
@@ -77,12 +79,15 @@ def own_files() -> OwnFiles:
     return OwnFiles.of([data_dir(), cache_dir(), settings], places=[demo_path()])
 
 
-def _restore_task(plan: RestorePlan, activity: Path) -> Restored:
-    """Restore *plan*, checking the backup against the hash logged when it was made."""
+def _restore_task(plan: RestorePlan, activity: Path, backup_to: Path | None) -> Restored:
+    """Restore *plan*, checking the backup against the hash logged when it was made.
+
+    *backup_to* is the name the confirm dialog gave the copy of the file replaced.
+    """
     expected = recorded_hashes(load_activity(activity).records).get(
         os.path.abspath(plan.backup.path)
     )
-    return restore(plan, expected_sha256=expected)
+    return restore(plan, expected_sha256=expected, backup_to=backup_to)
 
 
 class BackupsGlue(AppHelper):
@@ -245,13 +250,16 @@ class BackupsGlue(AppHelper):
         if self._restoring:
             return False
         plan = plan_restore(backup)
-        if not self.manager.confirm(restore_writes(plan)):
+        writes = restore_writes(plan)
+        if not self.manager.confirm(writes):
             return False
         activity = self.manager.activity.path
+        shown = planned_backup(writes, str(Path(plan.target)))
+        backup_to = Path(shown) if shown else None
         self._restoring = True
         self.runner.submit(
             "restoring",
-            lambda **_: _restore_task(plan, activity),
+            lambda **_: _restore_task(plan, activity, backup_to),
             key=self.restore_key,
             done=self._on_restored,
             failed=self._on_restore_failed,

@@ -460,7 +460,9 @@ class Restored:
         return {"restored": self.target, "size": self.size, "backup_of_replaced": self.saved}
 
 
-def restore(plan: RestorePlan, *, expected_sha256: str | None = None) -> Restored:
+def restore(
+    plan: RestorePlan, *, expected_sha256: str | None = None, backup_to: Path | None = None
+) -> Restored:
     """Replace the file with the backup, atomically, keeping a backup of it first.
 
     The file is backed up (:func:`core.io.fsutil.make_backup`, so the restore can
@@ -487,7 +489,7 @@ def restore(plan: RestorePlan, *, expected_sha256: str | None = None) -> Restore
             f"{plan.target} changed since the restore was planned (an agent may be writing "
             "to it); nothing was written"
         )
-    saved = fsutil.atomic_write(plan.target, data, backup=True)
+    saved = fsutil.atomic_write(plan.target, data, backup=True, backup_name=backup_to)
     if plan.target_size is None:
         os.chmod(plan.target, os.stat(b.path).st_mode & 0o777)
     return Restored(plan.target, len(data), str(saved) if saved is not None else None)

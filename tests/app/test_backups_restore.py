@@ -139,3 +139,30 @@ def test_no_pruning_for_a_backup_whose_write_never_came(qtbot, tmp_path):
     assert first.exists()  # not pruned for a write that did not happen
     second.unlink()
     assert [b.path for b in list_backups(s)] == [str(first)]
+
+
+def test_the_restore_keeps_the_replaced_file_under_the_name_the_confirm_showed(
+    qtbot, tmp_path, monkeypatch
+):
+    """Issue 17, defect 7 (the restore preview): one backup name, shown and written."""
+    from tests.widgets.test_issue17_compaction import SteppingClock
+
+    s = _home(tmp_path)
+    asked = []
+
+    def confirm(writes):
+        asked.append(list(writes))
+        return True
+
+    window = _open(qtbot, s.parent.parent.parent.parent, confirm)
+    made = fsutil.make_backup(s)
+    s.write_bytes(s.read_bytes() + b'{"broken"\n')
+    monkeypatch.setattr(fsutil, "time", SteppingClock())  # every name read a second later
+    assert str(made) in _listed(qtbot, window)
+    assert window.backups.view.select(str(made))
+    with qtbot.waitSignal(window.backups.restored, timeout=20000) as got:
+        window.backups.view.restore_button.click()
+    backup, rewrite = asked[-1]
+    assert backup.path == rewrite.backup
+    assert got.args[0].saved == backup.path
+    assert Path(backup.path).read_bytes().endswith(b'{"broken"\n')
