@@ -27,7 +27,9 @@ from core.transcript import compactions, context_at, context_size
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
+    from core.dataset.load import SessionSummary
     from core.transcript.model import Session
 
 
@@ -65,10 +67,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         "stores": _stores(data),
         "memory_indexes": [index_summary(p) for p in data.discovery.memory_indexes],
         "config": str(data.discovery.config) if data.discovery.config else None,
-        "tokens": {
-            "estimated": sum(s.tokens_estimated for s in data.summaries),
-            "total": sum(s.tokens_total for s in data.summaries),
-        },
+        # A context size is one session's snapshot: the largest, never a sum of them.
+        "largest_context": _largest_context(data.summaries),
         "problems": [p.to_json() for p in data.problems],
     }
 
@@ -77,8 +77,13 @@ def cmd_info(args: argparse.Namespace) -> int:
         lines.append(
             f"sessions: {len(data.summaries)}  messages: {sum(s.messages for s in data.summaries)}"
             f"  compactions: {sum(s.compactions for s in data.summaries)}"
-            f"  tokens (context at leaf, estimated): {payload['tokens']['estimated']:,}"
         )
+        largest = payload["largest_context"]
+        if largest is not None:
+            lines.append(
+                f"largest context at a leaf: {largest['tokens_estimated']:,} tokens "
+                f"(chars/4 estimate) in {largest['session']}"
+            )
         if seg is not None:
             lines.append(
                 f"segments: {len(seg.segments)} warm of {seg.valid} valid lines"
@@ -412,3 +417,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     }
     emit_result(args, payload, lambda: f"demo data written to {args.dir}: {summary.describe()}")
     return 0
+
+
+def _largest_context(summaries: Sequence[SessionSummary]) -> dict[str, Any] | None:
+    """The session with the largest context at its leaf (chars/4), or None."""
+    loaded = [s for s in summaries if s.loaded]
+    if not loaded:
+        return None
+    top = max(loaded, key=lambda s: s.tokens_estimated)
+    return {"session": top.id, "tokens_estimated": top.tokens_estimated}

@@ -23,3 +23,15 @@ def test_memlens_export_writes_one_page_and_keeps_an_existing_file(tmp_path, fix
     report = tmp_path / "compaction.html"
     assert run_cli(["export", str(session), "-o", str(report), "--compaction"]) == 0
     assert "compaction" in report.read_text(encoding="utf-8").lower()
+
+
+def test_memlens_info_never_adds_up_context_sizes(fixtures_dir, capsys):
+    """Issue 17, defect 10: the largest context at a leaf, not a sum over sessions."""
+    assert run_cli(["info", str(fixtures_dir), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    sizes = {s["id"]: s["tokens_estimated"] for s in info["sessions"]}
+    assert "tokens" not in info and len(sizes) == 2
+    assert info["largest_context"] == {
+        "session": max(sizes, key=sizes.__getitem__),
+        "tokens_estimated": max(sizes.values()),
+    }
