@@ -65,6 +65,7 @@ PREFERRED_SIZE = QSize(1600, 1000)
 FRAME_GUESS = 32  # title bar height before the window is shown and its frame known
 NAV_MIN, NAV_SHARE = 260, 0.27
 SETTLE_MS = 200
+DOCK_TABLE_ROOM = 312  # a dock's title and tabs, a filter row and eight table rows
 GAUGE_MARGIN, DOCK_TITLE = 14, 30  # a dock's scroll area and frame; its title bar
 BOTTOM_DOCK = 150
 
@@ -313,7 +314,10 @@ class WindowLayout(QMainWindow):
     def _default_splitter(self) -> None:
         """Timeline half the height (more if the tabs need less); the gauge what it needs."""
         total = sum(self.splitter.sizes()) or self.splitter.height()
-        gauge = 0 if self.gauge_docked else self.gauge.minimumSizeHint().height()
+        if self.gauge_docked:  # a short screen: half and half
+            self.splitter.setSizes([total - total // 2, 0, total // 2])
+            return
+        gauge = self.gauge.minimumSizeHint().height()
         timeline = max(total // 2, (total - gauge) * 11 // 20)
         self.splitter.setSizes([timeline, gauge, max(0, total - timeline - gauge)])
 
@@ -391,10 +395,30 @@ class WindowLayout(QMainWindow):
         elif name == "activity":
             self.activity_dock.show()
             self.activity_dock.raise_()
+            self._room_for(self.activity_dock)
             self.activity_front().setFocus()
         else:
             self.tabs.setCurrentIndex(self.tab_index(name))
             self.current_view().setFocus()
+
+    def _room_for(self, dock: QDockWidget) -> None:
+        """A dock brought forward in a shared column gets the height its table needs.
+
+        The room comes from the docks above it (Sessions, Budget), never below what
+        they need; a taller dock is left as the user made it.
+        """
+        if self.dockWidgetArea(dock) != Qt.DockWidgetArea.LeftDockWidgetArea:
+            return
+        need = DOCK_TABLE_ROOM
+        if dock.height() >= need:
+            return
+        above = [d for d in (self.nav_dock, self.budget_dock) if d.isVisible()]
+        heights = [d.height() for d in above]
+        short = need - dock.height()
+        nav_room = max(0, heights[0] - self.nav_dock.minimumSizeHint().height()) if above else 0
+        if above and above[0] is self.nav_dock:
+            heights[0] -= min(short, nav_room)
+        self.resizeDocks([*above, dock], [*heights, need], Qt.Orientation.Vertical)
 
     def activity_front(self) -> QWidget:
         """The Activity dock's view in front: the write log or the backups list."""

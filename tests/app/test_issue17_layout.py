@@ -133,3 +133,57 @@ def test_the_threshold_help_opens_the_readme_section(qtbot, cache, monkeypatch):
     readme = opened[0].toLocalFile()
     with open(readme, encoding="utf-8") as f:
         assert "### Context thresholds" in f.read()
+
+
+def _rows_shown(view) -> float:  # type: ignore[no-untyped-def]
+    """How many rows *view*'s viewport holds (its row height from the view itself)."""
+    row = view.sizeHintForRow(0) if view.model().rowCount() else -1
+    if row <= 0:
+        row = view.verticalHeader().defaultSectionSize() if hasattr(view, "verticalHeader") else 20
+    return view.viewport().height() / row
+
+
+def _main_table(page):  # type: ignore[no-untyped-def]
+    """The largest item view shown on a tab page."""
+    from PySide6.QtWidgets import QAbstractItemView
+
+    views = [v for v in page.findChildren(QAbstractItemView) if v.isVisible()]
+    return max(views, key=lambda v: v.width() * v.height())
+
+
+def test_a_laptop_screen_gets_a_usable_default_layout(qtbot, cache, monkeypatch):
+    """Item 12: on 1366x768 the window fits, the timeline has half the height, each tab's
+    table shows eight rows and the compaction buttons are in view, nothing scrolls."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QPushButton
+
+    from app.layout import WindowLayout
+
+    monkeypatch.setattr(WindowLayout, "_available", lambda self: QRect(0, 0, 1366, 768))
+    window = _demo_window(qtbot)
+    qtbot.wait(400)  # the docks settle
+    assert window.width() <= 1366 and window.height() <= 768
+    assert window.gauge_docked and window.budget_dock.isVisible()
+    sizes = window.splitter.sizes()
+    assert sizes[0] * 2 >= sum(sizes), sizes  # the timeline: half the height or more
+    assert window.budget_dock.height() >= window.gauge.minimumSizeHint().height()
+    assert window.nav_dock.width() <= 0.3 * window.width()
+    for name in ("recall", "trim", "facts", "review", "openclaw", "activity"):
+        window.show_view(name)
+        qtbot.wait(150)
+        if name == "activity":
+            page = window.activity_view
+        else:
+            page = window.tabs.currentWidget()
+            bar = page.verticalScrollBar()
+            assert not bar.isVisible() or bar.maximum() <= 30, (name, bar.maximum())
+        table = _main_table(page)
+        assert _rows_shown(table) >= 8, (name, table.objectName(), table.viewport().height())
+    window.show_view("compaction")
+    qtbot.wait(150)
+    page = window.tabs.currentWidget()
+    viewport = page.viewport().rect()
+    for button in window.compaction_panel.findChildren(QPushButton):
+        if button.isVisibleTo(window.compaction_panel) and button.text():
+            at = button.mapTo(page.viewport(), button.rect().bottomRight())
+            assert viewport.contains(at), (button.text(), at, viewport)
