@@ -123,9 +123,7 @@ def test_the_threshold_help_opens_the_readme_section(qtbot, cache, monkeypatch):
     monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
     window = _window(qtbot)
     window.menu_actions.by_name["thresholds"].trigger()
-    link = next(
-        w for w in window.gauge.findChildren(QLabel) if "What do these mean?" in w.text()
-    )
+    link = next(w for w in window.gauge.findChildren(QLabel) if "What do these mean?" in w.text())
     link.linkActivated.emit("#context-thresholds")
     assert [(u.fileName(), u.fragment()) for u in opened] == [
         ("README.md", "context-thresholds")
