@@ -217,7 +217,6 @@ def _openclaw(app: QApplication) -> None:
     assert data is not None
     alpha = next(s for s in data.summaries if s.id == "alpha")
     window.navigator.select_session(alpha.path)
-    window.splitter.setSizes([300, 175, 640])
     window.show_view("openclaw")
     view = window.openclaw_view
     view.tabs.setCurrentWidget(view.row_page)
@@ -316,7 +315,6 @@ def main() -> int:
     window.open_path(str(demo))
     _wait_for(lambda: window.data is not None and window.recall_data is not None)
     window.navigator.select_session(_busiest(window))
-    window.splitter.setSizes([300, 175, 640])  # room for the tab views, nothing scrolls
     _settle(app, 800)
     shots = [("main-window.png", "message"), ("context.png", "context"),
              ("recall.png", "recall"), ("trim.png", "trim")]  # fmt: skip

@@ -39,3 +39,28 @@ def test_every_screenshot_is_rendered(tmp_path):
     for name in SHOTS:
         assert f"docs/screenshots/{name}.png" in readme, f"{name}.png is not shown in the README"
         assert (ROOT / "docs" / "screenshots" / f"{name}.png").is_file()
+
+
+LAPTOP_SHOTS = ("message", "context", "recall", "trim", "facts", "review", "compaction", "openclaw")
+
+
+def test_the_laptop_screenshots_are_rendered_on_a_1366x768_screen(tmp_path):
+    env = dict(os.environ, MEMLENS_SCREENSHOTS_DIR=str(tmp_path), QT_QPA_PLATFORM="offscreen")
+    env.pop("MEMLENS_CACHE_DIR", None)
+    subprocess.run(
+        [sys.executable, "docs/make_screenshots.py", "--laptop"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    for name in LAPTOP_SHOTS:
+        for theme in ("", "-dark"):
+            image = QImage(str(tmp_path / "laptop" / f"{name}{theme}.png"))
+            assert not image.isNull(), name
+            # the window fitted to the screen: all of it, no wider or taller
+            assert 1300 <= image.width() <= 1366 and 600 <= image.height() <= 768, name
+            assert (ROOT / "docs" / "screenshots" / "laptop" / f"{name}{theme}.png").is_file()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/screenshots/laptop/recall.png" in readme
