@@ -72,7 +72,6 @@ class MainWindow(WindowLayout):
         self.setWindowTitle("memlens")
         self.setObjectName("memlens-main")
         self.setWindowIcon(app_icon())
-        self.resize(1400, 900)
         self.setAcceptDrops(True)
         self.runner = default_runner()
         # The app's runner is shared: a window's keys are its own (a second window, a test).
