@@ -122,7 +122,7 @@ class MainWindow(WindowLayout):
             live_action=self.live.indicator.toggle_action,
         )
         self.menu_actions.by_name["cancel"].setEnabled(False)
-        install_export(self)
+        self.exporter = install_export(self)
         self.navigation = install_navigation(self)
         self.compaction_panel.cancel_action.setShortcuts([])  # the window's Esc decides
         self.compaction_panel.cancel_action.changed.connect(self._update_cancel)
