@@ -24,6 +24,7 @@ from core.compaction.refusals import (
 from core.compaction.run import CompactionRun, SummaryFailed
 from core.compaction.store_update import FENCE_FIELDS, sessions_store_of
 from core.dataset.discovery import is_archive_name
+from core.dataset.store_sessions import is_store_session_path
 from core.io.problems import FormatError
 from core.openclaw.sessions_store import (
     entries_for_transcript,
@@ -52,9 +53,16 @@ def check_agent_owned(session: Session) -> None:
     InDatabase
         For a session read from an OpenClaw agent database.
     Archived
-        For an archived transcript (``<id>.jsonl.reset.<time>[.zst]``...): OpenClaw
+        For a session rebuilt from a memory-context store's segments, or an archived
+        transcript (``<id>.jsonl.reset.<time>[.zst]``...): OpenClaw
         never reads it again, and a ``.zst`` one would be corrupted by an append.
     """
+    if is_store_session_path(session.path):
+        raise Archived(
+            f"{session.path} is rebuilt from memory-context's archived segments: there is "
+            "no transcript to write to. Open the agent's home or its sessions folder to "
+            "compact the live session, or keep this dry run."
+        )
     if session.db is None and is_archive_name(os.path.basename(session.path)):
         raise Archived(
             f"{session.path} is an archived transcript: no agent reads it again (and a "

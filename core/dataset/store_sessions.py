@@ -37,6 +37,11 @@ def store_session_path(segments_path: str, session_id: str) -> str:
     return f"{segments_path}#{session_id}"
 
 
+def is_store_session_path(path: str) -> bool:
+    """Whether *path* names a session rebuilt from segments (no transcript on disk)."""
+    return "segments.jsonl#" in path and not os.path.exists(path)
+
+
 def store_agent(segments: Sequence[Segment]) -> str:
     """The agent id in the first ``agent:<id>:...`` session key, else :data:`STORE_AGENT`."""
     for seg in segments:

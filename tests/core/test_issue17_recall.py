@@ -50,6 +50,20 @@ def test_a_store_folder_opened_alone_lists_its_sessions(tmp_path):
     assert not any((tmp_path / s.path).exists() for s in data.summaries)
 
 
+def test_a_rebuilt_session_is_never_compacted_into(tmp_path):
+    """No transcript behind it: a compaction is refused with the reason, nothing written."""
+    from core.compaction.checks import check_agent_owned
+    from core.compaction.refusals import CompactionRefused
+
+    folder = tmp_path / "store"
+    write_store(folder, 20, now_ms=NOW, sessions=2)
+    before = sorted((p.name, p.stat().st_size) for p in folder.iterdir())
+    session = load_dataset(folder, now_ms=NOW).sessions[0]
+    with pytest.raises(CompactionRefused, match="rebuilt from memory-context's archived"):
+        check_agent_owned(session)
+    assert sorted((p.name, p.stat().st_size) for p in folder.iterdir()) == before
+
+
 def test_a_home_with_transcripts_gets_no_rebuilt_sessions(tmp_path):
     home = tmp_path / "home"
     write_store(home / "memory" / "context", 20, now_ms=NOW, sessions=2)

@@ -159,3 +159,16 @@ def test_recall_tab_shows_eight_detail_rows_at_laptop_height(qtbot, tmp_path, st
     assert table.viewport().height() >= 8 * row_height
     assert table.rowAt(8 * row_height - 1) == 7  # the eighth row is on screen
     assert view.minimumSizeHint().height() <= 330
+
+
+def test_the_navigator_says_a_session_was_rebuilt_from_segments(qtbot, tmp_path):
+    from widgets.session.navigator import Navigator
+
+    folder = tmp_path / "store"
+    write_store(folder, 20, now_ms=NOW, sessions=2)
+    nav = Navigator()
+    qtbot.addWidget(nav)
+    nav.set_sessions(load_dataset(folder, now_ms=NOW).summaries)
+    agent = nav.model.index(0, 0)
+    tip = nav.model.index(0, 0, agent).data(Qt.ItemDataRole.ToolTipRole)
+    assert "rebuilt from memory-context's segments.jsonl" in tip and "read-only" in tip

@@ -88,6 +88,8 @@ def _tip(s: SessionSummary) -> str:
     where = {
         "sqlite": "OpenClaw agent database (read-only)",
         "archive": "archived transcript",
+        "segments": "rebuilt from memory-context's segments.jsonl (archived user and "
+        "assistant text only; read-only)",
     }.get(s.storage, "transcript file")
     lines = [s.path, f"{where}, format v{s.version}, model {s.model or 'unknown'}"]
     if s.key:
