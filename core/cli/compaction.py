@@ -14,6 +14,7 @@ from core.compaction.settings import session_model, summary_instructions
 from core.compaction.summarizers import LLMSummarizer, OfflineSummarizer
 from core.compaction.write import compaction_job, write_compaction
 from core.context.budget import budget_for
+from core.context.terms import CONTEXT_TOKENS, source_label
 from core.dataset.discovery import discover
 from core.dataset.load import load_dataset
 from core.io.problems import FormatError
@@ -133,8 +134,8 @@ def cmd_plan(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     lines = [f"{session.path}: {plan.reason}"]
     if plan.ok:
         lines.append(
-            f"tokens before {plan.tokens_before:,} "
-            f"({'measured' if plan.tokens_before_measured else 'estimated'}); "
+            f"{CONTEXT_TOKENS.name} before {plan.tokens_before:,} "
+            f"({source_label('measured' if plan.tokens_before_measured else 'estimated')}); "
             f"summarised ~{plan.tokens_summarized:,}; kept ~{plan.tokens_kept:,}; "
             f"expected after ~{plan.expected_tokens_after():,}"
         )
@@ -441,7 +442,8 @@ def cmd_budget(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     }
     pct = 100 * b.context_tokens / b.window
     lines = [
-        f"{session.path}: {b.context_tokens:,} tokens ({b.context_source}) of a "
+        f"{session.path}: {b.context_tokens:,} {CONTEXT_TOKENS.name} "
+        f"({source_label(b.context_source)}) of a "
         f"{b.window:,} window ({b.window_source}), {pct:.1f}%; guard {b.guard}"
     ]
     for t in b.thresholds:

@@ -35,3 +35,14 @@ def test_memlens_info_never_adds_up_context_sizes(fixtures_dir, capsys):
         "session": max(sizes, key=sizes.__getitem__),
         "tokens_estimated": max(sizes.values()),
     }
+
+
+def test_budget_and_plan_name_the_context_tokens_as_the_app_does(fixtures_dir, capsys):
+    """Issue 17, defect 3: one name and source tag in the CLI too, never "measured"."""
+    session = str(fixtures_dir / "before-compaction.jsonl")
+    assert run_cli(["budget", session]) == 0
+    assert run_cli(["plan", session]) == 0
+    out = capsys.readouterr().out
+    assert "180,820 context tokens (reported)" in out
+    assert "context tokens before 180,820 (reported)" in out
+    assert "measured" not in out
