@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
+    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -330,10 +331,11 @@ class ActivityView(QWidget):
         top.addWidget(self.owner_box)
         top.addWidget(self.filter_edit, 1)
         top.addWidget(self.action_box)
-        # The count under the table, wrapping: the dock fits a narrow column (a laptop's
-        # left column under Sessions) without holding the window wider.
-        self.count_label.setWordWrap(True)
-        self.count_label.setContentsMargins(4, 0, 4, 2)
+        # The count shrinks (cut, the whole of it in its tooltip) rather than holding the
+        # dock wider than a laptop's left column.
+        self.count_label.setMinimumWidth(0)
+        self.count_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        top.addWidget(self.count_label, 1)
         for box in (self.owner_box, self.action_box):
             box.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
@@ -344,7 +346,6 @@ class ActivityView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addWidget(self.table, 1)
-        lay.addWidget(self.count_label)
 
         self.filter_edit.textChanged.connect(self._on_filter_edit_text_changed)
         self.action_box.currentIndexChanged.connect(self._on_action_box_current_index_changed)
@@ -414,6 +415,7 @@ class ActivityView(QWidget):
         if other:
             text += f" · {other:,} to memlens's own files"
         self.count_label.setText(text)
+        self.count_label.setToolTip(text)
 
     @Slot(str)
     def _on_filter_edit_text_changed(self, text: str) -> None:
