@@ -289,7 +289,7 @@ def laptop() -> int:
         window.inspector.refresh()
         for view in LAPTOP_SHOTS:
             window.show_view(view)
-            _settle(app, 500)
+            _settle(app, 300)
             name = out / f"{view}{'-dark' if theme == 'dark' else ''}.png"
             window.grab().save(str(name))
             print(name)

@@ -20,9 +20,15 @@ SHOTS = (
 )  # fmt: skip
 
 
-def test_every_screenshot_is_rendered(tmp_path):
+@pytest.fixture(scope="module")
+def demo_cache(tmp_path_factory):
+    """One demo for both passes (the script's own home and settings stay its own)."""
+    return tmp_path_factory.mktemp("shots-cache")
+
+
+def test_every_screenshot_is_rendered(tmp_path, demo_cache):
     env = dict(os.environ, MEMLENS_SCREENSHOTS_DIR=str(tmp_path), QT_QPA_PLATFORM="offscreen")
-    env.pop("MEMLENS_CACHE_DIR", None)  # the script makes its own home, cache and settings
+    env["MEMLENS_CACHE_DIR"] = str(demo_cache)
     subprocess.run(
         [sys.executable, "docs/make_screenshots.py"],
         cwd=ROOT,
@@ -44,9 +50,9 @@ def test_every_screenshot_is_rendered(tmp_path):
 LAPTOP_SHOTS = ("message", "context", "recall", "trim", "facts", "review", "compaction", "openclaw")
 
 
-def test_the_laptop_screenshots_are_rendered_on_a_1366x768_screen(tmp_path):
+def test_the_laptop_screenshots_are_rendered_on_a_1366x768_screen(tmp_path, demo_cache):
     env = dict(os.environ, MEMLENS_SCREENSHOTS_DIR=str(tmp_path), QT_QPA_PLATFORM="offscreen")
-    env.pop("MEMLENS_CACHE_DIR", None)
+    env["MEMLENS_CACHE_DIR"] = str(demo_cache)
     subprocess.run(
         [sys.executable, "docs/make_screenshots.py", "--laptop"],
         cwd=ROOT,

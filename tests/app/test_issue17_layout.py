@@ -9,9 +9,15 @@ from app.main import build_window
 from app.settings import AppSettings
 
 
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(tmp_path / "cache"))
+def cache(shared_cache, tmp_path, monkeypatch):
+    """One demo for the module (generated once: these tests never write to it)."""
+    monkeypatch.setenv("MEMLENS_CACHE_DIR", str(shared_cache))
     return tmp_path
 
 
