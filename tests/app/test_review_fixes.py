@@ -12,6 +12,7 @@ import pytest
 from app.main_window import MainWindow
 from core.demo.build import write_demo
 from core.io.writes import always
+from tests.demo_copy import demo_copy
 from tests.qt_read import shown_fact_ids
 
 NOW = int(time.time() * 1000)  # live segments must not be older than evictionDays
@@ -19,7 +20,7 @@ NOW = int(time.time() * 1000)  # live segments must not be older than evictionDa
 
 @pytest.fixture
 def home(tmp_path):
-    return write_demo(tmp_path / "home", now_ms=NOW, segments=150).root
+    return demo_copy(tmp_path / "home", now_ms=NOW, segments=150)
 
 
 def _window(qtbot, confirm=always):

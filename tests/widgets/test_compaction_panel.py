@@ -15,8 +15,8 @@ from core.compaction.provider import OFFLINE, ProviderChoice
 from core.compaction.run import plan_json
 from core.compaction.target import target_for, target_from_dataset
 from core.dataset.load import load_dataset
-from core.demo.build import write_demo
 from core.transcript.loader import load_transcript
+from tests.demo_copy import demo_copy
 from tests.llm_server import Reply
 from widgets.compaction.panel import CompactionPanel
 
@@ -52,7 +52,7 @@ def fixture_copy(tmp_path, fixtures_dir):
 @pytest.fixture
 def demo(tmp_path):
     home = tmp_path / "home"
-    write_demo(home, now_ms=NOW, segments=300)
+    demo_copy(home, now_ms=NOW, segments=300)
     data = load_dataset(home)
     session = data.session(DEMO_SESSION)
     _age(Path(session.path))
