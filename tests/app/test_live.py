@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMainWindow
 from app.live import LiveController, bind_indicator, describe
 from core.dataset.load import load_dataset
 from core.dataset.open_recall import open_recall
-from core.demo.build import write_demo
+from tests.demo_copy import demo_copy
 from widgets.live.indicator import LiveIndicator
 
 NOW = int(time.time() * 1000)  # segments must not be older than evictionDays
@@ -27,7 +27,7 @@ WRITER = Path(__file__).resolve().parent.parent / "live_writer.py"
 @pytest.fixture
 def demo(tmp_path):
     root = tmp_path / "home"
-    write_demo(root, now_ms=NOW, segments=200)
+    demo_copy(root, now_ms=NOW, segments=200)
     data = load_dataset(root)
     recall = open_recall(data, cache_dir=None)
     return root, data, recall

@@ -33,11 +33,11 @@ from core.compaction.target import target_from_dataset
 from core.compaction.textdiff import changed_spans, diff_stats, side_by_side
 from core.compaction.write import planned_writes, write_compaction
 from core.dataset.load import load_dataset
-from core.demo.build import write_demo
 from core.io.jobs import Cancelled
 from core.llm import ChatMessage, LLMError, OpenAICompatibleClient
 from core.openclaw.config import parse_openclaw_config
 from core.transcript import load_transcript
+from tests.demo_copy import demo_copy
 from tests.llm_server import Reply
 
 NOW = 1_760_000_000_000
@@ -47,7 +47,7 @@ OLD = time.time() - 3600
 @pytest.fixture
 def demo(tmp_path):
     home = tmp_path / "home"
-    write_demo(home, now_ms=NOW, segments=300)
+    demo_copy(home, now_ms=NOW, segments=300)
     data = load_dataset(home)
     session = data.session("128b2f33")
     os.utime(session.path, (OLD, OLD))

@@ -8,7 +8,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.demo.build import write_demo
 from core.knowledge.ops import (
     FactOp,
     FactOpError,
@@ -19,6 +18,7 @@ from core.knowledge.ops import (
 )
 from core.knowledge.review_log import catch_up
 from core.store.knowledge import load_knowledge
+from tests.demo_copy import demo_copy
 
 NOW = 1_760_000_000_000
 KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
@@ -56,8 +56,8 @@ def small(tmp_path):
 @pytest.fixture
 def demo(tmp_path):
     home = tmp_path / "home"
-    summary = write_demo(home, now_ms=NOW, segments=300)
-    return pin(load_knowledge(summary.knowledge_file))
+    demo_copy(home, now_ms=NOW, segments=300)
+    return pin(load_knowledge(home / "memory" / "context" / "knowledge.jsonl"))
 
 
 class Appends:
