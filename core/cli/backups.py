@@ -16,6 +16,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from core.cli.output import output_flags
 from core.io import jsonio
 from core.safety.activity import load_activity
 from core.safety.backups import (
@@ -170,8 +171,7 @@ def register_backups_commands(sub: Any) -> argparse.ArgumentParser:
         metavar="PATH",
         help="a data directory or a file (its backups); with --restore, the backup to restore",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable JSON output")
-    p.add_argument("--pretty", action="store_true", help="indent the JSON output")
+    output_flags(p)
     p.add_argument(
         "--activity",
         metavar="FILE",

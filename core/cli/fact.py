@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from core.cli.output import output_flags
 from core.dataset.discovery import discover
 from core.io import jsonio
 from core.knowledge.ops import Applied, FactOp, FactOpError, Plan, apply_fact_plan, plan_fact_ops
@@ -146,8 +147,7 @@ def register_fact_commands(sub: Any) -> argparse.ArgumentParser:
             metavar="DATA",
             help="an OpenClaw home, a memory-context folder or its knowledge.jsonl",
         )
-        q.add_argument("--json", action="store_true", help="machine-readable JSON output")
-        q.add_argument("--pretty", action="store_true", help="indent the JSON output")
+        output_flags(q)
         q.add_argument("--dry-run", action="store_true", help="print the lines, write nothing")
         q.set_defaults(func=run_fact_command)
         return q

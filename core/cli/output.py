@@ -76,3 +76,9 @@ def print_error(message: str, *, kind: str = "error") -> None:
         print(f"memlens: {kind}: {flat}", file=sys.stderr)
     except (OSError, ValueError):
         pass  # stderr is gone too: the exit status still says it
+
+
+def output_flags(p: argparse.ArgumentParser) -> None:
+    """``--json`` and ``--pretty``, which every command takes."""
+    p.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    p.add_argument("--pretty", action="store_true", help="indent the JSON output")

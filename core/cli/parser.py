@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from core import __version__
-from core.cli.output import emit_result
+from core.cli.output import emit_result, output_flags
 from core.dataset.home_scan import DEFAULT_BUDGET_S
 
 if TYPE_CHECKING:
@@ -130,8 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         name: str, help: str, fn: Callable[[argparse.Namespace], int]
     ) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
-        p.add_argument("--json", action="store_true", help="machine-readable JSON output")
-        p.add_argument("--pretty", action="store_true", help="indent the JSON output")
+        output_flags(p)
         p.set_defaults(func=fn)
         return p
 
@@ -431,8 +430,7 @@ def _register_memory_commands(sub: Any) -> None:
         q: argparse.ArgumentParser = inner.add_parser(name, help=help, description=help)
         q.add_argument("home", metavar="HOME", help="an OpenClaw state folder or one .sqlite index")
         q.add_argument("--agent", metavar="ID", help="the agent (default: main, or the only one)")
-        q.add_argument("--json", action="store_true", help="machine-readable JSON output")
-        q.add_argument("--pretty", action="store_true", help="indent the JSON output")
+        output_flags(q)
         q.set_defaults(func=fn)
         return q
 
