@@ -64,7 +64,6 @@ on the left, under Sessions."""
 PREFERRED_SIZE = QSize(1600, 1000)
 FRAME_GUESS = 32  # title bar height before the window is shown and its frame known
 NAV_MIN, NAV_SHARE = 260, 0.27
-SETTLE_MS = 200
 DOCK_TABLE_ROOM = 312  # a dock's title and tabs, a filter row and eight table rows
 GAUGE_MARGIN, DOCK_TITLE = 14, 30  # a dock's scroll area and frame; its title bar
 BOTTOM_DOCK = 150
@@ -289,6 +288,15 @@ class WindowLayout(QMainWindow):
             Qt.Orientation.Vertical,
         )
 
+    def sessions_listed(self) -> None:
+        """The first sessions are in the navigator: a default layout's docks fit them.
+
+        Once: later places keep the docks as the user sized them.
+        """
+        if self._default_sizes:
+            self._default_sizes = False
+            QTimer.singleShot(0, self, self._default_dock_sizes)
+
     def _navigator_width(self) -> int:
         """What the Sessions tree's columns need, with its frame and scroll bar."""
         tree = self.navigator.tree
@@ -370,9 +378,7 @@ class WindowLayout(QMainWindow):
         self.central.setCurrentWidget(self.splitter)
         if self._default_sizes:  # sized now the splitter and the docks are shown
             QTimer.singleShot(0, self, self._default_splitter)
-            # Docks shown again settle over a few turns of the event loop.
-            for delay in (0, SETTLE_MS):
-                QTimer.singleShot(delay, self, self._default_dock_sizes)
+            QTimer.singleShot(0, self, self._default_dock_sizes)
 
     # -- bringing a view forward ----------------------------------------------------------
     def show_view(self, name: str) -> None:

@@ -293,8 +293,7 @@ class MainWindow(WindowLayout):
         self.problems.set_records(data.problems)
         self.problem_view.resizeColumnsToContents()
         self.navigator.set_sessions(data.summaries)
-        if self._default_sizes:  # Sessions as wide as its columns, now they are fitted
-            QTimer.singleShot(0, self, self._default_dock_sizes)
+        self.sessions_listed()
         self.status.update_counts()
         self.setWindowTitle(f"memlens — {data.discovery.path}")
         if data.problems:
