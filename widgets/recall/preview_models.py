@@ -365,9 +365,11 @@ def explanation_html(
     """
     cfg = result.config
     e = html.escape
-    title = e(HEADLINES.get(expl.reason, expl.reason))
-    out = [f"<p><b>{title}</b> &mdash; <code>{e(expl.segment_id)}</code></p>"]
-    out.append(f"<p>{e(explain_text(expl))}</p>")
+    # explain_text starts with the headline: in bold here, the rest as it says it.
+    words = explain_text(expl)
+    title = HEADLINES.get(expl.reason, expl.reason)
+    rest = words[len(title) :] if words.startswith(title) else f" {words}"
+    out = [f"<p><code>{e(expl.segment_id)}</code>: <b>{e(title)}</b>{e(rest)}</p>"]
     hit = expl.hit
     if hit is not None:
         weights = (cfg.vector_weight if hit.vector_score > 0 else 0.0) + (
