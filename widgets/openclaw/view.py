@@ -288,9 +288,12 @@ class OpenClawView(QWidget):
             self.refresh_agents()
 
     def show_session(self, session: Session | None) -> None:
-        """Show *session*'s row (or say there is none); the agents' figures are refreshed."""
+        """Show *session*'s row (or say there is none); the agents' figures, if shown, again.
+
+        A hidden Agents page is figured when it is brought forward.
+        """
         self._session = session
-        if session is not None:
+        if session is not None and self.tabs.currentWidget() is self.agents_page:
             self.refresh_agents()
         if session is None or self._data is None:
             self.row_model.set_records([])
