@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from core.cli.compaction import open_session
 from core.cli.output import CliError, emit_result
 from core.compaction.plan import plan_compaction
-from core.compaction.settings import session_model
+from core.compaction.settings import compaction_settings, session_model
 from core.context.budget import budget_for
 from core.export.report import compaction_report, timeline_report
 from core.io.fsutil import atomic_write
@@ -38,15 +38,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     timeline = build_timeline(session, budget)
     now = datetime.now(UTC)
     if args.compaction:
-        comp = config.compaction if config else None
-        plan = plan_compaction(
-            session,
-            at=args.at,
-            window=budget.window,
-            reserve_tokens=comp.effective_reserve_tokens if comp else 20_000,
-            keep_recent_tokens=comp.keep_recent_tokens if comp else 20_000,
-            max_history_share=comp.max_history_share if comp else 0.5,
-        )
+        settings = compaction_settings(session, config, window=budget.window)
+        plan = plan_compaction(session, at=args.at, **settings.kwargs())
         page = compaction_report(plan, session, generated=now, timeline=timeline)
         what = "compaction report"
     else:
