@@ -7,19 +7,14 @@ refused; the window accepts the drag only when there is something to open.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.dataset.discovery import AGENT_DB
+from core.dataset.discovery import AGENT_DB, is_archive_name
 from core.refs.reference import looks_like_reference
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QMimeData
-
-_TRANSCRIPT = re.compile(r"\.jsonl(\.(reset|deleted|bak)\.[^/]*)?(\.zst)?$")
-"""A transcript, or one of the archives OpenClaw leaves beside it."""
-
 
 @dataclass(frozen=True, slots=True)
 class DropAction:
@@ -33,7 +28,8 @@ class DropAction:
 def openable(path: str) -> bool:
     """Whether memlens opens *path*: a folder, a ``.jsonl`` transcript, an agent database."""
     name = os.path.basename(path.rstrip("/\\"))
-    return os.path.isdir(path) or name == AGENT_DB or bool(_TRANSCRIPT.search(name))
+    transcript = name.endswith(".jsonl") or is_archive_name(name)  # or an archive beside it
+    return os.path.isdir(path) or name == AGENT_DB or transcript
 
 
 def drop_action(mime: QMimeData) -> DropAction | None:
