@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from core.io import jsonio
+from core.io.text import one_line
 
 if TYPE_CHECKING:
     import argparse
@@ -51,8 +52,7 @@ def write_text(text: str) -> None:
 
 def one_line_preview(text: str, width: int = PREVIEW) -> str:
     """*text* on one line, cut to *width* characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return one_line(text, width)
 
 
 def message_preview_text(msg: Message) -> str:

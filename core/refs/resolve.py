@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.io.text import one_line
 from core.refs.reference import Reference
 
 if TYPE_CHECKING:
@@ -67,8 +68,7 @@ def _norm(path: str) -> str:
 
 
 def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+    return one_line(text, PREVIEW_CHARS)
 
 
 def resolve(data: DataSet, ref: Reference) -> Place:

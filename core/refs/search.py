@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from core.io.text import cut
 from core.refs.reference import Reference
 from core.refs.resolve import reference_to
 
@@ -71,7 +72,7 @@ def search_source(path: str, data: DataSet) -> SearchSource:
 
 def _item(kind: str, title: str, detail: str, ref: Reference, body: str = "") -> SearchItem:
     flat = " ".join(title.split())
-    short = flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1] + "…"
+    short = cut(flat, TITLE_CHARS)
     text = f"{flat}\n{detail}\n{body[:TEXT_CHARS]}".lower()
     return SearchItem(kind, short, detail, ref, text)
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 from core.io import jsonio
 from core.io.fsutil import WriteRecord
 from core.io.problems import Problem
+from core.io.text import one_line
 from core.safety.activity_owner import AGENT, MEMLENS, OWNERS, OwnFiles, own_scope
 from core.safety.redact import redact
 
@@ -139,8 +140,7 @@ def _logged(record: WriteRecord, owner: str) -> LoggedWrite:
 
 def short_summary(text: str, limit: int = SUMMARY_CHARS) -> str:
     """*text* redacted, on one line, at most *limit* characters."""
-    one = " ".join(redact(text).split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
+    return one_line(redact(text), limit)
 
 
 def default_summary(record: WriteRecord) -> str:

@@ -19,6 +19,7 @@ from core.io import jsonio
 from core.io.fsutil import AppendResult, append_lines
 from core.io.jsstr import js_trim, js_utf8
 from core.io.problems import Problem
+from core.io.text import cut
 from core.io.timefmt import is_date_ms
 from core.safety.redact import maybe_redact
 
@@ -433,8 +434,7 @@ class FactDeletedError(ValueError):
 
 
 def _short(value: Any, width: int = 30) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut(repr(value), width)
 
 
 def _check_type(fact_type: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from core.io.jsonio import JsonlRead, gc_paused, read_jsonl, read_jsonl_file
 from core.io.problems import FormatError, Problem
+from core.io.text import cut
 from core.transcript.model import Entry, Session
 from core.transcript.normalize import MAX_TOKENS, USAGE_FIELDS, bad_token_count
 from core.transcript.openclaw_tree import OpenClawTree
@@ -88,8 +89,7 @@ def message_problems(obj: dict[str, Any], entry_id: str, line: int, name: str) -
 
 
 def _short(value: object, width: int = 30) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut(repr(value), width)
 
 
 def load_transcript(path: str | os.PathLike[str]) -> Session:

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from core.io.text import cut
 from core.transcript.message import Block, Message
 from core.transcript.normalize import entry_message
 
@@ -381,5 +382,4 @@ class Session:
 
 
 def _short(value: object, width: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return cut(repr(value), width)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from core.io.text import one_line
 from widgets.common.record_model import Column, RecordTableModel
 from widgets.compaction.markup import is_required
 
@@ -28,8 +29,7 @@ PREVIEW_CHARS = 160
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     """*text* on one line, cut to *limit* characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _time(ms: int) -> str:

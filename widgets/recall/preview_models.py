@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.io.text import cut
 from core.recall.engine import recall
 from core.recall.hybrid import HEADLINES, explain_text
 from widgets.common.record_model import Column, SortRole
@@ -156,7 +157,7 @@ def one_line(text: str, limit: int = 160) -> str:
     flat = " ".join(head.split())
     if len(flat) <= limit and len(head) < len(text):
         flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return cut(flat, limit)
 
 
 def block_time(ms: int) -> str:
