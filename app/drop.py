@@ -16,6 +16,7 @@ from core.refs.reference import looks_like_reference
 if TYPE_CHECKING:
     from PySide6.QtCore import QMimeData
 
+
 @dataclass(frozen=True, slots=True)
 class DropAction:
     """What to do with a drop: open a ``path``, go to a ``reference``, or ``refuse`` it."""

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from core.demo.build import write_demo
 from core.embed import load_embedder
+from core.io.text import one_line
 from core.recall.block import Detail, build_block, hard_cap
 from core.recall.engine import RecallSettings, recall
 from core.recall.knowledge_search import KnowledgeIndex
@@ -16,7 +17,7 @@ from core.recall.warm_store import WarmStore
 from core.store.knowledge import load_knowledge
 from widgets.common.record_model import RecordRole, SortRole
 from widgets.recall.preview import RecallPreview
-from widgets.recall.preview_models import DetailRow, one_line
+from widgets.recall.preview_models import DetailRow
 
 NOW = 1_760_000_000_000
 SESSION = "128b2f33-0c5c-4fd0-a6a3-a4506513270e"  # the demo's largest archived session

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.io.text import cut
+from core.io.text import one_line
 from core.recall.engine import recall
 from core.recall.hybrid import HEADLINES, explain_text
 from widgets.common.record_model import Column, SortRole
@@ -149,15 +149,6 @@ def group_box(title: str, *widgets: QWidget, header: QWidget | None = None) -> Q
 def f4(value: float) -> str:
     """A score with four decimals."""
     return f"{value:.4f}"
-
-
-def one_line(text: str, limit: int = 160) -> str:
-    """*text* on one line, shortened to *limit* characters."""
-    head = text[: limit * 4]  # enough unless whitespace runs are long: then all of it
-    flat = " ".join(head.split())
-    if len(flat) <= limit and len(head) < len(text):
-        flat = " ".join(text.split())
-    return cut(flat, limit)
 
 
 def block_time(ms: int) -> str:

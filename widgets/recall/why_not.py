@@ -18,10 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.io.text import one_line
 from widgets.common.jobs import default_runner
 from widgets.common.text import esc
 from widgets.common.view_jobs import view_key
-from widgets.recall.preview_models import one_line
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
