@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from core.cli.main import run_cli
-from core.cli.memory import index_summary, parse_now, resolve_home
+from core.cli.memory import index_summary
+from core.openclaw.memory_home import parse_now, resolve_home
 from tests.core.test_memindex import f64, make_v23
 from tests.llm_server import Reply
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from core.cli.memory import MemoryHome, resolve_home, run_search, status
+from core.cli.memory import status
+from core.openclaw.memory_home import MemoryHome, resolve_home, run_search
 from tests.oracle.fake_llm import embedding
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "openclaw-2026.9.6"

@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.cli.memory import MemoryHome, agent_workspace, load_settings, run_search
+from core.openclaw.memory_home import MemoryHome, agent_workspace, load_settings, run_search
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole, RecordTableModel, SortRole
 from widgets.common.view_jobs import view_key
