@@ -1,7 +1,8 @@
 """Recognise what a path holds.
 
-An OpenClaw home, a pi sessions folder, a memory-context folder alone, or a
-single transcript.
+An OpenClaw home, an OpenClaudeCode data directory (its database found by its
+tables, :mod:`core.openclaudecode.home`), a pi sessions folder, a memory-context
+folder alone, or a single transcript.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from typing import Literal
 
 from core.io.problems import FormatError, Problem
 from core.io.safe_read import NotRegularFile, open_regular, skip_message, special_kind
+from core.openclaudecode.home import DB_SUFFIXES, OccHome, find_openclaudecode
 
-Kind = Literal["openclaw-home", "pi-sessions", "memory-context", "transcript"]
+Kind = Literal["openclaw-home", "openclaudecode", "pi-sessions", "memory-context", "transcript"]
+OCC_AGENT = "openclaudecode"
+"""The agent name of an OpenClaudeCode home's sessions."""
 STORE_FILES = ("segments.jsonl", "knowledge.jsonl", "vectors.bin")
 AGENT_DB = "openclaw-agent.sqlite"
 _ARCHIVE_STAMP = re.compile(
@@ -51,6 +55,8 @@ class Discovery:
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     """Files skipped while looking: FIFOs, sockets, devices (never opened)."""
+    openclaudecode: OccHome | None = None
+    """The OpenClaudeCode data directory (kind ``openclaudecode``): read-only."""
 
     def skip_special(self, path: Path) -> bool:
         """Note *path* and return True when it is a FIFO, socket or device (or links to one)."""
@@ -91,6 +97,11 @@ class Discovery:
             parts.append(f"{len(self.memory_indexes)} memory index(es)")
         if self.config:
             parts.append(f"config {self.config.name}")
+        occ = self.openclaudecode
+        if occ is not None:
+            tables = ["sessions"] if occ.has_sessions_table else []
+            tables += ["memory_chunks", "memory_fts"] if occ.has_memory else []
+            parts.append(f"database {occ.database.name} ({', '.join(tables)}; read-only)")
         return "; ".join(parts)
 
 
@@ -207,6 +218,12 @@ def _pi_sessions(root: Path, found: Discovery) -> None:
             found.agents.append(AgentDir(name or sub.name, sub, files))
 
 
+def _openclaudecode(path: Path, home: OccHome) -> Discovery:
+    transcripts = home.transcripts
+    agents = [AgentDir(OCC_AGENT, home.sessions_dir, transcripts)] if home.sessions_dir else []
+    return Discovery(path, "openclaudecode", agents, openclaudecode=home)
+
+
 def discover(path: str | os.PathLike[str]) -> Discovery:
     """Recognise what *path* holds.
 
@@ -233,6 +250,8 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                 [AgentDir(agent, root.parent, (), database=root)],
                 memory_indexes=[root],
             )
+        if root.suffix in DB_SUFFIXES and (home := find_openclaudecode(root)) is not None:
+            return _openclaudecode(home.root, home)
         if looks_like_transcript(root):
             return Discovery(root, "transcript", [AgentDir(root.parent.name, root.parent, (root,))])
         raise FormatError(name, "not a pi transcript: the first line is not a session header")
@@ -248,6 +267,8 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
         return found
     if _is_store(root):
         return Discovery(root, "memory-context", memory_context=root)
+    if (home := find_openclaudecode(root)) is not None:
+        return _openclaudecode(root, home)
     if (root / "sessions").is_dir() and not _jsonl_files(root):
         root = root / "sessions"  # ~/.pi/agent
     found = Discovery(root, "pi-sessions")
@@ -262,5 +283,6 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     raise FormatError(
         name,
         "nothing memlens can read here: no OpenClaw home (agents/, memory/context/, "
-        "openclaw.json), no pi sessions, no memory-context store and no transcript",
+        "openclaw.json), no OpenClaudeCode database, no pi sessions, no memory-context "
+        "store and no transcript",
     )

@@ -6,15 +6,16 @@ The app runs :func:`load_dataset` in a worker; the CLI calls it directly.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.dataset.discovery import Discovery, discover
+from core.dataset.discovery import OCC_AGENT, Discovery, discover
 from core.dataset.store_sessions import STORAGE, rebuild_sessions
 from core.io.jobs import Cancelled, Progress
 from core.io.problems import FormatError, Problem
 from core.io.safe_read import NotRegularFile
+from core.openclaudecode.load_home import load_home
 from core.openclaw.agentdb import (
     AgentDb,
     DbSession,
@@ -62,7 +63,8 @@ class SessionSummary:
     model: str = ""
     storage: str = "jsonl"
     """Where the session lives: ``jsonl`` (a transcript file), ``sqlite`` (OpenClaw
-    2026.9+'s agent database) or ``archive`` (an archived transcript, file or row)."""
+    2026.9+'s agent database), ``archive`` (an archived transcript, file or row) or
+    ``openclaudecode`` (an OpenClaudeCode transcript, read-only)."""
     key: str | None = None
     """The session key (``agent:main:main``) when the store names one."""
     loaded: bool = True
@@ -303,7 +305,17 @@ def load_dataset(
         max_segments = settings.max_segments
     if eviction_days is None:
         eviction_days = float(settings.eviction_days)
-    for agent in found.agents:
+    occ = found.openclaudecode
+    if occ is not None:  # read-only: storage "openclaudecode", named by the session key
+        loaded = load_home(occ, step)
+        for item in loaded.sessions:
+            summary = summarize(
+                item.session, OCC_AGENT, item.modified, storage=found.kind, key=item.key
+            )
+            data.sessions.append(item.session)
+            data.summaries.append(replace(summary, name=item.key or summary.name))
+        data.problems.extend(loaded.problems)
+    for agent in found.agents if occ is None else []:
         if agent.sessions_json is not None:
             try:
                 data.stores[agent.name] = load_sessions_store(agent.sessions_json)
