@@ -36,6 +36,7 @@ from widgets.common.state import AppState
 from widgets.compaction.panel import CompactionPanel
 from widgets.facts.review_queue import ReviewQueue
 from widgets.facts.view import FactsView
+from widgets.openclaudecode.memory_view import OccMemoryView
 from widgets.openclaw.memory_index_view import MemoryIndexView
 from widgets.openclaw.view import OpenClawView
 from widgets.recall.preview import RecallPreview
@@ -115,6 +116,9 @@ class WindowLayout(QMainWindow):
         self.compaction_panel = CompactionPanel()
         self.openclaw_view = OpenClawView()
         self.openclaw_view.set_memory_view(MemoryIndexView())
+        self.occ_memory_view = OccMemoryView()  # an OpenClaudeCode home's memory_fts
+        self.occ_memory_view.attach(self.state)
+        self.openclaw_view.tabs.addTab(self.occ_memory_view, "OpenClau&deCode memory")
         self.activity_view = ActivityView()
         self.backups_view = BackupsView()
         self.activity_tabs = QTabWidget()

@@ -1,0 +1,1 @@
+"""OpenClaudeCode views: its memory (``memory_fts``) searched read-only."""
