@@ -21,15 +21,16 @@ from __future__ import annotations
 
 from core.openclaudecode.home import OccHome, find_openclaudecode
 from core.openclaudecode.memory_fts import MemoryFts, MemoryFtsHit, MemoryFtsResult, search_memory
-from core.openclaudecode.transcript import READ_ONLY, is_occ_session
+from core.openclaudecode.transcript import FORMAT, FORMAT_KEY, READ_ONLY
 
 __all__ = [
+    "FORMAT",
+    "FORMAT_KEY",
     "READ_ONLY",
     "MemoryFts",
     "MemoryFtsHit",
     "MemoryFtsResult",
     "OccHome",
     "find_openclaudecode",
-    "is_occ_session",
     "search_memory",
 ]

@@ -11,7 +11,8 @@ older ones). The design's own ``version`` is kept in the header as ``occVersion`
 
 Damaged lines (bad JSON, a truncated last line) are problems naming the file and the
 line, as for every transcript. The session is read-only: :data:`READ_ONLY` is the
-refusal a write gets (:func:`is_occ_session`).
+refusal a write gets; such a session's header has :data:`FORMAT_KEY` set to
+:data:`FORMAT`.
 """
 
 from __future__ import annotations
@@ -36,12 +37,7 @@ READ_ONLY = (
     "(no compaction on demand, no edit). Compact it with the agent (compactSession), "
     "or keep this dry run."
 )
-"""The refusal, after the session's path."""
-
-
-def is_occ_session(session: Session) -> bool:
-    """True for a session read from an OpenClaudeCode transcript (read-only to memlens)."""
-    return session.header.get(FORMAT_KEY) == FORMAT
+"""The refusal of a write, after the session's path (``header[FORMAT_KEY] == FORMAT``)."""
 
 
 def _iso(ms: int | None) -> str:

@@ -16,7 +16,7 @@ from core.compaction.checks import check_writable
 from core.compaction.refusals import CompactionRefused
 from core.dataset.discovery import discover
 from core.dataset.load import load_dataset
-from core.openclaudecode import READ_ONLY, find_openclaudecode, is_occ_session
+from core.openclaudecode import FORMAT, FORMAT_KEY, READ_ONLY, find_openclaudecode
 from core.openclaudecode.load_home import load_home
 from core.openclaudecode.sessions_table import read_sessions
 from core.openclaudecode.transcript import load_occ_transcript
@@ -122,7 +122,7 @@ def test_transcript_compaction_and_replay(home):
     assert set(by_id) == {"tg-0001", "dc-0002", "wa-0003", "tg-0004"}
     tg = by_id["tg-0001"].session
     assert by_id["tg-0001"].key == "telegram:5054873275"
-    assert is_occ_session(tg)
+    assert tg.header[FORMAT_KEY] == FORMAT  # marked read-only
     [comp] = tg.compaction_entries()
     assert comp.raw["removedCount"] == 6
     items = context_at(tg)
