@@ -2,7 +2,8 @@
 
 ``memlens info PATH`` (and every other command of :mod:`core.cli.main`) runs without
 importing Qt; ``memlens``, ``memlens --demo`` and ``memlens PATH`` open the app, and
-``memlens open REF`` checks a ``memlens://`` reference in core, then opens the app on it.
+``memlens open REF`` checks a ``memlens://`` reference in core, then opens the app on it;
+``memlens mcp DATA`` serves DATA over MCP on stdio (never the GUI).
 ``memlens --paths`` prints where this installation keeps and finds its files
 (resources, settings, cache, activity log), for troubleshooting.
 """
@@ -11,9 +12,6 @@ from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING
-
-from core.cli.main import run_cli
-from core.cli.parser import COMMANDS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,6 +22,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--paths"]:
         return print_paths()
+    if args[:1] == ["mcp"]:  # the MCP server starts without building the whole CLI
+        from core.cli.mcp import main as mcp_main
+
+        return mcp_main(args[1:])
+    from core.cli.main import run_cli
+    from core.cli.parser import COMMANDS
+
     if args and (args[0] in COMMANDS or args[0] in ("-h", "--help", "--version")):
         if args[0] == "open":
             from core.cli.open import set_gui_opener

@@ -12,8 +12,9 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from core import __version__
+from core.cli import mcp as mcp_cli
 from core.cli.output import emit_result, output_flags
-from core.dataset.home_scan import DEFAULT_BUDGET_S
+from core.io.limits import DEFAULT_BUDGET_S
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,7 +26,7 @@ DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "open", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
-    "backups", "memory", "homes", "export",
+    "backups", "memory", "homes", "export", "mcp",
 )  # fmt: skip
 
 
@@ -396,6 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     register_fact_commands(sub)
     register_backups_commands(sub)
     _register_memory_commands(sub)
+    p = sub.add_parser("mcp", help=mcp_cli.ABOUT, description=mcp_cli.ABOUT)
+    p.set_defaults(func=_lazy("mcp", "cmd_mcp"))
+    mcp_cli.add_arguments(p)
     p = add(
         "demo",
         "write the deterministic demo data (an OpenClaw home) to DIR",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.dataset.discovery import discover
 from core.io import jsonio
+from core.io.limits import DEFAULT_BUDGET_S
 from core.io.problems import FormatError
 from core.io.safe_read import open_regular
 
@@ -46,9 +47,6 @@ KNOWN_HOMES: tuple[tuple[str, str], ...] = (
     ("pi", ".pi/agent/sessions"),
 )
 """(agent label, path relative to the home directory) of every well-known home."""
-
-DEFAULT_BUDGET_S = 1.0
-"""Seconds :func:`scan_homes` may take over all homes together."""
 
 _CHUNK = 1 << 20
 

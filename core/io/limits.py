@@ -16,6 +16,9 @@ ENV = "MEMLENS_MAX_LINE_BYTES"
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 """Default largest whole JSON document read (``sessions.json``): 64 MiB."""
 DOCUMENT_ENV = "MEMLENS_MAX_DOCUMENT_BYTES"
+DEFAULT_BUDGET_S = 1.0
+"""Seconds ``memlens homes`` (:func:`core.dataset.home_scan.scan_homes`) may take over all
+homes together; past it, counts are lower bounds."""
 _override: int | None = None
 
 

@@ -1,0 +1,37 @@
+"""``memlens mcp DATA``: serve DATA's memory read-only over MCP (stdio), never the GUI.
+
+The launcher runs :func:`main` straight away, without building the whole CLI (whose
+commands import most of memlens): an MCP host waits for the server's first answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+ABOUT = "serve DATA's memory read-only to an MCP host (Claude Code, OpenClaw...) over stdio"
+DATA_HELP = (
+    "an OpenClaw home, a pi sessions folder, a memory-context folder or an OpenClaudeCode folder"
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The command's arguments (the full CLI's parser and :func:`main` share them)."""
+    p.add_argument("data", metavar="DATA", help=DATA_HELP)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Run the MCP server on stdin/stdout until the client hangs up."""
+    from core.mcp.server import serve
+
+    return serve(args.data)
+
+
+def main(argv: Sequence[str]) -> int:
+    """``memlens mcp ...`` parsed on its own; the exit status."""
+    p = argparse.ArgumentParser(prog="memlens mcp", description=ABOUT)
+    add_arguments(p)
+    return cmd_mcp(p.parse_args(list(argv)))

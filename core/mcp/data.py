@@ -1,0 +1,148 @@
+"""One data directory, opened for the MCP tools: loaded on first use, reloaded when it changes.
+
+The agent keeps writing while the server runs. Before answering, a tool asks for the
+data; at most once a second memlens looks again at what the directory holds (the same
+discovery the app does) and at each file's size and mtime, and reloads what changed:
+the sessions (:func:`core.dataset.load.load_dataset`, database sessions read when
+first asked for) and the recall side (:func:`core.dataset.open_recall.open_recall`;
+vectors embedded by memlens stay in memory, never in the agent's folder). OpenClaw's
+memory index is opened per search, read-only, as the CLI does.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.dataset.discovery import STORE_FILES, discover
+from core.dataset.load import load_dataset
+from core.dataset.open_recall import open_recall
+from core.io.problems import FormatError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from core.dataset.discovery import Discovery
+    from core.dataset.load import DataSet
+    from core.dataset.open_recall import RecallData
+
+RECHECK_S = 1.0
+"""How often, at most, the directory is looked at again for changes."""
+
+
+class ToolError(ValueError):
+    """A tool call that cannot be answered: bad arguments, no such session or store.
+
+    The server turns it into an MCP error result carrying this message.
+    """
+
+
+def _stat_key(paths: Iterable[Path | None]) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for p in paths:
+        if p is None:
+            continue
+        try:
+            st = os.stat(p)
+        except OSError:
+            out.append((str(p), -1, -1))
+            continue
+        out.append((str(p), st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def _wal(paths: Iterable[Path]) -> list[Path]:
+    return [q for p in paths for q in (p, Path(f"{p}-wal"))]
+
+
+class MemoryData:
+    """DATA, as the tools read it (thread-safe: the server answers calls in worker threads).
+
+    Raises
+    ------
+    ToolError
+        From the constructor when *path* is missing or holds nothing memlens reads.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, now_ms: int | None = None) -> None:
+        self.path = Path(path).expanduser()
+        if not self.path.exists():
+            raise ToolError(f"{self.path}: no such file or folder")
+        self.now_ms = now_ms
+        self._lock = threading.RLock()
+        self._found = self._discover()
+        self._checked = time.monotonic()
+        self._signature = self._signature_of(self._found)
+        self._data: DataSet | None = None
+        self._recall: RecallData | None = None
+        self._recall_key: tuple[tuple[str, int, int], ...] | None = None
+
+    def _discover(self) -> Discovery:
+        try:
+            return discover(self.path)
+        except FormatError as exc:
+            raise ToolError(f"{self.path}: not a data directory memlens reads: {exc}") from None
+
+    @staticmethod
+    def _signature_of(found: Discovery) -> tuple[tuple[str, int, int], ...]:
+        paths: list[Path | None] = [*found.transcripts, *_wal(found.databases), found.config]
+        paths += [a.sessions_json for a in found.agents]
+        for a in found.agents:
+            paths.extend(a.archives)
+        if found.memory_context is not None:
+            paths += [found.memory_context / name for name in STORE_FILES]
+        return _stat_key(paths)
+
+    def _recall_signature(self, found: Discovery) -> tuple[tuple[str, int, int], ...]:
+        folder = found.memory_context
+        names = (*STORE_FILES,) if folder is not None else ()
+        return _stat_key([*(folder / n for n in names if folder), found.config])
+
+    @property
+    def discovery(self) -> Discovery:
+        """What the directory holds, looked at again when :data:`RECHECK_S` has passed."""
+        with self._lock:
+            self._refresh()
+            return self._found
+
+    def _refresh(self) -> None:
+        now = time.monotonic()
+        if now - self._checked < RECHECK_S:
+            return
+        self._checked = now
+        try:
+            found = discover(self.path)
+        except FormatError:
+            return  # vanished or unreadable for a moment: answer from what was loaded
+        signature = self._signature_of(found)
+        if signature != self._signature:
+            self._found, self._signature, self._data = found, signature, None
+
+    def dataset(self) -> DataSet:
+        """The sessions, knowledge and config (loaded on first use, again after a change)."""
+        with self._lock:
+            self._refresh()
+            if self._data is None:
+                try:
+                    self._data = load_dataset(self.path, defer_db=True, now_ms=self.now_ms)
+                except FormatError as exc:
+                    raise ToolError(str(exc)) from None
+            return self._data
+
+    def recall(self) -> RecallData:
+        """The warm store and knowledge index (reopened when the store's files change)."""
+        with self._lock:
+            data = self.dataset()
+            key = self._recall_signature(self._found)
+            if self._recall is None or key != self._recall_key:
+                self._recall = open_recall(data, cache_dir=None, now_ms=self.now_ms)
+                self._recall_key = key
+            return self._recall
+
+    def with_lock(self, fn: Callable[[], object]) -> object:
+        """Run *fn* holding the data's lock (a session read on first use mutates the set)."""
+        with self._lock:
+            return fn()

@@ -1,0 +1,183 @@
+"""The MCP tools memlens offers: names, descriptions and JSON Schemas of their arguments.
+
+``memory_search`` and ``memory_get`` take OpenClaw's own arguments (OpenClaw 2026.9.6,
+``extensions/memory-core/src/memory-tool-contract.ts``: ``query``, ``maxResults``,
+``minScore``, ``corpus``; ``path``, ``from``, ``lines``, ``corpus``), so a prompt written
+for OpenClaw's tools works here; memlens adds filters of its own (``store``, ``session``,
+``channel``, ``agent``). Every schema refuses unknown arguments, as OpenClaw's do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+STORES = ("openclaw-index", "memory-context", "openclaudecode")
+"""The memory stores ``memory_search`` reads: OpenClaw's memory index (per agent), the
+memory-context warm store (``segments.jsonl``) and an OpenClaudeCode ``memory_fts``."""
+SEARCH_CORPORA = ("memory", "wiki", "all", "sessions")
+GET_CORPORA = ("memory", "wiki", "all")
+KNOWLEDGE_MODES = ("idf", "adaptive")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool as ``tools/list`` shows it."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+_AGENT = {"type": "string", "description": "OpenClaw agent id (default: main, or the only one)"}
+_SESSION = {
+    "type": "string",
+    "description": "a session id, an id prefix, a session key or a transcript path"
+    " (sessions_list shows them)",
+}
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "memory_search",
+        "Memory Search",
+        "Search every memory store in the data directory: OpenClaw's memory index (hybrid"
+        " vector + BM25, as OpenClaw's own memory_search ranks it), the memory-context warm"
+        " store (archived messages) and an OpenClaudeCode memory_fts. Each result names its"
+        " store and source, its path and line range or its session and entry ids, its score"
+        " and every component of the score (under `memlens`). Read-only.",
+        _schema(
+            {
+                "query": {"type": "string", "minLength": 1},
+                "maxResults": {"type": "integer", "minimum": 1},
+                "minScore": {"type": "number"},
+                "corpus": {
+                    "type": "string",
+                    "enum": list(SEARCH_CORPORA),
+                    "description": "OpenClaw's corpus: memory files, indexed session"
+                    " transcripts, or both (all); memlens reads no compiled wiki",
+                },
+                "store": {
+                    "type": "string",
+                    "enum": list(STORES),
+                    "description": "search this store only (default: every store found)",
+                },
+                "session": {
+                    **_SESSION,
+                    "description": "only memory from this session (memory-context: its"
+                    " segments; OpenClaudeCode: its session key)",
+                },
+                "channel": {
+                    "type": "string",
+                    "description": "OpenClaudeCode: only session keys of this channel"
+                    " (telegram, discord, ...)",
+                },
+                "agent": _AGENT,
+            },
+            ["query"],
+        ),
+    ),
+    ToolSpec(
+        "memory_get",
+        "Memory Get",
+        "Read lines of an OpenClaw memory file (MEMORY.md, USER.md, memory/**/*.md in the"
+        " agent's workspace) as OpenClaw's memory_get does: 120 lines from `from` by"
+        " default, within 12,000 characters, with a continuation notice when more"
+        " remains. Read-only.",
+        _schema(
+            {
+                "path": {"type": "string", "minLength": 1},
+                "from": {"type": "integer", "minimum": 1},
+                "lines": {"type": "integer", "minimum": 1},
+                "corpus": {"type": "string", "enum": list(GET_CORPORA)},
+                "agent": _AGENT,
+            },
+            ["path"],
+        ),
+    ),
+    ToolSpec(
+        "knowledge_search",
+        "Knowledge Search",
+        "Search the active facts of the knowledge log (knowledge.jsonl) with the agent's"
+        " IDF scorer: each hit with its score, the query tokens it matched and missed and"
+        " their IDF weights.",
+        _schema(
+            {
+                "query": {"type": "string", "minLength": 1},
+                "maxResults": {"type": "integer", "minimum": 1},
+                "minScore": {"type": "number"},
+                "mode": {"type": "string", "enum": list(KNOWLEDGE_MODES)},
+            },
+            ["query"],
+        ),
+    ),
+    ToolSpec(
+        "recall_preview",
+        "Recall Preview",
+        "The exact block the agent would inject into its next model call for a query"
+        " (knowledge facts and archived messages within the hard cap), with its token"
+        " count, every hit's score components and what was cut and why.",
+        _schema(
+            {
+                "query": {"type": "string", "minLength": 1},
+                "session": {
+                    **_SESSION,
+                    "description": "recall as this session would (default: every session)",
+                },
+                "window": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "context window in tokens (default: the agent's)",
+                },
+            },
+            ["query"],
+        ),
+    ),
+    ToolSpec(
+        "sessions_list",
+        "Sessions",
+        "The sessions in the data directory, newest first: id, key, agent, storage,"
+        " messages, compactions and context tokens.",
+        _schema(
+            {
+                "agent": {"type": "string", "description": "only this agent's sessions"},
+                "limit": {"type": "integer", "minimum": 1},
+                "offset": {"type": "integer", "minimum": 0},
+            },
+            [],
+        ),
+    ),
+    ToolSpec(
+        "session_context",
+        "Session Context",
+        "What the model saw at an entry of a session: the replayed context (summaries of"
+        " compactions, then the messages after them), newest messages kept within"
+        " `maxTokens`, each with its role, entry id, tokens and text.",
+        _schema(
+            {
+                "session": _SESSION,
+                "entry": {
+                    "type": "string",
+                    "description": "an entry id or #N (default: the session's leaf)",
+                },
+                "maxTokens": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "keep the newest messages within this many tokens"
+                    " (default 8000)",
+                },
+            },
+            ["session"],
+        ),
+    ),
+)
+TOOL_NAMES = tuple(t.name for t in TOOLS)

@@ -1,0 +1,128 @@
+"""The MCP server over stdio, on the official ``mcp`` SDK (its low-level ``Server``).
+
+``tools/list`` answers from :mod:`core.mcp.schemas` at once; the data directory is
+opened in a worker thread as soon as the server starts (the SDK's handshake does not
+wait for it), and each ``tools/call`` runs in a worker thread too, so a long first load
+never stalls the protocol. A failed call is an MCP error result (``isError``) whose
+text says what was wrong: a bad argument, a data directory that is not one, a session
+that does not exist. stdout carries the protocol only; notes go to stderr.
+
+The SDK is pinned below 2 (``pyproject.toml``): ``mcp`` 2.3 takes 1.4 s to import on the
+2-core machines memlens is measured on, 1.30 takes 0.8 s, and the server must answer
+within 1 s of its start (``bench/bench_mcp_search.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from core import __version__
+from core.mcp.schemas import TOOLS
+
+if TYPE_CHECKING:
+    import os
+
+    from core.mcp.tools import MemoryTools
+
+INSTRUCTIONS = (
+    "memlens reads an agent's memory (OpenClaw's memory index, the memory-context store,"
+    " knowledge facts, sessions) and answers read-only: memory_search before answering"
+    " questions about prior work, memory_get for the lines of a memory-file hit,"
+    " session_context for what the model saw."
+)
+
+
+READ_ONLY = types.ToolAnnotations(
+    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
+)
+
+
+class _Opener:
+    """The data directory, opened once in a worker thread; calls wait for it."""
+
+    def __init__(self, data: str | os.PathLike[str]) -> None:
+        self.data = data
+        self.done = threading.Event()
+        self.tools: MemoryTools | None = None
+        self.error: str | None = None
+        threading.Thread(target=self._open, name="memlens-mcp-open", daemon=True).start()
+
+    def _open(self) -> None:
+        try:
+            from core.mcp.data import ToolError
+            from core.mcp.tools import MemoryTools
+
+            try:
+                self.tools = MemoryTools(self.data)
+            except ToolError as exc:
+                self.error = str(exc)
+                print(f"memlens mcp: {exc}", file=sys.stderr, flush=True)
+        except Exception as exc:  # a bug: every call says so instead of hanging
+            self.error = f"unexpected {type(exc).__name__} opening {self.data}: {exc}"
+            print(f"memlens mcp: {self.error}", file=sys.stderr, flush=True)
+        finally:
+            self.done.set()
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        from core.mcp.data import ToolError
+
+        self.done.wait()
+        if self.tools is None:
+            raise ToolError(self.error or f"{self.data}: could not be opened")
+        try:
+            return self.tools.call(name, arguments)
+        except ToolError:
+            raise
+        except Exception as exc:  # a bug in memlens: one clear line, the server lives on
+            raise ToolError(
+                f"unexpected {type(exc).__name__} in {name}: {exc} (a bug in memlens;"
+                " please report it)"
+            ) from None
+
+
+def build_server(data: str | os.PathLike[str]) -> Server[Any, Any]:
+    """The SDK server with memlens's tools over *data* (opening starts now)."""
+    server: Server[Any, Any] = Server("memlens", version=__version__, instructions=INSTRUCTIONS)
+    opener = _Opener(data)
+    listed = [
+        types.Tool(
+            name=t.name,
+            title=t.title,
+            description=t.description,
+            inputSchema=t.input_schema,
+            annotations=READ_ONLY,
+        )
+        for t in TOOLS
+    ]
+
+    @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
+    async def list_tools() -> list[types.Tool]:
+        return listed
+
+    @server.call_tool()  # type: ignore[untyped-decorator]
+    async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(opener.call, name, arguments)
+
+    return server
+
+
+async def _serve(data: str | os.PathLike[str]) -> None:
+    server = build_server(data)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def serve(data: str | os.PathLike[str]) -> int:
+    """Serve *data* over stdin/stdout until the client hangs up; the exit status."""
+    try:
+        anyio.run(_serve, data)
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,123 @@
+"""``memlens mcp DATA`` spoken to by the official MCP SDK's own client, over stdio.
+
+The server runs as a user's MCP host runs it (``memlens mcp DATA`` as a child process,
+no display, no Qt platform set): initialize, ``tools/list`` with each tool's JSON
+Schema, ``tools/call`` of every tool, bad arguments and a data directory that is not
+one, each an MCP error result with a clear message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from core.mcp.schemas import TOOL_NAMES
+from tests.conftest import ROOT
+from tests.demo_copy import demo_copy
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+NOW = 1_795_700_000_000
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _params(data: Path) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}
+    env["MEMLENS_NOW"] = str(NOW)
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "app.launcher", "mcp", str(data)], env=env,
+        cwd=str(ROOT),
+    )  # fmt: skip
+
+
+def _json(result: Any) -> dict[str, Any]:
+    assert result.isError is False, result.content[0].text
+    text = json.loads(result.content[0].text)
+    assert text == result.structuredContent
+    return text  # type: ignore[no-any-return]
+
+
+def _error(result: Any) -> str:
+    assert result.isError is True
+    return str(result.content[0].text)
+
+
+async def test_every_tool_over_stdio(tmp_path: Path) -> None:
+    data = demo_copy(tmp_path / "demo", now_ms=NOW, segments=300)
+    async with stdio_client(_params(data)) as (read, write), ClientSession(read, write) as s:
+        init = await s.initialize()
+        assert init.serverInfo.name == "memlens"
+        assert init.capabilities.tools is not None
+        assert "memory_search" in (init.instructions or "")
+
+        listed = (await s.list_tools()).tools
+        assert [t.name for t in listed] == list(TOOL_NAMES)
+        for tool in listed:
+            schema = tool.inputSchema
+            assert schema["type"] == "object" and schema["additionalProperties"] is False
+            assert set(schema["required"]) <= set(schema["properties"])
+            assert tool.annotations is not None and tool.annotations.readOnlyHint is True
+        search = next(t for t in listed if t.name == "memory_search").inputSchema
+        assert search["properties"]["corpus"]["enum"] == ["memory", "wiki", "all", "sessions"]
+        assert search["required"] == ["query"]
+
+        sessions = _json(await s.call_tool("sessions_list", {"limit": 3}))
+        assert sessions["total"] == 12 and len(sessions["sessions"]) == 3
+        sid = sessions["sessions"][0]["id"]
+        context = _json(await s.call_tool("session_context", {"session": sid, "maxTokens": 800}))
+        assert context["session"] == sid and context["items"] and context["keptTokens"] <= 800
+
+        found = _json(await s.call_tool("memory_search", {"query": "deploy hook", "minScore": 0}))
+        assert found["now"] == NOW and found["results"]
+        assert {s["store"] for s in found["stores"]} == {"openclaw-index", "memory-context"}
+        note = _json(await s.call_tool("memory_get", {"path": "memory/2026-11-16.md"}))
+        assert note["status"] == "ok" and note["text"]
+        facts = _json(await s.call_tool("knowledge_search", {"query": "alembic migration"}))
+        assert facts["results"] and facts["results"][0]["matched"]
+        preview = _json(await s.call_tool("recall_preview", {"query": "alembic migration"}))
+        assert preview["block"].startswith("<recalled-context") and preview["blockTokens"] > 0
+
+        assert "'bogus' was unexpected" in _error(
+            await s.call_tool("memory_search", {"query": "x", "bogus": 1})
+        )
+        assert "'query' is a required property" in _error(await s.call_tool("memory_search", {}))
+        assert "less than the minimum of 1" in _error(
+            await s.call_tool("session_context", {"session": sid, "maxTokens": 0})
+        )
+        assert "no session matches 'nope'" in _error(
+            await s.call_tool("session_context", {"session": "nope"})
+        )
+        assert "unknown tool 'forget_everything'" in _error(
+            await s.call_tool("forget_everything", {})
+        )
+        # the server lives on after errors
+        assert _json(await s.call_tool("sessions_list", {"limit": 1}))["total"] == 12
+
+
+async def test_a_data_directory_that_is_not_one(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-home"
+    async with stdio_client(_params(missing)) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        assert len((await s.list_tools()).tools) == len(TOOL_NAMES)
+        message = _error(await s.call_tool("sessions_list", {}))
+        assert message == f"{missing}: no such file or folder"
+    (tmp_path / "empty").mkdir()
+    async with (
+        stdio_client(_params(tmp_path / "empty")) as (read, write),
+        ClientSession(read, write) as s,
+    ):
+        await s.initialize()
+        message = _error(await s.call_tool("memory_search", {"query": "deploy"}))
+        assert "not a data directory memlens reads" in message and str(tmp_path) in message

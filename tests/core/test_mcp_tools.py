@@ -1,0 +1,262 @@
+"""The MCP tools in process: OpenClaw's answers, the app's answers, clear errors, no writes.
+
+``memory_search`` over an index that the real OpenClaw 2026.9.6 indexed and searched
+(``tests/data/openclaw-2026.9.6/fts-home``, recorded with its answers) must give
+OpenClaw's results as its ``memory_search`` tool presents them (citations on for a
+caller without a session key); the other tools must give what the CLI (and so the app)
+computes from the same files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.cli.main import run_cli
+from core.mcp.data import ToolError
+from core.mcp.search import citation, merge_streams, strip_annotations
+from core.mcp.tools import MemoryTools, check_arguments
+from tests.demo_copy import demo_copy
+
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "openclaw-2026.9.6"
+EXPECTED = json.loads((RECORDED / "expected.json").read_text(encoding="utf-8"))
+NOW = 1_795_700_000_000
+
+
+def _fts_home(tmp_path: Path) -> Path:
+    """A copy of the FTS-only home, its workspace path pointed at the copy."""
+    shutil.copytree(RECORDED / "fts-home", tmp_path / "fts-home")
+    home = tmp_path / "fts-home" / ".openclaw"
+    config = home / "openclaw.json"
+    raw = json.loads(config.read_text(encoding="utf-8"))
+    raw["agents"]["defaults"]["workspace"] = str(home / "workspace")
+    config.write_text(json.dumps(raw), encoding="utf-8")
+    return home
+
+
+def _snapshot(root: Path) -> dict[str, tuple[str, int]]:
+    return {
+        str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    capsys.readouterr()
+    assert run_cli([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    return demo_copy(tmp_path / "demo", now_ms=NOW, segments=300)
+
+
+@pytest.mark.parametrize(
+    "label", [c["label"] for c in EXPECTED["fts_commands"] if " search " in c["label"]]
+)
+def test_memory_search_gives_openclaws_results_as_its_tool_presents_them(
+    tmp_path: Path, label: str
+) -> None:
+    recorded = next(c for c in EXPECTED["fts_commands"] if c["label"] == label)
+    query = recorded["argv"][recorded["argv"].index("--query") + 1]
+    theirs = recorded["json"]["results"]
+    tools = MemoryTools(_fts_home(tmp_path), environ={"MEMLENS_NOW": str(recorded["started_ms"])})
+    mine = tools.call("memory_search", {"query": query})
+    assert mine["now"] == recorded["started_ms"]
+    assert len(mine["results"]) == len(theirs)
+    for a, b in zip(theirs, mine["results"], strict=True):
+        assert (b["path"], b["startLine"], b["endLine"], b["source"]) == (
+            a["path"], a["startLine"], a["endLine"], a["source"],
+        )  # fmt: skip
+        assert b["score"] == pytest.approx(a["score"], abs=1e-6)
+        assert b["textScore"] == pytest.approx(a["textScore"], abs=1e-9)
+        assert "vectorScore" not in b  # OpenClaw's FTS-only results carry none
+        assert b["provenance"] == a["provenance"]
+        assert b["corpus"] == a["source"]
+        assert b["citation"] == f"{a['path']}#L{a['startLine']}-L{a['endLine']}"
+        assert b["snippet"] == f"{a['snippet'].rstrip()}\n\nSource: {b['citation']}"
+        assert b["memlens"]["store"] == "openclaw-index"
+        assert {"keywordScore", "decayFactor", "rankingScore"} <= b["memlens"].keys()
+    assert mine["mode"] == "fts-only"
+
+
+def test_memory_search_filters_and_limits(tmp_path: Path) -> None:
+    tools = MemoryTools(_fts_home(tmp_path), environ={"MEMLENS_NOW": str(NOW)})
+    assert tools.call("memory_search", {"query": "deploy", "corpus": "memory"})["results"]
+    # keyword-only, OpenClaw relaxes minScore to 0 when nothing passes it (mr.js:4518-4537)
+    relaxed = tools.call("memory_search", {"query": "deploy", "minScore": 0.99})["results"]
+    assert [r["path"] for r in relaxed] == ["MEMORY.md"]
+    wiki = tools.call("memory_search", {"query": "deploy", "corpus": "wiki"})
+    assert wiki["results"] == [] and "wiki" in wiki["stores"][0]["note"]
+    with pytest.raises(ToolError, match="no memory-context store found"):
+        tools.call("memory_search", {"query": "deploy", "store": "memory-context"})
+    with pytest.raises(ToolError, match="no memory index for agent 'ops'"):
+        tools.call("memory_search", {"query": "deploy", "agent": "ops"})
+
+
+def test_memory_search_merges_openclaw_and_memory_context(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools = MemoryTools(demo, environ={})
+    out = tools.call(
+        "memory_search", {"query": "deploy hook token", "maxResults": 4, "minScore": 0}
+    )
+    assert [s["store"] for s in out["stores"]] == ["openclaw-index", "memory-context"]
+    assert 0 < len(out["results"]) <= 4
+    hit = next(r for r in out["results"] if r["memlens"]["store"] == "memory-context")
+    assert hit["entryIds"] and hit["session"] and hit["path"].endswith("segments.jsonl")
+    assert {"vectorScore", "bm25Norm", "decayFactor", "effectiveScore"} <= hit["memlens"].keys()
+    assert hit["score"] == hit["memlens"]["effectiveScore"]
+    # the same hits as `memlens recall` (and so the app's recall view) for that query
+    cli = _cli_json(
+        capsys, "recall", str(demo), "deploy hook token", "--limit", "4", "--min-score", "0"
+    )
+    mine = tools.call(
+        "memory_search",
+        {"query": "deploy hook token", "store": "memory-context", "maxResults": 4, "minScore": 0},
+    )
+    assert [r["entryIds"][0] for r in mine["results"]] == [h["id"] for h in cli["hits"]]
+
+
+def test_memory_search_clock_comes_from_memlens_now(demo: Path) -> None:
+    args = {"query": "deploy hook token", "store": "memory-context", "minScore": 0}
+    early = MemoryTools(demo, environ={"MEMLENS_NOW": str(NOW)}).call("memory_search", args)
+    late = MemoryTools(demo, environ={"MEMLENS_NOW": str(NOW + 20 * 86_400_000)}).call(
+        "memory_search", args
+    )
+    assert late["now"] > early["now"]
+    assert (
+        late["results"][0]["memlens"]["decayFactor"] < early["results"][0]["memlens"]["decayFactor"]
+    )
+    with pytest.raises(ToolError, match="MEMLENS_NOW='soon'"):
+        MemoryTools(demo, environ={"MEMLENS_NOW": "soon"})
+
+
+def test_memory_get_reads_lines_as_openclaw_does(tmp_path: Path) -> None:
+    home = _fts_home(tmp_path)
+    tools = MemoryTools(home, environ={})
+    text = (home / "workspace" / "MEMORY.md").read_text(encoding="utf-8")
+    whole = tools.call("memory_get", {"path": "MEMORY.md"})
+    assert whole.pop("memlens") == {"workspace": str(home / "workspace"), "agent": "main"}
+    assert whole == {"status": "ok", "text": text.rstrip("\n"), "path": "MEMORY.md", "from": 1,
+                     "lines": len(text.rstrip("\n").split("\n"))}  # fmt: skip
+    part = tools.call("memory_get", {"path": "MEMORY.md", "from": 3, "lines": 1})
+    assert part["lines"] == 1 and part["truncated"] is True and part["nextFrom"] == 4
+    assert part["text"] == (
+        "The deploy runs every Thursday via `make deploy`.\n\n"
+        "[More content available. Use from=4 to continue.]"
+    )
+    missing = tools.call("memory_get", {"path": "memory/2020-01-01.md"})
+    assert missing["status"] == "not_found" and missing["text"] == ""
+    for outside in ("../openclaw.json", "notes.txt", "/etc/passwd"):
+        refused = tools.call("memory_get", {"path": outside})
+        assert refused["status"] == "error" and refused["code"] == "MEMORY_PATH_NOT_ALLOWED"
+
+
+def test_knowledge_and_recall_preview_match_the_cli(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools = MemoryTools(demo, environ={})
+    query = "alembic migration for invoices"
+    facts = tools.call("knowledge_search", {"query": query, "minScore": 0.1})
+    cli = _cli_json(capsys, "knowledge", str(demo), query, "--min-score", "0.1")
+    assert [h["id"] for h in facts["results"]] == [h["id"] for h in cli["hits"]]
+    assert facts["results"] and {"matched", "missing", "idf"} <= facts["results"][0].keys()
+    preview = tools.call("recall_preview", {"query": query})
+    cli = _cli_json(capsys, "recall", str(demo), query)
+    assert preview["block"] == cli["block"] and preview["block"]
+    assert preview["blockTokens"] == cli["block_tokens"] > 0
+    assert [h["id"] for h in preview["hits"]] == [h["id"] for h in cli["hits"]]
+
+
+def test_sessions_list_and_session_context(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tools = MemoryTools(demo, environ={})
+    listed = tools.call("sessions_list", {})
+    cli = _cli_json(capsys, "sessions", str(demo))
+    assert listed["total"] == len(cli["sessions"]) == len(listed["sessions"])
+    times = [s["modified"] for s in listed["sessions"]]
+    assert times == sorted(times, reverse=True)
+    page = tools.call("sessions_list", {"limit": 2, "offset": 1})
+    assert [s["id"] for s in page["sessions"]] == [s["id"] for s in listed["sessions"][1:3]]
+    main = tools.call("sessions_list", {"agent": "main"})["sessions"]
+    assert main and all(s["agent"] == "main" for s in main)
+
+    sid = max(listed["sessions"], key=lambda s: s["messages"])["id"]
+    full = tools.call("session_context", {"session": sid[:8], "maxTokens": 10**9})
+    assert full["omitted"] == 0 and full["keptTokens"] == full["contextTokens"]
+    assert [i["index"] for i in full["items"]] == list(range(full["messages"]))
+    small = tools.call("session_context", {"session": sid, "maxTokens": 500})
+    assert small["keptTokens"] <= 500 or len(small["items"]) == 1
+    assert small["omitted"] == full["messages"] - len(small["items"]) > 0
+    assert small["items"] == full["items"][-len(small["items"]) :]  # the newest, in order
+    early = tools.call("session_context", {"session": sid, "entry": "#3", "maxTokens": 10**9})
+    assert early["messages"] < full["messages"]
+
+
+def test_bad_arguments_and_bad_data_are_clear_errors(tmp_path: Path, demo: Path) -> None:
+    with pytest.raises(ToolError, match="no such file or folder"):
+        MemoryTools(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ToolError, match="not a data directory memlens reads"):
+        MemoryTools(tmp_path / "empty")
+    tools = MemoryTools(demo, environ={})
+    cases = [
+        ("nope", {}, "unknown tool 'nope'"),
+        ("memory_search", {}, "missing required argument 'query'"),
+        ("memory_search", {"query": "x", "limit": 3}, "unknown argument 'limit'"),
+        ("memory_search", {"query": 3}, "'query' must be a string"),
+        ("memory_search", {"query": "  "}, "query must not be blank"),
+        ("memory_search", {"query": "x", "maxResults": 0}, "'maxResults' must be at least 1"),
+        ("memory_search", {"query": "x", "maxResults": 2.5}, "must be a whole number"),
+        ("memory_search", {"query": "x", "corpus": "web"}, "must be one of: memory, wiki"),
+        ("memory_search", {"query": "x", "minScore": "high"}, "must be a finite number"),
+        ("session_context", {"session": "zzzz"}, "no session matches 'zzzz'"),
+        ("sessions_list", {"offset": -1}, "'offset' must be at least 0"),
+    ]
+    for tool, args, message in cases:
+        with pytest.raises(ToolError, match=message):
+            tools.call(tool, args)
+    assert check_arguments("memory_get", {"path": "MEMORY.md"}) == {"path": "MEMORY.md"}
+
+
+def test_no_tool_writes_anything(demo: Path) -> None:
+    before = _snapshot(demo)
+    tools = MemoryTools(demo, environ={"MEMLENS_NOW": str(NOW)})
+    sid = tools.call("sessions_list", {})["sessions"][0]["id"]
+    for tool, args in (
+        ("memory_search", {"query": "deploy"}),
+        ("memory_get", {"path": "memory/2026-11-16.md"}),
+        ("knowledge_search", {"query": "migration"}),
+        ("recall_preview", {"query": "deploy hook", "session": sid}),
+        ("session_context", {"session": sid}),
+    ):
+        tools.call(tool, args)
+    assert _snapshot(demo) == before
+
+
+def test_merge_keeps_each_stream_in_order() -> None:
+    a = [{"score": 0.9, "id": "a1"}, {"score": 0.95, "id": "a2"}, {"score": 0.1, "id": "a3"}]
+    b = [{"score": 0.92, "id": "b1"}, {"score": 0.5, "id": "b2"}]
+    assert [h["id"] for h in merge_streams([a, b], 10)] == ["b1", "a1", "a2", "b2", "a3"]
+    assert [h["id"] for h in merge_streams([a, b], 2)] == ["b1", "a1"]
+    assert [
+        h["id"] for h in merge_streams([[{"score": 1, "id": "x"}], [{"score": 1, "id": "y"}]], 5)
+    ] == ["x", "y"]
+
+
+def test_annotation_carriers_and_citations() -> None:
+    text = "Deploy on Fridays <!-- importance: 9 -->\nkeep <!-- not: this -->\n<!-- trigger:\nx -->"
+    assert (
+        strip_annotations(text)
+        == "Deploy on Fridays\nkeep <!-- not: this -->\n<!-- trigger:\nx -->"
+    )
+    assert strip_annotations("plain") == "plain"
+    assert citation({"path": "MEMORY.md", "startLine": 3, "endLine": 3}) == "MEMORY.md#L3"
+    assert citation({"path": "a.md", "startLine": 1, "endLine": 4}) == "a.md#L1-L4"
