@@ -23,9 +23,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args == ["--paths"]:
         return print_paths()
     if args[:1] == ["mcp"]:  # the MCP server starts without building the whole CLI
-        from core.cli.mcp import main as mcp_main
+        from core.cli.mcp import run_mcp
 
-        return mcp_main(args[1:])
+        return run_mcp(args[1:])
     from core.cli.main import run_cli
     from core.cli.parser import COMMANDS
 

@@ -1,6 +1,6 @@
 """``memlens mcp DATA``: serve DATA's memory read-only over MCP (stdio), never the GUI.
 
-The launcher runs :func:`main` straight away, without building the whole CLI (whose
+The launcher runs :func:`run_mcp` straight away, without building the whole CLI (whose
 commands import most of memlens): an MCP host waits for the server's first answer.
 """
 
@@ -19,18 +19,18 @@ DATA_HELP = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The command's arguments (the full CLI's parser and :func:`main` share them)."""
+    """The command's arguments (the full CLI's parser and :func:`run_mcp` share them)."""
     p.add_argument("data", metavar="DATA", help=DATA_HELP)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Run the MCP server on stdin/stdout until the client hangs up."""
-    from core.mcp.server import serve
+    from core.mcp.server import serve_stdio
 
-    return serve(args.data)
+    return serve_stdio(args.data)
 
 
-def main(argv: Sequence[str]) -> int:
+def run_mcp(argv: Sequence[str]) -> int:
     """``memlens mcp ...`` parsed on its own; the exit status."""
     p = argparse.ArgumentParser(prog="memlens mcp", description=ABOUT)
     add_arguments(p)

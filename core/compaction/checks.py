@@ -26,6 +26,7 @@ from core.compaction.store_update import FENCE_FIELDS, sessions_store_of
 from core.dataset.discovery import is_archive_name
 from core.dataset.store_sessions import is_store_session_path
 from core.io.problems import FormatError
+from core.openclaudecode import FORMAT, FORMAT_KEY, READ_ONLY
 from core.openclaw.sessions_store import (
     entries_for_transcript,
     load_sessions_store,
@@ -53,10 +54,13 @@ def check_agent_owned(session: Session) -> None:
     InDatabase
         For a session read from an OpenClaw agent database.
     Archived
-        For a session rebuilt from a memory-context store's segments, or an archived
+        For an OpenClaudeCode transcript (read-only to memlens), a session rebuilt from a
+        memory-context store's segments, or an archived
         transcript (``<id>.jsonl.reset.<time>[.zst]``...): OpenClaw
         never reads it again, and a ``.zst`` one would be corrupted by an append.
     """
+    if session.header.get(FORMAT_KEY) == FORMAT:
+        raise Archived(f"{session.path} {READ_ONLY}")
     if is_store_session_path(session.path):
         raise Archived(
             f"{session.path} is rebuilt from memory-context's archived segments: there is "

@@ -19,6 +19,7 @@ with one store the answer is that store's, unchanged.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ import regex
 
 from core.io.problems import FormatError
 from core.mcp.data import ToolError
+from core.openclaudecode import search_memory
 from core.openclaw.config import load_openclaw_config
 from core.openclaw.memory_home import MemoryCliError, load_settings, resolve_home, run_search
 from core.openclaw.memsearch_keyword import SNIPPET_MAX_CHARS
@@ -297,11 +299,68 @@ class _Search:
             "stores": self.stores,
         }
 
+    # -- OpenClaudeCode's memory_fts ---------------------------------------------------
+
     def openclaudecode(self) -> list[dict[str, Any]] | None:
-        return None
+        home = self.data.discovery.openclaudecode
+        if home is None or not home.has_memory:
+            return None
+        key = self._session_key() if self.session else None
+        found = search_memory(
+            home.database,
+            self.query,
+            max_results=self.max_results or DEFAULT_MAX_RESULTS,
+            min_score=0.0 if self.min_score is None else self.min_score,
+            session_key=key,
+            channel=self.channel,
+        )
+        hits = [
+            {
+                "path": found.database,
+                "session": h.session_key,
+                "entryIds": [h.id],
+                "score": h.score,
+                "snippet": truncate_utf16(h.text, SNIPPET_MAX_CHARS),
+                "source": h.source,
+                "corpus": "sessions" if h.source == "session" else "memory",
+                "memlens": {
+                    "store": "openclaudecode",
+                    "channel": h.channel,
+                    "timestamp": h.timestamp,
+                    "bm25Rank": h.rank if math.isfinite(h.rank) else None,
+                    "excerpt": h.snippet,
+                },
+            }
+            for h in found.hits
+        ]
+        self.stores.append(
+            {
+                "store": "openclaudecode",
+                "path": found.database,
+                "match": found.match,
+                "reason": found.reason,
+                "results": len(hits),
+                "scoring": "FTS5 bm25 rank -> OpenClaw's bm25RankToScore (1 / (1 + rank) for"
+                " rank >= 0, -rank / (1 - rank) below)",
+            }
+        )
+        return hits
+
+    def _session_key(self) -> str:
+        """The ``{channel}:{userId}`` key of ``session`` (a key as given, else its session's)."""
+        ref = self.session or ""
+        if ":" in ref:
+            return ref
+        data = self.data.dataset()
+        try:
+            session = data.session(ref)
+        except KeyError as exc:
+            raise ToolError(f"session {ref!r}: {exc.args[0]}") from None
+        key = next((s.key for s in data.summaries if s.path == session.path), None)
+        return key or ref
 
 
-def memory_search(data: MemoryData, args: dict[str, Any], now_ms: int) -> dict[str, Any]:
+def search_stores(data: MemoryData, args: dict[str, Any], now_ms: int) -> dict[str, Any]:
     """The ``memory_search`` tool (arguments already checked against its schema)."""
     if not str(args.get("query", "")).strip():
         raise ToolError("query must not be blank")

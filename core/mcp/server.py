@@ -119,7 +119,7 @@ async def _serve(data: str | os.PathLike[str]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def serve(data: str | os.PathLike[str]) -> int:
+def serve_stdio(data: str | os.PathLike[str]) -> int:
     """Serve *data* over stdin/stdout until the client hangs up; the exit status."""
     try:
         anyio.run(_serve, data)

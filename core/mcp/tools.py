@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from core.io.problems import FormatError
 from core.mcp.data import MemoryData, ToolError
 from core.mcp.schemas import TOOLS
-from core.mcp.search import memory_search
+from core.mcp.search import search_stores
 from core.openclaw.memory_home import MemoryCliError, agent_workspace, parse_now, resolve_home
 from core.openclaw.memsearch_text import truncate_utf16
 from core.recall.block import BLOCK_ESTIMATOR
@@ -139,7 +139,7 @@ class MemoryTools:
 
     def memory_search(self, args: dict[str, Any]) -> dict[str, Any]:
         """Every memory store searched, results merged (:mod:`core.mcp.search`)."""
-        return memory_search(self.data, args, self.now_ms())
+        return search_stores(self.data, args, self.now_ms())
 
     def memory_get(self, args: dict[str, Any]) -> dict[str, Any]:
         """OpenClaw's ``memory_get``: lines of a memory file in the agent's workspace."""

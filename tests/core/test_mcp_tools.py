@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +261,41 @@ def test_annotation_carriers_and_citations() -> None:
     assert strip_annotations("plain") == "plain"
     assert citation({"path": "MEMORY.md", "startLine": 3, "endLine": 3}) == "MEMORY.md#L3"
     assert citation({"path": "a.md", "startLine": 1, "endLine": 4}) == "a.md#L1-L4"
+
+
+OCC = Path(__file__).resolve().parents[1] / "data" / "openclaudecode" / "home"
+
+
+def test_openclaudecode_memory_by_the_designs_scoring(tmp_path: Path) -> None:
+    home = tmp_path / "occ"
+    shutil.copytree(OCC, home)
+    before = _snapshot(home)
+    tools = MemoryTools(home, environ={})
+    out = tools.call("memory_search", {"query": "deploy window", "maxResults": 20})
+    assert [s["store"] for s in out["stores"]] == ["openclaudecode"]
+    assert out["stores"][0]["match"] == '"deploy" AND "window"'
+    # the design's query through SQLite alone: same chunks, same order, scores from its rank
+    with sqlite3.connect(f"file:{home / 'openclaudecode.db'}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT id, rank FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank",
+            ('"deploy" AND "window"',),
+        ).fetchall()
+    assert [r["entryIds"][0] for r in out["results"]] == [cid for cid, _ in rows]
+    for hit, (_cid, rank) in zip(out["results"], rows, strict=True):
+        assert hit["memlens"]["bm25Rank"] == rank < 0
+        assert hit["score"] == pytest.approx(-rank / (1 - rank))  # OpenClaw's bm25RankToScore
+        assert hit["session"].count(":") == 1 and hit["path"].endswith("openclaudecode.db")
+    telegram = tools.call("memory_search", {"query": "deploy", "channel": "telegram"})
+    assert telegram["results"] and all(
+        r["session"].startswith("telegram:") for r in telegram["results"]
+    )
+    by_key = tools.call("memory_search", {"query": "deploy", "session": "telegram:5054873275"})
+    by_id = tools.call("memory_search", {"query": "deploy", "session": "tg-0001"})
+    assert [r["entryIds"] for r in by_key["results"]] == [r["entryIds"] for r in by_id["results"]]
+    assert tools.call("memory_search", {"query": "deploy", "minScore": 0.99})["results"] == []
+    compacted = next(
+        s for s in tools.call("sessions_list", {})["sessions"] if s["compactions"] == 1
+    )
+    context = tools.call("session_context", {"session": compacted["id"], "maxTokens": 10**6})
+    assert context["items"][0]["type"] == "compaction" and context["items"][0]["text"]
+    assert _snapshot(home) == before

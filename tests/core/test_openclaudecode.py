@@ -191,3 +191,13 @@ def test_cli_info_sessions_show(home, capsys):
     shown = capsys.readouterr().out
     assert "compactionSummary" in shown and "Noted: deploy window" in shown
     assert _state(home) == before
+
+
+def test_compaction_of_an_openclaudecode_session_is_refused_as_such() -> None:
+    from core.compaction.checks import check_agent_owned
+    from core.compaction.refusals import Archived
+    from core.dataset.load import load_dataset
+
+    session = load_dataset(FIXTURE).session("tg-0001")
+    with pytest.raises(Archived, match="is an OpenClaudeCode transcript: memlens reads"):
+        check_agent_owned(session)
