@@ -9,7 +9,7 @@ Moving a version forward: change the constant below, run
 ``pytest tests/oracle -n 0``; every difference is a test failure that names the
 field. Update README ("Tested against ...") and ../shared notes with what moved.
 
-    python -m tests.oracle.agents install     # install (or check) all three
+    python -m tests.oracle.agents install     # install (or check) all four
     python -m tests.oracle.agents paths       # print where they are, as JSON
 """
 
@@ -29,8 +29,10 @@ import orjson
 PI_VERSION = "0.73.1"
 OPENCLAW_VERSION = "2026.9.6"
 NODE24_VERSION = "24.21.0"
+INSPECTOR_VERSION = "2.12.0"
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
+INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
 
 
 class OracleUnavailable(RuntimeError):
@@ -138,6 +140,32 @@ def openclaw() -> OpenClaw:
     return OpenClaw(pkg, node)
 
 
+@dataclass(frozen=True, slots=True)
+class McpInspector:
+    """An installed MCP Inspector (the official MCP client): its package and a Node 22+."""
+
+    package: Path
+    node: Path
+
+    @property
+    def cli(self) -> list[str]:
+        """The command line of the Inspector in CLI mode (``npx @modelcontextprotocol/inspector --cli``)."""
+        return [str(self.node), str(self.package / "clients" / "launcher" / "build" / "index.js"),
+                "--cli"]  # fmt: skip
+
+
+def mcp_inspector() -> McpInspector:
+    """The installed MCP Inspector (installing it first if needed); it needs Node >= 22.19."""
+    node = node24()
+    root = cache_root() / f"mcp-inspector-{INSPECTOR_VERSION}"
+    pkg = root / "node_modules" / "@modelcontextprotocol" / "inspector"
+    if _version(pkg) != INSPECTOR_VERSION:
+        _npm_install(root, f"{INSPECTOR_PACKAGE}@{INSPECTOR_VERSION}", path_prefix=node.parent)
+    if _version(pkg) != INSPECTOR_VERSION:
+        raise OracleUnavailable(f"{pkg}: not {INSPECTOR_PACKAGE} {INSPECTOR_VERSION} after install")
+    return McpInspector(pkg, node)
+
+
 def run_node(
     script: Path,
     *args: str,
@@ -177,6 +205,7 @@ def main(argv: list[str]) -> int:
     try:
         pi = pi_package()
         oc = openclaw()
+        inspector = mcp_inspector()
     except OracleUnavailable as exc:
         print(f"oracle agents unavailable: {exc}", file=sys.stderr)
         return 1
@@ -184,6 +213,7 @@ def main(argv: list[str]) -> int:
         "pi": {"version": PI_VERSION, "package": str(pi)},
         "openclaw": {"version": OPENCLAW_VERSION, "package": str(oc.package)},
         "node24": str(oc.node),
+        "mcp-inspector": {"version": INSPECTOR_VERSION, "package": str(inspector.package)},
     }
     sys.stdout.write(orjson.dumps(info, option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0
