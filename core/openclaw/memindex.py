@@ -230,11 +230,14 @@ class MemoryIndex(Closing):
 
     def files(self, source: str | None = None) -> list[IndexFile]:
         """List the indexed files, by path; only those of *source* when given."""
+        return [f for f in self._files("", ()) if source is None or f.source == source]
+
+    def _files(self, where: str, params: Sequence[Any]) -> list[IndexFile]:
         if self.layout.files is None:
             return []
         sql = self._select(self.layout.files, ("path", "source", "hash", "mtime", "size"))
         out: list[IndexFile] = []
-        for p, s, h, m, z in self._rows(sql + " ORDER BY path"):
+        for p, s, h, m, z in self._rows(sql + where + " ORDER BY path", params):
             mtime_ms = float(m) if isinstance(m, (int, float)) and math.isfinite(m) else None
             out.append(
                 IndexFile(
@@ -246,7 +249,7 @@ class MemoryIndex(Closing):
                     mtime_ms,
                 )
             )
-        return [f for f in out if source is None or f.source == source]
+        return out
 
     def chunk_counts(self) -> dict[str, int]:
         """Count the chunks of each source."""
@@ -439,7 +442,7 @@ class MemoryIndex(Closing):
         wanted = None if ids is None else set(ids)
         if meta is not None:
             sql = self._select(meta, ("chunk_id", "importance", "triggers", "project_key"))
-            for cid, imp, trig, proj in self._rows(sql):
+            for cid, imp, trig, proj in self._rows_for(sql, meta, wanted):
                 if wanted is None or cid in wanted:
                     entry = out.setdefault(str(cid), {})
                     entry.update(importance=imp if isinstance(imp, int) else None)
@@ -447,7 +450,9 @@ class MemoryIndex(Closing):
                     entry.update(project_key=proj if isinstance(proj, str) else None)
         if prov is not None:
             cols = ("chunk_id", "origin_class", "session_kind", "observed_at", "supersedes_key")
-            for cid, origin, kind, seen, sup in self._rows(self._select(prov, cols)):
+            for cid, origin, kind, seen, sup in self._rows_for(
+                self._select(prov, cols), prov, wanted
+            ):
                 if wanted is None or cid in wanted:
                     entry = out.setdefault(str(cid), {})
                     entry.update(origin_class=origin if isinstance(origin, str) else None)
@@ -455,6 +460,42 @@ class MemoryIndex(Closing):
                     entry.update(observed_at=seen if isinstance(seen, int) else None)
                     entry.update(supersedes_key=sup if isinstance(sup, str) else None)
         return {cid: RecallInfo(cid, **fields) for cid, fields in out.items()}
+
+    def _rows_for(self, sql: str, table: str, ids: set[str] | None) -> list[tuple[Any, ...]]:
+        """Rows of *sql* (over *table*), only those whose chunk_id may be in *ids*.
+
+        The filter in SQL only narrows the read (the callers test each id again):
+        reading a whole provenance table per search is slow on a large index.
+        """
+        if ids is None or "chunk_id" not in self.columns(table):
+            return self._rows(sql)
+        wanted = sorted(ids)
+        out: list[tuple[Any, ...]] = []
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            marks = ", ".join("?" * len(part))
+            out += self._rows(f"{sql} WHERE chunk_id IN ({marks})", part)
+        return out
+
+    def file_mtimes(self, source: str, paths: Sequence[str]) -> dict[str, float | None]:
+        """``{path: mtime_ms}`` of the indexed files of *source* among *paths*.
+
+        The same values as ``{f.path: f.mtime_ms for f in files(source)}`` restricted to
+        *paths*, read without listing every file.
+        """
+        if self.layout.files is None or not paths:
+            return {}
+        wanted = sorted(set(paths))
+        if any("\ufffd" in p for p in wanted):  # a path that was not UTF-8: compare decoded
+            return {f.path: f.mtime_ms for f in self.files(source) if f.path in wanted}
+        out: dict[str, float | None] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            marks = ", ".join("?" * len(part))
+            for f in self._files(f" WHERE path IN ({marks})", part):
+                if f.source == source and f.path in wanted:
+                    out[f.path] = f.mtime_ms
+        return out
 
     def vector_state(self) -> dict[str, Any]:
         """What ``openclaw memory status`` calls ``vector.index``, as far as a reader knows.

@@ -54,6 +54,13 @@ from core.openclaw.memsearch_rank import (
 )
 from core.openclaw.memsearch_records import MemoryCandidate, MemorySearchResult
 from core.openclaw.memsearch_text import locale_cmp, truncate_utf16
+from core.openclaw.memsearch_vectors import (
+    DEFAULT_CACHE,
+    VectorCache,
+    cosine,
+    top_rows,
+    vector_filter,
+)
 
 if TYPE_CHECKING:
     import os
@@ -69,40 +76,64 @@ CANDIDATE_MULTIPLIER = 4
 # -- vector side ----------------------------------------------------------------------
 
 
-def _cosine(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float:
-    """``cosineSimilarity``: over the shorter length; 0 when either norm is 0."""
-    if a.size == 0 or b.size == 0:
-        return 0.0
-    n = min(a.size, b.size)
-    x, y = a[:n], b[:n]
-    na, nb = float(np.dot(x, x)), float(np.dot(y, y))
-    if na == 0 or nb == 0:
-        return 0.0
-    return float(np.dot(x, y)) / (math.sqrt(na) * math.sqrt(nb))
-
-
 def search_vector(
     index: MemoryIndex, query_vec: Sequence[float], models: Sequence[str],
     sources: Sequence[str], limit: int, problems: list[Problem],
+    cache: VectorCache | None = DEFAULT_CACHE,
 ) -> list[MemoryHit]:  # fmt: skip
-    """``searchChunksByEmbedding``: the *limit* best cosines, chunks of *models* only."""
+    """``searchChunksByEmbedding``: the *limit* best cosines, chunks of *models* only.
+
+    With a *cache* (the default), the vectors are decoded once per index state
+    (:mod:`core.openclaw.memsearch_vectors`); the answer is the same.
+    """
     table = index.layout.chunks
     if limit <= 0 or table is None or "embedding" not in index.columns(table):
         return []
+    top: list[tuple[float, int]] | None = None
+    if cache is not None:
+        cached = cache.matrix(index, models, sources)
+        top = top_rows(index, cached, query_vec, limit)
+        if top is not None:
+            problems += [embedding_problem(index.path, *p) for p in cached.problems]
+    if top is None:
+        top = _scan_vectors(index, query_vec, models, sources, limit, problems)
+    src = bool(sources) and "source" in index.columns(table)  # as OpenClaw's query reads it
+    cols = "id, path, start_line, end_line, text, source" if src else (
+        "id, path, start_line, end_line, text, 'memory'"
+    )  # fmt: skip
+    found: dict[int, tuple[Any, ...]] = {}
+    wanted = [rowid for _, rowid in top]
+    for i in range(0, len(wanted), 500):
+        part = wanted[i : i + 500]
+        marks = ", ".join("?" * len(part))
+        sql = f"SELECT rowid, {cols} FROM {quote(table)} WHERE rowid IN ({marks})"
+        found.update((int(r[0]), r[1:]) for r in index.db.rows(sql, part))
+    out = []
+    for score, rowid in top:
+        cid, cpath, start, end, text, source = found[rowid]
+        snippet = truncate_utf16(text if isinstance(text, str) else "", SNIPPET_MAX_CHARS)
+        out.append(
+            MemoryHit(str(cid), str(cpath), int(start), int(end), str(source), snippet, score)
+        )
+    return out
+
+
+def _scan_vectors(
+    index: MemoryIndex, query_vec: Sequence[float], models: Sequence[str],
+    sources: Sequence[str], limit: int, problems: list[Problem],
+) -> list[tuple[float, int]]:  # fmt: skip
+    """OpenClaw's scan: every vector decoded, the best kept (equal scores: earliest row)."""
+    table = index.layout.chunks
+    assert table is not None
     q = np.asarray(query_vec, dtype=np.float64)
-    marks = ", ".join("?" for _ in models)
-    src = f" AND source IN ({', '.join('?' for _ in sources)})" if sources else ""
-    if "source" not in index.columns(table):
-        src = ""
-    order = "rowid"
-    sql = f"SELECT rowid, id, path, embedding FROM {quote(table)} WHERE model IN ({marks}){src}"
-    params = [*models, *(sources if src else ())]
+    where, params = vector_filter(index, models, sources)
+    sql = f"SELECT rowid, id, path, embedding FROM {quote(table)} {where} ORDER BY rowid ASC"
     top: list[tuple[float, int]] = []
-    for rowid, cid, cpath, value in index.db.rows(f"{sql} ORDER BY {order} ASC", params):
+    for rowid, cid, cpath, value in index.db.rows(sql, params):
         vec, state = decode_embedding(value)
         if vec is None and state not in ("empty", "none"):
             problems.append(embedding_problem(index.path, str(cid), str(cpath), state))
-        score = _cosine(q, vec if vec is not None else np.empty(0))
+        score = cosine(q, vec if vec is not None else np.empty(0))
         if not math.isfinite(score):
             continue
         if len(top) < limit:
@@ -113,19 +144,7 @@ def search_vector(
             top[-1] = (score, rowid)
             top.sort(key=lambda t: -t[0])
     top.sort(key=lambda t: -t[0])
-    out = []
-    cols = "id, path, start_line, end_line, text, source" if src else (
-        "id, path, start_line, end_line, text, 'memory'"
-    )  # fmt: skip
-    for score, rowid in top:
-        cid, cpath, start, end, text, source = index.db.rows(
-            f"SELECT {cols} FROM {quote(table)} WHERE rowid = ?", (rowid,)
-        )[0]
-        snippet = truncate_utf16(text if isinstance(text, str) else "", SNIPPET_MAX_CHARS)
-        out.append(
-            MemoryHit(str(cid), str(cpath), int(start), int(end), str(source), snippet, score)
-        )
-    return out
+    return top
 
 
 # -- the search -----------------------------------------------------------------------
@@ -142,6 +161,7 @@ def memory_search(
     min_score: float = 0.35,
     sources: Sequence[str] = ("memory",),
     workspace: str | os.PathLike[str] | None = None,
+    vector_cache: VectorCache | None = DEFAULT_CACHE,
 ) -> MemorySearchResult:
     """Search *index* the way OpenClaw 2026.9.6 does.
 
@@ -163,6 +183,9 @@ def memory_search(
     workspace
         The agent's workspace: undated, non-evergreen notes decay from their
         file's mtime there (the indexed mtime stands in without one).
+    vector_cache
+        Where decoded embeddings are kept between searches (None: decode them
+        every time, as OpenClaw's scan does; the answer is the same).
     """
     text = query.strip()
     meta = index.meta_dict()
@@ -172,11 +195,8 @@ def memory_search(
     )
     result.problems.extend(index.problems)
     space = Path(workspace) if workspace is not None else None
-    clock = Clock(
-        now_ms,
-        space if space is not None and space.is_dir() else None,
-        {f.path: f.mtime_ms for f in index.files("memory")},
-    )
+    if space is not None and not space.is_dir():
+        space = None
     if not text or not index.has_memory():
         result.mode, result.reason = "empty", "empty query" if not text else "no memory index here"
         return result
@@ -214,27 +234,37 @@ def memory_search(
         if not ctx.available:
             result.reason = f"{reason}; and the index has no FTS table"
             return result
+        clock = _clock(index, now_ms, space, keyword)
         ranked, chosen = finalize_keyword_only(keyword, clock, cap, min_score)
         return _finish(result, ranked, chosen[:max_results], min_score)
     models = [embedder.model] if embedder is not None else []
     vector = []
     if any(v != 0 for v in query_vec):
         vector = attach_recall(
-            index, search_vector(index, query_vec, models, sources, candidates, result.problems)
+            index,
+            search_vector(
+                index, query_vec, models, sources, candidates, result.problems, vector_cache
+            ),
         )
     if not ctx.available:
         result.mode, result.reason = "vector-only", "the index has no FTS table"
         cands = [
             MemoryCandidate(h, vector_score=h.score, has_vector=True, score=h.score) for h in vector
         ]
-        apply_decay(cands, clock)
+        apply_decay(cands, _clock(index, now_ms, space, vector))
         ranked = apply_importance(cands)
         ranked.sort(key=functools.cmp_to_key(_cmp_vec))
         chosen = [c for c in ranked if c.score >= min_score][:max_results]
         return _finish(result, ranked, chosen, min_score)
-    merged = merge_hybrid(text, vector, keyword, clock)
+    merged = merge_hybrid(text, vector, keyword, _clock(index, now_ms, space, vector + keyword))
     chosen = select_hybrid(merged, keyword, cap, min_score)[:max_results]
     return _finish(result, merged, chosen, min_score)
+
+
+def _clock(index: MemoryIndex, now_ms: int, space: Path | None, hits: list[MemoryHit]) -> Clock:
+    """The clock, with the indexed mtimes of the memory files among *hits* (all it reads)."""
+    mtimes = {} if space is not None else index.file_mtimes("memory", [h.path for h in hits])
+    return Clock(now_ms, space, mtimes)
 
 
 def _cmp_vec(a: MemoryCandidate, b: MemoryCandidate) -> int:

@@ -250,20 +250,51 @@ def _substring_filter(terms: Sequence[str], column: str) -> tuple[str, list[Any]
 # -- body search ----------------------------------------------------------------------
 
 
-def boosted_score(matchers: Sequence[tuple[regex.Pattern[str], regex.Pattern[str]]],
-                  path: str, text: str, fts_score: float) -> float:  # fmt: skip
+def boosted_score(matchers: Sequence[Matcher], path: str, text: str,
+                  fts_score: float) -> float:  # fmt: skip
     """``scoreFallbackKeywordResult``: bm25 score plus OpenClaw's lexical boosts, capped at 1."""
     if not matchers:
         return fts_score
     tokens = search_tokens(text)
-    overlap = sum(1 for word, _ in matchers if any(word.match(t) for t in tokens))
+    plain = {t for t in tokens if t.isascii()}
+    other = [] if text.isascii() else [t for t in tokens if not t.isascii()]
+    overlap = sum(1 for word in matchers if _whole_token(word, plain, other))
     unique_overlap = overlap / len(matchers)
     density = overlap / max(len(set(tokens)), 1)
     npath = unicodedata.normalize("NFC", path)
-    path_boost = sum(0.18 for _, sub in matchers if sub.search(npath))
+    path_boost = sum(0.18 for m in matchers if m.sub.search(npath))
     length_boost = min(utf16_len(text) / 160, 0.18)
     lexical = unique_overlap * 0.45 + density * 0.2 + path_boost + length_boost
     return min(1.0, fts_score + lexical)
+
+
+def _whole_token(word: Matcher, plain: set[str], other: list[str]) -> bool:
+    """Whether the query token of *word* equals a text token, ignoring case.
+
+    An ASCII token equals a lower-case ASCII query token exactly when it is that
+    token (text tokens are lower case): a set lookup, not a regex per token. A
+    non-ASCII token may still match an ASCII literal by case folding (U+017F, long s, is
+    ``s``): those go through the pattern, as every token does for a non-ASCII one.
+    """
+    if word.plain:
+        return word.token in plain or any(word.whole.match(t) for t in other)
+    return any(word.whole.match(t) for t in plain) or any(word.whole.match(t) for t in other)
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """One query token of the lexical boost: whole-token and substring patterns."""
+
+    token: str
+    whole: regex.Pattern[str]
+    sub: regex.Pattern[str]
+    plain: bool
+    """The token is lower-case ASCII letters, digits and underscores."""
+
+
+def _matcher(token: str) -> Matcher:
+    plain = token.isascii() and token == token.lower() and token.replace("_", "a").isalnum()
+    return Matcher(token, _literal(token, whole=True), _literal(token), plain)
 
 
 def search_body(
@@ -304,10 +335,7 @@ def search_body(
             rows = load(None, unique(tokens + list(plan.terms)))
     else:
         rows = load(None, plan.terms)
-    matchers = [
-        (_literal(t, whole=True), _literal(t))
-        for t in unique(search_tokens(ranking_query or query))
-    ]
+    matchers = [_matcher(t) for t in unique(search_tokens(ranking_query or query))]
     out = []
     for cid, path, source, start, end, text, rank in rows:
         text = text if isinstance(text, str) else ""

@@ -16,12 +16,20 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_keyword import compare_keyword_hits, exact_path_matcher
 from core.openclaw.memsearch_records import MemoryCandidate
-from core.openclaw.memsearch_text import jaccard_similarity, locale_cmp, lower_trimmed, mmr_tokens
+from core.openclaw.memsearch_text import (
+    TOKEN_IDS,
+    jaccard_similarity,
+    locale_cmp,
+    lower_trimmed,
+    mmr_tokens,
+)
 
 if TYPE_CHECKING:
     from core.openclaw.memindex import MemoryIndex
@@ -52,7 +60,7 @@ def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
         sql = f"SELECT id FROM {quote(index.layout.chunks)} WHERE id IN ({marks})"
         live.update(str(r[0]) for r in index.db.rows(sql, part))
     info = index.recall_info(ids)
-    session_mtimes = {f.path: f.mtime_ms for f in index.files("sessions")}
+    session_mtimes = index.file_mtimes("sessions", [h.path for h in hits if h.source == "sessions"])
     out = []
     for h in hits:
         if h.id not in live:
@@ -176,19 +184,121 @@ def _exact_tie(content: float) -> float:
 
 
 def mmr_rerank(items: list[MemoryCandidate], lam: float = MMR_LAMBDA) -> list[MemoryCandidate]:
-    """``mmrRerank``: greedy ``lam*relevance - (1-lam)*max Jaccard`` over snippet tokens."""
+    """``mmrRerank``: greedy ``lam*relevance - (1-lam)*max Jaccard`` over snippet tokens.
+
+    Over more than a few items, with finite scores, the same greedy choice is made
+    on arrays (:func:`_mmr_arrays`): every Jaccard similarity at once, then one pass
+    of vector operations per pick, with the same float64 arithmetic and tie order.
+    """
     if len(items) <= 1:
         return list(items)
     lam = max(0.0, min(1.0, lam))
     if lam == 1:
         return sorted(items, key=lambda c: -c.score)
+    if len(items) > MMR_ARRAY_MIN and all(math.isfinite(c.score) for c in items):
+        return _mmr_arrays(items, lam)
+    return _mmr_loop(items, lam)
+
+
+MMR_ARRAY_MIN = 8
+"""Above this many items MMR runs on arrays (below, the loop is as fast)."""
+
+
+def _relevance(items: list[MemoryCandidate]) -> list[float]:
+    hi, lo = max(c.score for c in items), min(c.score for c in items)
+    span = hi - lo
+    return [1.0 if span == 0 else (c.score - lo) / span for c in items]
+
+
+def _mmr_arrays(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidate]:
+    """:func:`_mmr_loop` on arrays: the same picks, in the same order."""
+    n = len(items)
+    sim = _jaccard_matrix(items)
+    rel = np.array(_relevance(items), dtype=np.float64)
+    scores = np.array([c.score for c in items], dtype=np.float64)
+    lam_rel = lam * rel  # the loop's lam * rel[i], the same products every time
+    keep = 1 - lam
+    # a picked item's max_sim is +inf: its MMR -inf, never picked again (keep > 0)
+    max_sim = np.zeros(n, dtype=np.float64)
+    picked: list[MemoryCandidate] = []
+    m = np.empty(n, dtype=np.float64)
+    for _ in range(n):
+        np.multiply(max_sim, keep, out=m)
+        np.subtract(lam_rel, m, out=m)
+        best = int(m.argmax())
+        top = m[best]
+        if (m[best + 1 :] == top).any():  # equal MMR: the higher score, then the earlier
+            ties = np.flatnonzero(m == top)
+            best = int(ties[int(scores[ties].argmax())])
+        picked.append(items[best])
+        np.maximum(max_sim, sim[best], out=max_sim)
+        max_sim[best] = np.inf
+    return picked
+
+
+def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Every pair's ``jaccardSimilarity`` of snippet tokens (as the loop computes it)."""
+    n = len(items)
+    ids = TOKEN_IDS.of([c.hit.snippet for c in items])
+    sizes = np.array([a.size for a in ids], dtype=np.float64)
+    flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    rows = np.repeat(np.arange(n), [a.size for a in ids])
+    cols, local = np.unique(flat, return_inverse=True)
+    counts = np.bincount(local, minlength=cols.size)
+    inter = _intersections(n, rows, local, counts)
+    union = sizes[:, None] + sizes[None, :] - inter
+    sim: np.ndarray[Any, np.dtype[np.float64]] = np.divide(
+        inter, union, out=np.zeros((n, n)), where=union > 0
+    )
+    empty = [i for i, a in enumerate(ids) if a.size == 0]
+    if empty:  # two token-less snippets are alike when their trimmed texts are
+        texts = [lower_trimmed(items[i].hit.snippet) for i in empty]
+        for a, i in enumerate(empty):
+            for b, j in enumerate(empty):
+                sim[i, j] = float(texts[a] == texts[b])
+    return sim
+
+
+DENSE_TOKEN_MIN = 16
+"""Tokens in this many snippets or more are counted by a matrix product, rarer ones by pairs."""
+
+
+def _intersections(
+    n: int, rows: np.ndarray[Any, Any], local: np.ndarray[Any, Any], counts: np.ndarray[Any, Any]
+) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Shared tokens of every pair of snippets (token *local[k]* is in snippet *rows[k]*).
+
+    Common tokens by a float32 matrix product (exact: small whole numbers), tokens of
+    a few snippets by counting their pairs; tokens of one snippet share nothing.
+    """
+    order = np.argsort(local, kind="stable")
+    posting = rows[order]  # the snippets of each token, token after token
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    pairs = []
+    for c in range(2, DENSE_TOKEN_MIN):
+        toks = np.flatnonzero(counts == c)
+        if toks.size:
+            group = posting[starts[toks][:, None] + np.arange(c)]  # (tokens, c) snippets
+            pairs.append((group[:, :, None] * n + group[:, None, :]).ravel())
+    flat = np.concatenate(pairs) if pairs else np.zeros(0, dtype=np.int64)
+    inter = np.bincount(flat, minlength=n * n).reshape(n, n).astype(np.float64)
+    dense = counts >= DENSE_TOKEN_MIN
+    if dense.any():
+        column = np.cumsum(dense) - 1
+        pick = dense[local]
+        member = np.zeros((n, int(dense.sum())), dtype=np.float32)
+        member[rows[pick], column[local[pick]]] = 1.0
+        inter += member @ member.T
+    return inter
+
+
+def _mmr_loop(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidate]:
+    """OpenClaw's loop, one item at a time."""
     tokens = [mmr_tokens(c.hit.snippet) for c in items]
     empty_text = [
         lower_trimmed(c.hit.snippet) if not t else None for c, t in zip(items, tokens, strict=True)
     ]
-    hi, lo = max(c.score for c in items), min(c.score for c in items)
-    span = hi - lo
-    rel = [1.0 if span == 0 else (c.score - lo) / span for c in items]
+    rel = _relevance(items)
     max_sim = [0.0] * len(items)
     remaining = list(range(len(items)))
     picked: list[MemoryCandidate] = []

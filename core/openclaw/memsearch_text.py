@@ -11,9 +11,17 @@ Each function names the OpenClaw function it ports; the sources are
 
 from __future__ import annotations
 
+import functools
+import re
+import threading
 import unicodedata
+from typing import TYPE_CHECKING
 
+import numpy as np
 import regex
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 from core.openclaw.memsearch_stopwords import KO_PARTICLES, STOP_KO, STOP_WORDS
 
@@ -24,6 +32,8 @@ _CJK = regex.compile(
     r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]"
 )
 _ASCII_WORD = regex.compile(r"[a-z0-9_]+")
+_ASCII_TOKEN = re.compile(r"[a-z0-9_]+")
+"""``FTS_TOKEN`` on lower-case ASCII text."""
 _SPLIT = regex.compile(r"[\s\p{P}]+")
 _KANA = regex.compile(r"[\u3040-\u30ff]")
 _JA_PARTS = regex.compile(r"[a-z0-9_]+|[\u30a0-\u30ffー]+|[\u4e00-\u9fff]+|[\u3040-\u309f]{2,}")
@@ -74,12 +84,14 @@ def match_query_from_terms(terms: list[str]) -> str | None:
 
 def search_tokens(raw: str) -> list[str]:
     """``normalizeSearchTokens``: NFC, tokens, lower case."""
+    if raw.isascii():  # NFC leaves ASCII alone, and its letters lower to letters
+        return _ASCII_TOKEN.findall(raw.lower())
     return [js_lower(t) for t in entries(FTS_TOKEN.findall(unicodedata.normalize("NFC", raw)))]
 
 
 def is_ascii(value: str) -> bool:
     """``isAscii``."""
-    return all(ord(c) <= 127 for c in value)
+    return value.isascii()
 
 
 def bm25_rank_to_score(rank: float | None) -> float:
@@ -97,11 +109,16 @@ def bm25_rank_to_score(rank: float | None) -> float:
 
 def utf16_len(text: str) -> int:
     """``text.length`` in JavaScript: UTF-16 code units."""
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    # a lone surrogate is one unit, as in JavaScript
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def truncate_utf16(text: str, limit: int) -> str:
     """``truncateUtf16Safe``: at most *limit* UTF-16 units, never half a surrogate pair."""
+    if text.isascii():
+        return text[:limit]
     if utf16_len(text) <= limit:
         return text
     units = 0
@@ -112,6 +129,7 @@ def truncate_utf16(text: str, limit: int) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def locale_key(text: str) -> tuple[tuple[int, str], ...]:
     """Sort key approximating ``a.localeCompare(b)`` (ICU root collation).
 
@@ -148,9 +166,12 @@ def locale_cmp(a: str, b: str) -> int:
 # -- MMR (tokenize.ts) -----------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def mmr_tokens(text: str) -> frozenset[str]:
     """``tokenize`` of MMR: ASCII words, CJK characters and adjacent CJK pairs."""
     lower = lower_trimmed(text)
+    if lower.isascii():
+        return frozenset(_ASCII_TOKEN.findall(lower))
     tokens = set(_ASCII_WORD.findall(lower))
     if not _CJK.search(lower):
         return frozenset(tokens)
@@ -166,6 +187,45 @@ def mmr_tokens(text: str) -> frozenset[str]:
             previous = None
     tokens.update(unigrams)
     return frozenset(tokens)
+
+
+class TokenIds:
+    """:func:`mmr_tokens` of snippets as sorted integer ids (one token, one id).
+
+    The numbering is shared by every search (snippets recur from query to query),
+    guarded by a lock, and started over past :attr:`max_tokens` tokens; the ids of
+    one :meth:`of` call always come from one numbering.
+    """
+
+    def __init__(self, max_tokens: int = 1_000_000, max_texts: int = 8192) -> None:
+        self.max_tokens, self.max_texts = max_tokens, max_texts
+        self._ids: dict[str, int] = {}
+        self._texts: dict[str, npt.NDArray[np.int64]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, texts: list[str]) -> list[npt.NDArray[np.int64]]:
+        """The sorted token ids of each text."""
+        with self._lock:
+            if len(self._ids) > self.max_tokens:
+                self._ids.clear()
+                self._texts.clear()
+            if len(self._texts) > self.max_texts:
+                self._texts.clear()
+            out = []
+            ids, known = self._ids, self._texts
+            for text in texts:
+                found = known.get(text)
+                if found is None:
+                    found = np.array(
+                        sorted(ids.setdefault(t, len(ids)) for t in mmr_tokens(text)),
+                        dtype=np.int64,
+                    )
+                    known[text] = found
+                out.append(found)
+            return out
+
+
+TOKEN_IDS = TokenIds()
 
 
 def jaccard_similarity(a: frozenset[str], b: frozenset[str]) -> float:

@@ -1,0 +1,266 @@
+"""The vector side of OpenClaw's memory search, fast: a cached embedding matrix.
+
+OpenClaw's brute-force ``searchChunksByEmbedding`` (ported in
+:func:`core.openclaw.memsearch.search_vector`) decodes every stored embedding of
+the model and keeps the best cosines. Decoding 50,000 BLOBs per query takes
+seconds; a server answering ``memory_search`` calls cannot. :class:`VectorCache`
+keeps, per index file, model and sources, the unit-normalised vectors as one
+float32 matrix, and answers a query in three steps:
+
+1. a float32 matrix-vector product picks every row whose score can reach the
+   *limit* best: the rows within a proven error margin of the limit-th float32
+   score (rounding the vectors to float32 and summing d products moves a cosine
+   by at most ``(d + 4) * 2**-24``, both sides taken);
+2. those rows are read again from SQLite and scored exactly as the uncached path
+   scores them (float64 ``cosineSimilarity``), so the scores are the same bits;
+3. the best *limit* by score, the earliest rowid first on equal scores (OpenClaw's
+   scan order), with rows without a usable vector at score 0 as OpenClaw has them.
+
+The answer is therefore the uncached path's answer. A cache entry is used only
+while the index is unchanged: its signature (the database and WAL files' inode,
+size and mtime, the chunks table's row count and largest rowid, OpenClaw's
+``memory_index_state`` revision) is read again before every use; OpenClaw
+re-indexing while memlens runs makes a new entry. Anything unusual (a query of
+another length than the stored vectors, a non-finite or zero query) returns None:
+the caller takes the uncached path.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.openclaw.memindex import quote
+from core.openclaw.memindex_embedding import decode_embedding
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from core.openclaw.memindex import MemoryIndex
+
+MAX_ENTRIES = 4
+"""Cached matrices kept at once (one per index, model and sources searched)."""
+
+_NORM_RANGE = (1e-150, 1e150)
+
+
+def _error_margin(dims: int) -> float:
+    """Twice the largest gap between a float32 cosine of unit vectors and the exact one."""
+    unit = 2.0**-24
+    return 2 * (dims + 4) * unit * 1.01 + 1e-12
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatrix:
+    """The searchable vectors of one index, model and sources.
+
+    ``rowids`` / ``matrix``: the rows with a usable vector of the common length,
+    unit-normalised, float32. ``zero_rowids``: rows scored 0 whatever the query
+    (no vector, an unusable one, a zero vector), in rowid order. ``odd``: rows with
+    a vector of another length or an extreme norm, scored exactly per query.
+    ``problems``: ``(chunk id, path, state)`` of unusable vectors, in rowid order.
+    """
+
+    signature: tuple[Any, ...]
+    dims: int
+    rowids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    zero_rowids: npt.NDArray[np.int64]
+    odd: tuple[tuple[int, npt.NDArray[np.float64]], ...]
+    problems: tuple[tuple[str, str, str], ...]
+
+
+def cosine(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
+    """``cosineSimilarity``: over the shorter length; 0 when either norm is 0."""
+    if a.size == 0 or b.size == 0:
+        return 0.0
+    n = min(a.size, b.size)
+    x, y = a[:n], b[:n]
+    na, nb = float(np.dot(x, x)), float(np.dot(y, y))
+    if na == 0 or nb == 0:
+        return 0.0
+    return float(np.dot(x, y)) / (math.sqrt(na) * math.sqrt(nb))
+
+
+def _stat(path: str) -> tuple[int, ...]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1,)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def index_signature(index: MemoryIndex) -> tuple[Any, ...]:
+    """What changes whenever OpenClaw writes the index (read in well under a millisecond)."""
+    table = index.layout.chunks
+    assert table is not None
+    t = quote(table)
+    out: list[Any] = [_stat(index.path), _stat(index.path + "-wal")]
+    # two queries: together in one SELECT, SQLite scans the table
+    out.append(index.db.rows(f"SELECT max(rowid) FROM {t}")[0][0])
+    out.append(index.db.rows(f"SELECT count(*) FROM {t}")[0][0])
+    if "memory_index_state" in index.tables():
+        out.append(tuple(index.db.rows("SELECT * FROM memory_index_state ORDER BY 1")))
+    return tuple(out)
+
+
+def vector_filter(
+    index: MemoryIndex, models: Sequence[str], sources: Sequence[str]
+) -> tuple[str, list[Any]]:
+    """The uncached path's filter: the chunks of *models* (and *sources* when it has them)."""
+    table = index.layout.chunks
+    assert table is not None
+    marks = ", ".join("?" for _ in models)
+    src = f" AND source IN ({', '.join('?' for _ in sources)})" if sources else ""
+    if "source" not in index.columns(table):
+        src = ""
+    return f"WHERE model IN ({marks}){src}", [*models, *(sources if src else ())]
+
+
+def build_matrix(
+    index: MemoryIndex, models: Sequence[str], sources: Sequence[str], signature: tuple[Any, ...]
+) -> VectorMatrix:
+    """Decode every vector of *models* once (as the uncached path decodes them)."""
+    table = index.layout.chunks
+    assert table is not None
+    where, params = vector_filter(index, models, sources)
+    sql = f"SELECT rowid, id, path, embedding FROM {quote(table)} {where} ORDER BY rowid ASC"
+    good: list[tuple[int, npt.NDArray[np.float64]]] = []
+    zero: list[int] = []
+    problems: list[tuple[str, str, str]] = []
+    for rowid, cid, cpath, value in index.db.rows(sql, params):
+        vec, state = decode_embedding(value)
+        if vec is None:
+            if state not in ("empty", "none"):
+                problems.append((str(cid), str(cpath), state))
+            zero.append(int(rowid))
+        else:
+            good.append((int(rowid), vec))
+    lengths: dict[int, int] = {}
+    for _, vec in good:
+        lengths[vec.size] = lengths.get(vec.size, 0) + 1
+    dims = max(lengths, key=lambda n: (lengths[n], n)) if lengths else 0
+    rows: list[int] = []
+    unit: list[npt.NDArray[np.float64]] = []
+    odd: list[tuple[int, npt.NDArray[np.float64]]] = []
+    for rowid, vec in good:
+        with np.errstate(over="ignore"):  # a huge vector is an odd one, scored exactly
+            norm = math.sqrt(float(np.dot(vec, vec)))
+        if norm == 0:
+            zero.append(rowid)
+        elif vec.size != dims or not _NORM_RANGE[0] < norm < _NORM_RANGE[1]:
+            odd.append((rowid, vec))
+        else:
+            rows.append(rowid)
+            unit.append(vec / norm)
+    matrix = np.vstack(unit).astype(np.float32) if unit else np.zeros((0, dims), np.float32)
+    return VectorMatrix(
+        signature,
+        dims,
+        np.asarray(rows, dtype=np.int64),
+        np.ascontiguousarray(matrix),
+        np.asarray(sorted(zero), dtype=np.int64),
+        tuple(odd),
+        tuple(problems),
+    )
+
+
+class VectorCache:
+    """Embedding matrices of memory indexes, reused while each index is unchanged.
+
+    Thread-safe: a server may search from several threads.
+    """
+
+    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+        self.max_entries = max_entries
+        self._entries: dict[tuple[Any, ...], VectorMatrix] = {}
+        self._lock = threading.Lock()
+        self.builds = 0
+        """How many matrices were built (a test reads it to see reuse and staleness)."""
+
+    def clear(self) -> None:
+        """Forget every matrix."""
+        with self._lock:
+            self._entries.clear()
+
+    def matrix(
+        self, index: MemoryIndex, models: Sequence[str], sources: Sequence[str]
+    ) -> VectorMatrix:
+        """The matrix of *index* for *models* / *sources*, rebuilt when the index changed."""
+        has_source = index.layout.chunks is not None and "source" in index.columns(
+            index.layout.chunks
+        )
+        key = (os.path.realpath(index.path), tuple(models), tuple(sources) if has_source else ())
+        with self._lock:
+            signature = index_signature(index)
+            found = self._entries.pop(key, None)
+            if found is None or found.signature != signature:
+                found = build_matrix(index, models, sources, signature)
+                self.builds += 1
+                # entries of an older state of the same file are stale: drop them
+                for k in [k for k, v in self._entries.items() if k[0] == key[0]]:
+                    if self._entries[k].signature != signature:
+                        del self._entries[k]
+            self._entries[key] = found  # most recently used last
+            while len(self._entries) > self.max_entries:
+                del self._entries[next(iter(self._entries))]
+            return found
+
+
+DEFAULT_CACHE = VectorCache()
+
+
+def top_rows(
+    index: MemoryIndex,
+    cached: VectorMatrix,
+    query_vec: Sequence[float],
+    limit: int,
+) -> list[tuple[float, int]] | None:
+    """``(score, rowid)`` of the *limit* best rows, best first; None to take the slow path.
+
+    The scores are the uncached path's float64 cosines of the same rows.
+    """
+    q = np.asarray(query_vec, dtype=np.float64)
+    if q.ndim != 1 or q.size != cached.dims or not np.all(np.isfinite(q)):
+        return None
+    qnorm = math.sqrt(float(np.dot(q, q)))
+    if not _NORM_RANGE[0] < qnorm < _NORM_RANGE[1]:
+        return None
+    candidates: list[int] = []
+    n = cached.rowids.size
+    if n:
+        approx = cached.matrix @ (q / qnorm).astype(np.float32)
+        if n > limit:
+            kth = float(np.partition(approx, n - limit)[n - limit])
+            keep = np.flatnonzero(approx >= kth - _error_margin(cached.dims))
+        else:
+            keep = np.arange(n)
+        candidates = cached.rowids[keep].tolist()
+    scored: list[tuple[float, int]] = []
+    if candidates:
+        table = quote(index.layout.chunks or "")
+        for i in range(0, len(candidates), 500):
+            part = candidates[i : i + 500]
+            marks = ", ".join("?" * len(part))
+            rows = index.db.rows(
+                f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", part
+            )
+            if len(rows) != len(part):
+                return None  # the index changed under us
+            for rowid, value in rows:
+                vec, _ = decode_embedding(value)
+                if vec is None or vec.size != cached.dims:
+                    return None
+                scored.append((cosine(q, vec), int(rowid)))
+    scored += [(cosine(q, vec), rowid) for rowid, vec in cached.odd]
+    scored += [(0.0, int(r)) for r in cached.zero_rowids[:limit]]
+    scored = [s for s in scored if math.isfinite(s[0])]
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return scored[:limit]

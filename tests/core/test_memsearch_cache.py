@@ -1,0 +1,177 @@
+"""The fast paths of OpenClaw's memory search answer exactly what the plain ones answer.
+
+The cached embedding matrix (:mod:`core.openclaw.memsearch_vectors`) against the
+scan of every stored vector, before and after the index changes under it; MMR on
+arrays against OpenClaw's loop; the whole search with and without the cache.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pytest
+
+from core.openclaw.memindex import open_memory_index
+from core.openclaw.memsearch import memory_search, search_vector
+from core.openclaw.memsearch_keyword import MemoryHit
+from core.openclaw.memsearch_rank import _mmr_arrays, _mmr_loop
+from core.openclaw.memsearch_records import MemoryCandidate
+from core.openclaw.memsearch_vectors import VectorCache
+from tests.core.test_memindex import f64, make_v23
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+NOW = 1_795_700_000_000
+DIMS = 8
+
+
+class Fixed:
+    """A query embedder answering one vector."""
+
+    provider = "openai-compatible"
+    model = "fake-embed"
+
+    def __init__(self, vector: list[float]) -> None:
+        self.vector = vector
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vector
+
+
+def _chunks(rng: np.random.Generator, n: int) -> list[dict[str, object]]:
+    """Random vectors, with duplicates (equal scores), zero, empty, bad and odd ones."""
+    base = rng.standard_normal((n, DIMS))
+    base[5] = base[3]  # the same vector three times: a tie cut by rowid
+    base[9] = base[3]
+    chunks: list[dict[str, object]] = []
+    for i in range(n):
+        emb: bytes | str = f64(*base[i])
+        if i == 11:
+            emb = f64(*([0.0] * DIMS))  # a zero vector scores 0
+        elif i == 12:
+            emb = b""  # no vector: scores 0
+        elif i == 13:
+            emb = b"\x00" * 12  # not whole float64 values: a problem, scores 0
+        elif i == 14:
+            emb = f64(*base[i][:5])  # another length: cosine over the shorter
+        elif i == 15:
+            emb = f64(*(base[i] * 1e200))  # an extreme norm
+        text = f"note {i} about " + ("tea" if i % 2 else "coffee") + " and the deploy"
+        chunks.append({"id": f"c{i:03d}", "path": f"memory/n{i % 7}.md", "text": text,
+                       "start": 1 + i, "end": 2 + i, "embedding": emb})  # fmt: skip
+    return chunks
+
+
+@pytest.fixture
+def index_path(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(3)
+    meta = {"model": "fake-embed", "provider": "openai-compatible", "sources": ["memory"],
+            "ftsTokenizer": "unicode61", "vectorDims": DIMS}  # fmt: skip
+    return make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(rng, 60), meta=meta)
+
+
+def _vector(path: Path, q: list[float], limit: int, cache: VectorCache | None) -> tuple:  # type: ignore[type-arg]
+    problems: list = []  # type: ignore[type-arg]
+    with open_memory_index(path) as idx:
+        hits = search_vector(idx, q, ["fake-embed"], ["memory"], limit, problems, cache)
+    return [(h.id, h.score, h.snippet, h.start_line) for h in hits], [p.message for p in problems]
+
+
+@pytest.mark.parametrize("limit", [1, 4, 10, 59, 200])
+def test_cached_vectors_answer_as_the_scan(index_path: Path, limit: int) -> None:
+    rng = np.random.default_rng(limit)
+    cache = VectorCache()
+    for _ in range(5):
+        q = list(rng.standard_normal(DIMS))
+        assert _vector(index_path, q, limit, cache) == _vector(index_path, q, limit, None)
+    assert cache.builds == 1  # one matrix, reused across opens of the same file
+
+
+def test_equal_scores_keep_the_earliest_row(index_path: Path) -> None:
+    with sqlite3.connect(index_path) as db:
+        (blob,) = db.execute(
+            "SELECT embedding FROM memory_index_chunks WHERE id = 'c003'"
+        ).fetchone()
+    q = list(np.frombuffer(blob, dtype="<f8"))
+    cache = VectorCache()
+    ids, _ = _vector(index_path, q, 2, cache)
+    # c003, c005, c009 hold the same vector: the first two rows win the cut
+    assert [i for i, *_ in ids] == ["c003", "c005"]
+    assert ids[0][1] == ids[1][1]
+    assert _vector(index_path, q, 2, None)[0] == ids
+
+
+def test_unusable_vectors_are_reported_on_every_search(index_path: Path) -> None:
+    cache = VectorCache()
+    q = [1.0] * DIMS
+    for _ in range(2):
+        _, problems = _vector(index_path, q, 5, cache)
+        assert len(problems) == 1 and "c013" in problems[0]
+
+
+def test_a_changed_index_is_never_answered_from_the_cache(index_path: Path) -> None:
+    cache = VectorCache()
+    q = [1.0, -1.0, 0.5, 0.0, 2.0, 0.0, 0.0, 1.0]
+    before = _vector(index_path, q, 5, cache)
+    best = np.array(q) / np.linalg.norm(q)
+    with sqlite3.connect(index_path) as db:  # OpenClaw re-indexes one chunk in place
+        db.execute("UPDATE memory_index_chunks SET embedding = ? WHERE id = 'c040'", (f64(*best),))
+    after = _vector(index_path, q, 5, cache)
+    assert after[0][0][0] == "c040" and after != before
+    assert after == _vector(index_path, q, 5, None)
+    with sqlite3.connect(index_path) as db:  # a deleted and a new chunk
+        db.execute("DELETE FROM memory_index_chunks WHERE id = 'c040'")
+        db.execute(
+            "INSERT INTO memory_index_chunks (id, path, source, start_line, end_line, hash, model,"
+            " text, embedding, updated_at) VALUES ('new', 'memory/new.md', 'memory', 1, 1, 'h',"
+            " 'fake-embed', 'new note', ?, 1)",
+            (f64(*(best * 3)),),
+        )
+    latest = _vector(index_path, q, 5, cache)
+    assert latest[0][0][0] == "new"
+    assert latest == _vector(index_path, q, 5, None)
+    assert cache.builds == 3
+
+
+def test_a_query_the_matrix_cannot_answer_takes_the_scan(index_path: Path) -> None:
+    cache = VectorCache()
+    for q in ([1.0] * 5, [0.0] * DIMS, [1e-300] * DIMS):  # short, zero, tiny
+        assert _vector(index_path, q, 6, cache) == _vector(index_path, q, 6, None)
+
+
+def test_whole_search_is_the_same_with_and_without_the_cache(index_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    for query in ("tea deploy", "coffee", "note 12", "n3.md"):
+        q = list(rng.standard_normal(DIMS))
+        with open_memory_index(index_path) as idx:
+            fast = memory_search(idx, query, now_ms=NOW, embedder=Fixed(q), min_score=0.0)
+            slow = memory_search(
+                idx, query, now_ms=NOW, embedder=Fixed(q), min_score=0.0, vector_cache=None
+            )
+        assert fast.to_json() == slow.to_json()
+        assert fast.mode == "hybrid" and fast.results
+
+
+def _candidates(rng: np.random.Generator, n: int) -> list[MemoryCandidate]:
+    words = ["tea", "coffee", "deploy", "friday", "plan", "note", "sam", "db", "x"]
+    out = []
+    for i in range(n):
+        k = int(rng.integers(0, 6))
+        snippet = " ".join(rng.choice(words, size=k)) if k else rng.choice(["", "  ", "--", "..."])
+        score = float(rng.choice([0.5, 0.25, 0.75])) if i % 3 == 0 else float(rng.random())
+        hit = MemoryHit(f"i{i}", "p.md", i, i, "memory", str(snippet))
+        out.append(MemoryCandidate(hit, score=score))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mmr_on_arrays_picks_as_the_loop(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    items = _candidates(rng, int(rng.integers(9, 80)))
+    for lam in (0.7, 0.0, 0.5):
+        assert [c.hit.id for c in _mmr_arrays(items, lam)] == [
+            c.hit.id for c in _mmr_loop(items, lam)
+        ]
