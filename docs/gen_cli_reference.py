@@ -221,9 +221,10 @@ def _anchor(command: Command) -> str:
 
 
 def common_options(all_commands: list[Command]) -> frozenset[str]:
-    """Options (by dest) that every leaf command takes."""
+    """Options (by dest) that every leaf command with options takes (``mcp`` has none)."""
     leaves = [c for c in all_commands if not c.group]
     sets = [{a.dest for a in _arguments(c.parser) if a.option_strings} for c in leaves]
+    sets = [s for s in sets if s]
     return frozenset(set.intersection(*sets)) if sets else frozenset()
 
 
@@ -244,7 +245,13 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
     out.append("")
     if common_actions:
         listed = ", ".join(f"`{_spelling(a)}` ({_cell(a.help or '')})" for a in common_actions)
-        out += [f"Every command also takes {listed}, and `-h` for its help.", ""]
+        others = [
+            f"`{c.name}`"
+            for c in found
+            if not c.group and not common <= {a.dest for a in _arguments(c.parser)}
+        ]
+        but = f" except {', '.join(others)}" if others else ""
+        out += [f"Every command{but} also takes {listed}, and `-h` for its help.", ""]
     if top:
         listed = ", ".join(f"`memlens {_spelling(a)}`" for a in top)
         out += [f"On its own: {listed}.", ""]
