@@ -175,7 +175,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             lines.append(
                 f"{s.agent[:10]:<10} {s.id[:36]:<36} {s.version:>1} {s.messages:>6} "
                 f"{s.compactions:>4} {s.tokens_estimated:>8} {_fmt_time(s.modified):<16} "
-                f"{s.storage:<7} {s.path}"
+                f"{s.storage:<7} {s.path}" + (f"  [{s.key}]" if s.key else "")
             )
         return "\n".join(lines)
 

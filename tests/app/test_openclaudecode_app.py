@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from app.main_window import MainWindow
 
 FIXTURE = Path(__file__).parents[1] / "data" / "openclaudecode" / "home"
@@ -27,3 +29,14 @@ def test_opens_sessions_and_memory(qtbot, tmp_path):
     page.query.setText("potions")
     page.search()
     qtbot.waitUntil(lambda: page.model.rowCount() == 2, timeout=10_000)
+    tips = []
+    model = window.navigator.model
+    for a in range(model.rowCount()):
+        agent = model.index(a, 0)
+        tips += [
+            model.index(r, 0, agent).data(Qt.ItemDataRole.ToolTipRole)
+            for r in range(model.rowCount(agent))
+        ]
+    assert len(tips) == 4
+    assert all("OpenClaudeCode transcript (read-only)" in t for t in tips)
+    assert any("session key telegram:5054873275" in t for t in tips)

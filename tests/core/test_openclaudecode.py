@@ -201,3 +201,12 @@ def test_compaction_of_an_openclaudecode_session_is_refused_as_such() -> None:
     session = load_dataset(FIXTURE).session("tg-0001")
     with pytest.raises(Archived, match="is an OpenClaudeCode transcript: memlens reads"):
         check_agent_owned(session)
+
+
+def test_sessions_text_names_each_session_key(capsys) -> None:
+    from core.cli.main import run_cli
+
+    assert run_cli(["sessions", str(FIXTURE)]) == 0
+    out = capsys.readouterr().out
+    assert "tg-0001.jsonl  [telegram:5054873275]" in out
+    assert "dc-0002.jsonl  [discord:918273645546372819]" in out

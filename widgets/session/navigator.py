@@ -90,6 +90,7 @@ def _tip(s: SessionSummary) -> str:
         "archive": "archived transcript",
         "segments": "rebuilt from memory-context's segments.jsonl (archived user and "
         "assistant text only; read-only)",
+        "openclaudecode": "OpenClaudeCode transcript (read-only)",
     }.get(s.storage, "transcript file")
     lines = [s.path, f"{where}, format v{s.version}, model {s.model or 'unknown'}"]
     if s.key:
