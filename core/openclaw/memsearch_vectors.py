@@ -217,6 +217,43 @@ class VectorCache:
 DEFAULT_CACHE = VectorCache()
 
 
+def _rescore(
+    index: MemoryIndex, rowids: list[int], q: npt.NDArray[np.float64], dims: int
+) -> list[tuple[float, int]] | None:
+    """The float64 ``cosineSimilarity`` of *rowids*, their stored vectors read again.
+
+    One product per row (``einsum``, the same operations for equal rows: equal
+    vectors keep equal scores); None when a row changed since the matrix was made.
+    """
+    table = quote(index.layout.chunks or "")
+    found: list[int] = []
+    blobs: list[bytes] = []
+    for i in range(0, len(rowids), 500):
+        part = rowids[i : i + 500]
+        marks = ", ".join("?" * len(part))
+        sql = f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})"
+        for rowid, value in index.db.rows(sql, part):
+            if not isinstance(value, bytes) or len(value) != 8 * dims:
+                vec, _ = decode_embedding(value)  # a JSON array (before schema v23)
+                if vec is None or vec.size != dims:
+                    return None
+                value = vec.astype("<f8").tobytes()
+            found.append(int(rowid))
+            blobs.append(value)
+    if len(found) != len(rowids):
+        return None  # the index changed under us
+    x = np.frombuffer(b"".join(blobs), dtype="<f8").astype(np.float64).reshape(len(found), dims)
+    if not np.all(np.isfinite(x)):
+        return None
+    na = np.einsum("ij,ij->i", x, x)
+    nb = float(np.dot(q, q))
+    dot = np.einsum("ij,j->i", x, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = dot / (np.sqrt(na) * math.sqrt(nb))
+    scores[na == 0] = 0.0
+    return list(zip(scores.tolist(), found, strict=True))
+
+
 def top_rows(
     index: MemoryIndex,
     cached: VectorMatrix,
@@ -245,20 +282,10 @@ def top_rows(
         candidates = cached.rowids[keep].tolist()
     scored: list[tuple[float, int]] = []
     if candidates:
-        table = quote(index.layout.chunks or "")
-        for i in range(0, len(candidates), 500):
-            part = candidates[i : i + 500]
-            marks = ", ".join("?" * len(part))
-            rows = index.db.rows(
-                f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", part
-            )
-            if len(rows) != len(part):
-                return None  # the index changed under us
-            for rowid, value in rows:
-                vec, _ = decode_embedding(value)
-                if vec is None or vec.size != cached.dims:
-                    return None
-                scored.append((cosine(q, vec), int(rowid)))
+        exact = _rescore(index, candidates, q, cached.dims)
+        if exact is None:
+            return None
+        scored += exact
     scored += [(cosine(q, vec), rowid) for rowid, vec in cached.odd]
     scored += [(0.0, int(r)) for r in cached.zero_rowids[:limit]]
     scored = [s for s in scored if math.isfinite(s[0])]
