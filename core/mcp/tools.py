@@ -24,6 +24,7 @@ from core.openclaw.memsearch_text import truncate_utf16
 from core.recall.block import BLOCK_ESTIMATOR
 from core.recall.engine import RecallSettings, recall
 from core.recall.knowledge_search import DEFAULT_LIMIT, DEFAULT_MIN_SCORE
+from core.safety.redact import redact
 from core.transcript import context_at
 
 if TYPE_CHECKING:
@@ -86,6 +87,49 @@ def _check_value(tool: str, name: str, value: Any, prop: Mapping[str, Any]) -> N
             raise ToolError(f"{where} must be a finite number")
 
 
+# -- what is sent -----------------------------------------------------------------------
+
+TEXT_KEYS = frozenset({"snippet", "text", "content", "block", "context", "excerpt", "arguments"})
+"""The fields holding an agent's text, redacted before they are sent (ids, paths and
+hashes are left alone: a 64-digit chunk id is not a secret)."""
+
+
+def _redact_value(value: Any, count: list[int]) -> Any:
+    if isinstance(value, str):
+        clean = redact(value)
+        count[0] += clean != value
+        return clean
+    if isinstance(value, dict):
+        return {k: _redact_value(v, count) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(v, count) for v in value]
+    return value
+
+
+def _walk(value: Any, count: list[int]) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _redact_value(v, count) if k in TEXT_KEYS else _walk(v, count)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_walk(v, count) for v in value]
+    return value
+
+
+def redact_texts(answer: dict[str, Any]) -> dict[str, Any]:
+    """*answer* with secrets in its text fields masked (:func:`core.safety.redact.redact`).
+
+    memlens sends an agent's memory to another agent's model: what it sends is
+    redacted as what it writes is. ``redacted`` counts the fields changed (absent: none).
+    """
+    count = [0]
+    out: dict[str, Any] = _walk(answer, count)
+    if count[0]:
+        out["redacted"] = count[0]
+    return out
+
+
 # -- the tools -------------------------------------------------------------------------
 
 
@@ -129,7 +173,7 @@ class MemoryTools:
         """Answer one call: the tool's JSON, or ToolError with a message for the caller."""
         checked = check_arguments(tool, args)
         try:
-            return self._tools[tool](checked)
+            return redact_texts(self._tools[tool](checked))
         except FormatError as exc:
             raise ToolError(str(exc)) from None
         except OSError as exc:

@@ -299,3 +299,19 @@ def test_openclaudecode_memory_by_the_designs_scoring(tmp_path: Path) -> None:
     context = tools.call("session_context", {"session": compacted["id"], "maxTokens": 10**6})
     assert context["items"][0]["type"] == "compaction" and context["items"][0]["text"]
     assert _snapshot(home) == before
+
+
+def test_secrets_are_redacted_before_they_are_sent(tmp_path: Path) -> None:
+    home = _fts_home(tmp_path)
+    key = "sk-proj-" + "FAKE0123456789abcdefFAKE0123456789"
+    note = home / "workspace" / "memory" / "keys.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text(f"# Keys\n\nOPENAI_API_KEY={key}\n", encoding="utf-8")
+    tools = MemoryTools(home, environ={})
+    got = tools.call("memory_get", {"path": "memory/keys.md"})
+    assert key not in json.dumps(got) and "[REDACTED]" in got["text"]
+    assert got["redacted"] == 1
+    chunk_id = "c50662b938cb22066b7fe93f6c38b743bc3b7349a9507eb1ba0d8454c0266e19"
+    found = tools.call("memory_search", {"query": "deploy"})
+    assert found["results"][0]["memlens"]["id"] == chunk_id  # ids are not secrets
+    assert "redacted" not in found  # nothing secret in that answer
