@@ -315,3 +315,23 @@ def test_secrets_are_redacted_before_they_are_sent(tmp_path: Path) -> None:
     found = tools.call("memory_search", {"query": "deploy"})
     assert found["results"][0]["memlens"]["id"] == chunk_id  # ids are not secrets
     assert "redacted" not in found  # nothing secret in that answer
+
+
+def test_what_the_agent_writes_meanwhile_shows_up(demo: Path, monkeypatch) -> None:
+    import core.mcp.data
+
+    monkeypatch.setattr(core.mcp.data, "RECHECK_S", 0.0)
+    tools = MemoryTools(demo, environ={})
+    path = next((demo / "agents" / "main" / "sessions").glob("4079021e-*.jsonl"))
+    before = tools.call("session_context", {"session": "4079021e", "maxTokens": 10**9})
+    line = {
+        "type": "message", "id": "feedbeef", "parentId": "960c5e15",
+        "timestamp": "2026-11-25T19:30:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "ship it on Friday"}],
+                    "timestamp": 1795635000000},
+    }  # fmt: skip
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line) + "\n" + '{"type":"message","id":"half')  # a partial line
+    after = tools.call("session_context", {"session": "4079021e", "maxTokens": 10**9})
+    assert after["messages"] == before["messages"] + 1
+    assert after["items"][-1]["text"] == "ship it on Friday"
