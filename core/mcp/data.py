@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,9 @@ from core.dataset.discovery import STORE_FILES, discover
 from core.dataset.load import load_dataset
 from core.dataset.open_recall import open_recall
 from core.io.problems import FormatError
+from core.openclaw.config import load_openclaw_config
+from core.openclaw.memindex import open_memory_index
+from core.openclaw.memory_home import load_settings, resolve_home
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -28,6 +32,9 @@ if TYPE_CHECKING:
     from core.dataset.discovery import Discovery
     from core.dataset.load import DataSet
     from core.dataset.open_recall import RecallData
+    from core.openclaw.memindex import MemoryIndex
+    from core.openclaw.memory_home import MemoryHome
+    from core.openclaw.memsearch_embed import SearchSettings
 
 RECHECK_S = 1.0
 """How often, at most, the directory is looked at again for changes."""
@@ -38,6 +45,29 @@ class ToolError(ValueError):
 
     The server turns it into an MCP error result carrying this message.
     """
+
+
+@dataclass(slots=True)
+class OpenClawIndex:
+    """One agent's memory index, kept open between searches, with its config read once."""
+
+    home: MemoryHome
+    settings: SearchSettings
+    citations: str
+    """``memory.citations``: ``on``, ``off`` or ``auto`` (the default)."""
+    index: MemoryIndex
+
+
+def citations_mode(home: MemoryHome) -> str:
+    """The agent's ``memory.citations`` (``auto`` when unset, unknown or unreadable)."""
+    if home.config is None:
+        return "auto"
+    try:
+        memory = load_openclaw_config(home.config).raw.get("memory")
+    except FormatError:
+        return "auto"
+    mode = memory.get("citations") if isinstance(memory, dict) else None
+    return mode if mode in ("on", "off", "auto") else "auto"
 
 
 def _stat_key(paths: Iterable[Path | None]) -> tuple[tuple[str, int, int], ...]:
@@ -79,6 +109,7 @@ class MemoryData:
         self._data: DataSet | None = None
         self._recall: RecallData | None = None
         self._recall_key: tuple[tuple[str, int, int], ...] | None = None
+        self._indexes: dict[str, OpenClawIndex] = {}
 
     def _discover(self) -> Discovery:
         try:
@@ -89,6 +120,7 @@ class MemoryData:
     @staticmethod
     def _signature_of(found: Discovery) -> tuple[tuple[str, int, int], ...]:
         paths: list[Path | None] = [*found.transcripts, *_wal(found.databases), found.config]
+        paths += _wal(found.memory_indexes)
         paths += [a.sessions_json for a in found.agents]
         for a in found.agents:
             paths.extend(a.archives)
@@ -120,6 +152,38 @@ class MemoryData:
         signature = self._signature_of(found)
         if signature != self._signature:
             self._found, self._signature, self._data = found, signature, None
+            self._close_indexes()
+
+    def _close_indexes(self) -> None:
+        for opened in self._indexes.values():
+            opened.index.close()
+        self._indexes.clear()
+
+    def openclaw(self, agent: str | None) -> OpenClawIndex:
+        """*agent*'s memory index, open (reopened when OpenClaw rebuilt or rewrote it).
+
+        Call it inside :meth:`with_lock` (the connection is shared between calls).
+
+        Raises
+        ------
+        MemoryCliError
+            When DATA has no memory index for *agent* (or none at all).
+        """
+        self._refresh()
+        key = agent or ""
+        opened = self._indexes.get(key)
+        if opened is None:
+            home = resolve_home(self.path, agent)
+            opened = OpenClawIndex(
+                home, load_settings(home), citations_mode(home), open_memory_index(home.index)
+            )
+            self._indexes[key] = opened
+        elif opened.index.db.refresh():
+            # a writer came or went, or the file changed under an immutable view: the
+            # schema and layout may have changed too
+            opened.index.close()
+            opened.index = open_memory_index(opened.home.index)
+        return opened
 
     def dataset(self) -> DataSet:
         """The sessions, knowledge and config (loaded on first use, again after a change)."""
@@ -143,6 +207,6 @@ class MemoryData:
             return self._recall
 
     def with_lock(self, fn: Callable[[], object]) -> object:
-        """Run *fn* holding the data's lock (a session read on first use mutates the set)."""
+        """Run *fn* holding the data's lock (sessions read on first use; open indexes)."""
         with self._lock:
             return fn()

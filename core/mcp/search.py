@@ -26,11 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from core.io.problems import FormatError
 from core.mcp.data import ToolError
 from core.openclaudecode import search_memory
-from core.openclaw.config import load_openclaw_config
-from core.openclaw.memory_home import MemoryCliError, load_settings, resolve_home, run_search
+from core.openclaw.memory_home import MemoryCliError, run_search
 from core.openclaw.memsearch_keyword import SNIPPET_MAX_CHARS
 from core.openclaw.memsearch_text import truncate_utf16
 from core.recall.hybrid import search
@@ -74,17 +72,6 @@ def citation(hit: dict[str, Any]) -> str:
     """``formatCitation``: ``path#L3`` or ``path#L3-L9``."""
     start, end = hit["startLine"], hit["endLine"]
     return f"{hit['path']}#L{start}" if start == end else f"{hit['path']}#L{start}-L{end}"
-
-
-def _citations_mode(home: MemoryHome) -> str:
-    if home.config is None:
-        return "auto"
-    try:
-        memory = load_openclaw_config(home.config).raw.get("memory")
-    except FormatError:
-        return "auto"
-    mode = memory.get("citations") if isinstance(memory, dict) else None
-    return mode if mode in ("on", "off", "auto") else "auto"
 
 
 def merge_streams(streams: Sequence[list[dict[str, Any]]], limit: int) -> list[dict[str, Any]]:
@@ -131,13 +118,16 @@ class _Search:
         found = self.data.discovery
         if not found.memory_indexes and self.agent is None:
             return None
+        return self.data.with_lock(self._openclaw)  # type: ignore[return-value]
+
+    def _openclaw(self) -> list[dict[str, Any]] | None:
         try:
-            home = resolve_home(self.data.path, self.agent)
+            opened = self.data.openclaw(self.agent)
         except MemoryCliError as exc:
             if self.agent is not None or self.store == "openclaw-index":
                 raise ToolError(str(exc)) from None
             return None
-        settings = load_settings(home)
+        home, settings = opened.home, opened.settings
         self.default_limit = settings.max_results
         sources = list(settings.sources)
         if self.corpus == "wiki":
@@ -162,8 +152,9 @@ class _Search:
             max_results=self.max_results,
             min_score=self.min_score,
             settings=settings,
+            index=opened.index,
         )
-        include = _citations_mode(home) != "off"
+        include = opened.citations != "off"
         hits = []
         for cand in result.results:
             if cand.hit.source not in sources:
@@ -176,9 +167,7 @@ class _Search:
                 hit["snippet"] = f"{hit['snippet'].rstrip()}\n\nSource: {hit['citation']}"
             hit["memlens"] = {"store": "openclaw-index", "agent": home.agent, **hit["memlens"]}
             hits.append(hit)
-        self.top.update(
-            {"mode": result.mode, "model": result.model, "citations": _citations_mode(home)}
-        )
+        self.top.update({"mode": result.mode, "model": result.model, "citations": opened.citations})
         self.stores.append(
             {
                 "store": "openclaw-index",

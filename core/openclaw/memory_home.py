@@ -30,6 +30,7 @@ from core.openclaw.memsearch_embed import (
 )
 
 if TYPE_CHECKING:
+    from core.openclaw.memindex import MemoryIndex
     from core.openclaw.memsearch_embed import QueryEmbedder
     from core.openclaw.memsearch_records import MemorySearchResult
 
@@ -207,30 +208,42 @@ def run_search(
     min_score: float | None = None,
     embedder: QueryEmbedder | None = None,
     settings: SearchSettings | None = None,
+    index: MemoryIndex | None = None,
 ) -> MemorySearchResult:
-    """Search the home's index with its config (the embedder is built from it unless given)."""
+    """Search the home's index with its config (the embedder is built from it unless given).
+
+    *index* is the home's index already open (a long-lived caller keeps it open and
+    refreshes it); without it the index is opened for this search and closed.
+    """
     cfg = settings or load_settings(home)
-    with open_memory_index(home.index) as index:
-        meta = index.meta_dict()
-        if not cfg.from_config and isinstance(meta.get("provider"), str):
-            # no openclaw.json: the index says which provider and model made it
-            model = meta.get("model")
-            cfg = replace(
-                cfg, provider=meta["provider"], model=model if isinstance(model, str) else ""
-            )
-        reason = None
-        if embedder is None:
-            embedder, reason = embedder_for(cfg)
-            if reason and not cfg.from_config and not cfg.keyword_only:
-                reason = f"no openclaw.json beside the index; {reason}"
-        return memory_search(
-            index,
-            query,
-            now_ms=now_ms,
-            embedder=embedder,
-            no_embed_reason=reason,
-            max_results=cfg.max_results if max_results is None else max_results,
-            min_score=cfg.min_score if min_score is None else min_score,
-            sources=cfg.sources,
-            workspace=home.workspace,
-        )
+    if index is None:
+        with open_memory_index(home.index) as opened:
+            return _search(home, opened, cfg, query, now_ms, max_results, min_score, embedder)
+    return _search(home, index, cfg, query, now_ms, max_results, min_score, embedder)
+
+
+def _search(
+    home: MemoryHome, index: MemoryIndex, cfg: SearchSettings, query: str, now_ms: int,
+    max_results: int | None, min_score: float | None, embedder: QueryEmbedder | None,
+) -> MemorySearchResult:  # fmt: skip
+    meta = index.meta_dict()
+    if not cfg.from_config and isinstance(meta.get("provider"), str):
+        # no openclaw.json: the index says which provider and model made it
+        model = meta.get("model")
+        cfg = replace(cfg, provider=meta["provider"], model=model if isinstance(model, str) else "")
+    reason = None
+    if embedder is None:
+        embedder, reason = embedder_for(cfg)
+        if reason and not cfg.from_config and not cfg.keyword_only:
+            reason = f"no openclaw.json beside the index; {reason}"
+    return memory_search(
+        index,
+        query,
+        now_ms=now_ms,
+        embedder=embedder,
+        no_embed_reason=reason,
+        max_results=cfg.max_results if max_results is None else max_results,
+        min_score=cfg.min_score if min_score is None else min_score,
+        sources=cfg.sources,
+        workspace=home.workspace,
+    )
