@@ -30,15 +30,17 @@ from core.openclaw.memsearch_text import (
     extract_keywords,
     is_ascii,
     locale_cmp,
+    locale_sort_key,
     match_query_from_terms,
     search_tokens,
+    sort_by,
     truncate_utf16,
     unique,
     utf16_len,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from core.openclaw.memindex import MemoryIndex
 
@@ -255,20 +257,33 @@ def boosted_score(matchers: Sequence[Matcher], path: str, text: str,
     """``scoreFallbackKeywordResult``: bm25 score plus OpenClaw's lexical boosts, capped at 1."""
     if not matchers:
         return fts_score
-    tokens = search_tokens(text)
-    plain = {t for t in tokens if t.isascii()}
-    other = [] if text.isascii() else [t for t in tokens if not t.isascii()]
+    plain, other, distinct, length = _text_tokens(text)
     overlap = sum(1 for word in matchers if _whole_token(word, plain, other))
     unique_overlap = overlap / len(matchers)
-    density = overlap / max(len(set(tokens)), 1)
+    density = overlap / max(distinct, 1)
     npath = unicodedata.normalize("NFC", path)
     path_boost = sum(0.18 for m in matchers if m.sub.search(npath))
-    length_boost = min(utf16_len(text) / 160, 0.18)
+    length_boost = min(length / 160, 0.18)
     lexical = unique_overlap * 0.45 + density * 0.2 + path_boost + length_boost
     return min(1.0, fts_score + lexical)
 
 
-def _whole_token(word: Matcher, plain: set[str], other: list[str]) -> bool:
+@functools.lru_cache(maxsize=8192)
+def _text_tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], int, int]:
+    """A chunk's search tokens: the ASCII ones, the others, how many distinct, UTF-16 length.
+
+    Kept for the chunks of recent searches: a chunk found again is not tokenized again.
+    """
+    tokens = search_tokens(text)
+    if text.isascii():
+        plain = frozenset(tokens)
+        return plain, (), len(plain), len(text)
+    plain = frozenset(t for t in tokens if t.isascii())
+    other = tuple(t for t in tokens if not t.isascii())
+    return plain, other, len(set(tokens)), utf16_len(text)
+
+
+def _whole_token(word: Matcher, plain: frozenset[str], other: tuple[str, ...]) -> bool:
     """Whether the query token of *word* equals a text token, ignoring case.
 
     An ASCII token equals a lower-case ASCII query token exactly when it is that
@@ -535,7 +550,33 @@ def compare_keyword_hits(a: MemoryHit, b: MemoryHit, prefer_exact_body: bool = T
     return locale_cmp(a.path, b.path) or (a.start_line - b.start_line) or locale_cmp(a.id, b.id)
 
 
-_BY_KEYWORD = functools.cmp_to_key(compare_keyword_hits)
+def _keyword_key(prefer_exact_body: bool) -> Callable[[MemoryHit], tuple[Any, ...]]:
+    """The sort key equivalent to :func:`compare_keyword_hits` (finite scores)."""
+
+    def key(h: MemoryHit) -> tuple[Any, ...]:
+        body = -int(h.has_body) if prefer_exact_body and h.exact > 0 else 0
+        path = -h.path_score if h.exact == 0 else 0.0
+        return (-h.exact, body, -h.score, -h.text_score, path, locale_sort_key(h.path),
+                h.start_line, locale_sort_key(h.id))  # fmt: skip
+
+    return key
+
+
+_KEYS = {True: _keyword_key(True), False: _keyword_key(False)}
+
+
+def _hit_numbers(h: MemoryHit) -> tuple[float, float, float]:
+    return h.score, h.text_score, h.path_score
+
+
+def sort_keyword_hits(hits: Iterable[MemoryHit], prefer_exact_body: bool = True) -> list[MemoryHit]:
+    """*hits* in :func:`compare_keyword_hits` order."""
+    return sort_by(
+        hits,
+        _KEYS[prefer_exact_body],
+        functools.partial(compare_keyword_hits, prefer_exact_body=prefer_exact_body),
+        _hit_numbers,
+    )
 
 
 def merge_keyword_hits(sets: Sequence[Sequence[MemoryHit]], exact_query: str) -> list[MemoryHit]:
@@ -565,15 +606,15 @@ def merge_keyword_hits(sets: Sequence[Sequence[MemoryHit]], exact_query: str) ->
     for r in merged:
         if not r.has_body:
             r.score = 1.0 if r.exact > 0 else r.path_score
-    return sorted(merged, key=_BY_KEYWORD)
+    return sort_keyword_hits(merged)
 
 
 def limit_keyword_hits(results: Sequence[MemoryHit], non_exact_limit: int) -> list[MemoryHit]:
     """``limitKeywordSearchHits``: exact-path hits (bounded), then the best others."""
-    ranked = sorted(results, key=_BY_KEYWORD)
+    ranked = sort_keyword_hits(results)
     exact_body = [h for h in ranked if h.exact > 0 and h.has_body][:non_exact_limit]
     exact_only = [h for h in ranked if h.exact > 0 and not h.has_body]
-    bounded = sorted(exact_body + exact_only, key=_BY_KEYWORD)
+    bounded = sort_keyword_hits(exact_body + exact_only)
     keys: set[str] = set()
     for h in bounded:
         keys.add(f"{h.source}:{h.path}")

@@ -9,7 +9,6 @@ keyword-only finish.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
@@ -21,14 +20,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.openclaw.memindex import quote
-from core.openclaw.memsearch_keyword import compare_keyword_hits, exact_path_matcher
+from core.openclaw.memsearch_keyword import exact_path_matcher, sort_keyword_hits
 from core.openclaw.memsearch_records import MemoryCandidate
 from core.openclaw.memsearch_text import (
     TOKEN_IDS,
     jaccard_similarity,
     locale_cmp,
+    locale_sort_key,
     lower_trimmed,
     mmr_tokens,
+    sort_by,
 )
 
 if TYPE_CHECKING:
@@ -337,6 +338,21 @@ def _cmp_ranking(a: MemoryCandidate, b: MemoryCandidate) -> int:
     )
 
 
+def _ranking_key(c: MemoryCandidate) -> tuple[object, ...]:
+    """:func:`_cmp_ranking` as a key (finite scores)."""
+    h = c.hit
+    return (-c.ranking_score, -c.lexical_rank, locale_sort_key(h.path), h.start_line, h.end_line)
+
+
+def _non_exact_key(c: MemoryCandidate) -> tuple[object, ...]:
+    """:func:`_cmp_non_exact` as a key (finite scores)."""
+    return (-c.score, *_ranking_key(c))
+
+
+def _ranking_numbers(c: MemoryCandidate) -> tuple[float, float, float]:
+    return c.score, c.ranking_score, c.lexical_rank
+
+
 def _cmp_non_exact(a: MemoryCandidate, b: MemoryCandidate) -> int:
     if a.score != b.score:
         return -1 if b.score < a.score else 1
@@ -392,13 +408,13 @@ def merge_hybrid(
     for c in ranked:
         c.ranking_score = c.score
         c.score = 1.0 if c.exact > 0 else (0.0 if c.content_score == 0 else c.score)
-    non_exact = sorted(
-        (c for c in ranked if c.exact == 0), key=functools.cmp_to_key(_cmp_non_exact)
+    non_exact = sort_by(
+        (c for c in ranked if c.exact == 0), _non_exact_key, _cmp_non_exact, _ranking_numbers
     )
     out: list[MemoryCandidate] = []
     for tier in (3, 2, 1):
-        group = sorted(
-            (c for c in ranked if c.exact == tier), key=functools.cmp_to_key(_cmp_ranking)
+        group = sort_by(
+            (c for c in ranked if c.exact == tier), _ranking_key, _cmp_ranking, _ranking_numbers
         )
         for c in group:
             c.score = c.ranking_score
@@ -453,7 +469,8 @@ def finalize_keyword_only(
     for c in ranked:
         c.hit.score = c.score  # compareKeywordSearchHits reads the decayed score
 
-    ranked.sort(key=functools.cmp_to_key(_cmp_keyword_only))
+    order = {id(h): i for i, h in enumerate(sort_keyword_hits([c.hit for c in ranked], False))}
+    ranked.sort(key=lambda c: order[id(c.hit)])
     for c in ranked:
         c.ranking_score = c.score
         if c.exact > 0:
@@ -461,7 +478,3 @@ def finalize_keyword_only(
     strict = [c for c in ranked if c.score >= min_score]
     chosen = strict[:max_results] if strict else [c for c in ranked if c.score >= 0][:max_results]
     return ranked, chosen
-
-
-def _cmp_keyword_only(a: MemoryCandidate, b: MemoryCandidate) -> int:
-    return compare_keyword_hits(a.hit, b.hit, False)

@@ -12,18 +12,23 @@ Each function names the OpenClaw function it ports; the sources are
 from __future__ import annotations
 
 import functools
+import math
 import re
 import threading
 import unicodedata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import regex
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     import numpy.typing as npt
 
 from core.openclaw.memsearch_stopwords import KO_PARTICLES, STOP_KO, STOP_WORDS
+
+T = TypeVar("T")
 
 FTS_TOKEN = regex.compile(r"[\p{L}\p{N}_]+")
 """``FTS_QUERY_TOKEN_RE``."""
@@ -161,6 +166,28 @@ def locale_cmp(a: str, b: str) -> int:
         return 0
     sa, sb = a.swapcase(), b.swapcase()  # ICU: lower case first
     return -1 if sa < sb else 1
+
+
+def locale_sort_key(text: str) -> tuple[tuple[tuple[int, str], ...], str]:
+    """A sort key ordering strings as :func:`locale_cmp` does."""
+    return locale_key(text), text.swapcase()
+
+
+def sort_by(
+    items: Iterable[T],
+    key: Callable[[T], Any],
+    cmp: Callable[[T, T], int],
+    numbers: Callable[[T], Iterable[float]],
+) -> list[T]:
+    """*items* sorted by the comparator *cmp*, through the equivalent *key* when it is one.
+
+    A key sorts many times faster than a comparator; the two agree while the
+    compared *numbers* are finite (a NaN makes the comparator's order its own).
+    """
+    items = list(items)
+    if all(math.isfinite(x) for item in items for x in numbers(item)):
+        return sorted(items, key=key)
+    return sorted(items, key=functools.cmp_to_key(cmp))
 
 
 # -- MMR (tokenize.ts) -----------------------------------------------------------------
