@@ -335,3 +335,14 @@ def test_what_the_agent_writes_meanwhile_shows_up(demo: Path, monkeypatch) -> No
     after = tools.call("session_context", {"session": "4079021e", "maxTokens": 10**9})
     assert after["messages"] == before["messages"] + 1
     assert after["items"][-1]["text"] == "ship it on Friday"
+
+
+def test_an_open_index_sees_what_openclaw_writes_next(tmp_path: Path) -> None:
+    home = _fts_home(tmp_path)
+    tools = MemoryTools(home, environ={"MEMLENS_NOW": str(NOW)})
+    assert tools.call("memory_search", {"query": "deploy"})["results"]
+    db = home / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    with sqlite3.connect(db) as writer:  # the agent re-indexing: the chunk is gone
+        writer.execute("UPDATE memory_index_chunks_fts SET text = 'nothing here'")
+    # within a second of the last look at DATA: only the open index notices the change
+    assert tools.call("memory_search", {"query": "deploy"})["results"] == []
