@@ -69,6 +69,23 @@ class _Opener:
             print(f"memlens mcp: {self.error}", file=sys.stderr, flush=True)
         finally:
             self.done.set()
+        if self.tools is not None:
+            self._warm(self.tools)
+
+    @staticmethod
+    def _warm(tools: MemoryTools) -> None:
+        """Load the sessions, then the recall side, before the first call needs them.
+
+        A call arriving meanwhile waits for the part it needs (the data's lock); a
+        failure here is left for that call to report.
+        """
+        from core.mcp.data import ToolError
+
+        try:
+            tools.data.dataset()
+            tools.data.recall()
+        except (ToolError, OSError, ValueError):
+            pass
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         from core.mcp.data import ToolError

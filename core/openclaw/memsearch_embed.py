@@ -22,13 +22,13 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
-
 from core.io import jsonio
 from core.safety.secrets import resolve_key
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    import httpx
 
 DEFAULT_MAX_RESULTS = 6
 DEFAULT_MIN_SCORE = 0.35
@@ -206,6 +206,8 @@ class OpenAIQueryEmbedder:
         if self._settings.output_dims:
             body["dimensions"] = self._settings.output_dims
         url = f"{self.base_url}/embeddings"
+        import httpx  # here: its import costs 0.3 s, and most searches never embed remotely
+
         try:
             with httpx.Client(timeout=self._timeout, transport=self._transport) as client:
                 response = client.post(url, content=jsonio.dumps(body), headers=headers)
