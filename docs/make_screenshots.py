@@ -235,6 +235,25 @@ def _openclaw(app: QApplication) -> None:
     window.close()
 
 
+def _openclaudecode(app: QApplication) -> None:
+    """An OpenClaudeCode home (seed design 004): its sessions by key, its memory_fts search."""
+    window = MainWindow()
+    window.resize(1700, 1250)
+    window.show()
+    window.open_path(str(ROOT / "tests" / "data" / "openclaudecode" / "home"))
+    _wait_for(lambda: window.settled() and window.data is not None, 60_000)
+    window.navigator.select_session(next(s.path for s in window.data.summaries if s.compactions))
+    window.show_view("openclaw")
+    page = window.occ_memory_view
+    window.openclaw_view.tabs.setCurrentWidget(page)
+    page.query.setText("deploy window")
+    page.search()
+    _wait_for(lambda: page.model.rowCount() > 0, 20_000)
+    _settle(app, 600)
+    _save(window, "openclaudecode-memory.png")
+    window.close()
+
+
 def _first_run(app: QApplication) -> None:
     """The welcome page, over a made-up home holding an OpenClaw home and pi sessions."""
     import shutil
@@ -338,6 +357,7 @@ def main() -> int:
     window.close()
     apply_theme(app, "light")
     _openclaw(app)
+    _openclaudecode(app)
     return 0
 
 
