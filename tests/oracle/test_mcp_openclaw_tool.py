@@ -262,3 +262,15 @@ def test_an_index_whose_provider_settings_changed_is_paused_as_openclaw_pauses_i
     )
     assert mine["results"] == theirs["results"]
     assert mine.get("disabled") is True and mine.get("error") == theirs["error"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="memlens's memory_search answer has no top-level 'provider' (OpenClaw's tool:"
+    " 'openai-compatible', the configured embedding provider); model and citations match",
+)
+def test_memory_search_has_openclaws_top_level_fields(oracle: Oracle) -> None:
+    theirs = oracle.searches["dated"]
+    mine = oracle.tools().call("memory_search", SEARCHES["dated"])
+    shown = {k: v for k, v in theirs.items() if k not in ("results", "debug")}
+    assert {k: mine.get(k) for k in shown} == shown
