@@ -49,6 +49,8 @@ from core.openclaw.memsearch_rank import (
     apply_importance,
     attach_recall,
     finalize_keyword_only,
+    is_evergreen,
+    memory_date_ms,
     merge_hybrid,
     select_hybrid,
 )
@@ -262,9 +264,21 @@ def memory_search(
 
 
 def _clock(index: MemoryIndex, now_ms: int, space: Path | None, hits: list[MemoryHit]) -> Clock:
-    """The clock, with the indexed mtimes of the memory files among *hits* (all it reads)."""
-    mtimes = {} if space is not None else index.file_mtimes("memory", [h.path for h in hits])
-    return Clock(now_ms, space, mtimes)
+    """The clock, with the indexed mtimes the decay of *hits* reads (and only those).
+
+    A session's time is its transcript's, a dated note's its date, an evergreen
+    note has none: only the other notes need their file's indexed mtime.
+    """
+    if space is not None:
+        return Clock(now_ms, space, {})
+    paths = [
+        h.path
+        for h in hits
+        if h.source != "sessions"
+        and memory_date_ms(h.path) is None
+        and not (h.source == "memory" and is_evergreen(h.path))
+    ]
+    return Clock(now_ms, space, index.file_mtimes("memory", paths))
 
 
 def _cmp_vec(a: MemoryCandidate, b: MemoryCandidate) -> int:

@@ -43,6 +43,11 @@ class Fixed:
         return self.vector
 
 
+def _path(i: int) -> str:
+    """Evergreen, dated and undated notes (the last decay from their indexed mtime)."""
+    return (f"memory/n{i % 7}.md", f"memory/2026-11-0{1 + i % 9}.md", f"notes{i % 4}.md")[i % 3]
+
+
 def _chunks(rng: np.random.Generator, n: int) -> list[dict[str, object]]:
     """Random vectors, with duplicates (equal scores), zero, empty, bad and odd ones."""
     base = rng.standard_normal((n, DIMS))
@@ -62,7 +67,7 @@ def _chunks(rng: np.random.Generator, n: int) -> list[dict[str, object]]:
         elif i == 15:
             emb = f64(*(base[i] * 1e200))  # an extreme norm
         text = f"note {i} about " + ("tea" if i % 2 else "coffee") + " and the deploy"
-        chunks.append({"id": f"c{i:03d}", "path": f"memory/n{i % 7}.md", "text": text,
+        chunks.append({"id": f"c{i:03d}", "path": _path(i), "text": text,
                        "start": 1 + i, "end": 2 + i, "embedding": emb})  # fmt: skip
     return chunks
 
@@ -114,12 +119,14 @@ def test_equal_scores_keep_the_earliest_row(index_path: Path) -> None:
             "SELECT embedding FROM memory_index_chunks WHERE id = 'c003'"
         ).fetchone()
     q = list(np.frombuffer(blob, dtype="<f8"))
-    cache = VectorCache()
-    ids, _ = _vector(index_path, q, 2, cache)
-    # c003, c005, c009 hold the same vector: the first two rows win the cut
-    assert [i for i, *_ in ids] == ["c003", "c005"]
-    assert ids[0][1] == ids[1][1]
-    assert _vector(index_path, q, 2, None)[0] == ids
+    with open_memory_index(index_path) as idx:
+        hits = search_vector(idx, q, ["fake-embed"], ["memory"], 2, [], VectorCache())
+    # c003, c005, c009 hold the same vector: equal scores, the first two rows win the cut
+    assert [h.id for h in hits] == ["c003", "c005"]
+    assert hits[0].score == hits[1].score
+    assert _vector(index_path, q, 2, None)[0] == _close(
+        [(h.id, h.score, h.snippet, h.start_line) for h in hits]
+    )
 
 
 def test_unusable_vectors_are_reported_on_every_search(index_path: Path) -> None:
@@ -171,6 +178,8 @@ def test_whole_search_is_the_same_with_and_without_the_cache(index_path: Path) -
             )
         assert _close(fast.to_json()) == _close(slow.to_json())
         assert fast.mode == "hybrid" and fast.results
+        origins = {c.time_from for c in fast.candidates}
+        assert {"evergreen", "path-date", "index-mtime"} <= origins
 
 
 def _candidates(rng: np.random.Generator, n: int) -> list[MemoryCandidate]:
