@@ -1,0 +1,44 @@
+"""The MCP search benchmark runs at a tiny size (no timing asserts)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import orjson
+
+from tests.conftest import ROOT
+
+TIMED = ("sqlite_fts", "sqlite_hybrid", "memsearch_fts", "memsearch_hybrid", "run_search_fts",
+         "openclaudecode_sqlite")  # fmt: skip
+
+
+def test_bench_mcp_search_tiny(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_mcp_search", "--chunks", "300", "--queries", "6",
+         "--server-runs", "1", "--dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    )  # fmt: skip
+    result = orjson.loads(done.stdout)
+    assert result["benchmark"] == "mcp_search"
+    assert result["chunks"] == 300 and result["queries"] == 6 and result["dims"] == 384
+    for key in TIMED:
+        assert set(result[key]) == {"p50_ms", "p95_ms", "cpu_p50_ms"}
+        assert 0 <= result[key]["p50_ms"] <= result[key]["p95_ms"]
+    assert result["results_per_query"]["fts"] > 0 and result["results_per_query"]["hybrid"] > 0
+    assert result["matches_per_query_p50"] > 0
+    assert result["targets_p50_ms"] == {"memsearch_fts": 5.0, "memsearch_hybrid": 10.0}
+    # the OpenClaudeCode search function, and the server once `memlens mcp` exists
+    assert result["openclaudecode"] is None or set(result["openclaudecode"]) == {
+        "p50_ms",
+        "p95_ms",
+        "cpu_p50_ms",
+    }
+    assert len(result["load_average_before"]) == 3
+    if result["server"] is None:
+        assert result["server_reason"]
+    else:
+        assert result["server"]["runs"] == 1 and result["server"]["sessions_listed"] == 100
+        assert result["server"]["initialize_s_p50"] <= result["server"]["sessions_list_s_p50"]
