@@ -9,7 +9,7 @@ Moving a version forward: change the constant below, run
 ``pytest tests/oracle -n 0``; every difference is a test failure that names the
 field. Update README ("Tested against ...") and ../shared notes with what moved.
 
-    python -m tests.oracle.agents install     # install (or check) all four
+    python -m tests.oracle.agents install     # install (or check) all of them
     python -m tests.oracle.agents paths       # print where they are, as JSON
 """
 
@@ -33,6 +33,8 @@ INSPECTOR_VERSION = "2.12.0"
 
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
+CLAUDE_CODE_VERSION = "2.1.197"
+CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 
 
 class OracleUnavailable(RuntimeError):
@@ -166,6 +168,18 @@ def mcp_inspector() -> McpInspector:
     return McpInspector(pkg, node)
 
 
+def claude_code() -> Path:
+    """The pinned ``claude`` binary (Claude Code, an MCP host), installing it if needed."""
+    root = cache_root() / f"claude-code-{CLAUDE_CODE_VERSION}"
+    binary = root / "node_modules" / ".bin" / "claude"
+    pkg = root / "node_modules" / "@anthropic-ai" / "claude-code"
+    if _version(pkg) != CLAUDE_CODE_VERSION or not binary.exists():
+        _npm_install(root, f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}")
+    if _version(pkg) != CLAUDE_CODE_VERSION or not binary.exists():
+        raise OracleUnavailable(f"{binary}: not Claude Code {CLAUDE_CODE_VERSION}")
+    return binary
+
+
 def run_node(
     script: Path,
     *args: str,
@@ -206,6 +220,7 @@ def main(argv: list[str]) -> int:
         pi = pi_package()
         oc = openclaw()
         inspector = mcp_inspector()
+        claude = claude_code()
     except OracleUnavailable as exc:
         print(f"oracle agents unavailable: {exc}", file=sys.stderr)
         return 1
@@ -214,6 +229,7 @@ def main(argv: list[str]) -> int:
         "openclaw": {"version": OPENCLAW_VERSION, "package": str(oc.package)},
         "node24": str(oc.node),
         "mcp-inspector": {"version": INSPECTOR_VERSION, "package": str(inspector.package)},
+        "claude-code": {"version": CLAUDE_CODE_VERSION, "binary": str(claude)},
     }
     sys.stdout.write(orjson.dumps(info, option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0

@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.slow
 
-CLAUDE_CODE_VERSION = "2.1.197"
-CLAUDE_CODE_PACKAGE = "@anthropic-ai/claude-code"
 NOW = 1_795_700_000_000  # 2026-11-26T13:33:20Z
 SEARCH = "mcp__memlens__memory_search"
 CONTEXT = "mcp__memlens__session_context"
@@ -57,18 +55,6 @@ QUIET = {
 }
 
 
-def claude_code() -> Path:
-    """The pinned ``claude`` binary in the oracle cache (installing it first if needed)."""
-    root = agents.cache_root() / f"claude-code-{CLAUDE_CODE_VERSION}"
-    binary = root / "node_modules" / ".bin" / "claude"
-    pkg = root / "node_modules" / "@anthropic-ai" / "claude-code"
-    if agents._version(pkg) != CLAUDE_CODE_VERSION or not binary.exists():
-        agents._npm_install(root, f"{CLAUDE_CODE_PACKAGE}@{CLAUDE_CODE_VERSION}")
-    if agents._version(pkg) != CLAUDE_CODE_VERSION or not binary.exists():
-        raise agents.OracleUnavailable(f"{binary}: not Claude Code {CLAUDE_CODE_VERSION}")
-    return binary
-
-
 def memlens_command() -> list[str]:
     """``memlens`` as installed beside this python (``pip install -e .``), else the module."""
     script = Path(sys.executable).parent / "memlens"
@@ -78,7 +64,7 @@ def memlens_command() -> list[str]:
 @pytest.fixture(scope="module")
 def claude() -> Path:
     try:
-        return claude_code()
+        return agents.claude_code()
     except agents.OracleUnavailable as exc:
         if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
             pytest.fail(f"oracle tier: {exc}")
