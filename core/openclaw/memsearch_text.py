@@ -142,19 +142,25 @@ def locale_key(text: str) -> tuple[tuple[int, str], ...]:
     without regard to case; exact ties fall back on the code points (see
     :func:`locale_cmp`).
     """
+    if text.isascii():
+        return tuple(map(_ASCII_LOCALE.__getitem__, text))
     out: list[tuple[int, str]] = []
     for c in unicodedata.normalize("NFD", text):
-        if unicodedata.combining(c):
-            continue
-        if c.isalpha():
-            out.append((3, c.casefold()))
-        elif c.isdigit():
-            out.append((2, c))
-        elif c.isspace():
-            out.append((0, c))
-        else:
-            out.append((1, c))
+        if not unicodedata.combining(c):
+            out.append(_char_key(c))
     return tuple(out)
+
+
+def _char_key(c: str) -> tuple[int, str]:
+    if c.isalpha():
+        return 3, c.casefold()
+    if c.isdigit():
+        return 2, c
+    return (0, c) if c.isspace() else (1, c)
+
+
+_ASCII_LOCALE = {chr(i): _char_key(chr(i)) for i in range(128)}
+""":func:`locale_key` of each ASCII character (NFD and combining marks change none)."""
 
 
 def locale_cmp(a: str, b: str) -> int:
@@ -217,7 +223,7 @@ def mmr_tokens(text: str) -> frozenset[str]:
 
 
 class TokenIds:
-    """:func:`mmr_tokens` of snippets as sorted integer ids (one token, one id).
+    """:func:`mmr_tokens` of snippets as integer ids (one token, one id).
 
     The numbering is shared by every search (snippets recur from query to query),
     guarded by a lock, and started over past :attr:`max_tokens` tokens; the ids of
@@ -231,7 +237,7 @@ class TokenIds:
         self._lock = threading.Lock()
 
     def of(self, texts: list[str]) -> list[npt.NDArray[np.int64]]:
-        """The sorted token ids of each text."""
+        """The token ids of each text (each id once, in no particular order)."""
         with self._lock:
             if len(self._ids) > self.max_tokens:
                 self._ids.clear()
@@ -243,10 +249,10 @@ class TokenIds:
             for text in texts:
                 found = known.get(text)
                 if found is None:
-                    found = np.array(
-                        sorted(ids.setdefault(t, len(ids)) for t in mmr_tokens(text)),
-                        dtype=np.int64,
-                    )
+                    tokens = mmr_tokens(text)
+                    for t in [t for t in tokens if t not in ids]:
+                        ids[t] = len(ids)
+                    found = np.fromiter(map(ids.__getitem__, tokens), np.int64, len(tokens))
                     known[text] = found
                 out.append(found)
             return out
