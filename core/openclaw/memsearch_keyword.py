@@ -21,6 +21,7 @@ import regex
 
 from core.io.problems import FormatError
 from core.openclaw.memindex import quote
+from core.openclaw.memsearch_boost import boost_matcher, boosted_score, literal_pattern
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
     FTS_TOKEN_MARKS,
@@ -114,11 +115,6 @@ def _source_filter(ctx: KeywordContext, alias: str | None) -> tuple[str, list[An
 
 
 # -- matching helpers ---------------------------------------------------------------
-
-
-def _literal(value: str, whole: bool = False) -> regex.Pattern[str]:
-    literal = regex.escape(unicodedata.normalize("NFC", value))
-    return regex.compile(f"^(?:{literal})$" if whole else literal, regex.IGNORECASE)
 
 
 def _norm_path_id(value: str) -> str:
@@ -234,7 +230,7 @@ def _path_plans(query: str, tokenizer: str) -> list[_Plan]:
 
 
 def _register_contains(ctx: KeywordContext, terms: Sequence[str]) -> None:
-    matchers = {t: _literal(t) for t in terms}
+    matchers = {t: literal_pattern(t) for t in terms}
 
     def contains(value: Any, query: Any) -> int:
         if not isinstance(value, str) or not isinstance(query, str):
@@ -250,66 +246,6 @@ def _substring_filter(terms: Sequence[str], column: str) -> tuple[str, list[Any]
 
 
 # -- body search ----------------------------------------------------------------------
-
-
-def boosted_score(matchers: Sequence[Matcher], path: str, text: str,
-                  fts_score: float) -> float:  # fmt: skip
-    """``scoreFallbackKeywordResult``: bm25 score plus OpenClaw's lexical boosts, capped at 1."""
-    if not matchers:
-        return fts_score
-    plain, other, distinct, length = _text_tokens(text)
-    overlap = sum(1 for word in matchers if _whole_token(word, plain, other))
-    unique_overlap = overlap / len(matchers)
-    density = overlap / max(distinct, 1)
-    npath = unicodedata.normalize("NFC", path)
-    path_boost = sum(0.18 for m in matchers if m.sub.search(npath))
-    length_boost = min(length / 160, 0.18)
-    lexical = unique_overlap * 0.45 + density * 0.2 + path_boost + length_boost
-    return min(1.0, fts_score + lexical)
-
-
-@functools.lru_cache(maxsize=8192)
-def _text_tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], int, int]:
-    """A chunk's search tokens: the ASCII ones, the others, how many distinct, UTF-16 length.
-
-    Kept for the chunks of recent searches: a chunk found again is not tokenized again.
-    """
-    tokens = search_tokens(text)
-    if text.isascii():
-        plain = frozenset(tokens)
-        return plain, (), len(plain), len(text)
-    plain = frozenset(t for t in tokens if t.isascii())
-    other = tuple(t for t in tokens if not t.isascii())
-    return plain, other, len(set(tokens)), utf16_len(text)
-
-
-def _whole_token(word: Matcher, plain: frozenset[str], other: tuple[str, ...]) -> bool:
-    """Whether the query token of *word* equals a text token, ignoring case.
-
-    An ASCII token equals a lower-case ASCII query token exactly when it is that
-    token (text tokens are lower case): a set lookup, not a regex per token. A
-    non-ASCII token may still match an ASCII literal by case folding (U+017F, long s, is
-    ``s``): those go through the pattern, as every token does for a non-ASCII one.
-    """
-    if word.plain:
-        return word.token in plain or any(word.whole.match(t) for t in other)
-    return any(word.whole.match(t) for t in plain) or any(word.whole.match(t) for t in other)
-
-
-@dataclass(frozen=True, slots=True)
-class Matcher:
-    """One query token of the lexical boost: whole-token and substring patterns."""
-
-    token: str
-    whole: regex.Pattern[str]
-    sub: regex.Pattern[str]
-    plain: bool
-    """The token is lower-case ASCII letters, digits and underscores."""
-
-
-def _matcher(token: str) -> Matcher:
-    plain = token.isascii() and token == token.lower() and token.replace("_", "a").isalnum()
-    return Matcher(token, _literal(token, whole=True), _literal(token), plain)
 
 
 def search_body(
@@ -350,7 +286,7 @@ def search_body(
             rows = load(None, unique(tokens + list(plan.terms)))
     else:
         rows = load(None, plan.terms)
-    matchers = [_matcher(t) for t in unique(search_tokens(ranking_query or query))]
+    matchers = [boost_matcher(t) for t in unique(search_tokens(ranking_query or query))]
     out = []
     for cid, path, source, start, end, text, rank in rows:
         text = text if isinstance(text, str) else ""

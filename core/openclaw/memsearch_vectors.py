@@ -185,11 +185,6 @@ class VectorCache:
         self.builds = 0
         """How many matrices were built (a test reads it to see reuse and staleness)."""
 
-    def clear(self) -> None:
-        """Forget every matrix."""
-        with self._lock:
-            self._entries.clear()
-
     def matrix(
         self, index: MemoryIndex, models: Sequence[str], sources: Sequence[str]
     ) -> VectorMatrix:

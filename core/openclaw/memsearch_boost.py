@@ -1,0 +1,89 @@
+"""OpenClaw's lexical boost of keyword hits (``scoreFallbackKeywordResult``).
+
+A hit's bm25 score plus: the share of query tokens found as whole tokens of the
+chunk, their density, 0.18 per query token in the path, and up to 0.18 for the
+chunk's length; capped at 1. Ported from OpenClaw 2026.9.6 (``dist/manager-search-*.mjs``)
+and split from :mod:`core.openclaw.memsearch_keyword`, which uses it; the tokens of
+recently seen chunks are kept, so a chunk found again is not tokenized again.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import regex
+
+from core.openclaw.memsearch_text import search_tokens, utf16_len
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def literal_pattern(value: str, whole: bool = False) -> regex.Pattern[str]:
+    """*value* (NFC) as a case-insensitive literal; *whole*: the whole string."""
+    literal = regex.escape(unicodedata.normalize("NFC", value))
+    return regex.compile(f"^(?:{literal})$" if whole else literal, regex.IGNORECASE)
+
+
+def boosted_score(matchers: Sequence[Matcher], path: str, text: str,
+                  fts_score: float) -> float:  # fmt: skip
+    """``scoreFallbackKeywordResult``: bm25 score plus OpenClaw's lexical boosts, capped at 1."""
+    if not matchers:
+        return fts_score
+    plain, other, distinct, length = _text_tokens(text)
+    overlap = sum(1 for word in matchers if _whole_token(word, plain, other))
+    unique_overlap = overlap / len(matchers)
+    density = overlap / max(distinct, 1)
+    npath = unicodedata.normalize("NFC", path)
+    path_boost = sum(0.18 for m in matchers if m.sub.search(npath))
+    length_boost = min(length / 160, 0.18)
+    lexical = unique_overlap * 0.45 + density * 0.2 + path_boost + length_boost
+    return min(1.0, fts_score + lexical)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], int, int]:
+    """A chunk's search tokens: the ASCII ones, the others, how many distinct, UTF-16 length.
+
+    Kept for the chunks of recent searches: a chunk found again is not tokenized again.
+    """
+    tokens = search_tokens(text)
+    if text.isascii():
+        plain = frozenset(tokens)
+        return plain, (), len(plain), len(text)
+    plain = frozenset(t for t in tokens if t.isascii())
+    other = tuple(t for t in tokens if not t.isascii())
+    return plain, other, len(set(tokens)), utf16_len(text)
+
+
+def _whole_token(word: Matcher, plain: frozenset[str], other: tuple[str, ...]) -> bool:
+    """Whether the query token of *word* equals a text token, ignoring case.
+
+    An ASCII token equals a lower-case ASCII query token exactly when it is that
+    token (text tokens are lower case): a set lookup, not a regex per token. A
+    non-ASCII token may still match an ASCII literal by case folding (U+017F, long s, is
+    ``s``): those go through the pattern, as every token does for a non-ASCII one.
+    """
+    if word.plain:
+        return word.token in plain or any(word.whole.match(t) for t in other)
+    return any(word.whole.match(t) for t in plain) or any(word.whole.match(t) for t in other)
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """One query token of the lexical boost: whole-token and substring patterns."""
+
+    token: str
+    whole: regex.Pattern[str]
+    sub: regex.Pattern[str]
+    plain: bool
+    """The token is lower-case ASCII letters, digits and underscores."""
+
+
+def boost_matcher(token: str) -> Matcher:
+    """The :class:`Matcher` of one (lower-case) query token."""
+    plain = token.isascii() and token == token.lower() and token.replace("_", "a").isalnum()
+    return Matcher(token, literal_pattern(token, whole=True), literal_pattern(token), plain)
