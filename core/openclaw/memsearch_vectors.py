@@ -11,12 +11,15 @@ float32 matrix, and answers a query in three steps:
    *limit* best: the rows within a proven error margin of the limit-th float32
    score (rounding the vectors to float32 and summing d products moves a cosine
    by at most ``(d + 4) * 2**-24``, both sides taken);
-2. those rows are read again from SQLite and scored exactly as the uncached path
-   scores them (float64 ``cosineSimilarity``), so the scores are the same bits;
+2. those rows' stored vectors are read again from SQLite and scored in float64
+   with the uncached path's formula (``cosineSimilarity``), one product per row:
+   the same cosines to within an ulp or two (the order of the sums differs), and
+   equal vectors get equal scores;
 3. the best *limit* by score, the earliest rowid first on equal scores (OpenClaw's
    scan order), with rows without a usable vector at score 0 as OpenClaw has them.
 
-The answer is therefore the uncached path's answer. A cache entry is used only
+The answer is therefore the uncached path's answer (OpenClaw's own sqlite-vec
+search is further from it: float32). A cache entry is used only
 while the index is unchanged: its signature (the database and WAL files' inode,
 size and mtime, the chunks table's row count and largest rowid, OpenClaw's
 ``memory_index_state`` revision) is read again before every use; OpenClaw
