@@ -130,48 +130,76 @@ def vector_filter(
 def build_matrix(
     index: MemoryIndex, models: Sequence[str], sources: Sequence[str], signature: tuple[Any, ...]
 ) -> VectorMatrix:
-    """Decode every vector of *models* once (as the uncached path decodes them)."""
+    """Decode every vector of *models* once (as the uncached path decodes them).
+
+    The float64 BLOBs of the common length are decoded together; any other value
+    one at a time by :func:`decode_embedding`.
+    """
     table = index.layout.chunks
     assert table is not None
     where, params = vector_filter(index, models, sources)
     sql = f"SELECT rowid, id, path, embedding FROM {quote(table)} {where} ORDER BY rowid ASC"
-    good: list[tuple[int, npt.NDArray[np.float64]]] = []
+    found = index.db.rows(sql, params)
+    sizes: dict[int, int] = {}
+    for r in found:
+        if isinstance(r[3], bytes) and r[3] and len(r[3]) % 8 == 0:
+            sizes[len(r[3])] = sizes.get(len(r[3]), 0) + 1
+    blob = max(sizes, key=lambda n: (sizes[n], n)) if sizes else 0
+    bulk = [r for r in found if isinstance(r[3], bytes) and r[3] and len(r[3]) == blob]
+    vectors: list[tuple[int, npt.NDArray[np.float64]]] = []  # decoded one at a time
     zero: list[int] = []
-    problems: list[tuple[str, str, str]] = []
-    for rowid, cid, cpath, value in index.db.rows(sql, params):
+    problems: list[tuple[int, str, str, str]] = []
+    for rowid, cid, cpath, value in found:
+        if isinstance(value, bytes) and value and len(value) == blob:
+            continue
         vec, state = decode_embedding(value)
         if vec is None:
             if state not in ("empty", "none"):
-                problems.append((str(cid), str(cpath), state))
+                problems.append((int(rowid), str(cid), str(cpath), state))
             zero.append(int(rowid))
         else:
-            good.append((int(rowid), vec))
-    lengths: dict[int, int] = {}
-    for _, vec in good:
+            vectors.append((int(rowid), vec))
+    x = np.frombuffer(b"".join(r[3] for r in bulk), dtype="<f8").astype(np.float64)
+    x = x.reshape(len(bulk), blob // 8)
+    finite = np.isfinite(x).all(axis=1)
+    for i in np.flatnonzero(~finite).tolist():  # decode_embedding: unusable
+        problems.append((int(bulk[i][0]), str(bulk[i][1]), str(bulk[i][2]), "non-finite"))
+        zero.append(int(bulk[i][0]))
+    lengths = {blob // 8: int(finite.sum())} if bulk else {}
+    for _, vec in vectors:
         lengths[vec.size] = lengths.get(vec.size, 0) + 1
     dims = max(lengths, key=lambda n: (lengths[n], n)) if lengths else 0
-    rows: list[int] = []
-    unit: list[npt.NDArray[np.float64]] = []
-    odd: list[tuple[int, npt.NDArray[np.float64]]] = []
-    for rowid, vec in good:
-        with np.errstate(over="ignore"):  # a huge vector is an odd one, scored exactly
+    rowids = np.array([r[0] for r in bulk], dtype=np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+    nonzero = x.any(axis=1)
+    usual = finite & nonzero & (norms > _NORM_RANGE[0]) & (norms < _NORM_RANGE[1])
+    if blob // 8 != dims:
+        usual[:] = False
+    zero += rowids[finite & ~nonzero].tolist()  # an all-zero vector scores 0
+    odd = [(int(rowids[i]), x[i]) for i in np.flatnonzero(finite & nonzero & ~usual).tolist()]
+    rows_in = rowids[usual].tolist()
+    parts = [(x[usual] / norms[usual, None]).astype(np.float32)] if usual.any() else []
+    for rowid, vec in vectors:  # JSON arrays (before schema v23), and other lengths
+        with np.errstate(over="ignore"):
             norm = math.sqrt(float(np.dot(vec, vec)))
-        if norm == 0:
+        if not vec.any():
             zero.append(rowid)
-        elif vec.size != dims or not _NORM_RANGE[0] < norm < _NORM_RANGE[1]:
-            odd.append((rowid, vec))
+        elif vec.size == dims and _NORM_RANGE[0] < norm < _NORM_RANGE[1]:
+            rows_in.append(rowid)
+            parts.append((vec / norm).astype(np.float32)[None, :])
         else:
-            rows.append(rowid)
-            unit.append(vec / norm)
-    matrix = np.vstack(unit).astype(np.float32) if unit else np.zeros((0, dims), np.float32)
+            odd.append((rowid, vec))
+    problems.sort()
+    matrix = np.vstack(parts) if parts else np.zeros((0, dims), dtype=np.float32)
     return VectorMatrix(
         signature,
         dims,
-        np.asarray(rows, dtype=np.int64),
+        np.asarray(rows_in, dtype=np.int64),
         np.ascontiguousarray(matrix),
         np.asarray(sorted(zero), dtype=np.int64),
-        tuple(odd),
-        tuple(problems),
+        tuple(sorted(odd, key=lambda r: r[0])),
+        tuple(p[1:] for p in problems),
     )
 
 

@@ -161,6 +161,24 @@ def test_a_changed_index_is_never_answered_from_the_cache(index_path: Path) -> N
     assert cache.builds == 3
 
 
+def test_json_vectors_before_schema_23(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    chunks = _chunks(rng, 30)
+    for c in chunks:  # before v23 the vectors are JSON arrays
+        emb = c["embedding"]
+        assert isinstance(emb, bytes)
+        vec = np.frombuffer(emb, dtype="<f8") if len(emb) % 8 == 0 else None
+        c["embedding"] = (
+            "[" + ", ".join(repr(float(v)) for v in vec) + "]" if vec is not None else "[1, 2"
+        )
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", chunks, text_embeddings=True)
+    cache = VectorCache()
+    for _ in range(3):
+        q = list(rng.standard_normal(DIMS))
+        assert _vector(path, q, 7, cache) == _vector(path, q, 7, None)
+    assert cache.builds == 1
+
+
 def test_a_query_the_matrix_cannot_answer_takes_the_scan(index_path: Path) -> None:
     cache = VectorCache()
     for q in ([1.0] * 5, [0.0] * DIMS, [1e-300] * DIMS):  # short, zero, tiny
