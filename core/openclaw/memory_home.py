@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.io.problems import FormatError
+from core.io.problems import FormatError, Problem
 from core.openclaw.config import load_openclaw_config
 from core.openclaw.memindex import open_memory_index
+from core.openclaw.memindex_identity import VALID, IndexIdentity, index_identity
 from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_embed import (
     SearchSettings,
@@ -28,11 +29,11 @@ from core.openclaw.memsearch_embed import (
     embedder_for,
     settings_from_config,
 )
+from core.openclaw.memsearch_records import MemorySearchResult
 
 if TYPE_CHECKING:
     from core.openclaw.memindex import MemoryIndex
     from core.openclaw.memsearch_embed import QueryEmbedder
-    from core.openclaw.memsearch_records import MemorySearchResult
 
 AGENT_DB = "openclaw-agent.sqlite"
 
@@ -199,6 +200,42 @@ def parse_now(text: str | None, environ: dict[str, str] | None = None) -> int:
     return int(moment.timestamp() * 1000)
 
 
+def check_identity(home: MemoryHome, index: MemoryIndex, settings: SearchSettings) -> IndexIdentity:
+    """OpenClaw's index identity check of the home's index under *settings*.
+
+    Only an agent database (the canonical layout, the one OpenClaw 2026.9.6 reads)
+    with an ``openclaw.json`` is checked: without a config memlens searches with the
+    index's own provider and model, and OpenClaw does not read a legacy
+    ``memory/<id>.sqlite``.
+    """
+    if index.layout.name != "canonical" or not settings.from_config:
+        return VALID
+    raw = index.meta()
+    return index_identity(
+        raw if isinstance(raw, dict) else None,
+        settings,
+        workspace=home.workspace,
+        has_chunks=index.has_memory(),
+        fts_available=index.layout.fts is not None,
+    )
+
+
+def paused_message(identity: IndexIdentity) -> str:
+    """One line saying why OpenClaw would not search the index, and what it would do."""
+    head = (
+        f"memory search is paused: {identity.reason}"
+        f" (owner: {identity.owner}, code: {identity.code})"
+    )
+    if identity.owner == "configuration":
+        return f"{head}; OpenClaw answers nothing until `openclaw memory index` rebuilds it"
+    if identity.version_order == "newer":
+        return f"{head}; OpenClaw answers nothing until it is upgraded or the index rebuilt"
+    return (
+        f"{head}; OpenClaw would rebuild the index before searching (memlens never writes),"
+        " and answers nothing while it cannot"
+    )
+
+
 def run_search(
     home: MemoryHome,
     query: str,
@@ -209,30 +246,46 @@ def run_search(
     embedder: QueryEmbedder | None = None,
     settings: SearchSettings | None = None,
     index: MemoryIndex | None = None,
+    identity: IndexIdentity | None = None,
 ) -> MemorySearchResult:
     """Search the home's index with its config (the embedder is built from it unless given).
 
     *index* is the home's index already open (a long-lived caller keeps it open and
     refreshes it); without it the index is opened for this search and closed.
+    *identity* is :func:`check_identity`'s answer when the caller has it. A paused
+    index is not searched (mode ``empty``, the reason and a warning say why); one
+    whose chunking implementation only is older is searched keyword-only, as
+    OpenClaw serves it until its rebuild.
     """
     cfg = settings or load_settings(home)
     if index is None:
         with open_memory_index(home.index) as opened:
-            return _search(home, opened, cfg, query, now_ms, max_results, min_score, embedder)
-    return _search(home, index, cfg, query, now_ms, max_results, min_score, embedder)
+            return _search(
+                home, opened, cfg, query, now_ms, max_results, min_score, embedder, identity
+            )
+    return _search(home, index, cfg, query, now_ms, max_results, min_score, embedder, identity)
 
 
 def _search(
     home: MemoryHome, index: MemoryIndex, cfg: SearchSettings, query: str, now_ms: int,
     max_results: int | None, min_score: float | None, embedder: QueryEmbedder | None,
+    identity: IndexIdentity | None,
 ) -> MemorySearchResult:  # fmt: skip
+    state = identity if identity is not None else check_identity(home, index, cfg)
+    if state.paused:
+        return _paused(index, cfg, query, now_ms, max_results, min_score, state)
     meta = index.meta_dict()
     if not cfg.from_config and isinstance(meta.get("provider"), str):
         # no openclaw.json: the index says which provider and model made it
         model = meta.get("model")
         cfg = replace(cfg, provider=meta["provider"], model=model if isinstance(model, str) else "")
     reason = None
-    if embedder is None:
+    if state.keyword_only:
+        embedder, reason = (
+            None,
+            (f"{state.reason}: OpenClaw serves the existing keyword index until it is rebuilt"),
+        )
+    if embedder is None and reason is None:
         embedder, reason = embedder_for(cfg)
         if reason and not cfg.from_config and not cfg.keyword_only:
             reason = f"no openclaw.json beside the index; {reason}"
@@ -247,3 +300,25 @@ def _search(
         sources=cfg.sources,
         workspace=home.workspace,
     )
+
+
+def _paused(
+    index: MemoryIndex, cfg: SearchSettings, query: str, now_ms: int,
+    max_results: int | None, min_score: float | None, identity: IndexIdentity,
+) -> MemorySearchResult:  # fmt: skip
+    meta = index.meta_dict()
+    model = meta.get("model")
+    message = paused_message(identity)
+    result = MemorySearchResult(
+        query.strip(),
+        "empty",
+        message,
+        now_ms,
+        cfg.max_results if max_results is None else max_results,
+        cfg.min_score if min_score is None else min_score,
+        index.path,
+        model if isinstance(model, str) else None,
+    )
+    result.problems.extend(index.problems)
+    result.problems.append(Problem(index.path, 0, message, "warning"))
+    return result

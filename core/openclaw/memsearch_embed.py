@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_MAX_RESULTS = 6
+CHUNK_TOKENS = 400
+CHUNK_OVERLAP = 80
+MULTIMODAL_MAX_FILE_BYTES = 10 * 1024 * 1024
+MODALITIES = ("image", "audio")
 DEFAULT_MIN_SCORE = 0.35
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_DEFAULT_MODEL = "text-embedding-3-small"
@@ -74,6 +78,26 @@ class SearchSettings:
     enabled: bool = True
     output_dims: int | None = None
     from_config: bool = False
+    # what OpenClaw compares with the index's meta (core.openclaw.memindex_identity)
+    indexed_sources: tuple[str, ...] = ("memory", "sessions")
+    """The sources OpenClaw indexes (``sources`` + sessions when it remembers across
+    conversations, the default); ``sources`` are the ones it searches."""
+    extra_paths: tuple[str | tuple[str, str], ...] = ()
+    """``extraPaths`` (defaults' then the agent's): a path, or ``(path, pattern)``."""
+    multimodal_enabled: bool = False
+    multimodal_modalities: tuple[str, ...] = ()
+    multimodal_max_bytes: int = MULTIMODAL_MAX_FILE_BYTES
+    chunk_tokens: int = CHUNK_TOKENS
+    chunk_overlap: int = CHUNK_OVERLAP
+    fts_tokenizer: str = "unicode61"
+    vector_enabled: bool = True
+    input_type: str | None = None
+    query_input_type: str | None = None
+    document_input_type: str | None = None
+    provider_entry: bool = False
+    """``models.providers`` has an entry for the provider (its settings join the key)."""
+    header_refs: bool = False
+    """A ``remote.headers`` value is a secret reference, not a string."""
 
     @property
     def keyword_only(self) -> bool:
@@ -158,7 +182,93 @@ def settings_from_config(raw: Mapping[str, Any] | None, agent_id: str = "main") 
         enabled=enabled is not False,
         output_dims=int(dims) if isinstance(dims, int) and not isinstance(dims, bool) else None,
         from_config=True,
+        **_identity_fields(raw, base, over, provider),
     )
+
+
+def _remembers(raw: Mapping[str, Any], base: Mapping[str, Any], over: Mapping[str, Any]) -> bool:
+    """``resolveRememberAcrossConversations``: explicit, else a ``main`` DM scope everywhere."""
+    explicit = _pick(over, base, "rememberAcrossConversations")
+    if explicit is not None:
+        return bool(explicit)
+    scope = _obj(raw.get("session")).get("dmScope")
+    bindings = raw.get("bindings")
+    scoped = isinstance(bindings, list) and any(
+        isinstance(b, dict) and isinstance(b.get("session"), dict) and "dmScope" in b["session"]
+        for b in bindings
+    )
+    return scope in (None, "main") and not scoped
+
+
+def _normal_sources(sources: Any, sessions: bool) -> tuple[str, ...]:
+    """``normalizeSources``: memory and (when enabled) sessions, memory by default."""
+    given = sources if isinstance(sources, list) and sources else ["memory"]
+    out = [s for s in dict.fromkeys(given) if s == "memory" or (s == "sessions" and sessions)]
+    return tuple(out) or ("memory",)
+
+
+def _extra_paths(base: Mapping[str, Any], over: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``normalizeConfiguredMemoryExtraPaths`` of the defaults' then the agent's paths."""
+    found: dict[str, str | tuple[str, str]] = {}
+    for src in (base, over):
+        entries = src.get("extraPaths")
+        for entry in entries if isinstance(entries, list) else []:
+            raw_path = entry if isinstance(entry, str) else _obj(entry).get("path")
+            if not isinstance(raw_path, str) or not raw_path.strip():
+                continue
+            pattern = _obj(entry).get("pattern") if isinstance(entry, dict) else None
+            pattern = pattern.strip() if isinstance(pattern, str) else ""
+            path = raw_path.strip()
+            found[f"{path}\0{pattern}"] = (path, pattern) if pattern else path
+    return tuple(found.values())
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _identity_fields(
+    raw: Mapping[str, Any], base: Mapping[str, Any], over: Mapping[str, Any], provider: str
+) -> dict[str, Any]:
+    """The settings OpenClaw's index identity check compares (``produceMemorySearchConfig``)."""
+    remember = _remembers(raw, base, over)
+    configured = _pick(over, base, "sources")
+    session_memory = _pick(over, base, "experimental", "sessionMemory") is True
+    wants_sessions = isinstance(configured, list) and "sessions" in configured
+    searched = _normal_sources(configured, session_memory or (remember and wants_sessions))
+    indexed = _normal_sources(
+        [*searched, "sessions"] if remember else configured, remember or session_memory
+    )
+    enabled = _pick(over, base, "multimodal", "enabled") is True
+    modalities = _pick(over, base, "multimodal", "modalities")
+    if not enabled:
+        modalities = ()
+    elif not isinstance(modalities, list) or "all" in modalities:
+        modalities = MODALITIES
+    else:
+        modalities = tuple(m for m in dict.fromkeys(modalities) if m in MODALITIES)
+    max_bytes = _pick(over, base, "multimodal", "maxFileBytes")
+    tokenizer = _pick(over, base, "store", "fts", "tokenizer")
+    headers = _pick(over, base, "remote", "headers")
+    providers = _obj(_obj(raw.get("models")).get("providers"))
+    return {
+        "indexed_sources": indexed,
+        "extra_paths": _extra_paths(base, over),
+        "multimodal_enabled": enabled,
+        "multimodal_modalities": tuple(modalities),
+        "multimodal_max_bytes": max(1, math.floor(max_bytes))
+        if isinstance(max_bytes, (int, float))
+        and not isinstance(max_bytes, bool)
+        and math.isfinite(max_bytes)
+        else MULTIMODAL_MAX_FILE_BYTES,
+        "fts_tokenizer": tokenizer if isinstance(tokenizer, str) else "unicode61",
+        "vector_enabled": _pick(over, base, "store", "vector", "enabled") is not False,
+        "input_type": _text(_pick(over, base, "inputType")),
+        "query_input_type": _text(_pick(over, base, "queryInputType")),
+        "document_input_type": _text(_pick(over, base, "documentInputType")),
+        "provider_entry": any(str(k).strip().lower() == provider.lower() for k in providers),
+        "header_refs": any(not isinstance(v, str) for v in _obj(headers).values()),
+    }
 
 
 def _resolve_api_key(ref: Any, provider: str, environ: Mapping[str, str]) -> str | None:
