@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 from core.io import jsonio
 from core.io.problems import FormatError
 from core.openclaw.memindex import open_memory_index
+from core.openclaw.memindex_identity import staleness
 from core.openclaw.memory_home import (
     MemoryCliError,
     MemoryHome,
+    check_identity,
     load_settings,
     parse_now,
     resolve_home,
@@ -161,18 +163,36 @@ def _print(args: argparse.Namespace, payload: Any, text: Any) -> None:
 
 
 def cmd_memory_search(args: argparse.Namespace) -> int:
-    """``memlens memory search``: OpenClaw's search of the index, every score explained."""
+    """``memlens memory search``: OpenClaw's search of the index, every score explained.
+
+    An index OpenClaw would not search (its identity check: another provider, model,
+    provider settings, sources, scope, chunking or tokenizer than the config's, or an
+    older or newer index format) is not searched either: no results, and the warning
+    and action ``openclaw memory search`` prints (``stale``, ``warning``, ``action``
+    in the JSON, as OpenClaw's), on stderr in text mode.
+    """
     home = resolve_home(args.home, args.agent)
-    result = run_search(
-        home,
-        args.query,
-        now_ms=parse_now(args.now),
-        max_results=args.max_results,
-        min_score=args.min_score,
-    )
+    settings = load_settings(home)
+    with open_memory_index(home.index) as index:
+        identity = check_identity(home, index, settings)
+        result = run_search(
+            home,
+            args.query,
+            now_ms=parse_now(args.now),
+            max_results=args.max_results,
+            min_score=args.min_score,
+            settings=settings,
+            index=index,
+            identity=identity,
+        )
     payload = result.to_json()
     if not args.candidates:
         payload.pop("candidates")
+    stale = None if identity.valid else staleness(identity, settings, home.agent)
+    if stale is not None:
+        payload.update(stale)
+        if not args.json:
+            sys.stderr.write(f"memlens: {stale['warning']} {stale['action']}\n")
 
     def text() -> str:
         head = f"{result.mode} search of {home.index} at {payload['nowIso']}"

@@ -28,7 +28,8 @@ import regex
 
 from core.mcp.data import ToolError
 from core.openclaudecode import search_memory
-from core.openclaw.memory_home import MemoryCliError, run_search
+from core.openclaw.memindex_identity import unavailable_answer
+from core.openclaw.memory_home import MemoryCliError, check_identity, paused_message, run_search
 from core.openclaw.memsearch_keyword import SNIPPET_MAX_CHARS
 from core.openclaw.memsearch_text import truncate_utf16
 from core.recall.hybrid import search
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from core.mcp.data import MemoryData
+    from core.openclaw.memindex_identity import IndexIdentity
     from core.openclaw.memory_home import MemoryHome
+    from core.openclaw.memsearch_embed import SearchSettings
 
 DEFAULT_MAX_RESULTS = 10
 """Without OpenClaw's index (whose config says how many), as the OpenClaudeCode design."""
@@ -72,6 +75,20 @@ def citation(hit: dict[str, Any]) -> str:
     """``formatCitation``: ``path#L3`` or ``path#L3-L9``."""
     start, end = hit["startLine"], hit["endLine"]
     return f"{hit['path']}#L{start}" if start == end else f"{hit['path']}#L{start}-L{end}"
+
+
+def _provider(settings: SearchSettings, meta: dict[str, Any]) -> str:
+    """The tool's top-level ``provider`` (``resolveStatusProviderInfo``).
+
+    The embedding provider's id; ``none`` when keyword-only by config (or, without a
+    config, by the index's own provider), when OpenClaw also leaves ``model`` out.
+    OpenClaw's ``fallback`` is there only while a fallback provider is active, which
+    memlens never activates, so memlens's answer has none.
+    """
+    provider = settings.provider if settings.from_config else meta.get("provider")
+    if not isinstance(provider, str) or settings.keyword_only:
+        return "none"
+    return provider
 
 
 def merge_streams(streams: Sequence[list[dict[str, Any]]], limit: int) -> list[dict[str, Any]]:
@@ -144,6 +161,9 @@ class _Search:
             sources = ["sessions"]
         elif self.corpus == "memory":
             sources = ["memory"]
+        identity = check_identity(home, opened.index, settings)
+        if identity.paused:
+            return self._paused(home, opened.settings, identity)
         settings = replace(settings, sources=tuple(sources))
         result = run_search(
             home,
@@ -153,6 +173,7 @@ class _Search:
             min_score=self.min_score,
             settings=settings,
             index=opened.index,
+            identity=identity,
         )
         include = opened.citations != "off"
         hits = []
@@ -167,7 +188,15 @@ class _Search:
                 hit["snippet"] = f"{hit['snippet'].rstrip()}\n\nSource: {hit['citation']}"
             hit["memlens"] = {"store": "openclaw-index", "agent": home.agent, **hit["memlens"]}
             hits.append(hit)
-        self.top.update({"mode": result.mode, "model": result.model, "citations": opened.citations})
+        provider = _provider(settings, opened.index.meta_dict())
+        self.top.update(
+            {
+                "provider": provider,
+                **({} if provider == "none" else {"model": result.model}),
+                "citations": opened.citations,
+                "mode": result.mode,
+            }
+        )
         self.stores.append(
             {
                 "store": "openclaw-index",
@@ -175,11 +204,32 @@ class _Search:
                 "path": str(home.index),
                 "mode": result.mode,
                 "reason": result.reason,
+                **({} if identity.valid else {"indexIdentity": identity.to_json()}),
                 "results": len(hits),
                 "problems": [p.to_json() for p in result.problems],
             }
         )
         return hits
+
+    def _paused(
+        self, home: MemoryHome, settings: SearchSettings, identity: IndexIdentity
+    ) -> list[dict[str, Any]]:
+        """OpenClaw's tool answer for an index it would not search: nothing, and why."""
+        answer = unavailable_answer(identity, settings, home.agent)
+        answer.pop("results")
+        self.top.update(answer)
+        self.stores.append(
+            {
+                "store": "openclaw-index",
+                "agent": home.agent,
+                "path": str(home.index),
+                "mode": "paused",
+                "reason": paused_message(identity),
+                "indexIdentity": identity.to_json(),
+                "results": 0,
+            }
+        )
+        return []
 
     def _note(self, store: str, home: MemoryHome, note: str) -> None:
         self.stores.append(

@@ -247,16 +247,20 @@ def run_search(
     settings: SearchSettings | None = None,
     index: MemoryIndex | None = None,
     identity: IndexIdentity | None = None,
+    check: bool = False,
 ) -> MemorySearchResult:
     """Search the home's index with its config (the embedder is built from it unless given).
 
     *index* is the home's index already open (a long-lived caller keeps it open and
     refreshes it); without it the index is opened for this search and closed.
-    *identity* is :func:`check_identity`'s answer when the caller has it. A paused
-    index is not searched (mode ``empty``, the reason and a warning say why); one
-    whose chunking implementation only is older is searched keyword-only, as
-    OpenClaw serves it until its rebuild.
+    With *check* (or *identity*, :func:`check_identity`'s answer when the caller has
+    it) the index is searched only as OpenClaw would: a paused index is not searched
+    (mode ``empty``, the reason and a warning say why), one whose chunking
+    implementation only is older is searched keyword-only, as OpenClaw serves it
+    until its rebuild. Without, the index is searched whatever its identity.
     """
+    if identity is None and not check:
+        identity = VALID
     cfg = settings or load_settings(home)
     if index is None:
         with open_memory_index(home.index) as opened:
