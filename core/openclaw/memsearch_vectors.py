@@ -20,10 +20,11 @@ float32 matrix, and answers a query in three steps:
 
 The answer is therefore the uncached path's answer (OpenClaw's own sqlite-vec
 search is further from it: float32). A cache entry is used only
-while the index is unchanged: its signature (the database and WAL files' inode,
-size and mtime, the chunks table's row count and largest rowid, OpenClaw's
-``memory_index_state`` revision) is read again before every use; OpenClaw
-re-indexing while memlens runs makes a new entry. Anything unusual (a query of
+while the index is unchanged: its signature (:func:`index_signature`: the chunks
+table's row count and largest rowid, OpenClaw's ``memory_index_state`` revision,
+and unless triggers keep that revision, the database and WAL files' inode, size
+and mtime) is read again before every use; OpenClaw re-indexing while memlens
+runs makes a new entry. Anything unusual (a query of
 another length than the stored vectors, a non-finite or zero query) returns None:
 the caller takes the uncached path.
 """
@@ -101,17 +102,44 @@ def _stat(path: str) -> tuple[int, ...]:
 
 
 def index_signature(index: MemoryIndex) -> tuple[Any, ...]:
-    """What changes whenever OpenClaw writes the index (read in well under a millisecond)."""
+    """What changes whenever OpenClaw changes the chunks (read in well under a millisecond).
+
+    The chunks table's largest rowid and row count, the schema's version and
+    OpenClaw's ``memory_index_state`` revision. When triggers bump that revision on every
+    insert, update and delete of a chunk, it says it all, and the rest of the agent
+    database (transcripts, written all the time) may change freely; otherwise any
+    change of the file or its WAL (inode, size, mtime) counts as a change.
+    """
     table = index.layout.chunks
     assert table is not None
     t = quote(table)
-    out: list[Any] = [_stat(index.path), _stat(index.path + "-wal")]
     # two queries: together in one SELECT, SQLite scans the table
-    out.append(index.db.rows(f"SELECT max(rowid) FROM {t}")[0][0])
+    out: list[Any] = [index.db.rows(f"SELECT max(rowid) FROM {t}")[0][0]]
     out.append(index.db.rows(f"SELECT count(*) FROM {t}")[0][0])
+    # a rebuilt table (a new revision count from 0) changes the schema's version
+    out.append(index.db.rows("PRAGMA schema_version")[0][0])
     if "memory_index_state" in index.tables():
         out.append(tuple(index.db.rows("SELECT * FROM memory_index_state ORDER BY 1")))
-    return tuple(out)
+        if _revision_triggers(index, table):
+            return tuple(out)
+    return (*out, _stat(index.path), _stat(index.path + "-wal"))
+
+
+def _revision_triggers(index: MemoryIndex, table: str) -> bool:
+    """Whether an insert, an update and a delete of *table* each bump the revision."""
+    rows = index.db.rows(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", (table,)
+    )
+    events = set()
+    for (sql,) in rows:
+        text = " ".join(str(sql or "").lower().split())
+        if "update memory_index_state" not in text:
+            continue
+        head = text.split(" begin ", 1)[0]
+        if " when " in head:  # a condition: not every change bumps it
+            continue
+        events |= {e for e in ("insert", "update", "delete") if f" {e} on " in f"{head} "}
+    return events == {"insert", "update", "delete"}
 
 
 def vector_filter(

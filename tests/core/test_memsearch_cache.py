@@ -161,6 +161,42 @@ def test_a_changed_index_is_never_answered_from_the_cache(index_path: Path) -> N
     assert cache.builds == 3
 
 
+REVISION = """
+CREATE TRIGGER rev_{0} AFTER {0} ON memory_index_chunks
+BEGIN UPDATE memory_index_state SET revision = revision + 1 WHERE id = 1; END;
+"""
+
+
+def test_revision_triggers_let_transcript_writes_keep_the_cache(index_path: Path) -> None:
+    with sqlite3.connect(index_path) as db:
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            db.executescript(REVISION.format(event))
+    cache = VectorCache()
+    q = [1.0, -1.0, 0.5, 0.0, 2.0, 0.0, 0.0, 1.0]
+    first = _vector(index_path, q, 5, cache)
+    with sqlite3.connect(index_path) as db:  # OpenClaw appends to a transcript
+        db.execute("INSERT INTO transcript_events VALUES ('s1', 1, '{}')")
+    assert _vector(index_path, q, 5, cache) == first and cache.builds == 1
+    best = np.array(q) / np.linalg.norm(q)
+    with sqlite3.connect(index_path) as db:  # and re-indexes one chunk in place
+        db.execute("UPDATE memory_index_chunks SET embedding = ? WHERE id = 'c040'", (f64(*best),))
+    after = _vector(index_path, q, 5, cache)
+    assert after[0][0][0] == "c040" and cache.builds == 2
+    assert after == _vector(index_path, q, 5, None)
+
+
+def test_without_revision_triggers_any_write_counts(index_path: Path) -> None:
+    with sqlite3.connect(index_path) as db:  # a bump on insert only is not enough
+        db.executescript(REVISION.format("INSERT"))
+    cache = VectorCache()
+    q = [1.0] * DIMS
+    _vector(index_path, q, 5, cache)
+    with sqlite3.connect(index_path) as db:
+        db.execute("INSERT INTO transcript_events VALUES ('s1', 1, '{}')")
+    _vector(index_path, q, 5, cache)
+    assert cache.builds == 2
+
+
 def test_json_vectors_before_schema_23(tmp_path: Path) -> None:
     rng = np.random.default_rng(5)
     chunks = _chunks(rng, 30)
