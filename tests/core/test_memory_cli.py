@@ -12,8 +12,10 @@ import pytest
 
 from core.cli.main import run_cli
 from core.cli.memory import index_summary
+from core.openclaw.memindex_identity import expected_model, provider_key, scope_hash
 from core.openclaw.memory_home import parse_now, resolve_home
-from tests.core.test_memindex import f64, make_v23
+from core.openclaw.memsearch_embed import settings_from_config
+from tests.core.test_memindex import V23_META, f64, make_v23
 from tests.llm_server import Reply
 
 if TYPE_CHECKING:
@@ -38,8 +40,17 @@ def _run(*argv: str) -> tuple[int, str, str]:
     return code, got[0].decode("utf-8"), got[1].decode("utf-8")
 
 
-def make_home(tmp_path: Path, search: dict[str, Any] | None = None, agent: str = "main") -> Path:
-    """``<tmp>/.openclaw`` with one agent database, a workspace and openclaw.json."""
+def make_home(
+    tmp_path: Path,
+    search: dict[str, Any] | None = None,
+    agent: str = "main",
+    built_with: dict[str, Any] | None = None,
+) -> Path:
+    """``<tmp>/.openclaw`` with one agent database, a workspace and openclaw.json.
+
+    The index's meta is what OpenClaw writes when it indexes with *built_with* (default:
+    the config's *search*), so its identity check passes unless they differ.
+    """
     state = tmp_path / ".openclaw"
     folder = state / "agents" / agent / "agent"
     folder.mkdir(parents=True)
@@ -47,6 +58,26 @@ def make_home(tmp_path: Path, search: dict[str, Any] | None = None, agent: str =
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text("# Memory\nThe deploy runs on Friday.\n")
     (ws / "memory" / "2026-11-25.md").write_text("deploy notes\n")
+    cfg: dict[str, Any] = {"agents": {"defaults": {"workspace": str(ws)}}}
+    if search is not None:
+        cfg["memory"] = {"search": search}
+    built = dict(
+        cfg,
+        memory={
+            "search": built_with
+            or search
+            or {"provider": "openai-compatible", "model": "fake-embed"}
+        },
+    )
+    settings = settings_from_config(built, agent)
+    meta = dict(
+        V23_META,
+        provider=settings.provider,
+        model=expected_model(settings) or V23_META["model"],
+        providerKey=provider_key(settings),
+        scopeHash=scope_hash(settings, ws),
+        sources=list(settings.indexed_sources),
+    )
     make_v23(
         folder / "openclaw-agent.sqlite",
         [
@@ -57,10 +88,8 @@ def make_home(tmp_path: Path, search: dict[str, Any] | None = None, agent: str =
             *({"id": f"f{i}", "path": f"memory/t{i}.md", "text": f"tea {i}",
                "embedding": f64(0.0, 0.0, 1.0)} for i in range(6)),
         ],
+        meta=meta,
     )  # fmt: skip
-    cfg: dict[str, Any] = {"agents": {"defaults": {"workspace": str(ws)}}}
-    if search is not None:
-        cfg["memory"] = {"search": search}
     (state / "openclaw.json").write_text(json.dumps(cfg))
     return tmp_path
 
@@ -129,7 +158,8 @@ def test_now_from_option_env_or_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_status_files_chunks(tmp_path: Path) -> None:
-    home = make_home(tmp_path, {"provider": "none"})
+    built = {"provider": "openai-compatible", "model": "fake-embed"}
+    home = make_home(tmp_path, {"provider": "none"}, built_with=built)
     (tmp_path / "ws" / "memory" / "2026-11-25.md").write_text("changed\n")
     (tmp_path / "ws" / "memory" / "new.md").write_text("new\n")
     code, out, _ = _run("memory", "status", str(home), "--json")
@@ -151,11 +181,11 @@ def test_status_files_chunks(tmp_path: Path) -> None:
     code, out, _ = _run("memory", "chunks", str(home), "--path", "MEMORY.md", "--json")
     (chunk,) = json.loads(out)["chunks"]
     assert (chunk["startLine"], chunk["dims"], chunk["embedding"]) == (1, 3, "ok")
+    # built for another provider than the config asks: OpenClaw pauses the search
     code, out, _ = _run("memory", "search", str(home), "deploy", "--json")
-    assert (
-        json.loads(out)["reason"]
-        == 'memory.search.provider is "none": OpenClaw searches keyword-only'
-    )
+    paused = json.loads(out)
+    assert paused["results"] == [] and paused["stale"] is True
+    assert "index was built for model fake-embed, expected fts-only" in paused["reason"]
 
 
 def test_homes_agents_and_single_files(tmp_path: Path) -> None:
