@@ -26,12 +26,30 @@ finds hundreds of chunks; then, over QUERIES queries, p50 / p95 of:
 Prints one JSON object. Targets (2 cores): memsearch_fts p50 <= 5 ms and
 memsearch_hybrid p50 <= 10 ms at 50,000 chunks; the server ready <= 1 s.
 
-Results on the 2-core build machine, 50,000 chunks, 200 queries (p50 / p95 ms):
+Results on the 2-core build machine, 50,000 chunks, a median query finding 165 chunks.
+The machine was shared with other jobs (load average 1 to 3): wall-clock p50 / p95 in
+ms, and the p50 of the CPU time where it tells more.
 
-    before (decoding every BLOB per query, per-hit SQL):
-      memsearch_fts  ..., memsearch_hybrid ...
-    after (the cached embedding matrix, batched SQL):
-      memsearch_fts  ..., memsearch_hybrid ...
+* before (commit 8553141: every stored BLOB decoded per hybrid query, every indexed
+  file listed and the whole provenance table read per query, one SQL query per
+  vector hit, MMR's Jaccard pairs one at a time in Python), 40 queries:
+  memsearch_fts 341 / 522, memsearch_hybrid 3777 / 4926, run_search_fts 514;
+  beside them sqlite_fts 4.4 and sqlite_hybrid 26.9 (load average 3).
+* after (the cached float32 matrix of :mod:`core.openclaw.memsearch_vectors`, MMR on
+  arrays, only the hits' mtimes and recall rows read, sort keys, token caches),
+  200 queries: memsearch_fts 26.3 / 38.2, memsearch_hybrid 132 / 196 (CPU 146),
+  run_search_fts 29.5; sqlite_fts 3.9, sqlite_hybrid 16.3; the first hybrid search
+  (the matrix built) 1.4 s; openclaudecode 2.7 beside its bare SQL 2.2; ``memlens
+  mcp`` answers ``initialize`` in 0.97 s and ``sessions_list`` in 1.55 s.
+  With ``OPENBLAS_NUM_THREADS=1`` (a second BLAS thread only spins on two busy
+  cores): memsearch_fts 25.9 / 34.6, memsearch_hybrid 81.6 / 100.9, sqlite_hybrid
+  11.8.
+
+The targets are not met here: SQLite alone takes 3.9 ms for the body query that
+memsearch_fts runs with three path queries, the recall metadata, decay and
+OpenClaw's sorts (26 ms, 7x the floor); the float32 product over the 50,000 x 384
+matrix alone takes about 8 ms on one core, and MMR over the ~400 merged candidates
+(Jaccard of fresh snippets' tokens, then one greedy pass per pick) about 25 ms.
 
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
