@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from PySide6.QtCore import Qt
 
 from core.openclaw.memindex import open_memory_index
+from core.openclaw.memindex_identity import expected_model, provider_key, scope_hash
 from core.openclaw.memsearch import memory_search
-from tests.core.test_memindex import f64, make_v23
+from core.openclaw.memsearch_embed import settings_from_config
+from tests.core.test_memindex import V23_META, f64, make_v23
 from tests.llm_server import Reply
 from widgets.common.record_model import RecordRole
 from widgets.openclaw.memory_index_view import MemoryIndexView
@@ -56,7 +60,23 @@ def home(tmp_path: Path) -> dict[str, Any]:
 
 
 def write_config(home: dict[str, Any], search: dict[str, Any]) -> None:
-    home["config"].write_text(json.dumps({"memory": {"search": search}}))
+    """The config, and the index's meta as OpenClaw writes it when it indexes with it."""
+    raw = {"memory": {"search": search}}
+    home["config"].write_text(json.dumps(raw))
+    settings = settings_from_config(raw, "main")
+    meta = dict(
+        V23_META,
+        provider=settings.provider,
+        model=expected_model(settings) or V23_META["model"],
+        providerKey=provider_key(settings),
+        scopeHash=scope_hash(settings, home["state"] / "workspace"),
+        sources=list(settings.indexed_sources),
+    )
+    with closing(sqlite3.connect(home["db"])) as db, db:
+        db.execute(
+            "UPDATE memory_index_meta SET value = ? WHERE key = 'memory_index_meta_v1'",
+            (json.dumps(meta),),
+        )
 
 
 @pytest.fixture
@@ -88,7 +108,7 @@ def column(model: Any, header: str) -> int:
 
 
 def test_tabs_show_files_chunks_cache_meta(view: MemoryIndexView, qtbot: Any, home: dict) -> None:
-    write_config(home, {"provider": "none"})
+    write_config(home, {"provider": "openai-compatible", "model": "fake-embed"})
     show(view, qtbot, home)
     assert view.index_combo.count() == 1 and view.index_combo.currentText().startswith("main")
     states = {
@@ -117,6 +137,18 @@ def test_keyword_only_search_says_why(view: MemoryIndexView, qtbot: Any, home: d
     text = view.mode_label.text()
     assert "FTS-ONLY" in text and 'memory.search.provider is "none"' in text
     assert result.max_results == 6  # the form's value wins over the config's
+
+
+def test_an_index_built_for_another_config_is_paused_as_openclaw_pauses_it(
+    view: MemoryIndexView, qtbot: Any, home: dict
+) -> None:
+    write_config(home, {"provider": "openai-compatible", "model": "fake-embed"})
+    home["config"].write_text(json.dumps({"memory": {"search": {"provider": "none"}}}))
+    show(view, qtbot, home)
+    result = run(view, qtbot, "deploy")
+    assert result.mode == "empty" and result.results == []
+    assert "index was built for model fake-embed, expected fts-only" in (result.reason or "")
+    assert "index was built for model fake-embed" in view.mode_label.text()
 
 
 def test_hybrid_search_shows_every_component(

@@ -334,6 +334,7 @@ class MemoryIndexView(QWidget):
                 max_results=max_results,
                 min_score=min_score,
                 settings=settings,
+                check=True,  # as OpenClaw: an index built for another config is paused
             )
 
         self._runner.submit(
