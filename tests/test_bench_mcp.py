@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 import orjson
 
 from tests.conftest import ROOT
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 TIMED = ("sqlite_fts", "sqlite_hybrid", "memsearch_fts", "memsearch_hybrid", "run_search_fts",
          "openclaudecode_sqlite")  # fmt: skip
 
 
-def test_bench_mcp_search_tiny(tmp_path):
+def test_bench_mcp_search_tiny(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bench.bench_mcp_search", "--chunks", "300", "--queries", "6",
          "--server-runs", "1", "--dir", str(tmp_path)],
