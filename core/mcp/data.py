@@ -24,7 +24,7 @@ from core.dataset.open_recall import open_recall
 from core.io.problems import FormatError
 from core.openclaw.config import load_openclaw_config
 from core.openclaw.memindex import open_memory_index
-from core.openclaw.memory_home import load_settings, resolve_home
+from core.openclaw.memory_home import MemoryCliError, load_settings, resolve_home
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -205,6 +205,27 @@ class MemoryData:
                 self._recall = open_recall(data, cache_dir=None, now_ms=self.now_ms)
                 self._recall_key = key
             return self._recall
+
+    def warm_vectors(self) -> bool:
+        """Build the default agent's vector matrix now (the first hybrid search would).
+
+        Keyword-only agents and homes without a memory index have nothing to build.
+        Returns True when a matrix was built or found.
+        """
+        from core.openclaw.memsearch_vectors import DEFAULT_CACHE
+
+        with self._lock:
+            if not self.discovery.memory_indexes:
+                return False
+            try:
+                opened = self.openclaw(None)
+            except MemoryCliError:
+                return False
+            s = opened.settings
+            if s.keyword_only or not s.model:
+                return False
+            DEFAULT_CACHE.matrix(opened.index, [s.model], s.sources)
+            return True
 
     def with_lock(self, fn: Callable[[], object]) -> object:
         """Run *fn* holding the data's lock (sessions read on first use; open indexes)."""

@@ -74,7 +74,7 @@ class _Opener:
 
     @staticmethod
     def _warm(tools: MemoryTools) -> None:
-        """Load the sessions, then the recall side, before the first call needs them.
+        """Load the sessions, the recall side and OpenClaw's vectors before a call needs them.
 
         A call arriving meanwhile waits for the part it needs (the data's lock); a
         failure here is left for that call to report.
@@ -84,6 +84,7 @@ class _Opener:
         try:
             tools.data.dataset()
             tools.data.recall()
+            tools.data.warm_vectors()
         except (ToolError, OSError, ValueError):
             pass
 

@@ -346,3 +346,15 @@ def test_an_open_index_sees_what_openclaw_writes_next(tmp_path: Path) -> None:
         writer.execute("UPDATE memory_index_chunks_fts SET text = 'nothing here'")
     # within a second of the last look at DATA: only the open index notices the change
     assert tools.call("memory_search", {"query": "deploy"})["results"] == []
+
+
+def test_the_vector_matrix_is_built_before_the_first_hybrid_search(tmp_path: Path) -> None:
+    from core.openclaw.memsearch_vectors import DEFAULT_CACHE
+
+    assert MemoryTools(_fts_home(tmp_path), environ={}).data.warm_vectors() is False  # none
+    shutil.copytree(RECORDED / "home", tmp_path / "hybrid")
+    tools = MemoryTools(tmp_path / "hybrid" / ".openclaw", environ={})
+    before = DEFAULT_CACHE.builds
+    assert tools.data.warm_vectors() is True
+    assert DEFAULT_CACHE.builds == before + 1
+    assert tools.data.warm_vectors() is True and DEFAULT_CACHE.builds == before + 1  # kept
