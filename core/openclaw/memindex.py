@@ -438,28 +438,33 @@ class MemoryIndex(Closing):
         meta, prov = self.layout.recall_metadata, self.layout.provenance
         if meta is None and prov is None:
             return {}
-        out: dict[str, dict[str, Any]] = {}
+        # per chunk: importance, triggers, project key, origin, session kind, observed, supersedes
+        out: dict[str, list[Any]] = {}
         wanted = None if ids is None else set(ids)
         if meta is not None:
             sql = self._select(meta, ("chunk_id", "importance", "triggers", "project_key"))
             for cid, imp, trig, proj in self._rows_for(sql, meta, wanted):
                 if wanted is None or cid in wanted:
-                    entry = out.setdefault(str(cid), {})
-                    entry.update(importance=imp if isinstance(imp, int) else None)
-                    entry.update(triggers=trig if isinstance(trig, str) else None)
-                    entry.update(project_key=proj if isinstance(proj, str) else None)
+                    entry = out.get(str(cid))
+                    if entry is None:
+                        entry = out[str(cid)] = [None] * 7
+                    entry[0] = imp if isinstance(imp, int) else None
+                    entry[1] = trig if isinstance(trig, str) else None
+                    entry[2] = proj if isinstance(proj, str) else None
         if prov is not None:
             cols = ("chunk_id", "origin_class", "session_kind", "observed_at", "supersedes_key")
             for cid, origin, kind, seen, sup in self._rows_for(
                 self._select(prov, cols), prov, wanted
             ):
                 if wanted is None or cid in wanted:
-                    entry = out.setdefault(str(cid), {})
-                    entry.update(origin_class=origin if isinstance(origin, str) else None)
-                    entry.update(session_kind=kind if isinstance(kind, str) else None)
-                    entry.update(observed_at=seen if isinstance(seen, int) else None)
-                    entry.update(supersedes_key=sup if isinstance(sup, str) else None)
-        return {cid: RecallInfo(cid, **fields) for cid, fields in out.items()}
+                    entry = out.get(str(cid))
+                    if entry is None:
+                        entry = out[str(cid)] = [None] * 7
+                    entry[3] = origin if isinstance(origin, str) else None
+                    entry[4] = kind if isinstance(kind, str) else None
+                    entry[5] = seen if isinstance(seen, int) else None
+                    entry[6] = sup if isinstance(sup, str) else None
+        return {cid: RecallInfo(cid, *fields) for cid, fields in out.items()}
 
     def _rows_for(self, sql: str, table: str, ids: set[str] | None) -> list[tuple[Any, ...]]:
         """Rows of *sql* (over *table*), only those whose chunk_id may be in *ids*.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import regex
 
-from core.openclaw.memsearch_text import search_tokens, utf16_len
+from core.openclaw.memsearch_text import ascii_words, search_tokens, utf16_len
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,21 +45,23 @@ def boosted_score(matchers: Sequence[Matcher], path: str, text: str,
 
 
 @functools.lru_cache(maxsize=4096)
-def _text_tokens(text: str) -> tuple[frozenset[str], tuple[str, ...], int, int]:
+def _text_tokens(text: str) -> tuple[frozenset[str | bytes], tuple[str, ...], int, int]:
     """A chunk's search tokens: the ASCII ones, the others, how many distinct, UTF-16 length.
 
-    Kept for the chunks of recent searches: a chunk found again is not tokenized again.
+    The ASCII tokens of an ASCII text are bytes (:func:`ascii_words`, not decoded);
+    of another text, strings. Kept for the chunks of recent searches: a chunk
+    found again is not tokenized again.
     """
-    tokens = search_tokens(text)
     if text.isascii():
-        plain = frozenset(tokens)
-        return plain, (), len(plain), len(text)
-    plain = frozenset(t for t in tokens if t.isascii())
+        words = frozenset[str | bytes](ascii_words(text).split())
+        return words, (), len(words), len(text)
+    tokens = search_tokens(text)
+    plain = frozenset[str | bytes](t for t in tokens if t.isascii())
     other = tuple(t for t in tokens if not t.isascii())
     return plain, other, len(set(tokens)), utf16_len(text)
 
 
-def _whole_token(word: Matcher, plain: frozenset[str], other: tuple[str, ...]) -> bool:
+def _whole_token(word: Matcher, plain: frozenset[str | bytes], other: tuple[str, ...]) -> bool:
     """Whether the query token of *word* equals a text token, ignoring case.
 
     An ASCII token equals a lower-case ASCII query token exactly when it is that
@@ -68,8 +70,10 @@ def _whole_token(word: Matcher, plain: frozenset[str], other: tuple[str, ...]) -
     ``s``): those go through the pattern, as every token does for a non-ASCII one.
     """
     if word.plain:
-        return word.token in plain or any(word.whole.match(t) for t in other)
-    return any(word.whole.match(t) for t in plain) or any(word.whole.match(t) for t in other)
+        return (word.token in plain or word.raw in plain) or any(word.whole.match(t) for t in other)
+    return any(word.whole.match(t if isinstance(t, str) else t.decode()) for t in plain) or any(
+        word.whole.match(t) for t in other
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +85,12 @@ class Matcher:
     sub: regex.Pattern[str]
     plain: bool
     """The token is lower-case ASCII letters, digits and underscores."""
+    raw: bytes
+    """The token's bytes (an ASCII text's tokens are bytes)."""
 
 
 def boost_matcher(token: str) -> Matcher:
     """The :class:`Matcher` of one (lower-case) query token."""
     plain = token.isascii() and token == token.lower() and token.replace("_", "a").isalnum()
-    return Matcher(token, literal_pattern(token, whole=True), literal_pattern(token), plain)
+    raw = token.encode("utf-8", "surrogatepass")
+    return Matcher(token, literal_pattern(token, whole=True), literal_pattern(token), plain, raw)

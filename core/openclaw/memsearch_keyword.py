@@ -22,6 +22,7 @@ import regex
 from core.io.problems import FormatError
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_boost import boost_matcher, boosted_score, literal_pattern
+from core.openclaw.memsearch_sqlfn import CONTAINS_FN, EXACT_FN, sql_functions
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
     FTS_TOKEN_MARKS,
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
 SNIPPET_MAX_CHARS = 700
 EXACT_PATH_CANDIDATE_LIMIT = 200
 KEYWORD_FALLBACK_SEARCH_TERM_LIMIT = 6
-_EXACT_FN = "openclaw_memory_exact_path_specificity"
-_CONTAINS_FN = "openclaw_memory_normalized_contains"
 
 
 @dataclass(slots=True)
@@ -230,19 +229,11 @@ def _path_plans(query: str, tokenizer: str) -> list[_Plan]:
 
 
 def _register_contains(ctx: KeywordContext, terms: Sequence[str]) -> None:
-    matchers = {t: literal_pattern(t) for t in terms}
-
-    def contains(value: Any, query: Any) -> int:
-        if not isinstance(value, str) or not isinstance(query, str):
-            return 0
-        m = matchers.get(query)
-        return int(m is not None and m.search(unicodedata.normalize("NFC", value)) is not None)
-
-    ctx.index.connection.create_function(_CONTAINS_FN, 2, contains, deterministic=True)
+    sql_functions(ctx.index).matchers = {t: literal_pattern(t) for t in terms}
 
 
 def _substring_filter(terms: Sequence[str], column: str) -> tuple[str, list[Any]]:
-    return "".join(f" AND {_CONTAINS_FN}({column}, ?) = 1" for _ in terms), list(terms)
+    return "".join(f" AND {CONTAINS_FN}({column}, ?) = 1" for _ in terms), list(terms)
 
 
 # -- body search ----------------------------------------------------------------------
@@ -318,7 +309,6 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
     """``searchPathKeyword``: files whose path names the query; exact paths first."""
     if limit <= 0 or ctx.path_table is None:
         return []
-    conn = ctx.index.connection
     pfts = quote(ctx.path_table)
     chunks = quote(ctx.chunks_table)
     col = f"{pfts}.path"
@@ -327,9 +317,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
     plan_filt, plan_fparams = _substring_filter(plan.terms, col)
     _register_contains(ctx, plan.terms)
     match_exact = exact_path_matcher(exact_query)
-    conn.create_function(
-        _EXACT_FN, 1, lambda p: match_exact(p) if isinstance(p, str) else 0, deterministic=True
-    )
+    sql_functions(ctx.index).exact = match_exact
     exact_limit = EXACT_PATH_CANDIDATE_LIMIT
     patterns = _exact_patterns(exact_query)
     src_sql, src_params = _source_filter(ctx, ctx.path_table)
@@ -365,7 +353,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
             params = patterns + src_params
         sql = (
             f"WITH {ctes}, scored_paths AS MATERIALIZED (\n  SELECT path, source,\n"
-            f"         {_EXACT_FN}(path) AS exact_path_specificity\n    FROM pattern_candidates\n"
+            f"         {EXACT_FN}(path) AS exact_path_specificity\n    FROM pattern_candidates\n"
             "), exact_paths AS MATERIALIZED (\n"
             "  SELECT path, source, exact_path_specificity FROM scored_paths\n"
             "   WHERE exact_path_specificity > 0\n"
@@ -400,7 +388,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
 
     def load_lexical(match: str | None, terms: Sequence[str], exact: bool, n: int) -> list[Any]:
         filt, fparams = _substring_filter(terms, col)
-        spec = f" AND {_EXACT_FN}({col}) {'>' if exact else '='} 0"
+        spec = f" AND {EXACT_FN}({col}) {'>' if exact else '='} 0"
         rank = f"bm25({pfts})" if match else "0"
         sql = (
             f"WITH retained_paths AS MATERIALIZED (\n  SELECT {col}, {pfts}.source,\n"

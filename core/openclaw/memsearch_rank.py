@@ -9,6 +9,7 @@ keyword-only finish.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -74,14 +75,16 @@ def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
                 h.triggers = r.triggers.strip()
             if r.project_key and r.project_key.strip():
                 h.project_key = r.project_key.strip()
-            if r.provenance():
-                h.provenance = r.provenance()
+            prov = r.provenance()
+            if prov:
+                h.provenance = prov
         if h.source == "sessions":
             h.source_mtime = session_mtimes.get(h.path)
         out.append(h)
     return out
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def memory_date_ms(path: str) -> int | None:
     """``parseMemoryDateFromPath``: the UTC midnight of ``memory/…/YYYY-MM-DD[-x].md``."""
     norm = path.replace("\\", "/")
@@ -96,6 +99,7 @@ def memory_date_ms(path: str) -> int | None:
     return int(day.timestamp() * 1000)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def is_evergreen(path: str) -> bool:
     """``isEvergreenMemoryPath``: ``MEMORY.md``, ``USER.md``, undated ``memory/*``."""
     norm = path.replace("\\", "/")

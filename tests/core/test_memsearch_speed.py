@@ -1,0 +1,184 @@
+"""The speed-ups of OpenClaw's memory search change no answer.
+
+The SQL functions registered once per connection (not once per search), the
+ASCII word splitting by bytes, the sort keys' finiteness test and the caches keyed
+by text or path: each against the plain computation it replaces, and the whole
+search on one long-lived index against a fresh open, before and after the index
+changes under it.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from core.openclaw.memindex import open_memory_index
+from core.openclaw.memsearch import memory_search
+from core.openclaw.memsearch_boost import boost_matcher, boosted_score
+from core.openclaw.memsearch_rank import is_evergreen, memory_date_ms
+from core.openclaw.memsearch_sqlfn import sql_functions
+from core.openclaw.memsearch_text import (
+    ascii_words,
+    lower_trimmed,
+    mmr_tokens,
+    search_tokens,
+    sort_by,
+    utf16_len,
+)
+from tests.core.test_memindex import make_v23
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+NOW = 1_795_700_000_000
+_WORD = re.compile(r"[a-z0-9_]+")
+
+
+def _ascii_texts(n: int) -> list[str]:
+    rng = random.Random(7)
+    alphabet = [chr(i) for i in range(128)]
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(n)] + [
+        "",
+        " ",
+        "A_b-C9 d",
+        "\x0b\x0cZZ\ttop\r\n",
+        "___",
+        "Deploy, DEPLOY; deploy!",
+    ]
+
+
+def test_ascii_words_split_as_the_regex() -> None:
+    for text in _ascii_texts(3000):
+        assert ascii_words(text).decode().split() == _WORD.findall(text.lower())
+        assert search_tokens(text) == _WORD.findall(text.lower())
+
+
+def test_mmr_tokens_of_ascii_texts_as_the_regex() -> None:
+    for text in _ascii_texts(500):
+        assert mmr_tokens(text) == frozenset(_WORD.findall(lower_trimmed(text)))
+
+
+def _plain_boost(query: str, path: str, text: str, fts_score: float) -> float:
+    """``scoreFallbackKeywordResult`` with every text token tested by the pattern."""
+    words = [boost_matcher(t) for t in dict.fromkeys(search_tokens(query))]
+    if not words:
+        return fts_score
+    tokens = search_tokens(text)
+    overlap = sum(1 for w in words if any(w.whole.match(t) for t in tokens))
+    path_boost = sum(0.18 for w in words if w.sub.search(path))
+    lexical = (
+        overlap / len(words) * 0.45
+        + overlap / max(len(set(tokens)), 1) * 0.2
+        + path_boost
+        + min(utf16_len(text) / 160, 0.18)
+    )
+    return min(1.0, fts_score + lexical)
+
+
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("deploy tea", "The DEPLOY of tea, then tea again"),
+        ("deploy tea", "the déploy of tea: ça va"),  # a non-ASCII text
+        ("\u017fun", "sun and fun"),  # long s folds to s: an ASCII token matches it
+        ("caf\u00e9 deploy", "caf\u00e9 deploy done"),
+        ("under_score x9", "under_score X9 x9"),
+        ("nothing", ""),
+    ],
+)
+def test_boost_as_the_plain_computation(query: str, text: str) -> None:
+    words = [boost_matcher(t) for t in dict.fromkeys(search_tokens(query))]
+    for fts in (0.0, 0.25):
+        got = boosted_score(words, "memory/deploy.md", text, fts)
+        assert got == _plain_boost(query, "memory/deploy.md", text, fts)
+
+
+def _cmp(a: tuple[float, str], b: tuple[float, str]) -> int:
+    if a[0] != b[0]:
+        return -1 if b[0] < a[0] else 1
+    return -1 if a[1] < b[1] else int(a[1] > b[1])
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [
+        [0.5, 0.25, 0.5, 1.0],
+        [0.5, float("nan"), 0.25, 1.0],  # NaN: the comparator's own order
+        [float("inf"), 0.5, float("-inf")],
+        [1e308, 1e308, 0.5],  # finite, but their sum overflows: the comparator, same order
+    ],
+)
+def test_sort_by_sorts_as_the_comparator(scores: list[float]) -> None:
+    items = [(s, f"p{i}") for i, s in enumerate(scores)]
+    got = sort_by(items, lambda t: (-t[0], t[1]), _cmp, lambda t: (t[0],))
+    assert got == sorted(items, key=functools.cmp_to_key(_cmp))
+
+
+def test_path_caches_answer_as_fresh_calls() -> None:
+    for path in ("memory/2026-11-01.md", "memory/2026-02-30.md", "MEMORY.md", "memory/x.md"):
+        assert memory_date_ms(path) == memory_date_ms.__wrapped__(path)
+        assert is_evergreen(path) == is_evergreen.__wrapped__(path)
+
+
+def _chunks(n: int, extra: str = "") -> list[dict[str, Any]]:
+    words = ("deploy", "tea", "coffee", "rollback", "Deploy", "caf\u00e9")
+    return [
+        {"id": f"c{i:03d}", "path": ("MEMORY.md", f"memory/2026-11-0{1 + i % 9}.md",
+         f"notes/deploy{i % 3}.md")[i % 3], "start": 1 + i, "end": 2 + i,
+         "text": f"note {i}: {words[i % 6]} and {words[(i * 5) % 6]} {extra}"}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def _search(index: Any, query: str) -> dict[str, Any]:
+    out: dict[str, Any] = memory_search(index, query, now_ms=NOW, embedder=None).to_json()
+    return out
+
+
+QUERIES = ("deploy", "tea coffee", "deploy0.md", "notes/deploy1.md", "caf\u00e9", "MEMORY")
+
+
+def test_one_open_index_answers_as_a_fresh_open(tmp_path: Path) -> None:
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(40))
+    with open_memory_index(path) as index:
+        functions = sql_functions(index)
+        for _ in range(2):
+            for q in QUERIES:
+                with open_memory_index(path) as fresh:
+                    assert _search(index, q) == _search(fresh, q)
+        assert sql_functions(index) is functions  # registered once for the connection
+        assert any(r["results"] for r in map(functools.partial(_search, index), QUERIES))
+
+
+def test_a_changed_index_is_searched_as_it_is_now(tmp_path: Path) -> None:
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(20))
+    with open_memory_index(path) as index:
+        before = _search(index, "zebra deploy")
+        with sqlite3.connect(path) as db:
+            db.execute(
+                "INSERT INTO memory_index_chunks (id, path, source, start_line, end_line, hash,"
+                " model, text, embedding, updated_at) VALUES ('new', 'memory/zebra.md', 'memory',"
+                " 1, 2, 'h', 'fake-embed', 'zebra deploy zebra', x'', 1)"
+            )
+        db.close()
+        after = _search(index, "zebra deploy")
+        with open_memory_index(path) as fresh:
+            assert after == _search(fresh, "zebra deploy")
+    assert "memory/zebra.md" not in [r["path"] for r in before["results"]]
+    assert after["results"][0]["path"] == "memory/zebra.md"
+
+
+def test_a_reopened_connection_gets_the_functions_again(tmp_path: Path) -> None:
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(20))
+    with open_memory_index(path) as index:
+        first = _search(index, "notes/deploy1.md")
+        old = sql_functions(index)
+        index.db.close()
+        index.db._connect()  # as ReadOnlyDb.refresh reopens when a writer appears
+        assert sql_functions(index) is not old
+        assert _search(index, "notes/deploy1.md") == first
