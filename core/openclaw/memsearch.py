@@ -48,6 +48,7 @@ from core.openclaw.memsearch_rank import (
     apply_decay,
     apply_importance,
     attach_recall,
+    attach_recall_each,
     finalize_keyword_only,
     is_evergreen,
     memory_date_ms,
@@ -226,12 +227,9 @@ def memory_search(
             query_vec = embedder.embed_query(text)
         except EmbedError as exc:
             reason = f"the query could not be embedded: {exc}"
-    keyword = (
-        attach_recall(index, search_keyword_with_fallback(ctx, text, candidates))
-        if ctx.available
-        else []
-    )
+    keyword = search_keyword_with_fallback(ctx, text, candidates) if ctx.available else []
     if query_vec is None:
+        keyword = attach_recall(index, keyword)
         result.mode, result.reason = "fts-only", reason
         if not ctx.available:
             result.reason = f"{reason}; and the index has no FTS table"
@@ -242,12 +240,11 @@ def memory_search(
     models = [embedder.model] if embedder is not None else []
     vector = []
     if any(v != 0 for v in query_vec):
-        vector = attach_recall(
-            index,
-            search_vector(
-                index, query_vec, models, sources, candidates, result.problems, vector_cache
-            ),
+        vector = search_vector(
+            index, query_vec, models, sources, candidates, result.problems, vector_cache
         )
+    # the recall rows of both sides in one read (OpenClaw reads them per side)
+    keyword, vector = attach_recall_each(index, [keyword, vector])
     if not ctx.available:
         result.mode, result.reason = "vector-only", "the index has no FTS table"
         cands = [

@@ -29,6 +29,7 @@ from core.openclaw.memsearch_text import (
     locale_cmp,
     locale_sort_key,
     lower_trimmed,
+    mmr_token_bytes,
     mmr_tokens,
     sort_by,
 )
@@ -52,8 +53,14 @@ _DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)
 
 def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
     """``attachRecallMetadata``: keep live chunks; importance, provenance, session mtimes."""
+    return attach_recall_each(index, [hits])[0]
+
+
+def attach_recall_each(index: MemoryIndex, lists: list[list[MemoryHit]]) -> list[list[MemoryHit]]:
+    """:func:`attach_recall` of each of *lists*, the rows they need read once for all."""
+    hits = [h for part in lists for h in part]
     if not hits or index.layout.chunks is None:
-        return hits
+        return lists
     ids = list({h.id for h in hits})
     live: set[str] = set()
     for i in range(0, len(ids), 500):
@@ -63,11 +70,10 @@ def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
         live.update(str(r[0]) for r in index.db.rows(sql, part))
     info = index.recall_info(ids)
     session_mtimes = index.file_mtimes("sessions", [h.path for h in hits if h.source == "sessions"])
-    out = []
     for h in hits:
+        r = info.get(h.id)
         if h.id not in live:
             continue
-        r = info.get(h.id)
         if r is not None:
             if r.importance is not None:
                 h.importance = r.importance
@@ -80,8 +86,7 @@ def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
                 h.provenance = prov
         if h.source == "sessions":
             h.source_mtime = session_mtimes.get(h.path)
-        out.append(h)
-    return out
+    return [[h for h in part if h.id in live] for part in lists]
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -242,13 +247,23 @@ def _mmr_arrays(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidat
 
 
 def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """Every pair's ``jaccardSimilarity`` of snippet tokens (as the loop computes it)."""
+    """Every pair's ``jaccardSimilarity`` of snippet tokens (as the loop computes it).
+
+    The tokens are numbered by their hashes: as :data:`TOKEN_IDS` numbers them (equal
+    tokens, equal numbers) exactly when there are as many distinct hashes as distinct
+    tokens; otherwise by :data:`TOKEN_IDS`.
+    """
     n = len(items)
-    ids = TOKEN_IDS.of([c.hit.snippet for c in items])
-    sizes = np.array([a.size for a in ids], dtype=np.float64)
+    sets = [mmr_token_bytes(c.hit.snippet) for c in items]
+    ids = [np.fromiter(map(hash, t), np.int64, len(t)) for t in sets]
     flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    rows = np.repeat(np.arange(n), [a.size for a in ids])
     cols, local = np.unique(flat, return_inverse=True)
+    if cols.size != len(frozenset[bytes]().union(*sets)):  # two tokens share a hash
+        ids = TOKEN_IDS.of([c.hit.snippet for c in items])
+        flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+        cols, local = np.unique(flat, return_inverse=True)
+    sizes = np.array([a.size for a in ids], dtype=np.float64)
+    rows = np.repeat(np.arange(n), [a.size for a in ids])
     counts = np.bincount(local, minlength=cols.size)
     inter = _intersections(n, rows, local, counts)
     union = sizes[:, None] + sizes[None, :] - inter

@@ -239,6 +239,14 @@ def mmr_tokens(text: str) -> frozenset[str]:
     return frozenset(tokens)
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def mmr_token_bytes(text: str) -> frozenset[bytes]:
+    """:func:`mmr_tokens` of *text* as UTF-8 bytes (equal tokens, equal bytes)."""
+    if text.isascii():  # trimming removes no word character
+        return frozenset(ascii_words(text).split())
+    return frozenset(t.encode("utf-8", "surrogatepass") for t in mmr_tokens(text))
+
+
 class TokenIds:
     """:func:`mmr_tokens` of snippets as integer ids (one token, one id).
 

@@ -182,3 +182,85 @@ def test_a_reopened_connection_gets_the_functions_again(tmp_path: Path) -> None:
         index.db._connect()  # as ReadOnlyDb.refresh reopens when a writer appears
         assert sql_functions(index) is not old
         assert _search(index, "notes/deploy1.md") == first
+
+
+def _cands(snippets: list[str]) -> list[Any]:
+    from core.openclaw.memsearch_keyword import MemoryHit
+    from core.openclaw.memsearch_records import MemoryCandidate
+
+    return [
+        MemoryCandidate(MemoryHit(f"c{i}", f"p{i}.md", 1, 2, "memory", s), score=1.0 - i / 100)
+        for i, s in enumerate(snippets)
+    ]
+
+
+SNIPPETS = [
+    "deploy the tea service",
+    "Deploy THE tea",
+    "caf\u00e9 deploy \u4f60\u597d\u4e16\u754c",
+    "\u4f60\u597d deploy",
+    "",
+    "   ",
+    "!!!",
+    "rollback, then deploy; tea",
+    "x" * 30 + " tea",
+    "d\u00e9ploy caf\u00e9",
+    "tea",
+]
+
+
+def _loop_jaccard(items: list[Any]) -> list[list[float]]:
+    from core.openclaw.memsearch_text import jaccard_similarity
+
+    tokens = [mmr_tokens(c.hit.snippet) for c in items]
+    out = []
+    for a, ta in zip(items, tokens, strict=True):
+        row = []
+        for b, tb in zip(items, tokens, strict=True):
+            if not ta and not tb:
+                row.append(float(lower_trimmed(a.hit.snippet) == lower_trimmed(b.hit.snippet)))
+            else:
+                row.append(jaccard_similarity(ta, tb))
+        out.append(row)
+    return out
+
+
+def test_jaccard_by_hashes_as_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.openclaw import memsearch_rank
+
+    items = _cands(SNIPPETS)
+    expected = _loop_jaccard(items)
+
+    def pairs(sim: Any) -> list[list[float]]:  # MMR never reads an item against itself
+        rows: list[list[float]] = sim.tolist() if hasattr(sim, "tolist") else sim
+        return [[v for j, v in enumerate(row) if j != i] for i, row in enumerate(rows)]
+
+    assert pairs(memsearch_rank._jaccard_matrix(items)) == pairs(expected)
+    # every token the same hash: numbered one by one instead, the same matrix
+    monkeypatch.setattr(memsearch_rank, "hash", lambda _t: 7, raising=False)
+    assert pairs(memsearch_rank._jaccard_matrix(items)) == pairs(expected)
+
+
+def test_recall_of_both_sides_in_one_read_as_one_per_side(tmp_path: Path) -> None:
+    from core.openclaw.memsearch_keyword import MemoryHit
+    from core.openclaw.memsearch_rank import attach_recall, attach_recall_each
+
+    path = make_v23(
+        tmp_path / "openclaw-agent.sqlite",
+        _chunks(12),
+        recall=[("c001", 9), ("c004", 2)],
+        provenance=[("c004", "owner", "interactive", 123)],
+    )
+
+    def hits(ids: list[str]) -> list[MemoryHit]:
+        return [MemoryHit(i, "MEMORY.md", 1, 2, "memory", "s") for i in ids]
+
+    with open_memory_index(path) as index:
+        sides = (["c001", "gone", "c004"], ["c004", "c007", "gone2"])
+        one = [attach_recall(index, hits(list(s))) for s in sides]
+        both = attach_recall_each(index, [hits(list(s)) for s in sides])
+    assert [[(h.id, h.importance, h.provenance) for h in s] for s in both] == [
+        [(h.id, h.importance, h.provenance) for h in s] for s in one
+    ]
+    assert [h.id for h in both[0]] == ["c001", "c004"] and both[0][0].importance == 9
+    assert both[1][0].provenance is not None
