@@ -28,20 +28,28 @@ def literal_pattern(value: str, whole: bool = False) -> regex.Pattern[str]:
     return regex.compile(f"^(?:{literal})$" if whole else literal, regex.IGNORECASE)
 
 
-def boosted_score(matchers: Sequence[Matcher], path: str, text: str,
-                  fts_score: float) -> float:  # fmt: skip
-    """``scoreFallbackKeywordResult``: bm25 score plus OpenClaw's lexical boosts, capped at 1."""
+def boosted_score(matchers: Sequence[Matcher], path: str, text: str, fts_score: float,
+                  path_score: float | None = None) -> float:  # fmt: skip
+    """``scoreFallbackKeywordResult``: bm25 score plus OpenClaw's lexical boosts, capped at 1.
+
+    *path_score*: :func:`path_boost` of *path*, when the caller has it already.
+    """
     if not matchers:
         return fts_score
     plain, other, distinct, length = _text_tokens(text)
     overlap = sum(1 for word in matchers if _whole_token(word, plain, other))
     unique_overlap = overlap / len(matchers)
     density = overlap / max(distinct, 1)
-    npath = unicodedata.normalize("NFC", path)
-    path_boost = sum(0.18 for m in matchers if m.sub.search(npath))
+    boost = path_boost(matchers, path) if path_score is None else path_score
     length_boost = min(length / 160, 0.18)
-    lexical = unique_overlap * 0.45 + density * 0.2 + path_boost + length_boost
+    lexical = unique_overlap * 0.45 + density * 0.2 + boost + length_boost
     return min(1.0, fts_score + lexical)
+
+
+def path_boost(matchers: Sequence[Matcher], path: str) -> float:
+    """0.18 per query token found in *path* (NFC), ignoring case."""
+    npath = unicodedata.normalize("NFC", path)
+    return sum(0.18 for m in matchers if m.sub.search(npath))
 
 
 @functools.lru_cache(maxsize=4096)

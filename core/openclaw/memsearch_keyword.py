@@ -21,7 +21,7 @@ import regex
 
 from core.io.problems import FormatError
 from core.openclaw.memindex import quote
-from core.openclaw.memsearch_boost import boost_matcher, boosted_score, literal_pattern
+from core.openclaw.memsearch_boost import boost_matcher, boosted_score, literal_pattern, path_boost
 from core.openclaw.memsearch_sqlfn import CONTAINS_FN, EXACT_FN, sql_functions
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
@@ -131,19 +131,25 @@ def exact_path_matcher(query: str) -> Callable[[str], int]:
     has_dir = "/" in q
 
     def match(candidate: str) -> int:
-        p = _norm_path_id(candidate)
+        p, base, stem = _path_forms(candidate)
         if q == p:
             return 3
         if has_dir:
             return 0
-        base = p.split("/")[-1]
         if q == base:
             return 2
-        dot = base.rfind(".")
-        stem = base[:dot] if dot > 0 else base
         return 1 if q == stem else 0
 
     return match
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _path_forms(candidate: str) -> tuple[str, str, str]:
+    """A path as :func:`exact_path_matcher` compares it: normalized, its file name, its stem."""
+    p = _norm_path_id(candidate)
+    base = p.split("/")[-1]
+    dot = base.rfind(".")
+    return p, base, base[:dot] if dot > 0 else base
 
 
 def _like_escape(term: str) -> str:
@@ -278,11 +284,16 @@ def search_body(
     else:
         rows = load(None, plan.terms)
     matchers = [boost_matcher(t) for t in unique(search_tokens(ranking_query or query))]
+    path_boosts: dict[str, float] = {}  # chunks of one file share it
     out = []
     for cid, path, source, start, end, text, rank in rows:
         text = text if isinstance(text, str) else ""
         text_score = bm25_rank_to_score(rank) if used_match else 0.0
-        score = boosted_score(matchers, str(path), text, text_score)
+        path = str(path)
+        boost = path_boosts.get(path)
+        if boost is None:
+            boost = path_boosts[path] = path_boost(matchers, path)
+        score = boosted_score(matchers, path, text, text_score, boost)
         out.append(
             MemoryHit(
                 str(cid), str(path), int(start), int(end), str(source),

@@ -22,6 +22,7 @@ import numpy as np
 
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_keyword import exact_path_matcher, sort_keyword_hits
+from core.openclaw.memsearch_recall import live_recall
 from core.openclaw.memsearch_records import MemoryCandidate
 from core.openclaw.memsearch_text import (
     TOKEN_IDS,
@@ -62,13 +63,17 @@ def attach_recall_each(index: MemoryIndex, lists: list[list[MemoryHit]]) -> list
     if not hits or index.layout.chunks is None:
         return lists
     ids = list({h.id for h in hits})
-    live: set[str] = set()
-    for i in range(0, len(ids), 500):
-        part = ids[i : i + 500]
-        marks = ", ".join("?" * len(part))
-        sql = f"SELECT id FROM {quote(index.layout.chunks)} WHERE id IN ({marks})"
-        live.update(str(r[0]) for r in index.db.rows(sql, part))
-    info = index.recall_info(ids)
+    found = live_recall(index, ids)  # one join where it reads the same rows
+    if found is not None:
+        live, info = found
+    else:
+        live = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ", ".join("?" * len(part))
+            sql = f"SELECT id FROM {quote(index.layout.chunks)} WHERE id IN ({marks})"
+            live.update(str(r[0]) for r in index.db.rows(sql, part))
+        info = index.recall_info(ids)
     session_mtimes = index.file_mtimes("sessions", [h.path for h in hits if h.source == "sessions"])
     for h in hits:
         r = info.get(h.id)
@@ -179,8 +184,8 @@ def apply_importance(cands: list[MemoryCandidate]) -> list[MemoryCandidate]:
     for c in cands:
         c.importance_multiplier = importance_multiplier(c.hit.importance)
         c.score = c.score * c.importance_multiplier
-        keys = [k.strip() for k in (c.hit.project_key or "").split(";")]
-        if INVALID_PROJECT_KEY not in keys:
+        key = c.hit.project_key
+        if not key or INVALID_PROJECT_KEY not in [k.strip() for k in key.split(";")]:
             out.append(c)
     return out
 
@@ -228,21 +233,22 @@ def _mmr_arrays(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidat
     scores = np.array([c.score for c in items], dtype=np.float64)
     lam_rel = lam * rel  # the loop's lam * rel[i], the same products every time
     keep = 1 - lam
-    # a picked item's max_sim is +inf: its MMR -inf, never picked again (keep > 0)
-    max_sim = np.zeros(n, dtype=np.float64)
+    # the loop's (1 - lam) * max_sim[i], kept as the max of (1 - lam) * sim: the same
+    # numbers (rounding is monotonic, keep > 0); a picked item's is +inf, its MMR -inf
+    ksim = keep * sim
+    penalty = np.zeros(n, dtype=np.float64)
     picked: list[MemoryCandidate] = []
     m = np.empty(n, dtype=np.float64)
     for _ in range(n):
-        np.multiply(max_sim, keep, out=m)
-        np.subtract(lam_rel, m, out=m)
+        np.subtract(lam_rel, penalty, out=m)
         best = int(m.argmax())
         top = m[best]
         if (m[best + 1 :] == top).any():  # equal MMR: the higher score, then the earlier
             ties = np.flatnonzero(m == top)
             best = int(ties[int(scores[ties].argmax())])
         picked.append(items[best])
-        np.maximum(max_sim, sim[best], out=max_sim)
-        max_sim[best] = np.inf
+        np.maximum(penalty, ksim[best], out=penalty)
+        penalty[best] = np.inf
     return picked
 
 

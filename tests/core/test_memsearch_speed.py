@@ -264,3 +264,41 @@ def test_recall_of_both_sides_in_one_read_as_one_per_side(tmp_path: Path) -> Non
     ]
     assert [h.id for h in both[0]] == ["c001", "c004"] and both[0][0].importance == 9
     assert both[1][0].provenance is not None
+
+
+def test_recall_join_reads_what_the_separate_reads_do(tmp_path: Path) -> None:
+    from core.openclaw.memsearch_recall import live_recall
+
+    path = make_v23(
+        tmp_path / "openclaw-agent.sqlite",
+        _chunks(12),
+        recall=[("c001", 9), ("c004", None), ("c009", 3)],
+        provenance=[("c004", "owner", "interactive", 123), ("c005", "agent", "cron", 5)],
+    )
+    ids = ["c001", "c004", "c005", "c007", "gone"]
+    with open_memory_index(path) as index:
+        found = live_recall(index, ids)
+        assert found is not None  # OpenClaw's schema: one join
+        live, info = found
+        assert live == {"c001", "c004", "c005", "c007"}
+        assert info == index.recall_info(ids)
+        assert set(info) == {"c001", "c004", "c005"}
+
+
+def test_recall_join_is_not_used_without_unique_keys(tmp_path: Path) -> None:
+    from core.openclaw.memsearch_recall import live_recall
+
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(6), recall=[("c001", 9)])
+    with sqlite3.connect(path) as db:  # a recall table whose chunk ids may repeat
+        db.execute("ALTER TABLE memory_index_chunk_recall_metadata RENAME TO old_recall")
+        db.execute(
+            "CREATE TABLE memory_index_chunk_recall_metadata"
+            " (chunk_id TEXT, importance INTEGER, triggers TEXT, project_key TEXT)"
+        )
+        db.execute("INSERT INTO memory_index_chunk_recall_metadata VALUES ('c001', 2, NULL, NULL)")
+        db.execute("INSERT INTO memory_index_chunk_recall_metadata VALUES ('c001', 8, NULL, NULL)")
+    db.close()
+    with open_memory_index(path) as index:
+        assert live_recall(index, ["c001"]) is None
+        with_rows = memory_search(index, "tea", now_ms=NOW, embedder=None).candidates
+    assert any(c.hit.id == "c001" and c.hit.importance == 8 for c in with_rows)
