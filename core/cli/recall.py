@@ -239,20 +239,7 @@ def cmd_knowledge(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     payload = {
         "query": args.query,
         "mode": args.mode,
-        "hits": [
-            {
-                "id": h.fact.id,
-                "type": h.fact.type,
-                "content": h.fact.content,
-                "context": h.fact.context,
-                "score": h.score,
-                "rank": h.rank,
-                "matched": list(h.matched),
-                "missing": list(h.missing),
-                "idf": h.idf,
-            }
-            for h in hits
-        ],
+        "hits": [h.to_json() for h in hits],
     }
     lines = [f"{len(hits)} fact(s) for {args.query!r} ({args.mode})"]
     for h in hits:

@@ -221,20 +221,7 @@ class MemoryTools:
         return {
             "query": args["query"],
             "mode": args.get("mode", "idf"),
-            "results": [
-                {
-                    "id": h.fact.id,
-                    "type": h.fact.type,
-                    "content": h.fact.content,
-                    "context": h.fact.context,
-                    "score": h.score,
-                    "rank": h.rank,
-                    "matched": list(h.matched),
-                    "missing": list(h.missing),
-                    "idf": h.idf,
-                }
-                for h in hits
-            ],
+            "results": [h.to_json() for h in hits],
         }
 
     def recall_preview(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -33,7 +33,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 from itertools import pairwise
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -137,6 +137,20 @@ class KnowledgeHit:
     def idf(self) -> dict[str, float]:
         """Each known query token's idf."""
         return {w.token: w.idf for w in self.weights}
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as ``memlens knowledge --json`` and the MCP ``knowledge_search`` give it."""
+        return {
+            "id": self.fact.id,
+            "type": self.fact.type,
+            "content": self.fact.content,
+            "context": self.fact.context,
+            "score": self.score,
+            "rank": self.rank,
+            "matched": list(self.matched),
+            "missing": list(self.missing),
+            "idf": self.idf,
+        }
 
 
 @dataclass(frozen=True, slots=True)
