@@ -62,3 +62,36 @@ def test_frozen_app_finds_its_bundled_resources(frozen):
     assert found["resources_missing"] == []
     for name in (DESKTOP_FILE, *(icon_file(size) for size in ICON_SIZES)):
         assert (Path(found["resources"]) / name).is_file()
+
+
+def test_frozen_app_serves_mcp(frozen):
+    """``memlens mcp DATA`` from the bundle: the SDK and its models frozen with it."""
+    import subprocess
+
+    app, env, cwd = frozen["app"], frozen["env"], frozen["cwd"]
+    demo = Path(cwd) / "mcp-demo"
+    run([str(app), "demo", str(demo), "--segments", "300"], env, cwd)
+    calls = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "sessions_list", "arguments": {"limit": 1}}},
+    ]  # fmt: skip
+    server = subprocess.Popen(
+        [str(app), "mcp", str(demo)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=env, cwd=cwd,
+    )  # fmt: skip
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(b"".join(json.dumps(c).encode() + b"\n" for c in calls))
+        server.stdin.flush()
+        init = json.loads(server.stdout.readline())
+        listed = json.loads(server.stdout.readline())
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    assert init["result"]["serverInfo"]["name"] == "memlens"
+    assert listed["result"]["isError"] is False
+    assert listed["result"]["structuredContent"]["total"] == 12
