@@ -6,6 +6,7 @@ so the demo is reproducible.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ _WORDS = (
 
 
 def pick(rng: random.Random, seq: tuple[str, ...]) -> str:
-    """One item of *seq*, drawn from *rng*."""
-    return seq[rng.randrange(len(seq))]
+    """One item of *seq*, drawn from *rng* (``choice`` draws as ``randrange(len(seq))``)."""
+    return rng.choice(seq)
 
 
 def ident(name: str) -> str:
@@ -110,6 +111,7 @@ _TYPES = {
 _COMMENT = {"py": "# ", "rs": "// ", "ts": "// ", "go": "// "}
 
 
+@functools.cache
 def _camel(name: str) -> str:
     return "".join(w.capitalize() for w in name.split("_"))
 
