@@ -10,6 +10,7 @@ keyword-only finish.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import re
@@ -261,22 +262,21 @@ def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np
     """
     n = len(items)
     sets = [mmr_token_bytes(c.hit.snippet) for c in items]
-    ids = [np.fromiter(map(hash, t), np.int64, len(t)) for t in sets]
-    flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    cols, local = np.unique(flat, return_inverse=True)
-    if cols.size != len(frozenset[bytes]().union(*sets)):  # two tokens share a hash
+    lengths = [len(t) for t in sets]
+    flat = np.fromiter(map(hash, itertools.chain.from_iterable(sets)), np.int64, sum(lengths))
+    order, local, counts = _number(flat)
+    if counts.size != len(set[bytes]().union(*sets)):  # two tokens share a hash
         ids = TOKEN_IDS.of([c.hit.snippet for c in items])
-        flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-        cols, local = np.unique(flat, return_inverse=True)
-    sizes = np.array([a.size for a in ids], dtype=np.float64)
-    rows = np.repeat(np.arange(n), [a.size for a in ids])
-    counts = np.bincount(local, minlength=cols.size)
-    inter = _intersections(n, rows, local, counts)
+        lengths = [a.size for a in ids]
+        order, local, counts = _number(np.concatenate(ids) if ids else np.zeros(0, np.int64))
+    sizes = np.array(lengths, dtype=np.float64)
+    rows = np.repeat(np.arange(n), lengths)
+    inter = _intersections(n, rows, local, counts, order)
     union = sizes[:, None] + sizes[None, :] - inter
     sim: np.ndarray[Any, np.dtype[np.float64]] = np.divide(
         inter, union, out=np.zeros((n, n)), where=union > 0
     )
-    empty = [i for i, a in enumerate(ids) if a.size == 0]
+    empty = [i for i, size in enumerate(lengths) if size == 0]
     if empty:  # two token-less snippets are alike when their trimmed texts are
         texts = [lower_trimmed(items[i].hit.snippet) for i in empty]
         for a, i in enumerate(empty):
@@ -285,19 +285,41 @@ def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np
     return sim
 
 
+def _number(
+    flat: np.ndarray[Any, Any],
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Tokens (*flat*: their keys) numbered 0.. in key order: the stable sort, numbers, counts.
+
+    As ``np.unique(flat, return_inverse=True)`` and ``argsort(inverse, stable)``, in one sort.
+    """
+    order = np.argsort(flat, kind="stable")
+    if not flat.size:
+        return order, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ranked = flat[order]
+    first = np.empty(flat.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ranked[1:], ranked[:-1], out=first[1:])
+    number = np.cumsum(first) - 1  # of each token in sorted order
+    local = np.empty(flat.size, dtype=np.int64)
+    local[order] = number
+    counts = np.diff(np.append(np.flatnonzero(first), flat.size))
+    return order, local, counts
+
+
 DENSE_TOKEN_MIN = 16
 """Tokens in this many snippets or more are counted by a matrix product, rarer ones by pairs."""
 
 
 def _intersections(
-    n: int, rows: np.ndarray[Any, Any], local: np.ndarray[Any, Any], counts: np.ndarray[Any, Any]
-) -> np.ndarray[Any, np.dtype[np.float64]]:
+    n: int, rows: np.ndarray[Any, Any], local: np.ndarray[Any, Any], counts: np.ndarray[Any, Any],
+    order: np.ndarray[Any, Any],
+) -> np.ndarray[Any, np.dtype[np.float64]]:  # fmt: skip
     """Shared tokens of every pair of snippets (token *local[k]* is in snippet *rows[k]*).
 
-    Common tokens by a float32 matrix product (exact: small whole numbers), tokens of
-    a few snippets by counting their pairs; tokens of one snippet share nothing.
+    *order* sorts the tokens by number, stably. Common tokens by a float32 matrix
+    product (exact: small whole numbers), tokens of a few snippets by counting their
+    pairs; tokens of one snippet share nothing.
     """
-    order = np.argsort(local, kind="stable")
     posting = rows[order]  # the snippets of each token, token after token
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     pairs = []

@@ -302,3 +302,17 @@ def test_recall_join_is_not_used_without_unique_keys(tmp_path: Path) -> None:
         assert live_recall(index, ["c001"]) is None
         with_rows = memory_search(index, "tea", now_ms=NOW, embedder=None).candidates
     assert any(c.hit.id == "c001" and c.hit.importance == 8 for c in with_rows)
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 500])
+def test_numbering_as_unique_and_a_stable_sort(size: int) -> None:
+    import numpy as np
+
+    from core.openclaw.memsearch_rank import _number
+
+    flat = np.random.default_rng(size).integers(-5, 40, size).astype(np.int64)
+    order, local, counts = _number(flat)
+    cols, inverse = np.unique(flat, return_inverse=True)
+    assert local.tolist() == inverse.ravel().tolist()
+    assert counts.tolist() == np.bincount(inverse.ravel(), minlength=cols.size).tolist()
+    assert order.tolist() == np.argsort(inverse.ravel(), kind="stable").tolist()
