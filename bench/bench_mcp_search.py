@@ -45,11 +45,22 @@ ms, and the p50 of the CPU time where it tells more.
   cores): memsearch_fts 25.9 / 34.6, memsearch_hybrid 81.6 / 100.9, sqlite_hybrid
   11.8.
 
-The targets are not met here: SQLite alone takes 3.9 ms for the body query that
-memsearch_fts runs with three path queries, the recall metadata, decay and
-OpenClaw's sorts (26 ms, 7x the floor); the float32 product over the 50,000 x 384
-matrix alone takes about 8 ms on one core, and MMR over the ~400 merged candidates
-(Jaccard of fresh snippets' tokens, then one greedy pass per pick) about 25 ms.
+* after the per-search overheads went (commits a199324 to 72ff3c7: OpenClaw's two SQL
+  functions registered once per connection, so that no statement is compiled again per
+  search; the hits' live ids and recall rows in one join; ASCII words split by bytes;
+  path and sort-key caches; MMR tokens numbered by their hashes), quiet machine (load
+  average 0.8), 60 queries, beside the same run of the code before (in brackets):
+  memsearch_fts 18.9 / 25.3 (23.6 / 29.2), memsearch_hybrid 51.7 / 60.2 (67.1 / 86.4),
+  with ``OPENBLAS_NUM_THREADS=1`` 52.5 / 64.1 (CPU 52.5); run_search_fts 21.2 (27.1);
+  sqlite_fts 3.7, sqlite_hybrid 8.3 (10.4 on one BLAS thread); first hybrid search
+  1.1 s; ``memlens mcp`` answers ``initialize`` in 0.89 s, ``sessions_list`` in 1.40 s.
+
+The targets are not met here: SQLite alone takes 3.7 ms for the body query that
+memsearch_fts runs with three path queries and the recall join (6.4 ms of SQL in all),
+then the lexical boost of ~140 fresh texts, decay and OpenClaw's sorts (19 ms, 5x the
+floor); the float32 product over the 50,000 x 384 matrix alone takes about 8 ms on one
+core, and MMR over the ~400 merged candidates (Jaccard of fresh snippets' tokens, then
+one greedy pass per pick) about 17 ms.
 
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
