@@ -6,10 +6,12 @@ process (``python -m app.launcher mcp DATA`` from the repository, the venv's pyt
 and prints one JSON object per method (``--format json -q``). Its exit code says how
 the call went: 0 for an answer, 5 when the tool answered ``isError: true``.
 
-Every tool's answer read through the Inspector must be exactly the answer of the same
-call in process (:class:`core.mcp.tools.MemoryTools`, the clock pinned by
-``MEMLENS_NOW``): the wire adds nothing and loses nothing. Each Inspector run starts
-Node and the server, about 2-3 s.
+The Inspector lists the six tools with their schemas (``--strict``); the answers it
+reads for ``memory_search``, ``sessions_list`` and ``session_context`` must be exactly
+the answers of the same calls in process (:class:`core.mcp.tools.MemoryTools`, the
+clock pinned by ``MEMLENS_NOW``): the wire adds nothing and loses nothing. Each
+Inspector run starts Node and the server, about 2-3 s, so the other tools are left to
+the SDK's client (``tests/core/test_mcp_server.py``).
 """
 
 from __future__ import annotations
@@ -142,17 +144,8 @@ def test_every_tool_answers_as_in_process(
     assert context["session"] == sid and context["items"] and context["keptTokens"] <= 800
     assert context == local.call("session_context", {"session": sid, "maxTokens": 800})
 
-    note = call(inspector, tmp_path, demo, "memory_get", "path=memory/2026-11-16.md").answer()
-    assert note["status"] == "ok" and note["text"] and note["path"] == "memory/2026-11-16.md"
-    assert note == local.call("memory_get", {"path": "memory/2026-11-16.md"})
-
-    facts = call(inspector, tmp_path, demo, "knowledge_search", "query=alembic migration").answer()
-    assert facts["results"] and facts["results"][0]["matched"]
-    assert facts == local.call("knowledge_search", {"query": "alembic migration"})
-
-    preview = call(inspector, tmp_path, demo, "recall_preview", "query=alembic migration").answer()
-    assert preview["block"].startswith("<recalled-context") and preview["blockTokens"] > 0
-    assert preview == local.call("recall_preview", {"query": "alembic migration"})
+    # memory_get, knowledge_search and recall_preview: the SDK's client covers them
+    # (tests/core/test_mcp_server.py); each Inspector run costs a Node start.
 
 
 def test_bad_arguments_are_tool_errors(
@@ -160,10 +153,6 @@ def test_bad_arguments_are_tool_errors(
 ) -> None:
     unknown = call(inspector, tmp_path, demo, "memory_search", "query=x", "bogus=1").error()
     assert "'bogus' was unexpected" in unknown
-    too_small = call(inspector, tmp_path, demo, "memory_search", "query=x", "maxResults=0")
-    assert "less than the minimum of 1" in too_small.error()
-    missing = call(inspector, tmp_path, demo, "memory_get").error()
-    assert "'path' is a required property" in missing
     nobody = call(inspector, tmp_path, demo, "session_context", "session=nope").error()
     assert "no session matches 'nope'" in nobody
 
