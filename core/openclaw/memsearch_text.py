@@ -239,7 +239,7 @@ def mmr_tokens(text: str) -> frozenset[str]:
     return frozenset(tokens)
 
 
-@functools.lru_cache(maxsize=1 << 14)
+@functools.lru_cache(maxsize=8192)
 def mmr_token_bytes(text: str) -> frozenset[bytes]:
     """:func:`mmr_tokens` of *text* as UTF-8 bytes (equal tokens, equal bytes)."""
     if text.isascii():  # trimming removes no word character
