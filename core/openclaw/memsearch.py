@@ -218,7 +218,8 @@ def memory_search(
                 index.path,
                 0,
                 f"the config's embedding model {embedder.model!r} is not the index's {model!r}:"
-                " OpenClaw would rebuild the index before searching; its vectors are not compared",
+                " OpenClaw pauses its search until `openclaw memory index` rebuilds the index;"
+                " its vectors are not compared",
                 "warning",
             )
         )

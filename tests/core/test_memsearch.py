@@ -375,7 +375,10 @@ def test_model_mismatch_is_a_warning(notes_index: Path) -> None:
     other = Fixed()
     other.model = "another-model"
     result = run(notes_index, "deploy", embedder=other)
-    assert any("is not the index's 'fake-embed'" in p.message for p in result.problems)
+    assert any(
+        "is not the index's 'fake-embed'" in p.message and "pauses its search" in p.message
+        for p in result.problems
+    )
     assert all(c.vector_score == 0 for c in result.candidates)  # no chunk of that model
 
 

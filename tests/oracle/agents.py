@@ -121,10 +121,15 @@ class OpenClaw:
         return run_node(script, str(self.package), *args, node=self.node, **kw)
 
     def env(self, home: Path) -> dict[str, str]:
-        """An environment for OpenClaw with its state under *home* and Node 24 first."""
+        """An environment for OpenClaw with its state under *home* and Node 24 first.
+
+        Node keeps the compiled code of OpenClaw's bundle in the oracle cache, as for
+        :func:`run_node`: each ``openclaw`` start then loads it ~15% faster.
+        """
         env = dict(os.environ)
         env["HOME"] = str(home)
         env["PATH"] = f"{self.node.parent}{os.pathsep}{env.get('PATH', '')}"
+        env.setdefault("NODE_COMPILE_CACHE", str(cache_root() / "node-compile-cache"))
         return env
 
 
