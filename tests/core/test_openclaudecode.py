@@ -210,3 +210,20 @@ def test_sessions_text_names_each_session_key(capsys) -> None:
     out = capsys.readouterr().out
     assert "tg-0001.jsonl  [telegram:5054873275]" in out
     assert "dc-0002.jsonl  [discord:918273645546372819]" in out
+
+
+@pytest.mark.parametrize("fallback", [[], ["--allow-fallback"]], ids=["plain", "fallback-asked"])
+def test_a_compaction_with_a_failing_model_writes_nothing_even_with_the_fallback_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fallback: list[str]
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURE, home)
+    before = _state(home)
+    argv = ["compact", "tg-0001", "--data", str(home), "--write", "--force"]
+    # a summariser that cannot be reached: the write is refused before it is asked
+    argv += ["--llm", "openai:http://127.0.0.1:9/v1:m", *fallback]
+    assert run_cli(argv) == 1
+    err = capsys.readouterr().err
+    assert "is an OpenClaudeCode transcript: memlens reads this format but never writes" in err
+    assert "cannot reach" not in err
+    assert _state(home) == before  # no backup, no appended line, no lock file
