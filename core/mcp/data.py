@@ -6,7 +6,9 @@ discovery the app does) and at each file's size and mtime, and reloads what chan
 the sessions (:func:`core.dataset.load.load_dataset`, database sessions read when
 first asked for) and the recall side (:func:`core.dataset.open_recall.open_recall`;
 vectors embedded by memlens stay in memory, never in the agent's folder). OpenClaw's
-memory index is opened per search, read-only, as the CLI does.
+memory index and an OpenClaudeCode database stay open between searches, read-only, and
+are refreshed when their agent writes (:meth:`ReadOnlyDb.refresh
+<core.openclaw.sqlite_ro.ReadOnlyDb.refresh>`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from core.dataset.discovery import STORE_FILES, discover
 from core.dataset.load import load_dataset
 from core.dataset.open_recall import open_recall
 from core.io.problems import FormatError
+from core.openclaudecode import MemoryFts
 from core.openclaw.config import load_openclaw_config
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memory_home import MemoryCliError, load_settings, resolve_home
@@ -35,7 +38,9 @@ if TYPE_CHECKING:
     from core.openclaw.memindex import MemoryIndex
     from core.openclaw.memory_home import MemoryHome
     from core.openclaw.memsearch_embed import SearchSettings
+    from core.transcript.model import Session
 
+T = TypeVar("T")
 RECHECK_S = 1.0
 """How often, at most, the directory is looked at again for changes."""
 
@@ -110,6 +115,7 @@ class MemoryData:
         self._recall: RecallData | None = None
         self._recall_key: tuple[tuple[str, int, int], ...] | None = None
         self._indexes: dict[str, OpenClawIndex] = {}
+        self._fts: MemoryFts | None = None
 
     def _discover(self) -> Discovery:
         try:
@@ -121,6 +127,8 @@ class MemoryData:
     def _signature_of(found: Discovery) -> tuple[tuple[str, int, int], ...]:
         paths: list[Path | None] = [*found.transcripts, *_wal(found.databases), found.config]
         paths += _wal(found.memory_indexes)
+        if found.openclaudecode is not None:  # its sessions table and memory_fts
+            paths += _wal([found.openclaudecode.database])
         paths += [a.sessions_json for a in found.agents]
         for a in found.agents:
             paths.extend(a.archives)
@@ -130,8 +138,8 @@ class MemoryData:
 
     def _recall_signature(self, found: Discovery) -> tuple[tuple[str, int, int], ...]:
         folder = found.memory_context
-        names = (*STORE_FILES,) if folder is not None else ()
-        return _stat_key([*(folder / n for n in names if folder), found.config])
+        store = [folder / name for name in STORE_FILES] if folder is not None else []
+        return _stat_key([*store, found.config])
 
     @property
     def discovery(self) -> Discovery:
@@ -158,6 +166,25 @@ class MemoryData:
         for opened in self._indexes.values():
             opened.index.close()
         self._indexes.clear()
+        if self._fts is not None:
+            self._fts.close()
+            self._fts = None
+
+    def openclaudecode(self) -> MemoryFts | None:
+        """The OpenClaudeCode ``memory_fts``, open (None when DATA has none).
+
+        Call it inside :meth:`with_lock` (the connection is shared between calls).
+        """
+        self._refresh()
+        home = self._found.openclaudecode
+        if home is None or not home.has_memory:
+            return None
+        if self._fts is None:
+            self._fts = MemoryFts(home.database)
+        elif self._fts.db.refresh():
+            self._fts.close()
+            self._fts = MemoryFts(home.database)
+        return self._fts
 
     def openclaw(self, agent: str | None) -> OpenClawIndex:
         """*agent*'s memory index, open (reopened when OpenClaw rebuilt or rewrote it).
@@ -227,7 +254,21 @@ class MemoryData:
             DEFAULT_CACHE.matrix(opened.index, [s.model], s.sources)
             return True
 
-    def with_lock(self, fn: Callable[[], object]) -> object:
-        """Run *fn* holding the data's lock (sessions read on first use; open indexes)."""
+    def session(self, ref: str) -> Session:
+        """The session *ref* names (id, id prefix or path), read now if it was pending.
+
+        Raises
+        ------
+        ToolError
+            When no session, or several, match.
+        """
+        with self._lock:  # reading a pending database session changes the set
+            try:
+                return self.dataset().session(ref)
+            except KeyError as exc:
+                raise ToolError(f"session {ref!r}: {exc.args[0]}") from None
+
+    def with_lock(self, fn: Callable[[], T]) -> T:
+        """Run *fn* holding the data's lock (the open indexes' connections are shared)."""
         with self._lock:
             return fn()

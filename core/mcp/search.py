@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from core.mcp.data import ToolError
-from core.openclaudecode import search_memory
 from core.openclaw.memindex_identity import unavailable_answer
 from core.openclaw.memory_home import MemoryCliError, check_identity, paused_message, run_search
 from core.openclaw.memsearch_keyword import SNIPPET_MAX_CHARS
@@ -135,7 +134,7 @@ class _Search:
         found = self.data.discovery
         if not found.memory_indexes and self.agent is None:
             return None
-        return self.data.with_lock(self._openclaw)  # type: ignore[return-value]
+        return self.data.with_lock(self._openclaw)
 
     def _openclaw(self) -> list[dict[str, Any]] | None:
         try:
@@ -304,10 +303,7 @@ class _Search:
         starts = [s for s in known if s.startswith(ref)]
         if len(starts) == 1:
             return starts[0]
-        try:
-            return self.data.dataset().session(ref).id
-        except KeyError as exc:
-            raise ToolError(f"session {ref!r}: {exc.args[0]}") from None
+        return self.data.session(ref).id
 
     # -- the answer ---------------------------------------------------------------------
 
@@ -341,12 +337,14 @@ class _Search:
     # -- OpenClaudeCode's memory_fts ---------------------------------------------------
 
     def openclaudecode(self) -> list[dict[str, Any]] | None:
-        home = self.data.discovery.openclaudecode
-        if home is None or not home.has_memory:
-            return None
         key = self._session_key() if self.session else None
-        found = search_memory(
-            home.database,
+        return self.data.with_lock(lambda: self._openclaudecode(key))
+
+    def _openclaudecode(self, key: str | None) -> list[dict[str, Any]] | None:
+        fts = self.data.openclaudecode()
+        if fts is None:
+            return None
+        found = fts.search(
             self.query,
             max_results=self.max_results or DEFAULT_MAX_RESULTS,
             min_score=0.0 if self.min_score is None else self.min_score,
@@ -390,12 +388,9 @@ class _Search:
         ref = self.session or ""
         if ":" in ref:
             return ref
-        data = self.data.dataset()
-        try:
-            session = data.session(ref)
-        except KeyError as exc:
-            raise ToolError(f"session {ref!r}: {exc.args[0]}") from None
-        key = next((s.key for s in data.summaries if s.path == session.path), None)
+        session = self.data.session(ref)
+        summaries = self.data.dataset().summaries
+        key = next((s.key for s in summaries if s.path == session.path), None)
         return key or ref
 
 

@@ -19,7 +19,12 @@ from core.io.problems import FormatError
 from core.mcp.data import MemoryData, ToolError
 from core.mcp.schemas import TOOLS
 from core.mcp.search import search_stores
-from core.openclaw.memory_home import MemoryCliError, agent_workspace, parse_now, resolve_home
+from core.openclaw.memory_home import (
+    MemoryCliError,
+    parse_now,
+    resolve_home,
+    workspace_on_disk,
+)
 from core.openclaw.memsearch_text import truncate_utf16
 from core.recall.block import BLOCK_ESTIMATOR
 from core.recall.engine import RecallSettings, recall
@@ -31,7 +36,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from core.recall.block import RecalledBlock
-    from core.transcript.model import Session
 
 DEFAULT_CONTEXT_TOKENS = 8000
 """``session_context`` without ``maxTokens``: the newest messages within this many tokens."""
@@ -195,14 +199,9 @@ class MemoryTools:
             home = resolve_home(self.data.path, args.get("agent"))
         except MemoryCliError as exc:
             raise ToolError(str(exc)) from None
-        workspace = home.workspace or agent_workspace(home.config, home.agent, None)
+        workspace = workspace_on_disk(home)
         if workspace is None:
             raise ToolError(f"{self.data.path}: agent {home.agent!r} has no workspace known")
-        if not workspace.is_dir() and home.config is not None:
-            # a copied home (a backup, the demo): its config names the workspace where the
-            # home used to be (~/.openclaw/workspace); the copy's own folder of that name
-            moved = home.config.parent / workspace.name
-            workspace = moved if moved.is_dir() else workspace
         out = read_memory_file(workspace, rel, args.get("from"), args.get("lines"))
         out["memlens"] = {"workspace": str(workspace), "agent": home.agent}
         return out
@@ -232,7 +231,7 @@ class MemoryTools:
         settings = opened.settings
         session_id = None
         if "session" in args:
-            session_id = self._session(args["session"]).id
+            session_id = self.data.session(args["session"]).id
         cross = session_id is None or settings.search.cross_session
         cfg = settings.search.with_(cross_session=cross)
         settings = RecallSettings(
@@ -300,16 +299,9 @@ class MemoryTools:
             "problems": len(data.problems),
         }
 
-    def _session(self, ref: str) -> Session:
-        data = self.data.dataset()
-        try:
-            return self.data.with_lock(lambda: data.session(ref))  # type: ignore[return-value]
-        except KeyError as exc:
-            raise ToolError(f"session {ref!r}: {exc.args[0]}") from None
-
     def session_context(self, args: dict[str, Any]) -> dict[str, Any]:
         """The replayed context at an entry, newest messages kept within ``maxTokens``."""
-        session = self._session(args["session"])
+        session = self.data.session(args["session"])
         try:
             items = context_at(session, args.get("entry"))
         except KeyError as exc:

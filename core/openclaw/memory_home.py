@@ -171,6 +171,20 @@ def agent_workspace(
     return _workspace(raw, agent, state)
 
 
+def workspace_on_disk(home: MemoryHome) -> Path | None:
+    """The agent's workspace as OpenClaw resolves it, found on disk for a copied home.
+
+    A copied home (a backup, the demo) keeps a config naming the workspace where the
+    home used to be (``~/.openclaw/workspace``); when that folder is missing, the copy's
+    own folder of that name beside ``openclaw.json`` is the workspace. None: unknown.
+    """
+    workspace = home.workspace
+    if workspace is None or workspace.is_dir() or home.config is None:
+        return workspace
+    moved = home.config.parent / workspace.name
+    return moved if moved.is_dir() else workspace
+
+
 def load_settings(home: MemoryHome) -> SearchSettings:
     """The memory-search settings of the home's ``openclaw.json`` (defaults without one)."""
     if home.config is None:

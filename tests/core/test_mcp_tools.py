@@ -358,3 +358,17 @@ def test_the_vector_matrix_is_built_before_the_first_hybrid_search(tmp_path: Pat
     assert tools.data.warm_vectors() is True
     assert DEFAULT_CACHE.builds == before + 1
     assert tools.data.warm_vectors() is True and DEFAULT_CACHE.builds == before + 1  # kept
+
+
+def test_an_open_openclaudecode_memory_sees_what_the_agent_writes_next(tmp_path: Path) -> None:
+    home = tmp_path / "occ"
+    shutil.copytree(OCC, home)
+    with sqlite3.connect(home / "openclaudecode.db") as db:  # as better-sqlite3 runs it
+        db.execute("PRAGMA journal_mode=WAL")
+    # no writer now: memlens reads the file immutable, and must notice the next write
+    tools = MemoryTools(home, environ={})
+    assert len(tools.call("memory_search", {"query": "potions"})["results"]) == 2
+    with sqlite3.connect(home / "openclaudecode.db") as writer:  # the agent re-indexes
+        writer.execute("DELETE FROM memory_fts WHERE text LIKE '%potions%'")
+    # within a second of the last look at DATA: only the open database notices
+    assert tools.call("memory_search", {"query": "potions"})["results"] == []
