@@ -41,3 +41,23 @@ def openclaw() -> agents.OpenClaw:
     except agents.OracleUnavailable as exc:
         _unavailable(exc)
         raise
+
+
+@pytest.fixture(scope="session")
+def inspector() -> agents.McpInspector:
+    """The official MCP Inspector (its CLI mode) and a Node to run it, pinned."""
+    try:
+        return agents.mcp_inspector()
+    except agents.OracleUnavailable as exc:
+        _unavailable(exc)
+        raise
+
+
+@pytest.fixture(scope="session")
+def claude() -> Path:
+    """The ``claude`` binary of Claude Code, an MCP host, pinned."""
+    try:
+        return agents.claude_code()
+    except agents.OracleUnavailable as exc:
+        _unavailable(exc)
+        raise

@@ -31,7 +31,6 @@ from core.mcp.schemas import TOOLS
 from core.mcp.tools import MemoryTools
 from tests.conftest import ROOT
 from tests.demo_copy import demo_copy
-from tests.oracle import agents
 from tests.oracle.fake_anthropic import FakeAnthropic, Reply, ToolUse, offers_tool, tool_results
 
 if TYPE_CHECKING:
@@ -59,17 +58,6 @@ def memlens_command() -> list[str]:
     """``memlens`` as installed beside this python (``pip install -e .``), else the module."""
     script = Path(sys.executable).parent / "memlens"
     return [str(script)] if script.exists() else [sys.executable, "-m", "app.launcher"]
-
-
-@pytest.fixture(scope="module")
-def claude() -> Path:
-    try:
-        return agents.claude_code()
-    except agents.OracleUnavailable as exc:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"oracle tier: {exc}")
-        pytest.skip(f"oracle tier skipped: {exc}")
-        raise
 
 
 @pytest.fixture(scope="module")

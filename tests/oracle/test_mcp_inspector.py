@@ -41,17 +41,6 @@ TOOL_ERROR_EXIT = 5
 
 
 @pytest.fixture(scope="module")
-def inspector() -> agents.McpInspector:
-    try:
-        return agents.mcp_inspector()
-    except agents.OracleUnavailable as exc:
-        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
-            pytest.fail(f"oracle tier: {exc}")
-        pytest.skip(f"oracle tier skipped: {exc}")
-        raise
-
-
-@pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return demo_copy(tmp_path_factory.mktemp("inspector") / "demo", now_ms=NOW, segments=300)
 
