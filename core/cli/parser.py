@@ -94,6 +94,20 @@ def _session_args(
     p.add_argument("--window", type=positive_int, metavar="N", help=window_help)
 
 
+def _ranking_flag(p: argparse.ArgumentParser) -> None:
+    from core.recall.rankings import DEFAULT_RANKING, RANKINGS
+
+    p.add_argument(
+        "--ranking",
+        choices=tuple(RANKINGS),
+        default=DEFAULT_RANKING,
+        metavar="NAME",
+        help="ranking config: "
+        + "; ".join(f"{r.name}: {r.summary}" for r in RANKINGS.values())
+        + " (default: %(default)s; seed is exactly the agent's)",
+    )
+
+
 def _search_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--vector-weight", type=float, metavar="W", help="weight of vector similarity (default 0.7)"
@@ -210,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", metavar="QUERY", help="the text to search for")
     p.add_argument("--session", metavar="ID", help="the session recalling (its segments only)")
     p.add_argument("--cross-session", action="store_true", help="search every session")
+    _ranking_flag(p)
     p.add_argument(
         "--window",
         type=positive_int,
@@ -256,6 +271,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--k", default="1,5,10", metavar="K,K", help="cut-offs for recall@k (default: %(default)s)"
     )
+    p.add_argument(
+        "--now",
+        metavar="TIME",
+        help="the evaluation's 'now' for eviction and decay: ISO date/time (UTC unless it "
+        "says) or epoch ms (default: the clock)",
+    )
+    p.add_argument(
+        "--no-evict",
+        action="store_true",
+        help="keep every segment: no evictionDays, no maxSegments before ranking "
+        "(a dated labelled set then measures ranking)",
+    )
+    p.add_argument(
+        "--no-agent-row",
+        action="store_true",
+        help="leave out the row 'as the agent is configured'",
+    )
+    _ranking_flag(p)
     _search_flags(p)
     p = add(
         "plan",

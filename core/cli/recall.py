@@ -15,16 +15,22 @@ from core.embed import load_embedder
 from core.io.problems import FormatError
 from core.io.timefmt import utc_minute_ms
 from core.openclaw.config import MemoryContextConfig, load_openclaw_config
-from core.recall.block import BLOCK_ESTIMATOR, hard_cap, search_limit
+from core.openclaw.memory_home import parse_now
+from core.recall.block import BLOCK_ESTIMATOR, Detail, build_block, hard_cap, search_limit
 from core.recall.engine import RecallSettings, recall
-from core.recall.evaluate import evaluate, load_labels
+from core.recall.evaluate import load_labels
 from core.recall.hybrid import SearchConfig
 from core.recall.knowledge_search import KnowledgeIndex
+from core.recall.lab import run_lab
+from core.recall.rankings import DEFAULT_RANKING, SEED, Ranking, get_ranking, ranked_search
 from core.recall.warm_store import StoreSettings, WarmStore
 from core.store.knowledge import load_knowledge
 
 if TYPE_CHECKING:
     import argparse
+
+    from core.io.problems import Problem
+    from core.recall.lab import LabReport
 
 
 class RecallCliError(CliError):
@@ -40,6 +46,8 @@ class Opened:
     config: MemoryContextConfig
     window: int
     notes: list[str]
+    now_ms: int
+    evict: bool
 
 
 def open_for_recall(args: argparse.Namespace) -> Opened:
@@ -66,9 +74,11 @@ def open_for_recall(args: argparse.Namespace) -> Opened:
     embedder, note = load_embedder(name)
     if note:
         notes.append(note)
+    evict = not getattr(args, "no_evict", False)
+    now_ms = parse_now(getattr(args, "now", None))
     settings = StoreSettings(
-        max_segments=mc.max_segments,
-        eviction_days=float(mc.eviction_days),
+        max_segments=mc.max_segments if evict else -1,
+        eviction_days=float(mc.eviction_days) if evict else 0.0,
         redaction=mc.redaction,
         agent_embedder=mc.embedding_model,
     )
@@ -76,7 +86,7 @@ def open_for_recall(args: argparse.Namespace) -> Opened:
     store = None
     if (folder / "segments.jsonl").exists():
         cache = Path(platformdirs.user_cache_dir("memlens"))
-        store = WarmStore.open(folder, embedder, settings, cache_dir=cache)
+        store = WarmStore.open(folder, embedder, settings, cache_dir=cache, now_ms=now_ms)
         missing = len(store.missing_vector_slots())
         if missing:
             if missing > 200:
@@ -90,12 +100,24 @@ def open_for_recall(args: argparse.Namespace) -> Opened:
             knowledge = KnowledgeIndex(load_knowledge(folder / "knowledge.jsonl"))
         except FormatError as exc:  # segments are searched all the same
             notes.append(f"{exc}; no knowledge facts searched")
-    return Opened(store, knowledge, mc, window, notes)
+    return Opened(store, knowledge, mc, window, notes, now_ms, evict)
 
 
-def search_config(args: argparse.Namespace, mc: MemoryContextConfig) -> SearchConfig:
-    """The search knobs: the agent's config, overridden on the command line."""
-    cfg = SearchConfig(min_score=mc.auto_recall_min_score, cross_session=mc.cross_session)
+def chosen_ranking(args: argparse.Namespace) -> Ranking:
+    """``--ranking NAME`` (default: the recommended ranking)."""
+    try:
+        return get_ranking(getattr(args, "ranking", None) or DEFAULT_RANKING)
+    except ValueError as exc:
+        raise RecallCliError(f"--ranking: {exc}") from None
+
+
+def search_config(
+    args: argparse.Namespace, mc: MemoryContextConfig, ranking: Ranking = SEED
+) -> SearchConfig:
+    """The search knobs: the agent's config and the ranking's weights, then the flags."""
+    cfg = ranking.search_config(
+        SearchConfig(min_score=mc.auto_recall_min_score, cross_session=mc.cross_session)
+    )
     overrides: dict[str, Any] = {}
     for flag, field_name in (
         ("vector_weight", "vector_weight"),
@@ -119,7 +141,8 @@ def _when(ms: int) -> str:
 def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """``memlens recall DATA QUERY``: hits with every component, and the block."""
     opened = open_for_recall(args)
-    cfg = search_config(args, opened.config)
+    ranking = chosen_ranking(args)
+    cfg = search_config(args, opened.config, ranking)
     settings = RecallSettings(
         hard_cap_tokens=opened.config.hard_cap_tokens,
         window=opened.window,
@@ -137,11 +160,20 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         opened.notes.append("no --session given: searching every session")
     preview = recall(
         args.query,
-        store=opened.store,
+        store=opened.store if ranking == SEED else None,
         knowledge=opened.knowledge,
         settings=settings,
         session_id=args.session,
     )
+    if ranking != SEED and opened.store is not None and preview.skipped is None:
+        # The same recall with another ranking: the search, then the block from its hits.
+        limit = search_limit(preview.hard_cap) if settings.limit_from_cap else cfg.limit
+        preview.search = ranked_search(
+            opened.store, args.query, cfg.with_(limit=limit), ranking, session_id=args.session
+        )
+        details = [Detail(h.segment, h.score) for h in preview.search.hits]
+        facts = [h.fact for h in preview.knowledge]
+        preview.block = build_block(facts, details, preview.hard_cap)
     block = preview.block
     hits = preview.search.hits if preview.search else []
     payload: dict[str, Any] = {
@@ -150,6 +182,7 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "skipped": preview.skipped,
         "hard_cap": preview.hard_cap,
         "config": {
+            "ranking": ranking.name,
             "limit": preview.search.config.limit if preview.search else None,
             "min_score": cfg.min_score,
             "vector_weight": cfg.vector_weight,
@@ -203,7 +236,9 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     }
 
     def text() -> str:
-        out = [f"query: {args.query!r}  hard cap: {preview.hard_cap} tokens"]
+        out = [
+            f"query: {args.query!r}  hard cap: {preview.hard_cap} tokens  ranking: {ranking.name}"
+        ]
         out.extend(f"note: {n}" for n in opened.notes)
         if preview.skipped:
             out.append(preview.skipped)
@@ -251,41 +286,118 @@ def cmd_knowledge(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def cmd_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """``memlens eval DATA --labels FILE``: recall@k, MRR, nDCG@10."""
+    """``memlens eval DATA --labels FILE``: recall@k, MRR, nDCG@10, row by row."""
     try:
         ks = tuple(sorted({int(k) for k in args.k.split(",") if k.strip()}))
     except ValueError:
         raise RecallCliError(f"--k {args.k!r}: give whole numbers, e.g. 1,5,10") from None
     if not ks or min(ks) < 1:
         raise RecallCliError("--k needs numbers of 1 or more")
+    ranking = chosen_ranking(args)
     labels, problems = load_labels(args.labels)
     opened = open_for_recall(args)
     if opened.store is None:
         raise RecallCliError(f"{args.data}: no segments.jsonl to evaluate against")
-    cfg = search_config(args, opened.config)
-    if getattr(args, "limit", None) is None:  # the agent's limit, as recall and the app use
-        cfg = cfg.with_(limit=search_limit(hard_cap(opened.config.hard_cap_tokens, opened.window)))
-    report = evaluate(opened.store, labels, cfg, ks)
-    report.problems.extend(problems)
-    payload = report.to_json()
-    payload["notes"] = opened.notes
-    lines = [
-        f"{payload['n']} queries, embedder {report.embedder}, "
-        f"limit {cfg.limit}, min_score {cfg.min_score}, decay {cfg.decay}, "
-        f"weights {cfg.vector_weight}/{cfg.bm25_weight}"
-    ]
-    lines.append(
-        "  ".join(f"recall@{k} {payload[f'recall@{k}']:.3f}" for k in ks)
-        + f"  MRR {payload['mrr']:.3f}  nDCG@10 {payload['ndcg@10']:.3f}"
+    mc = opened.config
+    agent_limit = search_limit(hard_cap(mc.hard_cap_tokens, opened.window))
+    agent = SearchConfig(
+        limit=agent_limit, min_score=mc.auto_recall_min_score, cross_session=mc.cross_session
     )
-    for q in report.queries:
+    cfg = search_config(args, mc, ranking)
+    # The ranking row measures ranking: no minScore and no decay unless asked for.
+    cfg = cfg.with_(
+        limit=args.limit if args.limit is not None else agent_limit,
+        min_score=args.min_score if args.min_score is not None else 0.0,
+        decay=args.decay if args.decay is not None else 1.0,
+    )
+    lab = run_lab(
+        opened.store,
+        labels,
+        ks,
+        ranking=ranking,
+        ranking_config=cfg,
+        agent_config=None if args.no_agent_row else agent,
+        now_ms=opened.now_ms,
+    )
+    lab.rows[0].problems.extend(problems)
+    load = opened.store.stats.load
+    lab.run = {
+        "labels": str(args.labels),
+        "labels_read": len(labels),
+        "now_ms": opened.now_ms,
+        "now": _when(opened.now_ms),
+        "evict": opened.evict,
+        "eviction_days": mc.eviction_days if opened.evict else None,
+        "max_segments": mc.max_segments if opened.evict else None,
+        "segments": len(opened.store),
+        "evicted_age": load.evicted_age if load is not None else 0,
+        "evicted_count": load.evicted_count if load is not None else 0,
+        "embedder": opened.store.embedder.name,
+    }
+    payload = lab.to_json()
+    payload["notes"] = opened.notes
+    return payload, _eval_text(lab, payload, ks, problems)
+
+
+def _eval_text(
+    lab: LabReport, payload: dict[str, Any], ks: tuple[int, ...], problems: list[Problem]
+) -> str:
+    run = lab.run
+    first = lab.rows[0]
+    evict = (
+        f"eviction on (evictionDays {run['eviction_days']}, maxSegments {run['max_segments']})"
+        if run["evict"]
+        else "eviction off (--no-evict)"
+    )
+    if run["evicted_age"] or run["evicted_count"]:
+        evict += (
+            f": {run['evicted_age']} segments older than evictionDays and "
+            f"{run['evicted_count']} over maxSegments left out before ranking"
+        )
+    lines = [
+        f"{run['labels_read']} labelled queries, {run['segments']} segments in the store, "
+        f"embedder {run['embedder']}, now {run['now']}, {evict}"
+    ]
+    lines.extend(f"note: {n}" for n in payload["notes"])
+    head = "  ".join(f"R@{k:<3}" for k in ks)
+    lines.append(f"{'row':<10} {head}  MRR    nDCG@10  p50 ms  n    skipped")
+    for row in lab.rows:
+        m = row.metrics()
+        figures = "  ".join(f"{m[f'recall@{k}']:.3f}" for k in ks)
+        lines.append(
+            f"{row.name:<10} {figures}  {m['mrr']:.3f}  {m['ndcg@10']:.3f}    "
+            f"{m['p50_ms']:<7.2f} {m['n']:<4} {m['skipped']['count']}"
+        )
+    for row in lab.rows:
+        c = row.config
+        lines.append(
+            f"  {row.name}: {row.title or row.ranking}; limit {c.limit}, ranked {row.depth} deep, "
+            f"minScore {c.min_score}, decay {c.decay}, weights {c.vector_weight}/{c.bm25_weight}"
+            if row.ranking != "rank-bm25"
+            else f"  {row.name}: {row.title}; ranked {row.depth} deep"
+        )
+    for reason, count in first.skipped_reasons().items():
+        lines.append(f"skipped {count}: {reason}")
+    if not first.skipped_reasons():
+        lines.append("skipped 0")
+    lines.append(f"queries ({first.name} row):")
+    for q in first.queries:
+        if q.skipped:
+            lines.append(f"  line {q.label.line}: skipped: {q.skipped} {q.label.query[:50]!r}")
+            continue
         lines.append(
             f"  line {q.label.line}: rr {q.reciprocal_rank:.2f} ndcg {q.ndcg10:.2f} "
             f"{q.label.query[:50]!r}"
             + (f"\n      miss: {q.miss_explanation}" if q.miss_explanation else "")
         )
     lines.extend(f"  {p}" for p in problems)
-    return payload, "\n".join(lines)
+    return "\n".join(lines)
 
 
-__all__ = ["FormatError", "RecallCliError", "cmd_eval", "cmd_knowledge", "cmd_recall"]
+__all__ = [
+    "FormatError",
+    "RecallCliError",
+    "cmd_eval",
+    "cmd_knowledge",
+    "cmd_recall",
+]
