@@ -41,6 +41,7 @@ VIEWS = (
     ("message", "&Message", "Ctrl+4"),
     ("context", "&Context", "Ctrl+5"),
     ("recall", "&Recall", "Ctrl+6"),
+    ("recall lab", "Recall &Lab", "Ctrl+Shift+B"),
     ("trim", "T&rim", "Ctrl+7"),
     ("problems", "&Problems", "Ctrl+8"),
     ("facts", "&Facts", "Ctrl+9"),

@@ -18,6 +18,7 @@ from core.dataset.load import read_pending
 from core.openclaw.config import context_window_for
 from core.openclaw.session_rows import find_row
 from core.recall.engine import query_from_context
+from core.recall.hybrid import SearchConfig
 from core.transcript.provider import provider_messages
 from core.transcript.recalled_block import injection_index
 from core.transcript.replay import context_at
@@ -67,6 +68,8 @@ class Inspector(AppHelper):
         views.trim_view.result_ready.connect(self._on_trim_result)
         views.trim_view.export_requested.connect(self._on_export_requested)
         views.openclaw_view.hit_activated.connect(self._on_transcript_hit)
+        views.lab_view.drill_requested.connect(self._on_lab_drill_requested)
+        views.lab_view.problems_found.connect(views.problems.append_rows)
 
     # -- data ----------------------------------------------------------------------------
     def set_data(self, data: DataSet) -> None:
@@ -76,6 +79,7 @@ class Inspector(AppHelper):
         self.entry_id = None
         self.drop_jobs()  # what they deliver belongs to the old place
         self.views.recall_view.detach()
+        self.views.lab_view.detach()
         self.views.timeline.clear()
         self.views.message_view.clear()
         self.views.context_view.clear()
@@ -91,6 +95,8 @@ class Inspector(AppHelper):
     def set_recall(self, recall: RecallData) -> None:
         """The warm store and knowledge index are ready."""
         self.views.recall_view.attach(recall.store, recall.knowledge, recall.settings)
+        folder = self.data.discovery.memory_context if self.data is not None else None
+        self.views.lab_view.attach(recall.store, recall.settings.search, folder)
         self._feed_recall()
 
     def restore_settings(self) -> None:
@@ -103,6 +109,16 @@ class Inspector(AppHelper):
     def save_settings(self) -> None:
         """Persist the "what if" window (0: the model's own)."""
         self.settings.set_values([("budget/window", self.views.gauge.selected_window() or 0)])
+
+    def _on_lab_drill_requested(
+        self, query: str, session_id: object, segment_id: str, config: object
+    ) -> None:
+        """A query of the recall lab, shown in the Recall view with its "why not?"."""
+        recall = self.views.recall_view
+        if isinstance(config, SearchConfig):
+            recall.set_search_config(config)
+        recall.ask(query, session_id if isinstance(session_id, str) else None, segment_id)
+        self.views.show_view("recall")
 
     def explain_current_message(self) -> str:
         """Run "why not?" for the selected message and show the Recall tab; returns its text."""

@@ -40,6 +40,7 @@ from widgets.openclaudecode.memory_view import OccMemoryView
 from widgets.openclaw.memory_index_view import MemoryIndexView
 from widgets.openclaw.view import OpenClawView
 from widgets.recall.preview import RecallPreview
+from widgets.recall_lab.view import RecallLabView
 from widgets.session.context_view import ContextView
 from widgets.session.message_view import MessageView
 from widgets.session.navigator import Navigator
@@ -78,7 +79,10 @@ def default_size(area: QRect) -> QSize:
     )
 
 
-TABS = ("Message", "Context", "Recall", "Trim", "Facts", "Review", "Compaction", "OpenClaw")
+TABS = (
+    "Message", "Context", "Recall", "Recall lab", "Trim", "Facts", "Review", "Compaction",
+    "OpenClaw",
+)  # fmt: skip
 WRITES_TAB, BACKUPS_TAB = 0, 1
 
 
@@ -110,6 +114,7 @@ class WindowLayout(QMainWindow):
         self.message_view = MessageView()
         self.context_view = ContextView()
         self.recall_view = RecallPreview()
+        self.lab_view = RecallLabView()
         self.trim_view = TrimView()
         self.facts_view = FactsView()
         self.review_queue = ReviewQueue()
@@ -131,6 +136,7 @@ class WindowLayout(QMainWindow):
             self.message_view,
             self.context_view,
             self.recall_view,
+            self.lab_view,
             self.trim_view,
             self.facts_view,
             self.review_queue,

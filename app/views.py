@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from widgets.facts.view import FactsView
     from widgets.openclaw.view import OpenClawView
     from widgets.recall.preview import RecallPreview
+    from widgets.recall_lab.view import RecallLabView
     from widgets.session.context_view import ContextView
     from widgets.session.message_view import MessageView
     from widgets.session.navigator import Navigator
@@ -40,6 +41,7 @@ class Views(Protocol):
     message_view: MessageView
     context_view: ContextView
     recall_view: RecallPreview
+    lab_view: RecallLabView
     trim_view: TrimView
     facts_view: FactsView
     review_queue: ReviewQueue

@@ -159,7 +159,8 @@ def test_dropping_a_file_opens_it(qtbot, fixtures_dir):
 
 
 @pytest.mark.parametrize(
-    ("name", "tab"), [("message", 0), ("context", 1), ("recall", 2), ("trim", 3)]
+    ("name", "tab"),
+    [("message", 0), ("context", 1), ("recall", 2), ("recall lab", 3), ("trim", 4)],
 )
 def test_every_view_has_a_shortcut(qtbot, name, tab):
     window = MainWindow()

@@ -268,6 +268,13 @@ class RecallPreview(QWidget):
         self._update_scope()
         self._schedule(0)
 
+    def ask(self, query: str, session_id: str | None, segment_id: str) -> None:
+        """Recall *query* as if typed, in *session_id* (None: all), and explain *segment_id*."""
+        self._session_id = session_id
+        self.query_box.setText(query)
+        self._on_query_box_text_edited(query)
+        self.explain_segment(segment_id)
+
     def default_query(self) -> str:
         """The agent's query last given to :meth:`set_default_query`."""
         return self._default_query
