@@ -65,7 +65,6 @@ LONGEST_FIRST = (
     "tests/oracle/test_openclaw_context.py",
     "tests/test_screenshots.py",
     "tests/oracle/test_openclaw_memory_search.py",
-    "tests/oracle/test_mcp_openclaw_tool.py",
     "tests/fuzz/test_fuzz.py",
     "tests/core/test_backup_kill.py",
     "tests/oracle/test_mcp_openclaw_client.py",
