@@ -250,11 +250,24 @@ def _write(openclaw: Any, folder: Path, jobs: list[tuple[Path, Any]]) -> list[di
     return out
 
 
-def _oracle(openclaw: Any, state: Path, entry: str | None = None, **env: str) -> dict[str, Any]:
+def _oracle(openclaw: Any, state: Path, entry: str | None = None) -> dict[str, Any]:
     args = [str(state), AGENT, SESSION] + ([entry] if entry else [])
-    run_env = {**os.environ, **env} if env else None
-    out: dict[str, Any] = openclaw.run(SCRIPT, *args, env=run_env, timeout=300)
+    out: dict[str, Any] = openclaw.run(SCRIPT, *args, timeout=300)
     return out
+
+
+def _oracles(
+    openclaw: Any, jobs: dict[str, tuple[Path, str | None, int | None]]
+) -> dict[str, dict[str, Any]]:
+    """:func:`_oracle` of each ``name: (state, entry, budget)`` in one Node run (``--jobs``;
+    the budget in tokens stands for MEMLENS_OPENCLAW_CONTEXT_TOKENS)."""
+    spec = [
+        {"state": str(state), "agent": AGENT, "session": SESSION, "entry": entry,
+         "contextTokens": tokens}
+        for state, entry, tokens in jobs.values()
+    ]  # fmt: skip
+    outs: list[dict[str, Any]] = openclaw.run(SCRIPT, "--jobs", stdin=spec, timeout=300)
+    return dict(zip(jobs, outs, strict=True))
 
 
 # -- comparing ------------------------------------------------------------------------------
@@ -464,10 +477,27 @@ def written(openclaw: Any, built: dict[str, Any], real: dict[str, Any]) -> dict[
     }
 
 
-def test_compaction_matches_memlens(openclaw, real, written):
+BOUNDED_TOKENS = 500
+"""The runner's budget in test_the_runner_reads_a_bounded_suffix (each budget costs a job)."""
+
+
+@pytest.fixture(scope="module")
+def read_back(openclaw: Any, written: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """OpenClaw's reading of each scenario's copy, in one Node run: at every entry, and the
+    bounded one at its leaf under :data:`BOUNDED_TOKENS` (the run's bundle load is most of
+    its cost)."""
+    jobs: dict[str, tuple[Path, str | None, int | None]] = {
+        name: (written[name]["state"], "all", None)
+        for name in ("compaction", "reset_kept", "reset_new", "leaf_controls")
+    }
+    jobs["bounded"] = (written["bounded"]["state"], None, BOUNDED_TOKENS)
+    return _oracles(openclaw, jobs)
+
+
+def test_compaction_matches_memlens(real, written, read_back):
     state, ids = written["compaction"]["state"], written["compaction"]["ids"]
     user2 = real["sources"][2]["entryId"]
-    oracle = _oracle(openclaw, state, "all")
+    oracle = read_back["compaction"]
     assert oracle["notes"] == []
     first = oracle["sources"][0]
     assert first["entryId"] == ids[0] and first["type"] == "compaction"
@@ -478,24 +508,23 @@ def test_compaction_matches_memlens(openclaw, real, written):
     _compare_everywhere(state, oracle)
 
 
-def _scenario(openclaw: Any, written: dict[str, Any], name: str) -> dict[str, Any]:
-    done = written[name]
-    return {**done, "oracle": _oracle(openclaw, done["state"], "all")}
+def _scenario(written: dict[str, Any], read_back: dict[str, Any], name: str) -> dict[str, Any]:
+    return {**written[name], "oracle": read_back[name]}
 
 
 @pytest.fixture(scope="module")
-def reset_kept(openclaw: Any, written: dict[str, Any]) -> dict[str, Any]:
-    return _scenario(openclaw, written, "reset_kept")
+def reset_kept(written: dict[str, Any], read_back: dict[str, Any]) -> dict[str, Any]:
+    return _scenario(written, read_back, "reset_kept")
 
 
 @pytest.fixture(scope="module")
-def reset_new(openclaw: Any, written: dict[str, Any]) -> dict[str, Any]:
-    return _scenario(openclaw, written, "reset_new")
+def reset_new(written: dict[str, Any], read_back: dict[str, Any]) -> dict[str, Any]:
+    return _scenario(written, read_back, "reset_new")
 
 
 @pytest.fixture(scope="module")
-def leaf_controls(openclaw: Any, written: dict[str, Any]) -> dict[str, Any]:
-    return _scenario(openclaw, written, "leaf_controls")
+def leaf_controls(written: dict[str, Any], read_back: dict[str, Any]) -> dict[str, Any]:
+    return _scenario(written, read_back, "leaf_controls")
 
 
 def test_a_reset_keeps_a_prelude_and_captures_later_branches(reset_kept):
@@ -559,7 +588,7 @@ def test_context_at_a_leaf_row_matches_memlens(leaf_controls):
     _compare_everywhere(leaf_controls["state"], rows)
 
 
-def test_the_runner_reads_a_bounded_suffix(openclaw, written):
+def test_the_runner_reads_a_bounded_suffix(written, read_back):
     """The embedded run reads at most max(1024, 8 x context tokens) bytes of the branch.
 
     Checks rule 8 of docs/notes/openclaw-context.md against OpenClaw's bounded reader:
@@ -575,7 +604,7 @@ def test_the_runner_reads_a_bounded_suffix(openclaw, written):
         "WHERE a.context_eligible = 1 ORDER BY a.active_position DESC",
     )
     ((header,),) = _rows(state, "SELECT event_utf8_bytes FROM transcript_events WHERE seq = 0")
-    for tokens in (500,):  # each budget is one OpenClaw run (~8 s)
+    for tokens in (BOUNDED_TOKENS,):
         budget = max(1024, tokens * 8)
         used, picked = header + 1, []
         for event_id, size, _type in rows:
@@ -586,7 +615,7 @@ def test_the_runner_reads_a_bounded_suffix(openclaw, written):
         boundary = next(r for r in rows if r[2] in ("compaction", "reset"))
         if boundary[0] not in picked and used + boundary[1] + 1 <= budget:
             picked.append(boundary[0])
-        out = _oracle(openclaw, state, MEMLENS_OPENCLAW_CONTEXT_TOKENS=str(tokens))
+        out = read_back["bounded"]
         assert out["limits"]["maxBytes"] == budget and out["limits"]["truncated"]
         runner = out["readers"]["runner"]
         assert set(runner["activeEntryIds"]) == set(picked)
