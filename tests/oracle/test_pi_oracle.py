@@ -22,9 +22,9 @@ import pytest
 
 from core.cli.main import run_cli
 from core.compaction.plan import plan_compaction
-from core.demo.build import write_demo
 from core.transcript import context_at, load_transcript
 from tests.core.summary_fault_server import Fault, running
+from tests.demo_copy import demo_copy
 from tests.oracle.agents import run_node
 
 pytestmark = pytest.mark.slow
@@ -42,8 +42,7 @@ def pi_context(pkg: Path, transcript: Path) -> dict:
 
 @pytest.fixture
 def transcript(tmp_path) -> Path:
-    home = tmp_path / "home"
-    write_demo(home, now_ms=NOW, segments=40)
+    home = demo_copy(tmp_path / "home", now_ms=NOW, segments=40)  # written once, copied
     path = home / "agents" / "main" / "sessions" / f"{SESSION}.jsonl"
     old = time.time() - 3600
     os.utime(path, (old, old))  # not "modified in the last few seconds"
