@@ -1,11 +1,12 @@
 """The recall lab's run: every labelled query under two (or more) configs, compared.
 
-:func:`compare` evaluates each label under each :class:`LabConfig` with
-:func:`core.recall.evaluate.evaluate` (one label at a time, so that a long run
-reports progress and stops when asked), and keeps per query the rank of its first
-relevant segment under each config. A label none of whose relevant ids is in the
-store, or whose session is not, cannot be found by any ranking: it is skipped and
-the reason kept, so that averages measure ranking, not missing data.
+:func:`compare` ranks each label under each :class:`LabConfig` (a named ranking of
+:mod:`core.recall.rankings` with its settings, the agent as configured, or the
+rank-bm25 reference of :mod:`core.recall.lab`) one label at a time, so that a long
+run reports progress and stops when asked, and scores it as ``memlens eval`` does
+(:func:`core.recall.evaluate.score_queries`). A label no ranking can find (its
+session or relevant ids not in the store) is skipped and the reason kept, so that
+averages measure ranking, not missing data.
 
 :class:`LabRun` answers what the lab shows: recall@k curves, the summary row of
 each config (R@k, MRR, nDCG@10), and which config wins each query.
@@ -13,35 +14,45 @@ each config (R@k, MRR, nDCG@10), and which config wins each query.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from core.io.jobs import check
-from core.recall.evaluate import QueryReport, ndcg
-from core.recall.hybrid import search
+from core.recall.evaluate import score_queries, why_skipped
+from core.recall.lab import REFERENCE, OkapiReference
+from core.recall.rankings import RANKINGS, SEED, ranked_search
 from core.recall.warm_store import WarmStore
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from core.io.jobs import CancelCheck, Progress
     from core.io.problems import Problem
-    from core.recall.evaluate import Label
+    from core.recall.evaluate import Label, QueryReport
     from core.recall.hybrid import SearchConfig
+    from core.recall.rankings import Ranking
 
-CURVE_K = 20
-"""recall@k curves run from k = 1 to this."""
+AGENT = "agent"
+"""The config of the agent as the data directory configures it."""
+CURVE_K = 10
+"""recall@k curves run from k = 1 to this (or the largest k asked, if larger).
+
+The lab ranks as deep as ``memlens eval`` does (the largest k, and 10): the seed
+formula's candidates depend on its limit, so a deeper list would rank otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
 class LabConfig:
-    """A named search configuration the lab runs."""
+    """A named way of ranking the lab runs: a ranking with settings, or rank-bm25."""
 
     name: str
     description: str
     search: SearchConfig
+    ranking: Ranking | None
+    """None: the rank-bm25 reference (:class:`core.recall.lab.OkapiReference`)."""
+    deepen: bool = True
+    """Rank as deep as the lab looks (the largest k, and 10); False: the config's own limit."""
 
 
 @dataclass(slots=True)
@@ -89,9 +100,9 @@ class LabRun:
             total += len(rel.intersection(ranked)) / len(rel)
         return total / len(self.rows)
 
-    def curve(self, name: str, k_max: int = CURVE_K) -> list[float]:
-        """recall@1 .. recall@k_max of config *name*."""
-        return [self.recall_at(name, k) for k in range(1, k_max + 1)]
+    def curve(self, name: str) -> list[float]:
+        """recall@1 .. recall@k of config *name*, k as deep as the run ranked."""
+        return [self.recall_at(name, k) for k in range(1, max(*self.ks, CURVE_K) + 1)]
 
     def summary(self, name: str) -> dict[str, float]:
         """R@k for each k, MRR and nDCG@10 of config *name*."""
@@ -107,17 +118,30 @@ class LabRun:
         return won.count(a), won.count(b), won.count(None)
 
 
-def skip_reason(store: WarmStore, label: Label) -> str | None:
-    """Why *label* cannot be evaluated on *store* (None: it can)."""
-    with store.lock:
-        if label.session is not None:
-            mask = store.session_mask(label.session)
-            slots = np.flatnonzero(mask) if mask is not None else np.empty(0, np.intp)
-            if not any(store.segments[i] is not None for i in slots):
-                return f"session {label.session!r} has no segment in the store"
-        if not any(sid in store.slot_of for sid in label.relevant):
-            return "none of its relevant segments is in the store"
-    return None
+def lab_configs(agent: SearchConfig) -> list[LabConfig]:
+    """Every config the lab offers for a data directory whose settings are *agent*.
+
+    Each named ranking without minScore and decay (what it finds), the agent as
+    configured (the seed formula, the directory's minScore, limit and decay, its list
+    cut at its limit: what it injects) and the rank-bm25 reference.
+    """
+    pure = agent.with_(min_score=0.0, decay=1.0)
+    out = [
+        LabConfig(r.name, f"{r.summary}; no minScore, no decay", r.search_config(pure), r)
+        for r in RANKINGS.values()
+    ]
+    out.append(
+        LabConfig(
+            AGENT,
+            f"as the agent is configured: the seed formula, minScore {agent.min_score:g},"
+            f" limit {agent.limit}, decay {agent.decay:g}",
+            agent,
+            SEED,
+            deepen=False,
+        )
+    )
+    out.append(LabConfig(REFERENCE, "reference baseline: rank-bm25 BM25Okapi", pure, None))
+    return out
 
 
 def without_eviction(
@@ -155,7 +179,9 @@ def compare(
     """Every label of *labels* under every config; raises ``Cancelled`` when asked to stop.
 
     With *evict* False, segments the agent evicts for age are searched too
-    (:func:`without_eviction`); :attr:`LabRun.kept` says how many.
+    (:func:`without_eviction`); :attr:`LabRun.kept` says how many. A label that no
+    ranking can find (:func:`core.recall.evaluate.why_skipped`) is skipped, its reason
+    kept.
     """
     depth = max(*ks, CURVE_K)
     run = LabRun(list(configs), ks)
@@ -163,53 +189,38 @@ def compare(
         searched = without_eviction(store, progress=progress, cancelled=cancelled)
         run.kept = len(searched) - len(store)
         store = searched
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    reference = OkapiReference(store) if any(c.ranking is None for c in configs) else None
+
+    def ranker(cfg: LabConfig) -> Callable[[Label, int], list[str]]:
+        def rank(label: Label, n: int) -> list[str]:
+            if cfg.ranking is None:
+                assert reference is not None
+                return reference.ranked(label.query, label.session, n)
+            limit = max(cfg.search.limit, n) if cfg.deepen else cfg.search.limit
+            search = cfg.search.with_(limit=limit, cross_session=label.session is None)
+            found = ranked_search(
+                store, label.query, search, cfg.ranking, session_id=label.session, now_ms=now
+            )
+            return [h.segment.id for h in found.hits]
+
+        return rank
+
+    rankers = {c.name: ranker(c) for c in configs}
     total = len(labels)
     for i, label in enumerate(labels):
         check(cancelled, "recall lab")
         if progress is not None:
             progress(i, total, f"query {i + 1} of {total}")
-        reason = skip_reason(store, label)
+        reason = why_skipped(store, label)
         if reason is not None:
             run.skipped.append((label, reason))
             continue
-        reports = {cfg.name: _report(store, label, cfg, ks, depth, now_ms) for cfg in configs}
+        reports = {
+            name: score_queries([label], ks, depth, rank, lambda _: None)[0]
+            for name, rank in rankers.items()
+        }
         run.rows.append(QueryRow(label, reports))
     if progress is not None:
         progress(total, total, "done")
     return run
-
-
-def _report(
-    store: WarmStore, label: Label, cfg: LabConfig, ks: tuple[int, ...], depth: int,
-    now_ms: int | None,
-) -> QueryReport:  # fmt: skip
-    """How *label* fares under *cfg* (the ranking to *depth*; no "why not?" here)."""
-    config = cfg.search.with_(
-        limit=max(cfg.search.limit, depth), cross_session=label.session is None
-    )
-    result = search(store, label.query, config, session_id=label.session, now_ms=now_ms)
-    ranked = [h.segment.id for h in result.hits]
-    relevant = set(label.relevant)
-    recall = {k: len(relevant.intersection(ranked[:k])) / len(relevant) for k in ks}
-    first = next((i for i, sid in enumerate(ranked, 1) if sid in relevant), None)
-    top = set(ranked[: max(ks)])
-    missing = [sid for sid in label.relevant if sid not in top]
-    rr = 1 / first if first else 0.0
-    return QueryReport(label, ranked, recall, rr, ndcg(ranked, relevant), missing)
-
-
-def lab_configs(agent: SearchConfig) -> list[LabConfig]:
-    """The configs the lab offers for a data directory whose settings are *agent*."""
-    return [
-        LabConfig(
-            "ranking",
-            "the agent's formula without its cut-offs: no minScore, no time decay",
-            agent.with_(min_score=0.0, decay=1.0),
-        ),
-        LabConfig(
-            "as configured",
-            f"the data directory's own settings (minScore {agent.min_score:g},"
-            f" limit {agent.limit}, decay {agent.decay:g})",
-            agent,
-        ),
-    ]

@@ -39,6 +39,7 @@ from core.io.problems import FormatError
 from core.recall.hybrid import SearchConfig
 from core.recall.lab_compare import LabConfig, LabRun, QueryRow, compare, lab_configs
 from core.recall.qrels import load_any_labels
+from core.recall.rankings import DEFAULT_RANKING, SEED
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import Column, RecordRole, RecordTableModel, SortRole
 from widgets.common.view_jobs import view_key
@@ -129,6 +130,7 @@ class RecallLabView(QWidget):
         self._labels: list[Label] = []
         self._labels_path: Path | None = None
         self._job: Job | None = None
+        self._a_name = self._b_name = ""  # the configs picked (kept across data directories)
         self.last_run: LabRun | None = None
         self._build()
         self._set_configs(lab_configs(SearchConfig()))
@@ -166,7 +168,8 @@ class RecallLabView(QWidget):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop the run (Esc)")
         self.cancel_button.clicked.connect(self.cancel)
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel)
+        escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.cancel)
+        escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(200)
         self.progress.setVisible(False)
@@ -176,7 +179,7 @@ class RecallLabView(QWidget):
         self.summary_view = _table(self.summary_model)
         self.summary_view.setSortingEnabled(False)
         self.summary_view.horizontalHeader().setStretchLastSection(False)
-        self.summary_view.setMaximumHeight(120)
+        self.summary_view.setFixedHeight(self.summary_view.fontMetrics().height() * 5)
         self.query_model: RecordTableModel[QueryRow] = RecordTableModel([])
         self.query_proxy = QSortFilterProxyModel(self)
         self.query_proxy.setSortRole(SortRole)
@@ -344,9 +347,11 @@ class RecallLabView(QWidget):
 
     # -- showing ----------------------------------------------------------------------
     def _chosen(self) -> list[LabConfig]:
+        """Config A, config B and the rank-bm25 reference (each once)."""
         a = self._configs[max(0, self.a_combo.currentIndex())]
         b = self._configs[max(0, self.b_combo.currentIndex())]
-        return [a] if a.name == b.name else [a, b]
+        ref = next(c for c in self._configs if c.ranking is None)
+        return list({c.name: c for c in (a, b, ref)}.values())
 
     def _show_run(self, run: LabRun | None) -> None:
         self.last_run = run
@@ -356,10 +361,14 @@ class RecallLabView(QWidget):
             self.charts.clear()
             return
         names = [c.name for c in run.configs]
-        a, b = names[0], names[-1]
+        a, b = names[0], names[1] if len(names) > 2 else names[0]
         self.summary_model = RecordTableModel(summary_columns(list(run.summary(a))), self)
         self.summary_model.set_records([(n, run.summary(n)) for n in dict.fromkeys(names)])
         self.summary_view.setModel(self.summary_model)
+        rows = self.summary_model.rowCount()
+        header = self.summary_view.horizontalHeader().sizeHint().height()
+        height = header + rows * self.summary_view.verticalHeader().defaultSectionSize() + 4
+        self.summary_view.setFixedHeight(height)
         self.query_model = RecordTableModel(query_columns(a, b), self)
         self.query_model.set_records(run.rows)
         self.query_proxy.setSourceModel(self.query_model)
@@ -367,7 +376,8 @@ class RecallLabView(QWidget):
         self.summary_view.resizeColumnsToContents()
         self.query_view.resizeColumnsToContents()
         self.query_view.setColumnWidth(1, min(self.query_view.columnWidth(1), 420))
-        self.charts.show_run(run, a, b)
+        extra = {n: run.curve(n) for n in names if n not in (a, b)}
+        self.charts.show_run(run, a, b, extra)
         won_a, won_b, ties = run.wins(a, b)
         skipped = ""
         if run.skipped:
@@ -382,7 +392,9 @@ class RecallLabView(QWidget):
 
     def _set_configs(self, configs: list[LabConfig]) -> None:
         self._configs = configs
-        for combo, pick in ((self.a_combo, 0), (self.b_combo, len(configs) - 1)):
+        names = [c.name for c in configs]
+        a, b = self._a_name or DEFAULT_RANKING, self._b_name or SEED.name
+        for combo, pick in ((self.a_combo, names.index(a)), (self.b_combo, names.index(b))):
             combo.blockSignals(True)
             combo.clear()
             for c in configs:
@@ -416,6 +428,7 @@ class RecallLabView(QWidget):
 
     @Slot()
     def _on_config_changed(self) -> None:
+        self._a_name, self._b_name = self.a_combo.currentText(), self.b_combo.currentText()
         if self.last_run is not None:
             self.status_label.setText("The configs changed: press Run to compare them.")
 
