@@ -111,12 +111,12 @@ class Inspector(AppHelper):
         self.settings.set_values([("budget/window", self.views.gauge.selected_window() or 0)])
 
     def _on_lab_drill_requested(
-        self, query: str, session_id: object, segment_id: str, config: object
+        self, query: str, session_id: object, segment_id: str, config: object, ranking: str
     ) -> None:
         """A query of the recall lab, shown in the Recall view with its "why not?"."""
         recall = self.views.recall_view
         if isinstance(config, SearchConfig):
-            recall.set_search_config(config)
+            recall.set_search_config(config, ranking)
         recall.ask(query, session_id if isinstance(session_id, str) else None, segment_id)
         self.views.show_view("recall")
 

@@ -17,7 +17,8 @@ from core.recall.block import (
     hard_cap,
     search_limit,
 )
-from core.recall.hybrid import SearchConfig, SearchResult, search
+from core.recall.hybrid import SearchConfig, SearchResult, SegmentExplanation, explain
+from core.recall.rankings import SEED, get_ranking, rank_text, ranked_search
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -41,6 +42,8 @@ class RecallSettings:
     search: SearchConfig = field(default_factory=SearchConfig)
     limit_from_cap: bool = True
     """Use ``max(8, ceil(hardCap / 500))`` as the search limit (the agent's rule)."""
+    ranking: str = SEED.name
+    """The ranking of :mod:`core.recall.rankings`; the agent's own is ``seed``."""
 
 
 @dataclass(slots=True)
@@ -89,7 +92,27 @@ def recall(
     details: list[Detail] = []
     if store is not None:
         cfg = replace(s.search, limit=search_limit(cap)) if s.limit_from_cap else s.search
-        preview.search = search(store, query, cfg, session_id=session_id, now_ms=now_ms)
+        preview.search = ranked_search(
+            store, query, cfg, get_ranking(s.ranking), session_id=session_id, now_ms=now_ms
+        )
         details = [Detail(h.segment, h.score) for h in preview.search.hits]
     preview.block = build_block([h.fact for h in preview.knowledge], details, cap)
     return preview
+
+
+def explain_recall(
+    store: WarmStore, outcome: RecallOutcome, segment_id: str, ranking: str = SEED.name
+) -> SegmentExplanation:
+    """Why *segment_id* is or is not in *outcome*'s hits and block, under *ranking*.
+
+    The seed formula scores only the top ``2 x limit`` by cosine and by BM25; the
+    other rankings keep the ``2 x limit`` best of every segment they score, so a
+    segment outside them is told its place in that ranking instead.
+    """
+    assert outcome.search is not None
+    expl = explain(store, outcome.search, segment_id, outcome.block)
+    if ranking == SEED.name or expl.reason != "no_candidate":
+        return expl
+    where = rank_text(store, outcome.search, get_ranking(ranking), segment_id)
+    kept = len(outcome.search.candidates)
+    return replace(expl, message=f"not among the {kept} best kept as candidates: {where}")

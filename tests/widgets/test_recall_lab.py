@@ -142,3 +142,47 @@ def test_drill_down_opens_the_query_in_recall_with_why_not(qtbot, sl):
     qtbot.waitUntil(lambda: not recall.is_busy(), timeout=10_000)
     # the app's store is the agent's: its 2023 turns are evicted, and "why not?" says so
     assert "evicted" in recall.why_box.label.text().lower()
+
+
+def test_the_recall_view_ranks_with_the_ranking_chosen(qtbot, sl):
+    from core.recall.engine import RecallSettings, recall
+    from core.recall.rankings import get_ranking
+    from widgets.recall.preview import RecallPreview
+
+    store = WarmStore.open(sl.store, HashEmbedder(), StoreSettings(eviction_days=0))
+    view = RecallPreview(runner=JobRunner())
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.preview_changed, timeout=10_000):
+        pure = SearchConfig(min_score=0.0, decay=1.0)  # every candidate a hit: ranking shows
+        view.attach(store, None, RecallSettings(search=pure), now_ms=1_700_000_000_000)
+    combo = view.knobs.ranking_combo
+    assert combo.currentData() == SEED.name and "agent" in combo.currentText()
+    label = sl.labels[0]
+    with qtbot.waitSignal(view.preview_changed, timeout=10_000):
+        view.ask(label["query"], sl.session, label["relevant"][0])
+    seed_hits = [
+        view.detail_model.record(r).hit.segment.id for r in range(view.detail_model.rowCount())
+    ]
+    with qtbot.waitSignal(view.preview_changed, timeout=10_000):
+        combo.setCurrentIndex(combo.findData(DEFAULT_RANKING))
+    ranking = get_ranking(DEFAULT_RANKING)
+    settings = view.settings()
+    assert settings.ranking == DEFAULT_RANKING
+    assert settings.search.vector_weight == ranking.vector_weight  # the ranking's own weights
+    expected = recall(
+        label["query"], store=store, knowledge=None, settings=settings,
+        session_id=sl.session, now_ms=1_700_000_000_000,
+    )  # fmt: skip
+    shown = [
+        view.detail_model.record(r).hit.segment.id for r in range(view.detail_model.rowCount())
+    ]
+    assert shown == [h.segment.id for h in expected.search.hits] and shown != seed_hits
+    assert any(f"ranking {DEFAULT_RANKING}" in n for n in expected.search.notes)
+    far = next(
+        s.id for s in store.live() if s.id not in {h.segment.id for h in expected.search.candidates}
+    )
+    expl = view.explain_segment(far)
+    assert expl is not None and expl.reason == "no_candidate"
+    assert f"by the {DEFAULT_RANKING} ranking" in expl.message  # not the seed's cut-off story
+    view.knobs.defaults_button.click()
+    assert view.settings().ranking == SEED.name

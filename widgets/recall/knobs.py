@@ -1,4 +1,4 @@
-"""The search knobs of the recall preview, bound to :class:`SearchConfig` fields."""
+"""The search knobs of the recall preview: the ranking, and :class:`SearchConfig` fields."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QGridLayout,
     QGroupBox,
@@ -17,6 +18,8 @@ from PySide6.QtWidgets import (
     QSlider,
     QWidget,
 )
+
+from core.recall.rankings import RANKINGS, SEED, get_ranking
 
 if TYPE_CHECKING:
     from core.recall.hybrid import SearchConfig
@@ -121,6 +124,20 @@ class SearchKnobs(QGroupBox):
         self.defaults_button = QPushButton("Defaults")
         self.defaults_button.setToolTip("Back to the agent's configured values")
         self.defaults_button.clicked.connect(self.defaults_requested)
+        self.ranking_combo = QComboBox()
+        for r in RANKINGS.values():
+            text = f"{r.name} (the agent's)" if r == SEED else r.name
+            self.ranking_combo.addItem(text, r.name)
+            self.ranking_combo.setItemData(
+                self.ranking_combo.count() - 1, r.summary, Qt.ItemDataRole.ToolTipRole
+            )
+        self.ranking_combo.setToolTip(
+            "How segments are ranked. seed is the agent's own formula; the others are"
+            " memlens's rankings, measured in the Recall lab (the agent cannot run them)"
+        )
+        self.ranking_combo.currentIndexChanged.connect(self._on_ranking_changed)
+        self.ranking_label = QLabel("&Ranking")
+        self.ranking_label.setBuddy(self.ranking_combo)
         self.limit_label = QLabel()
         self.limit_label.setToolTip("The agent's search limit: max(8, ceil(hard cap / 500))")
         self._limit = 8
@@ -128,25 +145,30 @@ class SearchKnobs(QGroupBox):
         grid.setContentsMargins(8, 4, 8, 4)
         grid.setHorizontalSpacing(16)
         grid.setVerticalSpacing(2)
+        ranking_row = QHBoxLayout()
+        ranking_row.addWidget(self.ranking_label)
+        ranking_row.addWidget(self.ranking_combo, 1)
         extras = QHBoxLayout()
         extras.addWidget(self.cross_session)
         extras.addSpacing(12)
         extras.addWidget(self.limit_label)
         extras.addStretch(1)
         if columns >= 3:
-            grid.addWidget(self.min_score, 0, 0)
-            grid.addWidget(self.vector_weight, 0, 1)
-            grid.addWidget(self.text_weight, 0, 2)
-            grid.addWidget(self.decay, 1, 0)
-            grid.addLayout(extras, 1, 1)
-            grid.addWidget(self.defaults_button, 1, 2, Qt.AlignmentFlag.AlignRight)
+            grid.addLayout(ranking_row, 0, 0)
+            grid.addWidget(self.min_score, 1, 0)
+            grid.addWidget(self.vector_weight, 1, 1)
+            grid.addWidget(self.text_weight, 1, 2)
+            grid.addWidget(self.decay, 2, 0)
+            grid.addLayout(extras, 2, 1)
+            grid.addWidget(self.defaults_button, 2, 2, Qt.AlignmentFlag.AlignRight)
             for col in range(3):
                 grid.setColumnStretch(col, 1)
         else:  # one knob a row: a side column
-            for row, knob in enumerate(self.knobs()):
+            grid.addLayout(ranking_row, 0, 0)
+            for row, knob in enumerate(self.knobs(), 1):
                 grid.addWidget(knob, row, 0)
             extras.addWidget(self.defaults_button)
-            grid.addLayout(extras, 4, 0)
+            grid.addLayout(extras, 5, 0)
 
     def knobs(self) -> tuple[Knob, Knob, Knob, Knob]:
         """minScore, vector weight, text weight, decay."""
@@ -162,8 +184,15 @@ class SearchKnobs(QGroupBox):
             cross_session=self.cross_session.isChecked(),
         )
 
-    def show_config(self, cfg: SearchConfig, limit: int) -> None:
-        """Set every knob to *cfg* (no signal) and show the search *limit*."""
+    def ranking(self) -> str:
+        """The name of the ranking chosen."""
+        return str(self.ranking_combo.currentData())
+
+    def show_config(self, cfg: SearchConfig, limit: int, ranking: str = SEED.name) -> None:
+        """Set every knob to *cfg* and the *ranking* (no signal); show the search *limit*."""
+        self.ranking_combo.blockSignals(True)
+        self.ranking_combo.setCurrentIndex(max(0, self.ranking_combo.findData(ranking)))
+        self.ranking_combo.blockSignals(False)
         self.min_score.set_value(cfg.min_score)
         self.vector_weight.set_value(cfg.vector_weight)
         self.text_weight.set_value(cfg.bm25_weight)
@@ -178,6 +207,17 @@ class SearchKnobs(QGroupBox):
         d = self.decay.value()
         half = "no decay" if d >= 1 else f"half-life {math.log(0.5) / math.log(d):,.0f} d"
         self.limit_label.setText(f"limit {self._limit} · {half}")
+
+    @Slot()
+    def _on_ranking_changed(self) -> None:
+        """Another ranking: its own weights in the knobs, then a new recall."""
+        ranking = get_ranking(self.ranking())
+        for knob, value in (
+            (self.vector_weight, ranking.vector_weight),
+            (self.text_weight, ranking.text_weight),
+        ):
+            knob.set_value(value)
+        self.config_changed.emit()
 
     @Slot()
     def _on_knob_value_changed(self) -> None:

@@ -40,8 +40,7 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from core.recall.block import BLOCK_ESTIMATOR, hard_cap, search_limit
-from core.recall.engine import MIN_QUERY_CHARS, RecallSettings
-from core.recall.hybrid import SearchConfig, SegmentExplanation, explain
+from core.recall.engine import MIN_QUERY_CHARS, RecallSettings, explain_recall
 from core.recall.short_ids import short_ids
 from core.safety.redact import maybe_redact
 from widgets.common.jobs import default_runner
@@ -57,6 +56,7 @@ from widgets.recall.preview_layout import (
 )
 from widgets.recall.preview_models import (
     DetailRow,
+    block_note,
     build_rows,
     explanation_html,
     fit_columns,
@@ -68,6 +68,7 @@ from widgets.recall.why_not import WhyNotPanel
 
 if TYPE_CHECKING:
     from core.recall.engine import RecallOutcome
+    from core.recall.hybrid import SearchConfig, SegmentExplanation
     from core.recall.knowledge_search import KnowledgeIndex
     from core.recall.warm_store import WarmStore
     from widgets.common.jobs import JobRunner
@@ -284,12 +285,13 @@ class RecallPreview(QWidget):
         return self.query_box.text()
 
     def settings(self) -> RecallSettings:
-        """The attached settings with the knobs' search values."""
-        return replace(self._base, search=self.knobs.config(self._base.search))
+        """The attached settings with the knobs' search values and ranking."""
+        search = self.knobs.config(self._base.search)
+        return replace(self._base, search=search, ranking=self.knobs.ranking())
 
-    def set_search_config(self, config: SearchConfig) -> None:
-        """Set the knobs to *config* and recall again."""
-        self._show_settings(config)
+    def set_search_config(self, config: SearchConfig, ranking: str | None = None) -> None:
+        """Set the knobs to *config* (and *ranking*, if given) and recall again."""
+        self._show_settings(config, ranking)
         self._schedule(0)
 
     def preview(self) -> RecallOutcome | None:
@@ -510,13 +512,8 @@ class RecallPreview(QWidget):
             reason = out.skipped if out and out.skipped else "no recall has run yet"
             self._show_plain(f"Nothing is searched: {reason}.")
             return None
-        block = out.block
-        expl = explain(store, out.search, sid, block)
-        note = ""
-        if expl.reason == "cut_by_hard_cap" and block is not None:
-            note = f"A hit, but the hard cap left it out of the block: {block.cut_reason(sid)}."
-        elif expl.reason == "hit" and block is not None:
-            note = "It is in the injected block."
+        expl = explain_recall(store, out, sid, self.knobs.ranking())
+        note = block_note(expl, out.block)
         seg = store.get(sid)
         label = self.session_label(seg.session_id) if seg is not None else ""
         self.why_box.show_html(explanation_html(expl, out.search, seg, note, label))
@@ -543,7 +540,7 @@ class RecallPreview(QWidget):
 
     @Slot()
     def _on_knobs_defaults_requested(self) -> None:
-        self.set_search_config(self._base.search)
+        self.set_search_config(self._base.search, self._base.ranking)
 
     @Slot(bool)
     def _on_knobs_button_toggled(self, checked: bool) -> None:
@@ -569,10 +566,11 @@ class RecallPreview(QWidget):
         self.explain_segment(segment_id)
 
     # -- small views --------------------------------------------------------------------------
-    def _show_settings(self, cfg: SearchConfig) -> None:
+    def _show_settings(self, cfg: SearchConfig, ranking: str | None = None) -> None:
         base = self._base
         cap = hard_cap(base.hard_cap_tokens, base.window)
-        self.knobs.show_config(cfg, search_limit(cap) if base.limit_from_cap else cfg.limit)
+        limit = search_limit(cap) if base.limit_from_cap else cfg.limit
+        self.knobs.show_config(cfg, limit, ranking or base.ranking)
 
     def _update_reset(self) -> None:
         self.reset_button.setEnabled(self._user_typed)

@@ -31,6 +31,7 @@ from widgets.common.record_model import Column, SortRole
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from core.recall.block import RecalledBlock
     from core.recall.engine import RecallOutcome, RecallSettings
     from core.recall.hybrid import Hit, SearchResult, SegmentExplanation
     from core.recall.knowledge_search import KnowledgeHit, KnowledgeIndex
@@ -344,6 +345,16 @@ def build_rows(
 
 
 # -- explanation ---------------------------------------------------------------------------
+def block_note(expl: SegmentExplanation, block: RecalledBlock | None) -> str:
+    """What the block did with an explained segment (empty when it is not a hit)."""
+    if expl.reason == "cut_by_hard_cap" and block is not None:
+        cut = block.cut_reason(expl.segment_id)
+        return f"A hit, but the hard cap left it out of the block: {cut}."
+    if expl.reason == "hit" and block is not None:
+        return "It is in the injected block."
+    return ""
+
+
 def explanation_html(
     expl: SegmentExplanation,
     result: SearchResult,

@@ -109,14 +109,14 @@ class RecallLabView(QWidget):
 
     Signals
     -------
-    drill_requested(str, object, str, object)
-        ``(query, session or None, segment id, SearchConfig)``: show this query in the
-        Recall view with these settings and explain this segment.
+    drill_requested(str, object, str, object, str)
+        ``(query, session or None, segment id, SearchConfig, ranking name)``: show this
+        query in the Recall view with these settings and explain this segment.
     problems_found(list)
         The :class:`core.io.problems.Problem` list of a labels file just read.
     """
 
-    drill_requested = Signal(str, object, str, object)
+    drill_requested = Signal(str, object, str, object, str)
     problems_found = Signal(list)
 
     def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
@@ -444,7 +444,10 @@ class RecallLabView(QWidget):
         config = run.configs[0]
         report = row.reports[config.name]
         segment = report.missing[0] if report.missing else row.label.relevant[0]
-        self.drill_requested.emit(row.label.query, row.label.session, segment, config.search)
+        ranking = config.ranking.name if config.ranking is not None else SEED.name
+        self.drill_requested.emit(
+            row.label.query, row.label.session, segment, config.search, ranking
+        )
 
 
 def _table(model: Any) -> QTableView:
