@@ -46,6 +46,7 @@ from core.safety.redact import maybe_redact
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole
 from widgets.common.view_jobs import view_key
+from widgets.recall.golden import GoldenBar
 from widgets.recall.knobs import SearchKnobs
 from widgets.recall.preview_layout import (
     CUT_TAB,
@@ -197,6 +198,7 @@ class RecallPreview(QWidget):
         self.why_box.segment_picked.connect(self._on_why_box_segment_picked)
         self.why_box_edit, self.why_label = self.why_box.edit, self.why_box.label
         self.segment_completer = self.why_box.completer
+        self.golden = GoldenBar(self, self._runner)  # "should be found", and its badge
         self.splitter = lay_out(self)
 
     # -- public API ---------------------------------------------------------------------------
@@ -229,6 +231,7 @@ class RecallPreview(QWidget):
         self._short_of = -1
         self._update_short()
         self._show_settings(settings.search)
+        self.golden.attach(store)
         self.why_box.set_segments(store.live() if store is not None else [])
         self._update_scope()
         self._timer.stop()
@@ -242,6 +245,7 @@ class RecallPreview(QWidget):
         self._dirty = self._stale = False
         self._fitted.clear()
         self._store = self._knowledge = None
+        self.golden.attach(None)
         self.why_box.set_segments([])
         self._last = None
         self._last_query = None

@@ -112,6 +112,8 @@ def lay_out(view: Any) -> QSplitter:
     status_row.addStretch(1)
     status_row.addWidget(view.status_label)
     status_row.addSpacing(12)
+    status_row.addWidget(view.golden)
+    status_row.addSpacing(12)
     status_row.addWidget(view.show_rejected)
     lay = QVBoxLayout(view)
     lay.setContentsMargins(4, 4, 4, 4)
