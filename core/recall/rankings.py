@@ -139,12 +139,23 @@ def text_tokens(text: str, ranking: Ranking) -> list[str]:
     return [stem(t) for t in tokens if t not in STOPWORDS]
 
 
-class _TextIndex:
-    """A BM25 index over the store's slots with one ranking's tokens, kept in step."""
+def _own_text_index(ranking: Ranking) -> bool:
+    """Whether *ranking* needs a text index other than the store's own."""
+    return ranking.stemmed or (ranking.saturation, ranking.length_b) != (1.5, 0.75)
+
+
+class _Slots:
+    """Per store and ranking: each slot's liveness, session and (if needed) text index.
+
+    Kept in step with the store on each search: new slots are indexed, evicted ones
+    dropped; nothing is redone while the store has not changed.
+    """
 
     def __init__(self, ranking: Ranking) -> None:
         self.ranking = ranking
         self.index = BM25Index(ranking.saturation, ranking.length_b, 0.25)
+        self.own_index = _own_text_index(ranking)
+        self.alive = np.zeros(0, dtype=bool)
         self.sessions = np.zeros(0, dtype=np.int64)
         self._codes: dict[str, int] = {}
         self._signature: tuple[int, int] = (-1, -1)
@@ -155,28 +166,27 @@ class _TextIndex:
         signature = (len(segments), len(store))
         if signature == self._signature:
             return
-        first = self.index.slots
-        docs = [text_tokens(s.content, self.ranking) if s else [] for s in segments[first:]]
-        self.index.add_many(docs)
-        codes = [
-            self._codes.setdefault(s.session_id, len(self._codes)) if s else -1
-            for s in segments[first:]
-        ]
+        first = len(self.alive)
+        new = segments[first:]
+        if self.own_index:
+            self.index.add_many([text_tokens(s.content, self.ranking) if s else [] for s in new])
+        codes = [self._codes.setdefault(s.session_id, len(self._codes)) if s else -1 for s in new]
         self.sessions = np.concatenate([self.sessions, np.asarray(codes, dtype=np.int64)])
-        for slot, seg in enumerate(segments):
-            if seg is None:
-                self.index.remove(slot)
+        self.alive = np.fromiter((s is not None for s in segments), dtype=bool, count=len(segments))
+        if self.own_index:
+            for slot in np.flatnonzero(~self.alive):
+                self.index.remove(int(slot))
         self._signature = signature
 
 
-_INDEXES: weakref.WeakKeyDictionary[WarmStore, dict[str, _TextIndex]] = weakref.WeakKeyDictionary()
+_SLOTS: weakref.WeakKeyDictionary[WarmStore, dict[str, _Slots]] = weakref.WeakKeyDictionary()
 
 
-def _text_index(store: WarmStore, ranking: Ranking) -> _TextIndex:
-    per_store = _INDEXES.setdefault(store, {})
+def _slots(store: WarmStore, ranking: Ranking) -> _Slots:
+    per_store = _SLOTS.setdefault(store, {})
     found = per_store.get(ranking.name)
-    if found is None:
-        found = per_store[ranking.name] = _TextIndex(ranking)
+    if found is None or found.ranking != ranking:
+        found = per_store[ranking.name] = _Slots(ranking)
     found.sync(store)
     return found
 
@@ -228,19 +238,16 @@ def score_all(
     """Score every searched segment of *store* for *query* under *ranking* (not ``seed``)."""
     tokens = text_tokens(query, ranking)
     with store.lock:  # live mode indexes and evicts in a worker: one consistent view
-        text = _text_index(store, ranking) if ranking.stemmed or ranking.length_b != 0.75 else None
+        slots = _slots(store, ranking)
         mask = None if cfg.cross_session else store.session_mask(session_id)
         qvec = store.embedder.embed([query])[0]
         n = len(store.segments)
         cos = store.vectors.cosine(qvec)[:n].astype(np.float64)
-        raw = (text.index if text else store.bm25).scores(tokens)[:n].astype(np.float64)
-        alive = np.fromiter((s is not None for s in store.segments), dtype=bool, count=n)
-        sessions = text.sessions[:n] if text else None
+        raw = (slots.index if slots.own_index else store.bm25).scores(tokens)[:n]
+        alive, sessions = slots.alive[:n], slots.sessions[:n]
         ts = store.timestamps()[:n]
-        if ranking.neighbours and sessions is None:
-            sessions = _text_index(store, ranking).sessions[:n]
     cos = np.pad(cos, (0, n - len(cos)))
-    raw = np.pad(raw, (0, n - len(raw)))
+    raw = np.pad(raw.astype(np.float64), (0, n - len(raw)))
     allowed = alive if mask is None else alive & mask[:n]
     if ranking.every_candidate:
         candidate = allowed.copy()
@@ -261,7 +268,7 @@ def score_all(
         score = wv * cos_c + wt * norm
         weights = np.where(cos_c > 0, wv, 0.0) + np.where(norm > 0, wt, 0.0)
         effective = np.divide(score, weights, out=np.zeros(n), where=weights > 0)
-    if ranking.neighbours and sessions is not None:
+    if ranking.neighbours:
         score = score + ranking.neighbours * _neighbour_sum(score, candidate, sessions)
         effective = effective + ranking.neighbours * _neighbour_sum(effective, candidate, sessions)
     decay = _decay(ts, now_ms, cfg.decay)
@@ -352,8 +359,11 @@ def _rank_of(
     values: F64, allowed: npt.NDArray[np.bool_], slots: npt.NDArray[np.intp]
 ) -> dict[int, int]:
     """1-based rank among *allowed* slots by *values* of each of *slots* that is allowed."""
-    pool = values[allowed]
-    return {int(s): int(np.sum(pool > values[s])) + 1 for s in slots if allowed[s]}
+    mine = slots[allowed[slots]]
+    if not len(mine):
+        return {}
+    above = (values[allowed][None, :] > values[mine][:, None]).sum(axis=1)
+    return {int(s): int(a) + 1 for s, a in zip(mine, above, strict=True)}
 
 
 def rank_text(
