@@ -19,6 +19,7 @@ from typing_extensions import override
 
 from app.actions import Actions
 from app.app_config import embedder_name
+from app.apply_glue import ApplyGlue
 from app.backups_glue import BackupsGlue
 from app.context import AppContext
 from app.demo_data import demo_path, load_demo
@@ -99,6 +100,7 @@ class MainWindow(WindowLayout):
         self.manager = Manager(self.context, self, confirm)
         self.pending = PendingGlue(self.context, self.manager, self)
         self.backups = BackupsGlue(self.context, self.manager, self)
+        self.applier = ApplyGlue(self.context, self.manager, self)
         self.inspector = Inspector(self.context, self.manager, self)
         self.inspector.restore_settings()
         # -- live mode (app/live_glue.py) -------------------------------------------------

@@ -26,7 +26,7 @@ DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "open", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
-    "backups", "memory", "homes", "export", "mcp",
+    "backups", "memory", "homes", "export", "mcp", "setting",
 )  # fmt: skip
 
 
@@ -290,6 +290,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _ranking_flag(p)
     _search_flags(p)
+    p = add(
+        "setting",
+        "set one recall setting of the agent's openclaw.json (dry run unless --write)",
+        _lazy("setting", "cmd_setting"),
+    )
+    p.add_argument("data", metavar="DATA", help=DATA_HELP)
+    p.add_argument(
+        "key",
+        metavar="KEY",
+        help="a key of agents.defaults.memoryContext: autoRecallMinScore, hardCapTokens,"
+        " crossSession or evictionDays",
+    )
+    p.add_argument("value", metavar="VALUE", help="the new value")
+    p.add_argument("--write", action="store_true", help="back the file up and write the change")
     p = add(
         "plan",
         "what a compaction would summarise, keep and drop, in how many calls",

@@ -89,11 +89,13 @@ class SearchKnobs(QGroupBox):
     On two rows of three (*columns* 3), or one knob a row (*columns* 1) for a side column.
 
     ``config_changed`` is emitted on every user change (not by :meth:`show_config`);
-    ``defaults_requested`` when the user asks for the agent's values back.
+    ``defaults_requested`` when the user asks for the agent's values back;
+    ``apply_requested`` when the user asks to write the values into the agent's config.
     """
 
     config_changed = Signal()
     defaults_requested = Signal()
+    apply_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, columns: int = 3) -> None:
         super().__init__("Search settings", parent)
@@ -124,6 +126,12 @@ class SearchKnobs(QGroupBox):
         self.defaults_button = QPushButton("Defaults")
         self.defaults_button.setToolTip("Back to the agent's configured values")
         self.defaults_button.clicked.connect(self.defaults_requested)
+        self.apply_button = QPushButton("&Apply to agent…")
+        self.apply_button.setToolTip(
+            "Write minScore and cross-session into the agent's openclaw.json, one setting at a"
+            " time, each previewed and backed up (its weights and decay are not settings)"
+        )
+        self.apply_button.clicked.connect(self.apply_requested)
         self.ranking_combo = QComboBox()
         for r in RANKINGS.values():
             text = f"{r.name} (the agent's)" if r == SEED else r.name
@@ -160,15 +168,15 @@ class SearchKnobs(QGroupBox):
             grid.addWidget(self.text_weight, 1, 2)
             grid.addWidget(self.decay, 2, 0)
             grid.addLayout(extras, 2, 1)
-            grid.addWidget(self.defaults_button, 2, 2, Qt.AlignmentFlag.AlignRight)
+            grid.addLayout(_row(self.apply_button, self.defaults_button), 2, 2)
             for col in range(3):
                 grid.setColumnStretch(col, 1)
         else:  # one knob a row: a side column
             grid.addLayout(ranking_row, 0, 0)
             for row, knob in enumerate(self.knobs(), 1):
                 grid.addWidget(knob, row, 0)
-            extras.addWidget(self.defaults_button)
             grid.addLayout(extras, 5, 0)
+            grid.addLayout(_row(self.apply_button, self.defaults_button), 6, 0)
 
     def knobs(self) -> tuple[Knob, Knob, Knob, Knob]:
         """minScore, vector weight, text weight, decay."""
@@ -223,3 +231,12 @@ class SearchKnobs(QGroupBox):
     def _on_knob_value_changed(self) -> None:
         self._update_label()
         self.config_changed.emit()
+
+
+def _row(*widgets: QWidget) -> QHBoxLayout:
+    """*widgets* side by side, pushed to the right."""
+    row = QHBoxLayout()
+    row.addStretch(1)
+    for w in widgets:
+        row.addWidget(w)
+    return row
