@@ -70,6 +70,7 @@ class Inspector(AppHelper):
         views.openclaw_view.hit_activated.connect(self._on_transcript_hit)
         views.lab_view.drill_requested.connect(self._on_lab_drill_requested)
         views.lab_view.problems_found.connect(views.problems.append_rows)
+        views.recall_view.preview_changed.connect(self._on_recall_shown)
 
     # -- data ----------------------------------------------------------------------------
     def set_data(self, data: DataSet) -> None:
@@ -109,6 +110,10 @@ class Inspector(AppHelper):
     def save_settings(self) -> None:
         """Persist the "what if" window (0: the model's own)."""
         self.settings.set_values([("budget/window", self.views.gauge.selected_window() or 0)])
+
+    def _on_recall_shown(self, _outcome: object) -> None:
+        """The lab offers the Recall view's settings as they are now."""
+        self.views.lab_view.set_view_settings(self.views.recall_view.settings())
 
     def _on_lab_drill_requested(
         self, query: str, session_id: object, segment_id: str, config: object, ranking: str

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from core.io.jobs import check
+from core.recall.block import hard_cap, search_limit
 from core.recall.evaluate import score_queries, why_skipped
 from core.recall.lab import REFERENCE, OkapiReference
-from core.recall.rankings import RANKINGS, SEED, ranked_search
+from core.recall.rankings import RANKINGS, SEED, get_ranking, ranked_search
 from core.recall.warm_store import WarmStore
 
 if TYPE_CHECKING:
@@ -29,12 +30,15 @@ if TYPE_CHECKING:
 
     from core.io.jobs import CancelCheck, Progress
     from core.io.problems import Problem
+    from core.recall.engine import RecallSettings
     from core.recall.evaluate import Label, QueryReport
     from core.recall.hybrid import SearchConfig
     from core.recall.rankings import Ranking
 
 AGENT = "agent"
 """The config of the agent as the data directory configures it."""
+VIEW = "recall view"
+"""The config the Recall view's knobs and ranking make now."""
 CURVE_K = 10
 """recall@k curves run from k = 1 to this (or the largest k asked, if larger).
 
@@ -142,6 +146,27 @@ def lab_configs(agent: SearchConfig) -> list[LabConfig]:
     )
     out.append(LabConfig(REFERENCE, "reference baseline: rank-bm25 BM25Okapi", pure, None))
     return out
+
+
+def view_config(settings: RecallSettings) -> LabConfig:
+    """The Recall view's current settings as a lab config: what "Apply to agent" would write.
+
+    Ranked as that view recalls: its ranking, its knobs, the limit of its hard cap,
+    the list cut at that limit.
+    """
+    cap = hard_cap(settings.hard_cap_tokens, settings.window)
+    search = settings.search
+    if settings.limit_from_cap:
+        search = search.with_(limit=search_limit(cap))
+    return LabConfig(
+        VIEW,
+        f"the Recall view's settings: the {settings.ranking} ranking, minScore"
+        f" {search.min_score:g}, limit {search.limit}, weights {search.vector_weight:g} /"
+        f" {search.bm25_weight:g}, decay {search.decay:g}",
+        search,
+        get_ranking(settings.ranking),
+        deepen=False,
+    )
 
 
 def without_eviction(

@@ -186,3 +186,23 @@ def test_the_recall_view_ranks_with_the_ranking_chosen(qtbot, sl):
     assert f"by the {DEFAULT_RANKING} ranking" in expl.message  # not the seed's cut-off story
     view.knobs.defaults_button.click()
     assert view.settings().ranking == SEED.name
+
+
+def test_the_recall_views_settings_are_a_config_of_the_lab(qtbot, sl):
+    from core.recall.engine import RecallSettings
+    from core.recall.lab_compare import VIEW
+
+    view = _view(qtbot, sl)
+    settings = RecallSettings(search=SearchConfig(min_score=0.3, decay=1.0), ranking=SEED.name)
+    view.set_view_settings(settings)
+    chosen = next(c for c in view.configs() if c.name == VIEW)
+    assert chosen.search.min_score == 0.3 and chosen.search.limit == 8 and not chosen.deepen
+    assert [view.a_combo.itemText(i) for i in range(view.a_combo.count())][-1] == VIEW
+    view.select(VIEW, SEED.name)
+    view.run()
+    assert wait_idle(view._runner, view._key, 60_000)
+    run = view.last_run
+    assert run is not None and max(len(r.reports[VIEW].ranked) for r in run.rows) <= 8
+    view.set_view_settings(RecallSettings(search=SearchConfig(min_score=0.5)))
+    assert next(c for c in view.configs() if c.name == VIEW).search.min_score == 0.5
+    assert sum(c.name == VIEW for c in view.configs()) == 1

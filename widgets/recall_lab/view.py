@@ -37,7 +37,15 @@ from PySide6.QtWidgets import (
 
 from core.io.problems import FormatError
 from core.recall.hybrid import SearchConfig
-from core.recall.lab_compare import LabConfig, LabRun, QueryRow, compare, lab_configs
+from core.recall.lab_compare import (
+    VIEW,
+    LabConfig,
+    LabRun,
+    QueryRow,
+    compare,
+    lab_configs,
+    view_config,
+)
 from core.recall.qrels import load_any_labels
 from core.recall.rankings import DEFAULT_RANKING, SEED
 from widgets.common.jobs import default_runner
@@ -46,6 +54,7 @@ from widgets.common.view_jobs import view_key
 from widgets.recall_lab.charts import LabCharts
 
 if TYPE_CHECKING:
+    from core.recall.engine import RecallSettings
     from core.recall.evaluate import Label
     from core.recall.warm_store import WarmStore
     from widgets.common.jobs import Job, JobRunner
@@ -232,7 +241,8 @@ class RecallLabView(QWidget):
         self.cancel()
         self._store, self._now_ms = store, now_ms
         self._folder = Path(folder) if folder is not None else None
-        self._set_configs(lab_configs(agent))
+        view = [c for c in self._configs if c.name == VIEW]
+        self._set_configs([*lab_configs(agent), *view])
         self._show_run(None)
         if store is None:
             self.status_label.setText("This data directory has no memory-context store.")
@@ -249,6 +259,13 @@ class RecallLabView(QWidget):
         self._show_run(None)
         self.status_label.setText("Open a data directory with a memory-context store.")
         self._update_buttons()
+
+    def set_view_settings(self, settings: RecallSettings) -> None:
+        """Offer the Recall view's current settings as the config "recall view"."""
+        view = view_config(settings)
+        configs = [c for c in self._configs if c.name != VIEW]
+        if view not in self._configs:
+            self._set_configs([*configs, view])
 
     def configs(self) -> list[LabConfig]:
         """The configs offered in A and B."""
@@ -394,7 +411,8 @@ class RecallLabView(QWidget):
         self._configs = configs
         names = [c.name for c in configs]
         a, b = self._a_name or DEFAULT_RANKING, self._b_name or SEED.name
-        for combo, pick in ((self.a_combo, names.index(a)), (self.b_combo, names.index(b))):
+        picks = (names.index(n) if n in names else 0 for n in (a, b))
+        for combo, pick in zip((self.a_combo, self.b_combo), picks, strict=True):
             combo.blockSignals(True)
             combo.clear()
             for c in configs:
