@@ -255,11 +255,88 @@ def test_tokens_before_is_openclaws(openclaw, pi_package, fixtures_dir, fixture,
     assert plan.tokens_before == theirs["tokens"] and plan.tokens_before_measured
 
 
-def test_large_real_session_drops_nothing(openclaw, fixtures_dir):
+# -- every plan below: memlens's, and OpenClaw's in one Node run ----------------------------
+# (each run loads OpenClaw's bundle, about 1 s of CPU: every test's cases go in the same run;
+# openclaw_plan.mjs answers each case on its own)
+
+REAL_RUNS = [
+    {"window": w, "keep_recent_tokens": k, "max_history_share": share}
+    for w, k, share in [
+        (200_000, 20_000, 0.5),
+        (8_000, 2_000, 0.5),
+        (20_000, 2_000, 0.5),
+        (60_000, 2_000, 0.5),
+        (128_000, 8_000, 0.3),
+        (100_000, 20_000, 0.8),
+    ]
+]
+TOOL_RUNS = [
+    {"window": w, "keep_recent_tokens": k, "max_history_share": share}
+    for w, k, share in [
+        (4_000, 300, 0.5),
+        (6_000, 500, 0.5),
+        (9_000, 1_000, 0.4),
+        (12_000, 700, 0.6),
+        (16_000, 2_000, 0.5),
+        (30_000, 1_500, 0.25),
+        (200_000, 20_000, 0.5),
+    ]
+]
+WORKER_VIEWS = [
+    (0, {"window": 200_000, "keep_recent_tokens": 5_000}),
+    (0, {"window": 1_000_000, "keep_recent_tokens": 5_000}),
+    (100_000, {"window": 120_000, "keep_recent_tokens": 60_000, "max_history_share": 0.3}),
+    (150_000, {"window": 200_000, "keep_recent_tokens": 20_000}),
+]
+Runs = list[tuple[Any, dict[str, Any]]]
+
+
+def _groups(fixtures: Path, tmp: Path) -> dict[str, tuple[Any, Runs]]:
+    """Each test's session and runs (a label, memlens's keyword arguments), by name."""
+    groups: dict[str, tuple[Any, Runs]] = {
+        "large": (load_transcript(fixtures / "large-session.jsonl"), [(None, {})])
+    }
+    for fixture, at in (("large-session.jsonl", [None]),
+                        ("before-compaction.jsonl", ["#358", "#627", None])):  # fmt: skip
+        runs: Runs = [((where, kw), {"at": where, **kw}) for where in at for kw in REAL_RUNS]
+        groups[fixture] = (load_transcript(fixtures / fixture), runs)
+    for turns in (14, 40):
+        tools = _session(tmp, f"tools{turns}", _tool_heavy(turns))
+        ok = [kw for kw in TOOL_RUNS if plan_compaction(tools, **kw).ok]
+        groups[f"tools{turns}"] = (tools, [(kw, kw) for kw in ok])
+    msgs: list[dict[str, Any]] = []
+    for k in range(6):
+        msgs.append(user("u" * 60_000) if k % 2 == 0 else assistant("a" * 60_000))
+    msgs.append(user("last"))
+    groups["adaptive"] = (
+        _session(tmp, "big", msgs),
+        [(None, {"window": 60_000, "keep_recent_tokens": 10})],
+    )
+    for n, (usage, kw) in enumerate(WORKER_VIEWS):
+        worker = [m for k in range(16) for m in _big(k, usage)]
+        groups[f"worker{n}"] = (_session(tmp, f"big-worker{n}", worker), [(kw, kw)])
+    return groups
+
+
+@pytest.fixture(scope="module")
+def planned(
+    openclaw: Any, fixtures_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[tuple[Any, dict[str, Any], dict[str, Any], dict[str, Any]]]]:
+    """By name, each run's label, memlens's plan, the case and OpenClaw's plan of it."""
+    groups = _groups(fixtures_dir, tmp_path_factory.mktemp("plans"))
+    mine = {
+        name: [(label, *memlens_plan(session, **kw)) for label, kw in runs]
+        for name, (session, runs) in groups.items()
+    }
+    answers = iter(openclaw_plans(openclaw, [c for runs in mine.values() for *_, c in runs]))
+    out = {name: [(*run, next(answers)) for run in runs] for name, runs in mine.items()}
+    assert next(answers, None) is None
+    return out
+
+
+def test_large_real_session_drops_nothing(planned):
     """At the agent's settings OpenClaw prunes nothing of this 1,000-message session."""
-    s = load_transcript(fixtures_dir / "large-session.jsonl")
-    mine, case = memlens_plan(s)
-    [theirs] = openclaw_plans(openclaw, [case])
+    [(_, mine, case, theirs)] = planned["large"]
     assert theirs["pruned"] is None and "pruned" not in mine
     assert len(case["summarize"]) > 500
     # the worker's projection rounds texts past its budget apart: not the direct estimate
@@ -268,25 +345,10 @@ def test_large_real_session_drops_nothing(openclaw, fixtures_dir):
 
 
 @pytest.mark.parametrize("fixture", ["large-session.jsonl", "before-compaction.jsonl"])
-def test_real_sessions_field_by_field(openclaw, fixtures_dir, fixture):
-    s = load_transcript(fixtures_dir / fixture)
-    at = {"before-compaction.jsonl": ["#358", "#627", None]}.get(fixture, [None])
-    runs = [
-        (where, {"window": w, "keep_recent_tokens": k, "max_history_share": share})
-        for where in at
-        for w, k, share in [
-            (200_000, 20_000, 0.5),
-            (8_000, 2_000, 0.5),
-            (20_000, 2_000, 0.5),
-            (60_000, 2_000, 0.5),
-            (128_000, 8_000, 0.3),
-            (100_000, 20_000, 0.8),
-        ]
-    ]
-    pairs = [memlens_plan(s, at=where, **kw) for where, kw in runs]
-    answers = openclaw_plans(openclaw, [case for _, case in pairs])
-    assert any(t["pruned"] and t["pruned"]["droppedChunks"] for t in answers)
-    for (mine, _), theirs, run in zip(pairs, answers, runs, strict=True):
+def test_real_sessions_field_by_field(planned, fixture):
+    runs = planned[fixture]
+    assert any(t["pruned"] and t["pruned"]["droppedChunks"] for *_, t in runs)
+    for run, mine, _case, theirs in runs:
         try:
             compare(mine, theirs)
         except AssertionError as exc:
@@ -294,43 +356,22 @@ def test_real_sessions_field_by_field(openclaw, fixtures_dir, fixture):
 
 
 @pytest.mark.parametrize("turns", [14, 40])
-def test_generated_sessions_with_tool_pairs_around_the_cut(openclaw, tmp_path, turns):
-    s = _session(tmp_path, f"tools{turns}", _tool_heavy(turns))
-    runs = [
-        {"window": w, "keep_recent_tokens": k, "max_history_share": share}
-        for w, k, share in [
-            (4_000, 300, 0.5),
-            (6_000, 500, 0.5),
-            (9_000, 1_000, 0.4),
-            (12_000, 700, 0.6),
-            (16_000, 2_000, 0.5),
-            (30_000, 1_500, 0.25),
-            (200_000, 20_000, 0.5),
-        ]
-    ]
-    ok = [kw for kw in runs if plan_compaction(s, **kw).ok]
-    pairs = [memlens_plan(s, **kw) for kw in ok]
-    answers = openclaw_plans(openclaw, [case for _, case in pairs])
-    pruned = [t for t in answers if t["pruned"] and t["pruned"]["droppedChunks"]]
+def test_generated_sessions_with_tool_pairs_around_the_cut(planned, turns):
+    runs = planned[f"tools{turns}"]
+    pruned = [t for *_, t in runs if t["pruned"] and t["pruned"]["droppedChunks"]]
     assert pruned, "no run triggered pruning"
     if turns == 40:  # repair made up a result, and dropped results along the way
         assert any(isinstance(x, dict) for t in pruned for x in t["pruned"]["kept"])
-    for (mine, _), theirs, kw in zip(pairs, answers, ok, strict=True):
+    for kw, mine, _case, theirs in runs:
         try:
             compare(mine, theirs)
         except AssertionError as exc:
             raise AssertionError(f"{kw}: {exc}") from exc
 
 
-def test_adaptive_ratio_matches_on_large_messages(openclaw, tmp_path):
+def test_adaptive_ratio_matches_on_large_messages(planned):
     """The ratio's lower clamp is the literal 0.25 reduction, as in OpenClaw."""
-    msgs: list[dict[str, Any]] = []
-    for k in range(6):
-        msgs.append(user("u" * 60_000) if k % 2 == 0 else assistant("a" * 60_000))
-    msgs.append(user("last"))
-    s = _session(tmp_path, "big", msgs)
-    mine, case = memlens_plan(s, window=60_000, keep_recent_tokens=10)
-    [theirs] = openclaw_plans(openclaw, [case])
+    [(_, mine, _case, theirs)] = planned["adaptive"]
     compare(mine, theirs)
     assert mine["ratio"] == adaptive_chunk_ratio([15_000] * 6, 60_000) == 0.15000000000000002
 
@@ -358,20 +399,9 @@ def _big(k: int, usage: int = 0) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.parametrize(
-    ("usage", "kw"),
-    [
-        (0, {"window": 200_000, "keep_recent_tokens": 5_000}),
-        (0, {"window": 1_000_000, "keep_recent_tokens": 5_000}),
-        (100_000, {"window": 120_000, "keep_recent_tokens": 60_000, "max_history_share": 0.3}),
-        (150_000, {"window": 200_000, "keep_recent_tokens": 20_000}),
-    ],
-)
-def test_the_planning_worker_view_on_large_messages(openclaw, tmp_path, usage, kw):
-    msgs = [m for k in range(16) for m in _big(k, usage)]
-    s = _session(tmp_path, "big-worker", msgs)
-    mine, case = memlens_plan(s, **kw)
-    [theirs] = openclaw_plans(openclaw, [case])
+@pytest.mark.parametrize(("usage", "view"), [(u, n) for n, (u, _) in enumerate(WORKER_VIEWS)])
+def test_the_planning_worker_view_on_large_messages(planned, usage, view):
+    [(_, mine, _case, theirs)] = planned[f"worker{view}"]
     assert theirs["workerPerMessage"] and theirs["workerPerMessage"] != theirs["perMessage"]
     assert bool(usage) == bool(theirs["pruned"] and theirs["pruned"]["droppedChunks"])
     compare(mine, theirs)
