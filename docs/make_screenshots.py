@@ -254,6 +254,39 @@ def _openclaudecode(app: QApplication) -> None:
     window.close()
 
 
+def _recall_lab(app: QApplication) -> None:
+    """The recall lab on one conversation of LoCoMo's dev half (labels beside the store)."""
+    import orjson
+
+    source = ROOT.parent / "shared" / "datasets" / "locomo-dev"
+    if not (source / "segments.jsonl").is_file():
+        print(f"skipped recall-lab.png: {source} is not here")
+        return
+    rows = [orjson.loads(x) for x in (source / "segments.jsonl").read_bytes().splitlines() if x]
+    session = rows[0]["sessionId"]
+    home = Path(tempfile.mkdtemp(prefix="memlens-shots-lab-"))
+    store = home / "memory" / "context"
+    store.mkdir(parents=True)
+    kept = b"".join(orjson.dumps(r) + b"\n" for r in rows if r["sessionId"] == session)
+    (store / "segments.jsonl").write_bytes(kept)
+    labels = [x for x in (source / "labels.jsonl").read_bytes().splitlines() if session in str(x)]
+    (store / "labels.jsonl").write_bytes(b"\n".join(labels) + b"\n")
+    (home / "openclaw.json").write_text("{agents: {defaults: {memoryContext: {}}}}")
+    window = MainWindow()
+    window.resize(1700, 1250)
+    window.show()
+    window.open_path(str(home))
+    lab = window.lab_view
+    _wait_for(lambda: bool(lab.labels()), 60_000)
+    window.show_view("recall lab")
+    window.splitter.setSizes([160, 0, 1000])  # the lab gets the height (as a user drags it)
+    lab.run()
+    _wait_for(lambda: lab.last_run is not None, 300_000)
+    _settle(app, 600)
+    _save(window, "recall-lab.png")
+    window.close()
+
+
 def _first_run(app: QApplication) -> None:
     """The welcome page, over a made-up home holding an OpenClaw home and pi sessions."""
     import shutil
@@ -358,6 +391,7 @@ def main() -> int:
     apply_theme(app, "light")
     _openclaw(app)
     _openclaudecode(app)
+    _recall_lab(app)
     return 0
 
 
