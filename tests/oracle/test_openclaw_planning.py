@@ -282,7 +282,7 @@ TOOL_RUNS = [
         (200_000, 20_000, 0.5),
     ]
 ]
-WORKER_VIEWS = [
+WORKER_VIEWS: list[tuple[int, dict[str, Any]]] = [
     (0, {"window": 200_000, "keep_recent_tokens": 5_000}),
     (0, {"window": 1_000_000, "keep_recent_tokens": 5_000}),
     (100_000, {"window": 120_000, "keep_recent_tokens": 60_000, "max_history_share": 0.3}),
