@@ -94,6 +94,21 @@ def _session_args(
     p.add_argument("--window", type=positive_int, metavar="N", help=window_help)
 
 
+def _clock_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--now",
+        metavar="TIME",
+        help="'now' for eviction and decay: ISO date/time (UTC unless it says) or epoch ms "
+        "(default: MEMLENS_NOW, else the clock)",
+    )
+    p.add_argument(
+        "--no-evict",
+        action="store_true",
+        help="keep every segment: no evictionDays, no maxSegments before ranking "
+        "(a dated labelled set then measures ranking)",
+    )
+
+
 def _ranking_flag(p: argparse.ArgumentParser) -> None:
     from core.recall.rankings import DEFAULT_RANKING, RANKINGS
 
@@ -225,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="ID", help="the session recalling (its segments only)")
     p.add_argument("--cross-session", action="store_true", help="search every session")
     _ranking_flag(p)
+    _clock_flags(p)
     p.add_argument(
         "--window",
         type=positive_int,
@@ -271,18 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--k", default="1,5,10", metavar="K,K", help="cut-offs for recall@k (default: %(default)s)"
     )
-    p.add_argument(
-        "--now",
-        metavar="TIME",
-        help="the evaluation's 'now' for eviction and decay: ISO date/time (UTC unless it "
-        "says) or epoch ms (default: the clock)",
-    )
-    p.add_argument(
-        "--no-evict",
-        action="store_true",
-        help="keep every segment: no evictionDays, no maxSegments before ranking "
-        "(a dated labelled set then measures ranking)",
-    )
+    _clock_flags(p)
     p.add_argument(
         "--no-agent-row",
         action="store_true",

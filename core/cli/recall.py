@@ -164,12 +164,18 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         knowledge=opened.knowledge,
         settings=settings,
         session_id=args.session,
+        now_ms=opened.now_ms,
     )
     if ranking != SEED and opened.store is not None and preview.skipped is None:
         # The same recall with another ranking: the search, then the block from its hits.
         limit = search_limit(preview.hard_cap) if settings.limit_from_cap else cfg.limit
         preview.search = ranked_search(
-            opened.store, args.query, cfg.with_(limit=limit), ranking, session_id=args.session
+            opened.store,
+            args.query,
+            cfg.with_(limit=limit),
+            ranking,
+            session_id=args.session,
+            now_ms=opened.now_ms,
         )
         details = [Detail(h.segment, h.score) for h in preview.search.hits]
         facts = [h.fact for h in preview.knowledge]

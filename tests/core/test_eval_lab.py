@@ -186,3 +186,18 @@ def test_seed_ranking_is_the_agents_search(locomo):
             assert a.hits == b.hits and a.candidates == b.candidates
     with pytest.raises(ValueError, match="unknown ranking"):
         get_ranking("nope")
+
+
+def test_recall_takes_the_same_clock_and_eviction_flags(capsys, locomo):
+    home, _, wanted, newest, session = locomo
+    query = wanted[0]["query"]
+    today = run(capsys, "recall", str(home), query, "--session", session, "--min-score", "0")
+    assert today["hits"] == []  # every 2023 turn is evicted today
+    kept = run(
+        capsys, "recall", str(home), query, "--session", session, "--min-score", "0", "--no-evict"
+    )
+    then = run(
+        capsys, "recall", str(home), query, "--session", session, "--min-score", "0",
+        "--now", str(newest + 86_400_000),
+    )  # fmt: skip
+    assert kept["hits"] and [h["id"] for h in then["hits"]] == [h["id"] for h in kept["hits"]]
