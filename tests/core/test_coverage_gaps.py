@@ -138,6 +138,8 @@ def _eval(capsys, home, tmp_path, labels, *extra):
         "0",
         "--decay",
         "1",
+        "--ranking",
+        "seed",
         *extra,
     )
 

@@ -120,7 +120,18 @@ def test_recall_view_and_eval_give_one_explanation(qtbot, capsys, tmp_path):
     labels = tmp_path / "labels.jsonl"
     labels.write_text(f'{{"query": "{query}", "relevant": ["{target}"], "session": "session-5"}}\n')
     code = run_cli(
-        ["eval", str(home), "--labels", str(labels), "--decay", "1", "--min-score", "0.3"]
+        [
+            "eval",
+            str(home),
+            "--labels",
+            str(labels),
+            "--decay",
+            "1",
+            "--min-score",
+            "0.3",
+            "--ranking",
+            "seed",
+        ]  # the Recall view's default: the agent's own ranking
     )
     out = capsys.readouterr().out
     assert code == 0, out

@@ -9,9 +9,9 @@ turns into a warning naming the queries that the new settings lost.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import SignalInstance, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from core.io.problems import FormatError
@@ -19,20 +19,41 @@ from core.recall.golden import GoldenCheck, add_golden, check_golden, golden_pat
 from widgets.common.view_jobs import view_key
 
 if TYPE_CHECKING:
-    from core.recall.engine import RecallOutcome
+    from core.recall.engine import RecallOutcome, RecallSettings
     from core.recall.evaluate import Label
     from core.recall.warm_store import WarmStore
     from widgets.common.jobs import JobRunner
-    from widgets.recall.preview import RecallPreview
+    from widgets.recall.why_not import WhyNotPanel
 
 LOST_STYLE = "color: #c8453a; font-weight: bold;"
+
+
+class Preview(Protocol):
+    """What the bar reads of its recall preview (:class:`widgets.recall.preview.RecallPreview`)."""
+
+    @property
+    def preview_changed(self) -> SignalInstance:
+        """Emitted with each recall's outcome."""
+
+    @property
+    def why_box(self) -> WhyNotPanel:
+        """The "why not?" pane: the segment explained."""
+
+    def query(self) -> str:
+        """The query in the box."""
+
+    def settings(self) -> RecallSettings:
+        """The settings recall runs with."""
+
+    def preview(self) -> RecallOutcome | None:
+        """The last recall's outcome."""
 
 
 class GoldenBar(QWidget):
     """The "Should be found" button and the golden-queries badge of a recall preview."""
 
-    def __init__(self, preview: RecallPreview, runner: JobRunner) -> None:
-        super().__init__(preview)
+    def __init__(self, preview: Preview, runner: JobRunner, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
         self._preview = preview
         self._runner = runner
         self._key = view_key(self, runner, "golden")

@@ -198,7 +198,7 @@ class RecallPreview(QWidget):
         self.why_box.segment_picked.connect(self._on_why_box_segment_picked)
         self.why_box_edit, self.why_label = self.why_box.edit, self.why_box.label
         self.segment_completer = self.why_box.completer
-        self.golden = GoldenBar(self, self._runner)  # "should be found", and its badge
+        self.golden = GoldenBar(self, self._runner, self)  # "should be found", and its badge
         self.splitter = lay_out(self)
 
     # -- public API ---------------------------------------------------------------------------
