@@ -25,8 +25,8 @@ PATH_HELP = "an OpenClaw home, a pi sessions folder, a memory-context folder or 
 DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "open", "compactions", "facts", "segments", "embed", "demo",
-    "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "trim", "fact",
-    "backups", "memory", "homes", "export", "mcp", "setting",
+    "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "whatif", "trim",
+    "fact", "backups", "memory", "homes", "export", "mcp", "setting",
 )  # fmt: skip
 
 
@@ -412,6 +412,21 @@ def build_parser() -> argparse.ArgumentParser:
         _recall_command("overflow", "compaction"),
     )
     _session_args(p)
+    p = add(
+        "whatif",
+        "replay a session under other compaction settings: real and simulated compactions",
+        _recall_command("whatif", "whatif"),
+    )
+    _session_args(p, "context window to replay with (default: the session's)")
+    p.add_argument("session_id", nargs="?", metavar="ID", help="with DATA first: a session id")
+    p.add_argument("--model", metavar="PRESET", help="window of a model or size: gpt-4o, 128k, 1m")
+    p.add_argument("--reserve", type=int, metavar="N", help="reserveTokens (raised to the floor)")
+    p.add_argument("--keep-recent", type=int, metavar="N", help="keepRecentTokens")
+    p.add_argument("--max-history-share", type=float, metavar="F", help="maxHistoryShare, 0-1")
+    p.add_argument(
+        "--summary-tokens", type=int, metavar="N",
+        help="a simulated summary's size (default: its budget, 0.8 x reserve)",
+    )  # fmt: skip
     p = add(
         "trim",
         "smart trim of the context at an entry: a decision for every message",
