@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,13 +16,13 @@ from core.io.problems import FormatError
 from core.io.timefmt import utc_minute_ms
 from core.openclaw.config import MemoryContextConfig, load_openclaw_config
 from core.openclaw.memory_home import parse_now
-from core.recall.block import BLOCK_ESTIMATOR, Detail, build_block, hard_cap, search_limit
+from core.recall.block import BLOCK_ESTIMATOR, hard_cap, search_limit
 from core.recall.engine import RecallSettings, recall
 from core.recall.evaluate import load_labels
 from core.recall.hybrid import SearchConfig
 from core.recall.knowledge_search import KnowledgeIndex
 from core.recall.lab import run_lab
-from core.recall.rankings import DEFAULT_RANKING, SEED, Ranking, get_ranking, ranked_search
+from core.recall.rankings import DEFAULT_RANKING, SEED, Ranking, get_ranking
 from core.recall.warm_store import StoreSettings, WarmStore
 from core.store.knowledge import load_knowledge
 
@@ -148,38 +148,20 @@ def cmd_recall(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         window=opened.window,
         search=cfg,
         limit_from_cap=args.limit is None,
+        ranking=ranking.name,
     )
     if args.session is None and not cfg.cross_session:
         cfg = cfg.with_(cross_session=True)
-        settings = RecallSettings(
-            settings.hard_cap_tokens,
-            settings.window,
-            search=cfg,
-            limit_from_cap=settings.limit_from_cap,
-        )
+        settings = replace(settings, search=cfg)
         opened.notes.append("no --session given: searching every session")
     preview = recall(
         args.query,
-        store=opened.store if ranking == SEED else None,
+        store=opened.store,
         knowledge=opened.knowledge,
         settings=settings,
         session_id=args.session,
         now_ms=opened.now_ms,
     )
-    if ranking != SEED and opened.store is not None and preview.skipped is None:
-        # The same recall with another ranking: the search, then the block from its hits.
-        limit = search_limit(preview.hard_cap) if settings.limit_from_cap else cfg.limit
-        preview.search = ranked_search(
-            opened.store,
-            args.query,
-            cfg.with_(limit=limit),
-            ranking,
-            session_id=args.session,
-            now_ms=opened.now_ms,
-        )
-        details = [Detail(h.segment, h.score) for h in preview.search.hits]
-        facts = [h.fact for h in preview.knowledge]
-        preview.block = build_block(facts, details, preview.hard_cap)
     block = preview.block
     hits = preview.search.hits if preview.search else []
     payload: dict[str, Any] = {

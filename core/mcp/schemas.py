@@ -12,6 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+RANKING_NAMES = ("seed", "all", "rrf", "stem", "stem-all", "context")
+"""``core.recall.rankings.RANKINGS``' names, spelled out: the server lists its tools
+before it imports the recall engine (a test keeps the two equal)."""
+
 STORES = ("openclaw-index", "memory-context", "openclaudecode")
 """The memory stores ``memory_search`` reads: OpenClaw's memory index (per agent), the
 memory-context warm store (``segments.jsonl``) and an OpenClaudeCode ``memory_fts``."""
@@ -137,6 +141,13 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "integer",
                     "minimum": 1,
                     "description": "context window in tokens (default: the agent's)",
+                },
+                "ranking": {
+                    "type": "string",
+                    "enum": list(RANKING_NAMES),
+                    "description": "seed (default) is the agent's own ranking; the others are"
+                    " memlens's, measured by its recall lab (what the agent would inject"
+                    " if it ranked that way)",
                 },
             },
             ["query"],

@@ -29,6 +29,7 @@ from core.openclaw.memsearch_text import truncate_utf16
 from core.recall.block import BLOCK_ESTIMATOR
 from core.recall.engine import RecallSettings, recall
 from core.recall.knowledge_search import DEFAULT_LIMIT, DEFAULT_MIN_SCORE
+from core.recall.rankings import SEED, get_ranking
 from core.safety.redact import redact
 from core.transcript import context_at
 
@@ -234,11 +235,15 @@ class MemoryTools:
             session_id = self.data.session(args["session"]).id
         cross = session_id is None or settings.search.cross_session
         cfg = settings.search.with_(cross_session=cross)
+        ranking = args.get("ranking", SEED.name)
+        if ranking != SEED.name:
+            cfg = get_ranking(ranking).search_config(cfg)  # that ranking's own weights
         settings = RecallSettings(
             settings.hard_cap_tokens,
             args.get("window", settings.window),
             search=cfg,
             limit_from_cap=settings.limit_from_cap,
+            ranking=ranking,
         )
         preview = recall(
             args["query"],
@@ -253,6 +258,7 @@ class MemoryTools:
         return {
             "query": args["query"],
             "session": session_id,
+            "ranking": ranking,
             "skipped": preview.skipped,
             "block": block.text if block else "",
             "blockTokens": block.tokens if block else 0,

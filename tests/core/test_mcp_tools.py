@@ -20,8 +20,10 @@ import pytest
 
 from core.cli.main import run_cli
 from core.mcp.data import ToolError
+from core.mcp.schemas import RANKING_NAMES
 from core.mcp.search import citation, merge_streams, strip_annotations
 from core.mcp.tools import MemoryTools, check_arguments
+from core.recall.rankings import RANKINGS
 from tests.demo_copy import demo_copy
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "openclaw-2026.9.6"
@@ -117,8 +119,9 @@ def test_memory_search_merges_openclaw_and_memory_context(
     assert hit["score"] == hit["memlens"]["effectiveScore"]
     # the same hits as `memlens recall` (and so the app's recall view) for that query
     cli = _cli_json(
-        capsys, "recall", str(demo), "deploy hook token", "--limit", "4", "--min-score", "0"
-    )
+        capsys, "recall", str(demo), "deploy hook token", "--limit", "4", "--min-score", "0",
+        "--ranking", "seed",
+    )  # fmt: skip
     mine = tools.call(
         "memory_search",
         {"query": "deploy hook token", "store": "memory-context", "maxResults": 4, "minScore": 0},
@@ -171,10 +174,16 @@ def test_knowledge_and_recall_preview_match_the_cli(
     assert [h["id"] for h in facts["results"]] == [h["id"] for h in cli["hits"]]
     assert facts["results"] and {"matched", "missing", "idf"} <= facts["results"][0].keys()
     preview = tools.call("recall_preview", {"query": query})
-    cli = _cli_json(capsys, "recall", str(demo), query)
+    cli = _cli_json(capsys, "recall", str(demo), query, "--ranking", "seed")
+    assert preview["ranking"] == "seed"  # by default, the agent's own ranking
     assert preview["block"] == cli["block"] and preview["block"]
     assert preview["blockTokens"] == cli["block_tokens"] > 0
     assert [h["id"] for h in preview["hits"]] == [h["id"] for h in cli["hits"]]
+    ranked = tools.call("recall_preview", {"query": query, "ranking": "context"})
+    cli = _cli_json(capsys, "recall", str(demo), query, "--ranking", "context")
+    assert ranked["ranking"] == "context" and ranked["block"] == cli["block"]
+    assert [h["id"] for h in ranked["hits"]] == [h["id"] for h in cli["hits"]]
+    assert RANKING_NAMES == tuple(RANKINGS)  # the schema's enum is every ranking
 
 
 def test_sessions_list_and_session_context(demo: Path, capsys: pytest.CaptureFixture[str]) -> None:
