@@ -318,11 +318,9 @@ class _Sim:
         self.refresh()
 
 
-def _classify(tokens_before: int | None, own: CompactionSettings, hook: bool) -> str:
+def _classify(tokens_before: int, own: CompactionSettings, hook: bool) -> str:
     if hook:
         return "hook"
-    if tokens_before is None:
-        return "unknown"
     if tokens_before > own.window:
         return "overflow"
     if tokens_before > own.window - own.reserve_tokens:
@@ -388,13 +386,11 @@ def replay_whatif(
             info = infos.get(e.id)
             if info is not None and last is not None:
                 summary = estimate_message(info.entry.message) if info.entry.message else 0
+                before = info.tokens_before if info.tokens_before is not None else real.tokens
                 real.reset(summary + sum(i.tokens for i in info.kept))
-                before = info.tokens_before
                 out_real.append(
                     WhatIfCompaction(
-                        "real", last.id, last.index, len(ids),
-                        before if before is not None else real_curve[-1] if real_curve else 0,
-                        info.tokens_after or 0,
+                        "real", last.id, last.index, len(ids), before, info.tokens_after or 0,
                         _classify(before, own, e.raw.get("fromHook") is True),
                         info.first_kept_entry_id, len(info.replaced), len(info.kept),
                         summary, compaction_id=e.id,

@@ -9,14 +9,17 @@ the user changes; :func:`whatif_json` is the shape ``memlens whatif --json`` pri
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from core.compaction.settings import compaction_settings
 from core.compaction.whatif import WhatIfCompaction, WhatIfResult, WhatIfSettings
+from core.context.budget import MAX_COMPACTION_RESERVE_RATIO
 from core.openclaw.config import MODEL_REGISTRY, context_window_for
 
 if TYPE_CHECKING:
+    from core.compaction.settings import CompactionSettings
     from core.openclaw.config import OpenClawConfig
     from core.transcript.model import Session
 
@@ -65,8 +68,9 @@ def whatif_settings(
 
     The own settings are the agent's for this session (:func:`compaction_settings`,
     ``openclaw.json`` when there is one, else pi's defaults); each given value
-    replaces one. A *reserve* is raised to ``reserveTokensFloor`` as OpenClaw does
-    when the session has a config. The memory flush is the config's (pi: none).
+    replaces one. For an OpenClaw session a *reserve* is raised to
+    ``reserveTokensFloor`` and every reserve capped at a quarter of the window, as
+    OpenClaw does. The memory flush is the config's (pi: none).
 
     Raises
     ------
@@ -99,6 +103,10 @@ def whatif_settings(
         new = replace(new, max_history_share=max_history_share)
     if summary_size is not None and summary_size < 0:
         raise ValueError(f"--summary-tokens {summary_size} must be 0 or more")
+    if config is not None or session.db is not None or session.tree is not None:
+        # OpenClaw: resolveEffectiveCompactionReserveTokens caps the reserve at a quarter
+        # of the window (dist/agent-compaction-constants-*.mjs, MAX_COMPACTION_RESERVE_RATIO)
+        own, new = _capped(own), _capped(new)
     if new.reserve_tokens >= new.window:
         raise ValueError(
             f"a reserve of {new.reserve_tokens:,} tokens leaves nothing of a "
@@ -108,6 +116,11 @@ def whatif_settings(
         WhatIfSettings(new, flush, label, summary_size),
         WhatIfSettings(own, flush, label="the session's own"),
     )
+
+
+def _capped(s: CompactionSettings) -> CompactionSettings:
+    cap = math.floor(max(1, s.window) * MAX_COMPACTION_RESERVE_RATIO)
+    return replace(s, reserve_tokens=min(s.reserve_tokens, cap))
 
 
 def _settings_json(s: WhatIfSettings) -> dict[str, Any]:
