@@ -26,7 +26,7 @@ DATA_HELP = "an OpenClaw home or a memory-context folder"
 COMMANDS = (
     "info", "sessions", "show", "open", "compactions", "facts", "segments", "embed", "demo",
     "recall", "knowledge", "eval", "plan", "compact", "budget", "overflow", "whatif", "trim",
-    "fact", "backups", "memory", "homes", "export", "mcp", "setting",
+    "fact", "backups", "memory", "homes", "export", "mcp", "setting", "audit",
 )  # fmt: skip
 
 
@@ -315,6 +315,18 @@ def build_parser() -> argparse.ArgumentParser:
         _recall_command("plan", "compaction"),
     )
     _session_args(p)
+    p = add(
+        "audit",
+        "what a compaction's summary kept, lost and lost for good (--at: which compaction)",
+        _recall_command("audit", "audit"),
+    )
+    _session_args(p)
+    p.add_argument(
+        "--dry-run-summary",
+        action="store_true",
+        help="audit memlens's offline summary instead: of that compaction's cut when --at "
+        "names one, else of the next cut (writes nothing)",
+    )
     p = add(
         "export",
         "a session's timeline (or --compaction: its compaction plan) as one HTML file",

@@ -168,16 +168,18 @@ class LossAudit:
         }
 
 
-def _text_of(messages: Iterable[Message]) -> str:
-    """What the model reads of *messages*: text, tool results and tool-call arguments."""
-    parts: list[str] = []
+def _texts(messages: Iterable[Message]) -> list[str]:
+    """What the model reads of each message: text, tool results and tool-call arguments."""
+    out: list[str] = []
     for m in messages:
+        parts: list[str] = []
         for b in m.blocks:
             if b.text and b.kind in ("text", "tool_result"):
                 parts.append(b.text)
             elif b.kind == "tool_call" and isinstance(b.arguments, dict):
                 parts.extend(str(v) for v in b.arguments.values() if isinstance(v, str))
-    return "\n".join(parts)
+        out.append("\n".join(parts))
+    return out
 
 
 def audit_messages(
@@ -186,7 +188,8 @@ def audit_messages(
     """Every item of *summarised* with its status against *summary* and *after*."""
     found = extract(summarised)
     hay = Haystack(summary)
-    later = Haystack(_text_of(after))
+    parts = _texts(after)
+    later = Haystack("\n".join(parts), parts)
     return [
         AuditItem(redact(f.text), f.category, status_of(f, hay, later), tuple(f.source), f.detail)
         for f in found

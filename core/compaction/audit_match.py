@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 from core.compaction.audit_extract import SENTENCE_CATEGORIES
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from core.compaction.audit_extract import Found
 
 STATUSES = ("kept", "normalised", "missing", "lost")
@@ -41,12 +43,12 @@ _STOP = frozenset(
 )
 
 
-def normalise(text: str) -> str:
-    """Casefolded, quotes dropped, spaces collapsed, numbers glued to their units."""
-    text = _QUOTES.sub("", text.casefold().replace("()", ""))
-    text = _SPACE.sub(" ", text)
-    text = _NUM_UNIT.sub(lambda m: m.group(1) or m.group(2), text)
-    return _PLURAL.sub(r"\1", text)
+def normalise(text: str, *, numbers: bool = False) -> str:
+    """Casefolded, quotes and ``()`` dropped, spaces collapsed; *numbers*: units glued on."""
+    text = _SPACE.sub(" ", _QUOTES.sub("", text.casefold().replace("()", "")))
+    if numbers:
+        text = _PLURAL.sub(r"\1", _NUM_UNIT.sub(lambda m: m.group(1) or m.group(2), text))
+    return text
 
 
 def words(text: str) -> set[str]:
@@ -55,18 +57,31 @@ def words(text: str) -> set[str]:
 
 
 class Haystack:
-    """A text searched for items: the summary, or the messages after the cut."""
+    """A text searched for items: the summary, or the messages after the cut.
 
-    def __init__(self, text: str) -> None:
+    *parts* are the messages when there are several: a sentence is found when one
+    of them holds enough of its words, not when a long conversation happens to
+    hold them all somewhere.
+    """
+
+    def __init__(self, text: str, parts: Sequence[str] | None = None) -> None:
         self.text = text
-        self.norm = normalise(text)
-        self._words: set[str] | None = None
+        self._parts = parts if parts is not None else (text,)
+        self._norm: dict[bool, str] = {}
+        self._words: list[set[str]] | None = None
+
+    def norm(self, *, numbers: bool = False) -> str:
+        """:func:`normalise` of the text, computed on first use (a long text costs)."""
+        found = self._norm.get(numbers)
+        if found is None:
+            found = self._norm[numbers] = normalise(self.text, numbers=numbers)
+        return found
 
     @property
-    def words(self) -> set[str]:
-        """Content words, computed on first use (only sentences need them)."""
+    def words(self) -> list[set[str]]:
+        """Content words of each part, computed on first use (only sentences need them)."""
         if self._words is None:
-            self._words = words(self.text)
+            self._words = [words(p) for p in self._parts]
         return self._words
 
     def exact(self, item: Found) -> bool:
@@ -78,21 +93,24 @@ class Haystack:
         if item.category in SENTENCE_CATEGORIES:
             content = words(item.text)
             if not content:
-                return normalise(item.text) in self.norm
-            return len(content & self.words) >= SENTENCE_COVERAGE * len(content)
-        norm = normalise(item.text).strip(" .,:;")
-        if norm and norm in self.norm:
+                return normalise(item.text) in self.norm()
+            need = SENTENCE_COVERAGE * len(content)
+            return any(len(content & part) >= need for part in self.words)
+        numbers = item.category == "number"
+        norm = normalise(item.text, numbers=numbers).strip(" .,:;")
+        hay = self.norm(numbers=numbers)
+        if norm and norm in hay:
             return True
         if item.category in ("path", "file"):
             parts = [p for p in norm.strip("/").split("/") if p not in ("", ".", "..", "~")]
-            if len(parts) >= 3 and "/".join(parts[-2:]) in self.norm:
+            if len(parts) >= 3 and "/".join(parts[-2:]) in hay:
                 return True
             base = parts[-1] if parts else ""
-            return "." in base.strip(".") and len(base) >= 4 and _has_word(self.norm, base)
+            return "." in base.strip(".") and len(base) >= 4 and _has_word(hay, base)
         if item.category == "command":
-            return len(norm) > 40 and norm[:40] in self.norm
+            return len(norm) > 40 and norm[:40] in hay
         if item.category == "error":
-            return len(norm) > 60 and norm[:60] in self.norm
+            return len(norm) > 60 and norm[:60] in hay
         return False
 
 
