@@ -181,8 +181,8 @@ class Collector:
             found.source.append(entry_id)
         if _PRIORITY.get(category, 99) < _PRIORITY.get(found.category, 99):
             found.category, found.text = category, text
-        if category == "file" and detail == "modified":
-            found.detail = "modified"
+        if category == "file" and (detail == "modified" or not found.detail):
+            found.detail = detail
 
 
 def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -309,7 +309,7 @@ def _sentences(text: str) -> Iterable[str]:
                 yield s
 
 
-def sentences(text: str, role: str, entry_id: str, out: Collector) -> None:
+def _sentence_items(text: str, role: str, entry_id: str, out: Collector) -> None:
     """Decisions and open TODOs of a user or assistant text."""
     prose = _blank(text, [m.span() for m in _FENCE.finditer(text)])
     for line in prose.splitlines():
@@ -404,7 +404,7 @@ def extract(messages: Sequence[tuple[str, Message]]) -> list[Found]:
             text = "\n".join(b.text for b in m.blocks if b.kind == "text" and b.text)
             identifiers(text, entry_id, out)
             if role in ("user", "assistant", "compactionSummary"):
-                sentences(text, role, entry_id, out)
+                _sentence_items(text, role, entry_id, out)
             ask = _request_text(text) if pos in pending else ""
             if ask:
                 out.add(ask, "request", entry_id)

@@ -51,7 +51,7 @@ def normalise(text: str, *, numbers: bool = False) -> str:
     return text
 
 
-def words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
     """The content words of *text* (casefolded, 4+ characters, no stopwords)."""
     return {w.strip("'-") for w in _WORD.findall(text.casefold())} - _STOP
 
@@ -81,7 +81,7 @@ class Haystack:
     def words(self) -> list[set[str]]:
         """Content words of each part, computed on first use (only sentences need them)."""
         if self._words is None:
-            self._words = [words(p) for p in self._parts]
+            self._words = [content_words(p) for p in self._parts]
         return self._words
 
     def exact(self, item: Found) -> bool:
@@ -91,7 +91,7 @@ class Haystack:
     def loose(self, item: Found) -> bool:
         """The item is here once both are normalised (see the module docstring)."""
         if item.category in SENTENCE_CATEGORIES:
-            content = words(item.text)
+            content = content_words(item.text)
             if not content:
                 return normalise(item.text) in self.norm()
             need = SENTENCE_COVERAGE * len(content)

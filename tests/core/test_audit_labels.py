@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from core.compaction.audit_extract import extract, group_of, key_of
-from core.compaction.audit_match import words
+from core.compaction.audit_match import content_words
 from core.transcript import load_transcript
 from core.transcript.normalize import normalize_message
 
@@ -115,7 +115,7 @@ def test_every_category_is_found_in_the_written_examples(written_pairs):
 
 
 def _sentence_match(found: str, gold: str) -> bool:
-    a, b = words(found), words(gold)
+    a, b = content_words(found), content_words(gold)
     return bool(a and b) and len(a & b) >= 0.6 * min(len(a), len(b))
 
 
