@@ -36,3 +36,14 @@ class Embedder(Protocol):
             When *cancelled* returns True between batches.
         """
         ...
+
+
+def remember_queries(embedder: Embedder, queries: Sequence[str]) -> None:
+    """Embed *queries* ahead, in batches, where *embedder* keeps them (the transformer).
+
+    An evaluation searches each labelled query under several rankings; embedded one
+    at a time, a model embedder would spend most of the run on them.
+    """
+    remember = getattr(embedder, "remember", None)
+    if remember is not None:
+        remember(list(queries))

@@ -14,15 +14,14 @@ one thread each, with OpenBLAS held to one thread meanwhile.
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import json
 import math
 import os
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from core.embed.blas import BLAS
 from core.io.jobs import check
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Sequence
 
     from tokenizers import Tokenizer
 
@@ -116,50 +116,14 @@ def model_dir() -> Path:
     return Path(spec.origin).parent / "model"
 
 
-class _OpenBlasThreads:
-    """Holds numpy's OpenBLAS to one thread while our own threads share the cores."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users = self._saved = 0
-        self._set: Any = None
-        self._get: Any = None
-        self.available = False
-        root = Path(np.__file__).parent
-        for lib in [*root.parent.glob("numpy.libs/*openblas*"), *root.glob(".dylibs/*openblas*")]:
-            try:
-                dll = ctypes.CDLL(str(lib))
-            except OSError:
-                continue
-            for name in ("scipy_openblas_{}_num_threads64_", "openblas_{}_num_threads64_",
-                         "openblas_{}_num_threads"):  # fmt: skip
-                if hasattr(dll, name.format("set")) and hasattr(dll, name.format("get")):
-                    self._set, self._get = dll[name.format("set")], dll[name.format("get")]
-                    self.available = True
-                    return
-
-    @contextmanager
-    def single(self) -> Iterator[None]:
-        """One BLAS thread inside, the caller's setting back when the last user leaves."""
-        with self._lock:
-            if self._users == 0:
-                self._saved = int(self._get())
-                self._set(1)
-            self._users += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._users -= 1
-                if self._users == 0:
-                    self._set(self._saved)
-
-
-_BLAS = _OpenBlasThreads()
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 # Without a handle on the BLAS threads, one shard at a time, and the BLAS parallelises.
-_WORKERS = min(_CORES or 1, 8) if _BLAS.available else 1
+_WORKERS = min(_CORES or 1, 8) if BLAS.available else 1
 _POOL = ThreadPoolExecutor(_WORKERS, "memlens-embed")  # threads start on first use
+QUERY_MEMO = 4096
+"""Queries :meth:`TransformerEmbedder.remember` keeps (the model is one per process)."""
+_MEMO: OrderedDict[str, F32] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +224,22 @@ class TransformerEmbedder:
             lower_case=bool(st_config.get("do_lower_case", False)),
         )
 
+    def remember(self, queries: Sequence[str], *, batch_size: int = 64) -> None:
+        """Embed *queries* in batches now; a later one-text :meth:`embed` of one is a lookup.
+
+        An evaluation embeds its labelled queries this way (in batches a query costs a
+        fraction of a single embedding) and then searches each under several rankings.
+        The last :data:`QUERY_MEMO` queries are kept.
+        """
+        todo = list(dict.fromkeys(q for q in queries if q not in _MEMO))
+        if todo:
+            rows = self.embed(todo, batch_size=batch_size)
+            with _MEMO_LOCK:
+                for text, row in zip(todo, rows, strict=True):
+                    _MEMO[text] = row
+                while len(_MEMO) > QUERY_MEMO:
+                    _MEMO.popitem(last=False)
+
     def embed(
         self,
         texts: Sequence[str],
@@ -279,6 +259,12 @@ class TransformerEmbedder:
         core.io.jobs.Cancelled
             When *cancelled* returns True between batches.
         """
+        if len(texts) == 1:
+            with _MEMO_LOCK:
+                known = _MEMO.get(texts[0])
+                if known is not None:
+                    _MEMO.move_to_end(texts[0])
+                    return known.reshape(1, -1).copy()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         check(cancelled, "transformer embedding")
         if self._lower_case:
@@ -293,7 +279,7 @@ class TransformerEmbedder:
             return [(s, _POOL.submit(self._forward, [ids[r] for r in s])) for s in shards]
 
         running: deque[list[tuple[Ids, Future[F32]]]] = deque()
-        with _BLAS.single() if _WORKERS > 1 else nullcontext():
+        with BLAS.single() if _WORKERS > 1 else nullcontext():
             try:
                 for number in range(len(batches)):
                     check(cancelled, "transformer embedding")

@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from core.embed.base import remember_queries
 from core.io import jsonio
 from core.io.fsutil import read_file
 from core.io.problems import FormatError, Problem
@@ -251,6 +252,7 @@ def evaluate(
     """
     depth = max(config.limit, *ks, 10) if deepen else config.limit
     now = int(time.time() * 1000) if now_ms is None else now_ms
+    remember_queries(store.embedder, [label.query for label in labels])
     report = EvalReport(ks, config, store.embedder.name, ranking=ranking.name, depth=depth)
 
     def rank(label: Label, n: int) -> list[str]:

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from core.embed.base import remember_queries
 from core.io.jobs import check
 from core.recall.block import hard_cap, search_limit
 from core.recall.evaluate import score_queries, why_skipped
@@ -215,6 +216,7 @@ def compare(
         run.kept = len(searched) - len(store)
         store = searched
     now = int(time.time() * 1000) if now_ms is None else now_ms
+    remember_queries(store.embedder, [label.query for label in labels])
     reference = OkapiReference(store) if any(c.ranking is None for c in configs) else None
 
     def ranker(cfg: LabConfig) -> Callable[[Label, int], list[str]]:

@@ -272,3 +272,17 @@ def test_adding_to_a_full_store_evicts_the_oldest_once(folder):
     added = store.add("s9", "user", "a brand new turn about tokenizers", timestamp=NOW + 1)
     assert added is not None and len(store) == full
     assert store.get(oldest.id) is None and store.get(added.id) is not None
+
+
+def test_a_sparse_query_reads_only_its_rows_and_scores_as_the_dense_product():
+    rng = np.random.default_rng(3)
+    index = VectorIndex(384, capacity=64)
+    rows = rng.standard_normal((500, 384)).astype(np.float32)
+    index.set_many(np.arange(500), rows)
+    query = hashembed.embed_many(["retry the parser cache on staging"])[0]
+    assert 0 < np.count_nonzero(query) * 4 < 384  # the hash embedder's few dims
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    dense = unit.astype(np.float64) @ query.astype(np.float64)
+    assert np.allclose(index.cosine(query), dense, atol=1e-6)
+    full = rng.standard_normal(384).astype(np.float32)  # a model's dense query: every row
+    assert np.allclose(index.cosine(full), unit.astype(np.float64) @ full, atol=1e-4)

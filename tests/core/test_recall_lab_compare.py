@@ -8,6 +8,7 @@ labels, bad lines reported by file and line.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from core.embed.hash import HashEmbedder
@@ -164,3 +165,19 @@ def test_labels_that_cannot_be_used_name_the_file(tmp_path):
     bad.write_text('{"query": 3}\n')
     with pytest.raises(FormatError, match=r"bad\.jsonl"):
         load_any_labels(bad)
+
+
+def test_the_reference_ranks_a_session_as_rank_bm25s_get_scores_does(lab):
+    from core.recall.lab import OkapiReference
+    from core.recall.tokenize import tokenize
+
+    sl, labels = lab
+    ref = OkapiReference(_open(sl))
+    assert ref.okapi is not None
+    for label in labels:
+        scores = np.asarray(ref.okapi.get_scores(tokenize(label.query)))
+        mine = np.isin(np.arange(len(ref.ids)), ref.by_session[label.session])
+        scores = np.where(mine, scores, 0.0)
+        positive = np.flatnonzero(scores > 0)
+        order = positive[np.argsort(-scores[positive], kind="stable")][:10]
+        assert ref.ranked(label.query, label.session, 10) == [ref.ids[i] for i in order]

@@ -159,7 +159,8 @@ def test_cancel_between_batches(model):
 
 @needs_model
 def test_blas_threads_restored(model):
-    blas = transformer_module._BLAS
+    from core.embed.blas import BLAS as blas
+
     if not blas.available:
         pytest.skip("numpy's BLAS is not OpenBLAS: embedding runs single-threaded")
     before = int(blas._get())
@@ -194,3 +195,29 @@ def test_load_names_the_missing_files(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(FileNotFoundError, match=r"tokenizer\.json"):
         TransformerEmbedder.load(tmp_path)
+
+
+def test_blas_is_held_to_one_thread_inside_and_given_back():
+    from core.embed.blas import BLAS
+
+    if not BLAS.available:
+        pytest.skip("numpy's BLAS is not OpenBLAS")
+    before = int(BLAS._get())
+    with BLAS.single():
+        assert int(BLAS._get()) == 1
+        with BLAS.single():  # nested holds share it
+            assert int(BLAS._get()) == 1
+        assert int(BLAS._get()) == 1
+    assert int(BLAS._get()) == before
+
+
+@needs_model
+def test_remembered_queries_embed_as_they_would_alone(model):
+    queries = ["where is the deploy hook", "which port does staging use", TURNS[0]]
+    alone = [model.embed([q])[0] for q in queries]
+    model.remember(queries)
+    for q, vec in zip(queries, alone, strict=True):
+        again = model.embed([q])[0]
+        assert np.allclose(again, vec, atol=1e-6)
+        again[0] += 1  # a copy: the memo is not the caller's to change
+        assert np.allclose(model.embed([q])[0], vec, atol=1e-6)
