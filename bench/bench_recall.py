@@ -1,8 +1,13 @@
 """Benchmark: hybrid recall at 20,000 segments, ours vs the same pipeline with rank-bm25.
 
-Prints one JSON object. Targets (2 cores): recall p50 <= 2.5 ms, p95 <= 8 ms
-(hash query embedding included), >= 15x faster than the rank-bm25 pipeline;
+Prints one JSON object. Targets (2 cores): recall p50 <= 1 ms (issue 19; it was 2.5 ms),
+p95 <= 8 ms (hash query embedding included), >= 15x faster than the rank-bm25 pipeline;
 opening the store <= 2 s; adding one segment to a live store <= 1 ms.
+
+2026-11-28, load average about 1: p50 3.0 ms before this day's changes, 1.5 ms after
+(a hash query multiplies only its non-zero rows; one BLAS thread on these products);
+rank-bm25's pipeline 38.6 ms (24x). Still above 1 ms: the cosine over 20,000 rows
+0.30 ms, the vector top-k 0.16 ms, BM25 0.43 ms, the candidates' hits in Python 0.55 ms.
 
     python -m bench.bench_recall [--segments 20000] [--queries 200]
 """
@@ -105,7 +110,7 @@ def run(count: int, n_queries: int) -> dict[str, object]:
         "corpus_write_seconds": round(build, 3),
         "open_seconds": round(min(opens), 3),
         "open_target_seconds": 2.0,
-        "hybrid": {**o, "target_p50_ms": 2.5, "target_p95_ms": 8.0},
+        "hybrid": {**o, "target_p50_ms": 1.0, "target_p95_ms": 8.0},
         "rank_bm25_pipeline": r,
         "speedup_p50": round(r["p50_ms"] / o["p50_ms"], 1) if o["p50_ms"] else None,
         "speedup_target": 15,

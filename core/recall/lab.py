@@ -119,8 +119,12 @@ def run_lab(
     ranking_config: SearchConfig,
     agent_config: SearchConfig | None,
     now_ms: int,
+    reference: bool = True,
 ) -> LabReport:
-    """The default rows: the ranking, the agent as configured (if given), rank-bm25."""
+    """The default rows: the ranking, the agent as configured (if given), rank-bm25.
+
+    *reference* False leaves the rank-bm25 row out (a benchmark times it on its own).
+    """
     first = evaluate(store, labels, ranking_config, ks, now_ms=now_ms, ranking=ranking)
     first.name = "ranking"
     pure = ranking_config.min_score <= 0 and ranking_config.decay >= 1
@@ -140,5 +144,6 @@ def run_lab(
         agent.name = "agent"
         agent.title = "as the agent is configured: the seed formula, the data directory's settings"
         rows.append(agent)
-    rows.append(evaluate_reference(store, labels, ks, ranking_config))
+    if reference:
+        rows.append(evaluate_reference(store, labels, ks, ranking_config))
     return LabReport(rows)
