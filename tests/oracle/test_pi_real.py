@@ -342,3 +342,33 @@ def test_memlens_plans_the_compaction_pi_made(run):
     assert plan.tokens_before == raw["tokensBefore"]
     assert plan.read_files == raw["details"]["readFiles"]
     assert plan.modified_files == raw["details"]["modifiedFiles"]
+
+
+def test_the_loss_audit_of_every_compaction_pi_wrote(run):
+    """Issue 20: every compaction audited, by pi's summary and by memlens's of the same cut."""
+    from core.compaction.audit import audit_compaction, audit_dry_run
+    from core.transcript.replay import compactions
+
+    audited = []
+    for path in (run.main, run.fork):
+        session = load_transcript(path)
+        for n in range(1, len(compactions(session)) + 1):
+            agent = audit_compaction(session, str(n))
+            ours = audit_dry_run(session, at=str(n), same_cut=True)
+            audited.append((agent, ours))
+    assert len(audited) == 1  # pi's auto-compaction; the fork starts before it
+    agent, ours = audited[0]
+    assert agent.summary.startswith("## Goal\nFix the notes (fake summary).")
+    items = {i.text: i for i in agent.items}
+    # pi appends its file lists to the summary: every file it read or changed is kept
+    assert (items["notes.txt"].category, items["notes.txt"].detail) == ("file", "modified")
+    assert (items["dot.png"].detail, items["missing.txt"].detail) == ("read", "read")
+    assert {items[f].status for f in ("notes.txt", "dot.png", "missing.txt")} == {"kept"}
+    # the fake summary says nothing else: the build and the user's bash run are gone
+    assert items["echo built"].status == "lost"
+    assert items["echo from the user"].category == "command"
+    assert any(i.category == "error" and i.text.startswith("ENOENT") for i in agent.items)
+    # memlens's planner reproduces pi's cut: the same items, another summary
+    assert ours.notes == [] and ours.first_kept_entry_id == agent.first_kept_entry_id
+    assert {(i.category, i.text) for i in ours.items} == {(i.category, i.text) for i in agent.items}
+    assert ours.summary.startswith("_Offline summary")
