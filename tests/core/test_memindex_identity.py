@@ -6,7 +6,7 @@
 its ``openclaw.json`` (or, for what no config sets, the index's meta) and checks the
 code, reason and owner OpenClaw's ``resolveMemoryIndexIdentityState`` gives, and
 what ``memlens mcp``'s ``memory_search`` and ``memlens memory search`` answer. No
-Node: the oracle tier (tests/oracle/test_mcp_openclaw_tool.py) runs OpenClaw's own
+Node: the oracle tier (tests/oracle/test_openclaw_memory_search.py) runs OpenClaw's own
 tool on a moved embedding endpoint.
 """
 
