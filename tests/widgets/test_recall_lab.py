@@ -137,6 +137,7 @@ def test_drill_down_opens_the_query_in_recall_with_why_not(qtbot, sl):
     recall = window.recall_view
     assert window.tabs.currentIndex() == window.tab_index("recall")
     assert recall.query() == missed.label.query
+    assert f"session {recall.session_label(sl.session)}" in recall.scope_label.text()
     segment = missed.reports[DEFAULT_RANKING].missing[0]
     qtbot.waitUntil(lambda: segment in recall.why_box.edit.text(), timeout=10_000)
     qtbot.waitUntil(lambda: not recall.is_busy(), timeout=10_000)

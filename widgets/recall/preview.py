@@ -278,6 +278,7 @@ class RecallPreview(QWidget):
         self._session_id = session_id
         self.query_box.setText(query)
         self._on_query_box_text_edited(query)
+        self._update_scope()
         self.explain_segment(segment_id)
 
     def default_query(self) -> str:
