@@ -1,0 +1,535 @@
+"""The what-if panel: the session's context as it ran, above the one other settings give.
+
+:class:`WhatIfView` is handed a session and its ``openclaw.json`` (if any). A row of
+settings (a model preset, the window, the reserve, ``keepRecentTokens`` and
+``maxHistoryShare``, pre-filled with the session's own) drives
+:func:`core.compaction.whatif.replay_whatif` in the job runner; every change reruns it
+after a short pause, a newer run replacing an older one. Two x-linked plots show the
+context curve of the transcript ("as it ran") and of the replay ("with these
+settings"), each with its compactions (tokens before -> after), its window and its
+trigger; the lower one also shows the memory flushes and the overflow recoveries. A
+table lists the compactions of both; clicking one, or a marker, emits
+:attr:`WhatIfView.entry_activated` with the entry after which it happens.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyqtgraph as pg  # type: ignore[import-untyped]
+from PySide6.QtCore import QEvent, QModelIndex, QSignalBlocker, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+from typing_extensions import override
+
+from core.compaction.whatif import WhatIfCompaction, replay_whatif
+from core.compaction.whatif_report import preset_names, preset_window, whatif_settings
+from widgets.common.jobs import default_runner
+from widgets.common.record_model import Column, RecordRole, RecordTableModel
+from widgets.common.view_jobs import view_key
+from widgets.timeline.style import TokenAxis, short_tokens
+from widgets.whatif.lane import KIND_NAMES, REAL_COLOR, SIMULATED_COLOR, Lane
+
+if TYPE_CHECKING:
+    from core.compaction.whatif import WhatIfResult, WhatIfSettings
+    from core.io.jobs import CancelCheck, Progress
+    from core.openclaw.config import OpenClawConfig
+    from core.transcript.model import Session
+    from widgets.common.jobs import JobRunner
+
+DEBOUNCE_MS = 300
+COLUMNS: list[Column[WhatIfCompaction]] = [
+    Column("Kind", lambda c: KIND_NAMES[c.kind]),
+    Column("After entry", lambda c: f"#{c.index}", lambda c: c.position),
+    Column("Tokens before", lambda c: c.tokens_before, align_right=True),
+    Column("Tokens after", lambda c: c.tokens_after, align_right=True),
+    Column("Summarised", lambda c: c.summarized, align_right=True),
+    Column("Kept", lambda c: c.kept, align_right=True),
+    Column("Reason", lambda c: c.reason),
+]
+COLUMN_WIDTHS = (80, 90, 100, 100, 90, 60)
+
+
+def whatif_job(session: Session, settings: WhatIfSettings, own: WhatIfSettings) -> Any:
+    """The replay as a job function (*session* a snapshot taken on the GUI thread)."""
+
+    def run(*, progress: Progress, cancelled: CancelCheck) -> WhatIfResult:
+        return replay_whatif(
+            session, settings, own=own.compaction, progress=progress, cancelled=cancelled
+        )
+
+    return run
+
+
+def summary_text(result: WhatIfResult) -> str:
+    """``4 compactions as it ran · 9 with a 128k window · 1 overflow recovery``."""
+    s = result.settings
+    window = short_tokens(s.compaction.window)
+    parts = [
+        f"{len(result.real)} compaction{'s' if len(result.real) != 1 else ''} as it ran",
+        f"{len(result.simulated)} with a {window} window",
+    ]
+    if result.flushes:
+        parts.append(f"{len(result.flushes)} memory flush{'es' if len(result.flushes) > 1 else ''}")
+    recovered = sum(1 for o in result.overflows if o.recovered)
+    if recovered:
+        parts.append(f"{recovered} overflow recover{'ies' if recovered > 1 else 'y'}")
+    if len(result.overflows) > recovered:
+        parts.append(f"{len(result.overflows) - recovered} overflow failing the run")
+    if result.failed:
+        parts.append(f"{len(result.failed)} trigger(s) with nothing to summarise")
+    return " · ".join(parts)
+
+
+class WhatIfView(QWidget):
+    """Settings, the two timelines and the compactions of a what-if replay.
+
+    Signals
+    -------
+    entry_activated(str)
+        A compaction, flush or overflow was clicked (a marker or a table row): the id
+        of the entry after which it happens.
+    result_ready(object)
+        After every finished replay (its :class:`~core.compaction.whatif.WhatIfResult`).
+    """
+
+    entry_activated = Signal(str)
+    result_ready = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
+        super().__init__(parent)
+        self._session: Session | None = None
+        self._config: OpenClawConfig | None = None
+        self._own: WhatIfSettings | None = None
+        self._result: WhatIfResult | None = None
+        self._runner = runner if runner is not None else default_runner()
+        self._key = view_key(self, self._runner, "whatif")
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.run)
+        self._build_form()
+        self._build_chart()
+        self._build_table()
+        self._build_layout()
+        self._apply_palette()
+        self.clear()
+
+    # -- building -----------------------------------------------------------------------------
+
+    def _spin(self, maximum: int, step: int, tip: str) -> QSpinBox:
+        spin = QSpinBox()
+        spin.setRange(0, maximum)
+        spin.setSingleStep(step)
+        spin.setToolTip(tip)
+        spin.setGroupSeparatorShown(True)
+        spin.setAlignment(Qt.AlignmentFlag.AlignRight)
+        spin.setMinimumWidth(96)
+        spin.valueChanged.connect(self._on_setting_changed)
+        return spin
+
+    def _build_form(self) -> None:
+        self.preset_combo = QComboBox()
+        self.preset_combo.setToolTip("A model's context window: the session's own, or a preset")
+        self.preset_combo.setMinimumContentsLength(16)
+        self.preset_combo.currentIndexChanged.connect(self._on_preset_changed)
+        self.window_spin = self._spin(100_000_000, 1000, "The context window (tokens)")
+        self.window_spin.setMinimum(1)
+        self.reserve_spin = self._spin(
+            10_000_000, 1000, "reserveTokens: compact above window - reserve"
+        )
+        self.keep_spin = self._spin(10_000_000, 1000, "keepRecentTokens: kept verbatim")
+        self.keep_spin.setMinimum(1)
+        self.share_spin = QDoubleSpinBox()
+        self.share_spin.setRange(0.01, 1.0)
+        self.share_spin.setSingleStep(0.05)
+        self.share_spin.setDecimals(2)
+        self.share_spin.setToolTip("maxHistoryShare: the most of the window history may take")
+        self.share_spin.valueChanged.connect(self._on_setting_changed)
+        self.own_button = QPushButton("&Own settings")
+        self.own_button.setToolTip("Back to the settings the session ran with")
+        self.own_button.clicked.connect(self.reset_settings)
+        self.run_button = QPushButton("Run")
+        self.run_button.setToolTip("Replay now (Ctrl+Enter; it also reruns on every change)")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the replay (Esc)")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setMaximumWidth(140)
+        self.progress_bar.setTextVisible(False)
+        self.state_label = QLabel()
+        context = Qt.ShortcutContext.WidgetWithChildrenShortcut
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            QShortcut(QKeySequence(keys), self, self.run, context=context)
+        QShortcut(QKeySequence("Esc"), self, self.cancel, context=context)
+
+    def _build_chart(self) -> None:
+        self.chart = pg.GraphicsLayoutWidget()
+        self.chart.setMinimumHeight(220)
+        self.chart.ci.setContentsMargins(4, 4, 12, 4)
+        plots = []
+        for row in (0, 1):
+            plot = self.chart.addPlot(row=row, col=0, axisItems={"left": TokenAxis("left")})
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            plot.getAxis("left").setWidth(56)
+            plot.setMouseEnabled(x=True, y=False)
+            plot.showGrid(y=True, alpha=0.15)
+            plots.append(plot)
+        self.real_plot, self.simulated_plot = plots
+        self.simulated_plot.setXLink(self.real_plot)
+        self.simulated_plot.setYLink(self.real_plot)  # the same scale: heights compare
+        self.simulated_plot.setLabel("bottom", "message on the leaf path")
+        self.real_lane = Lane(self.real_plot, "real", REAL_COLOR, self._on_marker_clicked)
+        self.simulated_lane = Lane(
+            self.simulated_plot, "simulated", SIMULATED_COLOR, self._on_marker_clicked
+        )
+
+    def _build_table(self) -> None:
+        self.model: RecordTableModel[WhatIfCompaction] = RecordTableModel(COLUMNS, self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("What-if compactions")
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(True)
+        for col, width in enumerate(COLUMN_WIDTHS):
+            header.resizeSection(col, width)
+        self.table.clicked.connect(self._on_row_activated)
+        self.table.activated.connect(self._on_row_activated)
+
+    def _build_layout(self) -> None:
+        form = QHBoxLayout()
+        fields: list[tuple[str, QWidget]] = [
+            ("&Model", self.preset_combo),
+            ("&Window", self.window_spin),
+            ("&Reserve", self.reserve_spin),
+            ("&Keep recent", self.keep_spin),
+            ("&History share", self.share_spin),
+        ]
+        for text, widget in fields:
+            label = QLabel(text)
+            label.setBuddy(widget)
+            form.addWidget(label)
+            form.addWidget(widget)
+            form.addSpacing(8)
+        form.addStretch(1)
+        form.addWidget(self.own_button)
+        status = QHBoxLayout()
+        self.summary_label = QLabel()
+        font = self.summary_label.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setBold(True)
+        self.summary_label.setFont(font)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        status.addWidget(self.summary_label, 1)
+        for widget in (self.state_label, self.progress_bar, self.run_button, self.cancel_button):
+            status.addWidget(widget)
+        self.detail_label = QLabel()
+        self.detail_label.setWordWrap(True)
+        self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        split = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
+        split.addWidget(self.chart)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        split.setSizes([600, 200])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(form)
+        layout.addLayout(status)
+        layout.addWidget(self.detail_label)
+        layout.addWidget(split, 1)
+
+    def _apply_palette(self) -> None:
+        pal = self.palette()
+        self.chart.setBackground(pal.color(QPalette.ColorRole.Base))
+        text = pal.color(QPalette.ColorRole.Text)
+        for plot in (self.real_plot, self.simulated_plot):
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setPen(text)
+                plot.getAxis(name).setTextPen(text)
+        self._titles()
+        for lane in (self.real_lane, self.simulated_lane):
+            lane.recolor(text)
+
+    def _titles(self) -> None:
+        color = self.palette().color(QPalette.ColorRole.Text).name()
+        r = self._result
+        own = f" (window {short_tokens(r.own.window)})" if r is not None else ""
+        sim = (
+            f" ({r.settings.label}, window {short_tokens(r.settings.compaction.window)})"
+            if r
+            else ""
+        )
+        self.real_plot.setTitle(f"As it ran{own}", color=color, justify="left", size="10pt")
+        self.simulated_plot.setTitle(
+            f"With these settings{sim}", color=color, justify="left", size="10pt"
+        )
+
+    @override
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._apply_palette()
+        super().changeEvent(event)
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def set_session(self, session: Session | None, config: OpenClawConfig | None = None) -> None:
+        """Replay *session* (None: forget it) with its own settings, then as the user changes them.
+
+        The form is filled with the session's own settings (``openclaw.json``'s when
+        *config* is given, else pi's defaults for its model); the preset keeps the
+        user's pick, so "what if on a 128k model" follows from session to session.
+        """
+        if session is None:
+            self.clear()
+            return
+        self._session, self._config = session, config
+        try:
+            self._own = whatif_settings(session, config)[1]
+        except ValueError as exc:
+            self.clear()
+            self.detail_label.setText(f"No replay: {exc}")
+            return
+        preset = self.preset_combo.currentData() or ""
+        self._fill_presets(preset)
+        self._fill_form(self._own, preset)
+        for widget in self._inputs():
+            widget.setEnabled(True)
+        self.run()
+
+    def clear(self) -> None:
+        """No session: nothing to replay, empty plots and table."""
+        self._debounce.stop()
+        self._runner.cancel(self._key)  # what a running replay still delivers is stale
+        self._session, self._config, self._own = None, None, None
+        self._show(None)
+        self.summary_label.setText("No session")
+        self.detail_label.setText("Select a session to replay it under other compaction settings.")
+        self._idle("")
+        for widget in self._inputs():
+            widget.setEnabled(False)
+
+    def result(self) -> WhatIfResult | None:
+        """The latest finished replay, if any."""
+        return self._result
+
+    def select_preset(self, name: str) -> bool:
+        """Pick the model preset *name* (``""``: the session's own); False if unknown."""
+        index = self.preset_combo.findData(name)
+        if index < 0:
+            return False
+        self.preset_combo.setCurrentIndex(index)
+        return True
+
+    def settings(self) -> tuple[WhatIfSettings, WhatIfSettings]:
+        """``(what-if, own)`` as the form sets them.
+
+        Raises
+        ------
+        ValueError
+            A value the agent would not take (the reserve leaves no window...).
+        """
+        assert self._session is not None and self._own is not None
+        own = self._own.compaction
+        preset = self.preset_combo.currentData() or None
+        window = self.window_spin.value()
+        model = preset if preset and window == preset_window(preset) else None
+        share = self.share_spin.value()
+        return whatif_settings(
+            self._session,
+            self._config,
+            window=None if model is not None or window == own.window else window,
+            model=model,
+            reserve=None
+            if self.reserve_spin.value() == own.reserve_tokens
+            else self.reserve_spin.value(),
+            keep_recent=None
+            if self.keep_spin.value() == own.keep_recent_tokens
+            else self.keep_spin.value(),
+            max_history_share=None if abs(share - own.max_history_share) < 0.005 else share,
+        )
+
+    @Slot()
+    def reset_settings(self) -> None:
+        """Back to the session's own settings (and its own window); replay."""
+        if self._own is None:
+            return
+        with QSignalBlocker(self.preset_combo):
+            self.preset_combo.setCurrentIndex(0)
+        self._fill_form(self._own, "")
+        self.run()
+
+    @Slot()
+    def run(self) -> None:
+        """Replay now with the form's settings (a newer run replaces a running one)."""
+        self._debounce.stop()
+        if self._session is None:
+            return
+        try:
+            settings, own = self.settings()
+        except ValueError as exc:
+            self._runner.cancel(self._key)
+            self._idle("")
+            self.detail_label.setText(f"Cannot replay: {exc}")
+            return
+        self.detail_label.setText(self._settings_text(settings))
+        self._idle("Replaying…", running=True)
+        self._runner.submit(
+            "what-if replay",
+            whatif_job(self._session.snapshot(), settings, own),  # live mode may extend it
+            key=self._key,
+            done=self._on_done,
+            failed=self._on_failed,
+            progress=self._on_progress,
+        )
+
+    @Slot()
+    def cancel(self) -> None:
+        """Stop a running replay; the plots keep the last finished one."""
+        self._debounce.stop()
+        if self._runner.busy(self._key):
+            self._runner.cancel(self._key)
+            self._idle("Cancelled")
+
+    # -- handlers -----------------------------------------------------------------------------
+
+    def _inputs(self) -> tuple[QWidget, ...]:
+        return (
+            self.preset_combo, self.window_spin, self.reserve_spin, self.keep_spin,
+            self.share_spin, self.own_button, self.run_button,
+        )  # fmt: skip
+
+    def _fill_presets(self, keep: str) -> None:
+        assert self._own is not None
+        own = self._own.compaction
+        with QSignalBlocker(self.preset_combo):
+            self.preset_combo.clear()
+            self.preset_combo.addItem(f"Own: {short_tokens(own.window)} ({own.window_source})", "")
+            for name in preset_names():
+                self.preset_combo.addItem(f"{name} ({short_tokens(preset_window(name))})", name)
+            self.preset_combo.setCurrentIndex(max(0, self.preset_combo.findData(keep)))
+
+    def _fill_form(self, own: WhatIfSettings, preset: str) -> None:
+        c = own.compaction
+        window = preset_window(preset) if preset else c.window
+        values = ((self.window_spin, window), (self.reserve_spin, c.reserve_tokens),
+                  (self.keep_spin, c.keep_recent_tokens))  # fmt: skip
+        for spin, value in values:
+            with QSignalBlocker(spin):
+                spin.setValue(value)
+        with QSignalBlocker(self.share_spin):
+            self.share_spin.setValue(c.max_history_share)
+
+    def _settings_text(self, s: WhatIfSettings) -> str:
+        c = s.compaction
+        flush = "memory flush on" if s.memory_flush is not None else "no memory flush"
+        return (
+            f"Window {c.window:,} ({s.label}) · reserve {c.reserve_tokens:,} · keep recent "
+            f"{c.keep_recent_tokens:,} · history share {c.max_history_share:g} · compacts "
+            f"above {s.trigger:,} · a simulated summary counts {s.summary_tokens:,} · {flush}"
+        )
+
+    def _idle(self, state: str, *, running: bool = False) -> None:
+        self.state_label.setText(state)
+        self.progress_bar.setVisible(running)
+        self.progress_bar.setRange(0, 0)
+        self.cancel_button.setEnabled(running)
+
+    @Slot()
+    def _on_preset_changed(self) -> None:
+        if self._own is None:
+            return
+        preset = self.preset_combo.currentData() or ""
+        window = preset_window(preset) if preset else self._own.compaction.window
+        with QSignalBlocker(self.window_spin):
+            self.window_spin.setValue(window)
+        self._debounce.start()
+
+    @Slot()
+    def _on_setting_changed(self) -> None:
+        if self._session is not None:
+            self._debounce.start()
+
+    def _on_progress(self, done: int, total: int, _label: str) -> None:
+        self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(done)
+
+    def _on_done(self, result: WhatIfResult) -> None:
+        self._idle("")
+        self._show(result)
+        self.result_ready.emit(result)
+
+    def _on_failed(self, message: str) -> None:
+        self._idle("Failed")
+        self.detail_label.setText(f"The replay failed: {message}")
+
+    def _on_marker_clicked(self, _item: Any, points: Any, *_: Any) -> None:
+        if len(points):
+            entry = getattr(points[0].data(), "entry_id", None)
+            if entry:
+                self.entry_activated.emit(entry)
+
+    @Slot(QModelIndex)
+    def _on_row_activated(self, index: QModelIndex) -> None:
+        record = index.data(RecordRole) if index.isValid() else None
+        if isinstance(record, WhatIfCompaction):
+            self.entry_activated.emit(record.entry_id)
+
+    # -- showing a result ---------------------------------------------------------------------
+
+    def _show(self, result: WhatIfResult | None) -> None:
+        self._result = result
+        text = self.palette().color(QPalette.ColorRole.Text)
+        if result is None:
+            for lane in (self.real_lane, self.simulated_lane):
+                lane.show((), (), {}, text)
+            self.model.set_records(())
+            self._titles()
+            return
+        s, own = result.settings, result.own
+        self.real_lane.show(
+            result.real_context,
+            result.real,
+            {"window": (own.window, "window"),
+             "compaction": (own.window - own.reserve_tokens, "trigger")},
+            text,
+        )  # fmt: skip
+        self.simulated_lane.show(
+            result.simulated_context,
+            result.simulated,
+            {"window": (s.compaction.window, "window"), "compaction": (s.trigger, "trigger"),
+             "flush": (result.flush_threshold, "flush")},
+            text,
+            result.flushes,
+            result.overflows,
+        )  # fmt: skip
+        rows = sorted((*result.real, *result.simulated), key=lambda c: (c.position, c.kind))
+        self.model.set_records(rows)
+        n = max(len(result.entry_ids), 1)
+        top = max((*result.real_context, *result.simulated_context, own.window,
+                   s.compaction.window, 1))  # fmt: skip
+        self.real_plot.setLimits(xMin=-1, xMax=n + 1)
+        self.simulated_plot.setLimits(xMin=-1, xMax=n + 1)
+        self.real_plot.setXRange(0, n, padding=0.01)
+        self.real_plot.setYRange(0, top * 1.12, padding=0)
+        self._titles()
+        self.summary_label.setText(summary_text(result))
