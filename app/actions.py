@@ -47,6 +47,7 @@ VIEWS = (
     ("facts", "&Facts", "Ctrl+9"),
     ("review", "Re&view Queue", "Ctrl+0"),
     ("compaction", "C&ompaction", "Ctrl+Shift+K"),
+    ("what-if", "What-&if", "Ctrl+Shift+I"),
     ("openclaw", "Open&Claw Store", "Ctrl+Shift+L"),
     ("activity", "&Activity Log", "Ctrl+Shift+Y"),
 )

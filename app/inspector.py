@@ -62,6 +62,8 @@ class Inspector(AppHelper):
         self.timeline: Timeline | None = None
         views.navigator.session_selected.connect(self._on_session_selected)
         views.timeline.entry_activated.connect(self.show_entry)
+        views.compaction_panel.audit_view.entry_activated.connect(self.show_entry)
+        views.whatif_view.entry_activated.connect(self.show_entry)
         views.context_view.entry_activated.connect(self._on_context_entry)
         views.gauge.window_changed.connect(self._on_window_changed)
         views.recall_view.block_changed.connect(self._on_block_changed)
@@ -86,6 +88,7 @@ class Inspector(AppHelper):
         self.views.context_view.clear()
         self.views.gauge.clear()
         self.views.trim_view.clear()
+        self.views.whatif_view.set_session(None)
         self.views.openclaw_view.set_data(data)
 
     def drop_jobs(self) -> None:
@@ -191,6 +194,7 @@ class Inspector(AppHelper):
         if self.data is not None:
             self.manager.set_session(self.data, session, self.window_override)
         self.views.openclaw_view.show_session(session)
+        self.views.whatif_view.set_session(session, self.data.config if self.data else None)
         self._build_timeline()
         leaf = session.leaf
         if leaf is not None:

@@ -47,6 +47,7 @@ from widgets.session.navigator import Navigator
 from widgets.start.first_run import FirstRunView
 from widgets.timeline.view import TimelineView
 from widgets.trim.view import TrimView
+from widgets.whatif.view import WhatIfView
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QShowEvent
@@ -81,7 +82,7 @@ def default_size(area: QRect) -> QSize:
 
 TABS = (
     "Message", "Context", "Recall", "Recall lab", "Trim", "Facts", "Review", "Compaction",
-    "OpenClaw",
+    "What-if", "OpenClaw",
 )  # fmt: skip
 WRITES_TAB, BACKUPS_TAB = 0, 1
 
@@ -119,6 +120,7 @@ class WindowLayout(QMainWindow):
         self.facts_view = FactsView()
         self.review_queue = ReviewQueue()
         self.compaction_panel = CompactionPanel()
+        self.whatif_view = WhatIfView()
         self.openclaw_view = OpenClawView()
         self.openclaw_view.set_memory_view(MemoryIndexView())
         self.occ_memory_view = OccMemoryView()  # an OpenClaudeCode home's memory_fts
@@ -141,6 +143,7 @@ class WindowLayout(QMainWindow):
             self.facts_view,
             self.review_queue,
             self.compaction_panel,
+            self.whatif_view,
             self.openclaw_view,
         )
         for view, name in zip(self.tab_views, TABS, strict=True):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from widgets.start.first_run import FirstRunView
     from widgets.timeline.view import TimelineView
     from widgets.trim.view import TrimView
+    from widgets.whatif.view import WhatIfView
 
 
 class Views(Protocol):
@@ -46,6 +47,7 @@ class Views(Protocol):
     facts_view: FactsView
     review_queue: ReviewQueue
     compaction_panel: CompactionPanel
+    whatif_view: WhatIfView
     openclaw_view: OpenClawView
     activity_view: ActivityView
     backups_view: BackupsView

@@ -160,7 +160,16 @@ def test_dropping_a_file_opens_it(qtbot, fixtures_dir):
 
 @pytest.mark.parametrize(
     ("name", "tab"),
-    [("message", 0), ("context", 1), ("recall", 2), ("recall lab", 3), ("trim", 4)],
+    [
+        ("message", 0),
+        ("context", 1),
+        ("recall", 2),
+        ("recall lab", 3),
+        ("trim", 4),
+        ("compaction", 7),
+        ("what-if", 8),
+        ("openclaw", 9),
+    ],
 )
 def test_every_view_has_a_shortcut(qtbot, name, tab):
     window = MainWindow()
