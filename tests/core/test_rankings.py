@@ -8,6 +8,7 @@ half is ``bench/bench_recall_lab.py``'s, see ``docs/notes/recall-lab.md``).
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -77,10 +78,18 @@ def test_text_tokens_of_a_stemmed_ranking():
 
 
 # -- scoring -------------------------------------------------------------------------
-@pytest.fixture
-def store(tmp_path):
-    folder = tmp_path / "context"
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """The 300-segment store, written once (each test opens a copy of its own)."""
+    folder = tmp_path_factory.mktemp("rankings") / "context"
     write_store(folder, 300, now_ms=NOW)
+    return folder
+
+
+@pytest.fixture
+def store(tmp_path, written):
+    folder = tmp_path / "context"
+    shutil.copytree(written, folder)
     opened = WarmStore.open(
         folder, HashEmbedder(), StoreSettings(eviction_days=0, max_segments=-1), now_ms=NOW
     )
@@ -163,8 +172,8 @@ def test_neighbours_lift_the_turn_after_a_match(store):
 
 # -- the CLI ---------------------------------------------------------------------------
 @pytest.fixture
-def home(tmp_path):
-    write_store(tmp_path / "memory" / "context", 300, now_ms=NOW)
+def home(tmp_path, written):
+    shutil.copytree(written, tmp_path / "memory" / "context")
     (tmp_path / "openclaw.json").write_text(
         "{agents: {defaults: {memoryContext: {evictionDays: 0}}}}"
     )
