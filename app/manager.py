@@ -110,6 +110,7 @@ class Manager(AppHelper):
         self.views.review_queue.set_items([], data.knowledge, self.confirm)
         self.views.facts_view.attach(data.knowledge, self.confirm, self._sources)
         self.views.compaction_panel.set_target(None)
+        self.views.compaction_panel.audit_view.set_session(None)
 
     def sync_message_index(self, data: DataSet | None = None) -> None:
         """Sessions grew, appeared or were reloaded: a fact's sources search sees them.
@@ -138,6 +139,7 @@ class Manager(AppHelper):
     def set_session(self, data: DataSet, session: Session, window: int | None) -> None:
         """The session the compaction panel plans for."""
         self.views.compaction_panel.set_target(target_from_dataset(data, session, window=window))
+        self.views.compaction_panel.audit_view.set_session(session)
 
     def reload_session(self, path: str) -> Session | None:
         """Re-read one transcript after memlens wrote to it; the views follow.

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 from typing_extensions import override
 
+from widgets.compaction.audit_view import AuditView
 from widgets.compaction.diff import SummaryDiffView
 from widgets.compaction.elided import ElidedLabel
 from widgets.compaction.models import (
@@ -231,6 +232,13 @@ class CompactionLayout(QWidget):
         self.tabs.addTab(self.facts_table, "")
         self.tabs.setTabToolTip(2, "The summarised messages, as they would be archived")
         self.tabs.setTabToolTip(3, "Fact operations proposed; they go to the review queue")
+        self.audit_view = AuditView()
+        audit_tab = self.tabs.addTab(self.audit_view, "&Loss audit")
+        self.tabs.setTabToolTip(
+            audit_tab,
+            "What each compaction's summary kept of the messages it replaced, per category, "
+            "and what it lost for good; compare with memlens's summary of the same cut",
+        )
         self.notes_label = QLabel(wordWrap=True)
         self.notes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
