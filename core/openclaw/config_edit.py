@@ -77,7 +77,10 @@ class SettingEdit:
             f"{self.path.name} (now)",
             f"{self.path.name} (after)",
         )
-        return "".join(lines)
+        # a last line without its newline ends its diff line too, as diff says it
+        return "".join(
+            x if x.endswith("\n") else f"{x}\n\\ No newline at end of file\n" for x in lines
+        )
 
 
 def literal(value: Any) -> str:

@@ -128,6 +128,18 @@ def test_a_file_the_agent_changed_since_the_plan_is_not_replaced(tmp_path):
     assert "9000" in path.read_text() and "0.35" not in path.read_text()
 
 
+def test_a_file_without_a_last_newline_diffs_line_by_line(tmp_path):
+    path = tmp_path / "openclaw.json"
+    path.write_text("{agents: {defaults: {memoryContext: {autoRecallMinScore: 0.7}}}}")
+    diff = plan_setting(path, "autoRecallMinScore", 0.3).diff().splitlines()
+    assert diff[-4:] == [
+        "-{agents: {defaults: {memoryContext: {autoRecallMinScore: 0.7}}}}",
+        "\\ No newline at end of file",
+        "+{agents: {defaults: {memoryContext: {autoRecallMinScore: 0.3}}}}",
+        "\\ No newline at end of file",
+    ]
+
+
 def test_a_section_that_is_not_an_object_is_refused(tmp_path):
     path = tmp_path / "openclaw.json"
     path.write_text("{agents: {defaults: {memoryContext: true}}}\n")
