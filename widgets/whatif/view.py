@@ -44,6 +44,8 @@ from widgets.timeline.style import TokenAxis, short_tokens
 from widgets.whatif.lane import KIND_NAMES, REAL_COLOR, SIMULATED_COLOR, Lane
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QShowEvent
+
     from core.compaction.whatif import WhatIfResult, WhatIfSettings
     from core.io.jobs import CancelCheck, Progress
     from core.openclaw.config import OpenClawConfig
@@ -115,6 +117,7 @@ class WhatIfView(QWidget):
         self._config: OpenClawConfig | None = None
         self._own: WhatIfSettings | None = None
         self._result: WhatIfResult | None = None
+        self._pending = False
         self._runner = runner if runner is not None else default_runner()
         self._key = view_key(self, self._runner, "whatif")
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
@@ -285,6 +288,12 @@ class WhatIfView(QWidget):
         )
 
     @override
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._pending:
+            self.run()
+
+    @override
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
             self._apply_palette()
@@ -314,7 +323,10 @@ class WhatIfView(QWidget):
         self._fill_form(self._own, preset)
         for widget in self._inputs():
             widget.setEnabled(True)
-        self.run()
+        # a replay takes up to seconds: run it when the tab is in front, not on every pick
+        self._pending = True
+        if self.isVisible():
+            self.run()
 
     def clear(self) -> None:
         """No session: nothing to replay, empty plots and table."""
@@ -382,6 +394,7 @@ class WhatIfView(QWidget):
     def run(self) -> None:
         """Replay now with the form's settings (a newer run replaces a running one)."""
         self._debounce.stop()
+        self._pending = False
         if self._session is None:
             return
         try:
