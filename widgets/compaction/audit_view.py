@@ -275,12 +275,18 @@ class ItemFilter(QSortFilterProxyModel):
 
 
 class _ItemTable(QTableView):
-    """Enter or Return activates the current row, as a double click does."""
+    """Enter or Return on the current row emits :attr:`entered` (a double click is the other way).
+
+    Not :attr:`activated`: on some platforms a single click activates, and a click
+    that only selects must not leave the tab.
+    """
+
+    entered = Signal(QModelIndex)
 
     @override
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
-            self.activated.emit(self.currentIndex())
+            self.entered.emit(self.currentIndex())
             return
         super().keyPressEvent(event)
 
@@ -327,7 +333,8 @@ class AuditView(QWidget):
         self.compare_check.toggled.connect(self._on_request_changed)
         self.status_combo.currentIndexChanged.connect(self._on_status_filter)
         self.text_edit.textChanged.connect(self.proxy.set_text)
-        self.items_table.activated.connect(self._on_activated)
+        self.items_table.doubleClicked.connect(self._on_activated)
+        self.items_table.entered.connect(self._on_activated)
         self.set_session(None)
 
     # -- building -----------------------------------------------------------------------------
@@ -399,7 +406,8 @@ class AuditView(QWidget):
         self.items_model = ItemModel(ITEM_COLUMNS, self)
         self.proxy = ItemFilter(self)
         self.proxy.setSourceModel(self.items_model)
-        self.items_table = _table(_ItemTable(), self.proxy, ITEM_WIDTHS)
+        self.items_table = _ItemTable()
+        _table(self.items_table, self.proxy, ITEM_WIDTHS)
         self.items_table.setSortingEnabled(True)
         self.items_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.items_table.setToolTip(
