@@ -76,9 +76,11 @@ def test_the_plots_are_the_replays_curves_and_compactions(qtbot, view, session):
 def test_the_128k_preset_is_what_the_core_replay_gives(qtbot, view, session):
     _shown(qtbot, view, session)
     with qtbot.waitSignal(view.result_ready, timeout=30_000) as blocker:
-        assert view.select_preset("128k")
+        combo = view.preset_combo
+        combo.setCurrentIndex(combo.findData("128k"))
     result = blocker.args[0]
     assert view.window_spin.value() == preset_window("128k") == 128_000
+    assert combo.currentText() == "128k"
     settings, own = whatif_settings(session, model="128k")
     expected = replay_whatif(session, settings, own=own.compaction)
     _same(result, expected)

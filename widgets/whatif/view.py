@@ -76,7 +76,7 @@ def whatif_job(session: Session, settings: WhatIfSettings, own: WhatIfSettings) 
     return run
 
 
-def summary_text(result: WhatIfResult) -> str:
+def whatif_summary(result: WhatIfResult) -> str:
     """``4 compactions as it ran · 9 with a 128k window · 1 overflow recovery``."""
     s = result.settings
     window = short_tokens(s.compaction.window)
@@ -344,14 +344,6 @@ class WhatIfView(QWidget):
         """The latest finished replay, if any."""
         return self._result
 
-    def select_preset(self, name: str) -> bool:
-        """Pick the model preset *name* (``""``: the session's own); False if unknown."""
-        index = self.preset_combo.findData(name)
-        if index < 0:
-            return False
-        self.preset_combo.setCurrentIndex(index)
-        return True
-
     def settings(self) -> tuple[WhatIfSettings, WhatIfSettings]:
         """``(what-if, own)`` as the form sets them.
 
@@ -438,7 +430,10 @@ class WhatIfView(QWidget):
             self.preset_combo.clear()
             self.preset_combo.addItem(f"Own: {short_tokens(own.window)} ({own.window_source})", "")
             for name in preset_names():
-                self.preset_combo.addItem(f"{name} ({short_tokens(preset_window(name))})", name)
+                size = short_tokens(preset_window(name))
+                self.preset_combo.addItem(
+                    name if size.lower() == name.lower() else f"{name} ({size})", name
+                )
             self.preset_combo.setCurrentIndex(max(0, self.preset_combo.findData(keep)))
 
     def _fill_form(self, own: WhatIfSettings, preset: str) -> None:
@@ -543,6 +538,6 @@ class WhatIfView(QWidget):
         self.real_plot.setLimits(xMin=-1, xMax=n + 1)
         self.simulated_plot.setLimits(xMin=-1, xMax=n + 1)
         self.real_plot.setXRange(0, n, padding=0.01)
-        self.real_plot.setYRange(0, top * 1.12, padding=0)
+        self.real_plot.setYRange(0, top * 1.22, padding=0)  # room for the window's label
         self._titles()
-        self.summary_label.setText(summary_text(result))
+        self.summary_label.setText(whatif_summary(result))
