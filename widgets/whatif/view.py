@@ -37,6 +37,7 @@ from typing_extensions import override
 
 from core.compaction.whatif import WhatIfCompaction, replay_whatif
 from core.compaction.whatif_report import preset_names, preset_window, whatif_settings
+from widgets.common.flow import FlowLayout
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import Column, RecordRole, RecordTableModel
 from widgets.common.view_jobs import view_key
@@ -219,7 +220,8 @@ class WhatIfView(QWidget):
         self.table.activated.connect(self._on_row_activated)
 
     def _build_layout(self) -> None:
-        form = QHBoxLayout()
+        # the settings wrap: on a laptop the inspector's tab is a few hundred pixels wide
+        form = FlowLayout(spacing=10)
         fields: list[tuple[str, QWidget]] = [
             ("&Model", self.preset_combo),
             ("&Window", self.window_spin),
@@ -228,23 +230,25 @@ class WhatIfView(QWidget):
             ("&History share", self.share_spin),
         ]
         for text, widget in fields:
+            pair = QWidget()
+            row = QHBoxLayout(pair)
+            row.setContentsMargins(0, 0, 0, 0)
             label = QLabel(text)
             label.setBuddy(widget)
-            form.addWidget(label)
-            form.addWidget(widget)
-            form.addSpacing(8)
-        form.addStretch(1)
-        form.addWidget(self.own_button)
-        status = QHBoxLayout()
+            row.addWidget(label)
+            row.addWidget(widget)
+            form.addWidget(pair)
+        for button in (self.own_button, self.run_button, self.cancel_button):
+            form.addWidget(button)
+        form.addWidget(self.progress_bar)
+        form.addWidget(self.state_label)
         self.summary_label = QLabel()
         font = self.summary_label.font()
         font.setPointSizeF(font.pointSizeF() * 1.25)
         font.setBold(True)
         self.summary_label.setFont(font)
+        self.summary_label.setWordWrap(True)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        status.addWidget(self.summary_label, 1)
-        for widget in (self.state_label, self.progress_bar, self.run_button, self.cancel_button):
-            status.addWidget(widget)
         self.detail_label = QLabel()
         self.detail_label.setWordWrap(True)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -257,7 +261,7 @@ class WhatIfView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(form)
-        layout.addLayout(status)
+        layout.addWidget(self.summary_label)
         layout.addWidget(self.detail_label)
         layout.addWidget(split, 1)
 
