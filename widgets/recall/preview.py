@@ -1,14 +1,13 @@
 """Recall preview: what memory-context would recall at the selected point, and why.
 
-A query box (prefilled with the agent's query, debounced), the knowledge and detail
-hits with every score component, knobs bound to :class:`SearchConfig`, the
-recalled-context block exactly as :func:`core.recall.block.build_block` returns
-it, what the hard cap cut, and "why not?" for any segment or message.
+A query box (prefilled with the agent's query, debounced), the knowledge and detail hits
+with every score component, the ranking and knobs bound to :class:`SearchConfig`, the
+block exactly as :func:`core.recall.block.build_block` returns it, what the hard cap
+cut, "why not?" for any segment or message, and the golden queries' badge.
 
-Recall (query embedding and search) runs through the job runner after the debounce,
-off the GUI thread: a model embedder takes tens of milliseconds per query, and a search
-over a large store more. A newer query drops the result of an older one; the status
-line shows how long recall took.
+Recall (query embedding and search) runs through the job runner after the debounce, off
+the GUI thread (a model embedder takes tens of milliseconds per query, a search over a
+large store more); a newer query drops an older one's result; the status says how long.
 
 Live mode asks for a recall after every batch that adds segments or facts
 (:meth:`RecallPreview.refresh`). Those requests coalesce: while a recall of the same
