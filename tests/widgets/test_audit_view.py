@@ -10,6 +10,7 @@ from __future__ import annotations
 import orjson
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 
 from core.compaction.audit import audit_compaction, audit_dry_run
 from core.transcript import load_transcript
@@ -214,7 +215,7 @@ def test_a_hidden_view_audits_when_it_shows(qtbot, session):
 
 
 def test_keyboard_mnemonics_and_tab_order(view):
-    labels = {b.buddy(): b.text() for b in view.findChildren(type(view.headline)) if b.buddy()}
+    labels = {b.buddy(): b.text() for b in view.findChildren(QLabel) if b.buddy()}
     assert labels[view.compaction_combo] == "&Compaction:"
     assert labels[view.status_combo] == "S&tatus:"
     assert labels[view.text_edit] == "Te&xt:"
