@@ -254,6 +254,25 @@ def _openclaudecode(app: QApplication) -> None:
     window.close()
 
 
+def _forensics(app: QApplication, window: MainWindow) -> None:
+    """The loss audit of the busiest session's last compaction, and its what-if replay."""
+    window.show_view("compaction")
+    panel = window.compaction_panel
+    panel.tabs.setCurrentWidget(panel.audit_view)
+    panel.audit_view.compare_check.setChecked(True)  # the agent's summary beside memlens's
+    _wait_for(lambda: panel.audit_view.outcome is not None and not panel.audit_view.busy())
+    _settle(app, 600)
+    _save(window, "loss-audit.png")
+    window.show_view("what-if")
+    view = window.whatif_view
+    index = view.preset_combo.findData("128k")
+    view.preset_combo.setCurrentIndex(max(index, 0))  # what if it ran on a 128k model
+    view.run()
+    _wait_for(lambda: view.result() is not None and not view._runner.busy(view._key), 60_000)
+    _settle(app, 600)
+    _save(window, "whatif.png")
+
+
 def _recall_lab(app: QApplication) -> None:
     """The recall lab on one conversation of LoCoMo's dev half (labels beside the store)."""
     import orjson
@@ -381,6 +400,7 @@ def main() -> int:
         window.grab().save(str(OUT / name))
         print(OUT / name)
     _memory_views(app, window)
+    _forensics(app, window)
     apply_theme(app, "dark")
     window.inspector.refresh()
     window.show_view("message")
