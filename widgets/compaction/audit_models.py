@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
-from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtGui import QColor, QFont
 from typing_extensions import override
 
 from core.compaction.audit import AuditError, audit_compaction, audit_dry_run, score
@@ -165,11 +165,6 @@ ITEM_COLUMNS: list[Column[ItemRow]] = [
 STATUS_COLUMNS = (0, 1)
 
 
-def is_dark(palette: QPalette) -> bool:
-    """Whether *palette* is a dark theme's (its base colour is dark)."""
-    return palette.color(QPalette.ColorRole.Base).lightness() < 128
-
-
 class ItemModel(RecordTableModel[ItemRow]):
     """Audit items, the status coloured and the rows lost for good tinted."""
 
@@ -256,7 +251,7 @@ class ItemFilter(QSortFilterProxyModel):
         return self._text in hay
 
 
-def describe(audit: LossAudit) -> str:
+def audit_title(audit: LossAudit) -> str:
     """What *audit* is of: the agent's compaction, or memlens's summary of which cut."""
     if audit.summariser == "agent":
         return f"Compaction #{audit.number} ({audit.entry_id})"
@@ -271,7 +266,7 @@ def headline(primary: LossAudit | None, other: LossAudit | None) -> str:
         return ""
     total = score(primary.items)
     text = (
-        f"{describe(primary)}: summarised {primary.summarised_messages:,} message(s) "
+        f"{audit_title(primary)}: summarised {primary.summarised_messages:,} message(s) "
         f"(~{primary.summarised_tokens:,} tokens) into {len(primary.summary):,} chars, kept "
         f"{primary.kept_messages:,} from {primary.first_kept_entry_id or '?'}; "
         f"{total.items:,} items, loss {100 * total.loss:.0f}%, "

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -36,6 +37,7 @@ from typing_extensions import override
 
 from core.io.jobs import Cancelled
 from widgets.common.jobs import default_runner
+from widgets.common.palette import is_dark
 from widgets.common.record_model import RecordRole
 from widgets.common.view_jobs import view_key
 from widgets.compaction.audit_models import (
@@ -52,7 +54,6 @@ from widgets.compaction.audit_models import (
     ItemRow,
     ScoreModel,
     headline,
-    is_dark,
     item_rows,
     run_audit,
     score_rows,
@@ -71,18 +72,18 @@ ITEM_WIDTHS = (84, 84, 84, 420, 60, 110)
 
 
 class _ItemTable(QTableView):
-    """Enter or Return on the current row emits :attr:`entered` (a double click is the other way).
+    """Enter or Return on the current row emits :attr:`enter_pressed`, as a double click acts.
 
     Not :attr:`activated`: on some platforms a single click activates, and a click
     that only selects must not leave the tab.
     """
 
-    entered = Signal(QModelIndex)
+    enter_pressed = Signal(QModelIndex)
 
     @override
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self.currentIndex().isValid():
-            self.entered.emit(self.currentIndex())
+            self.enter_pressed.emit(self.currentIndex())
             return
         super().keyPressEvent(event)
 
@@ -130,7 +131,7 @@ class AuditView(QWidget):
         self.status_combo.currentIndexChanged.connect(self._on_status_filter)
         self.text_edit.textChanged.connect(self.proxy.set_text)
         self.items_table.doubleClicked.connect(self._on_activated)
-        self.items_table.entered.connect(self._on_activated)
+        self.items_table.enter_pressed.connect(self._on_activated)
         self.set_session(None)
 
     # -- building -----------------------------------------------------------------------------
@@ -209,6 +210,9 @@ class AuditView(QWidget):
         self.proxy.setSourceModel(self.items_model)
         self.items_table = _ItemTable()
         _table(self.items_table, self.proxy, ITEM_WIDTHS)
+        header = self.items_table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)  # the item's text
         self.items_table.setSortingEnabled(True)
         self.items_table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.items_table.setToolTip(
