@@ -138,8 +138,9 @@ class Manager(AppHelper):
 
     def set_session(self, data: DataSet, session: Session, window: int | None) -> None:
         """The session the compaction panel plans for."""
-        self.views.compaction_panel.set_target(target_from_dataset(data, session, window=window))
-        self.views.compaction_panel.audit_view.set_session(session)
+        target = target_from_dataset(data, session, window=window)
+        self.views.compaction_panel.set_target(target)
+        self.views.compaction_panel.audit_view.set_session(session, target.settings)
 
     def reload_session(self, path: str) -> Session | None:
         """Re-read one transcript after memlens wrote to it; the views follow.

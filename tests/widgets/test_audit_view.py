@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from core.compaction.audit import audit_compaction, audit_dry_run
+from core.compaction.settings import CompactionSettings
 from core.transcript import load_transcript
 from tests.qt_read import shown_records
 from widgets.common.jobs import default_runner
@@ -166,14 +167,17 @@ def test_activating_an_item_emits_its_first_source_entry(qtbot, view, session):
 
 
 def test_a_session_without_compaction_audits_the_next_cut(qtbot, view, plain):
-    view.set_session(plain)
+    settings = CompactionSettings(window=128_000, keep_recent_tokens=8_000)
+    view.set_session(plain, settings)  # the agent's settings plan memlens's cut
     _settle(view)
     assert view.compaction_combo.count() == 1
     assert "no compaction" in view.message_label.text()
     assert view.message_label.isVisible()
     assert not view.compare_check.isEnabled()
-    expected = audit_dry_run(plain)
+    expected = audit_dry_run(plain, **settings.kwargs())
     assert expected.items
+    assert expected.first_kept_entry_id != audit_dry_run(plain).first_kept_entry_id
+    assert view.outcome.primary.first_kept_entry_id == expected.first_kept_entry_id
     assert sorted(map(_key, _shown(view))) == sorted(map(_key, expected.items))
     assert "next cut" in view.headline.text()
     assert view.score_model.headerData(1, Qt.Orientation.Horizontal) == "memlens\nitems"

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from PySide6.QtCore import QObject
 
     from core.compaction.audit import AuditItem, LossAudit, Score
+    from core.compaction.settings import CompactionSettings
     from core.transcript.model import Session
 
 NEXT_CUT = ""
@@ -92,11 +93,18 @@ class ScoreRow:
     other: Score | None
 
 
-def run_audit(session: Session, request: AuditRequest) -> AuditOutcome:
-    """The audits *request* asks for (errors of bad input become the outcome's text)."""
+def run_audit(
+    session: Session, request: AuditRequest, settings: CompactionSettings | None = None
+) -> AuditOutcome:
+    """The audits *request* asks for (errors of bad input become the outcome's text).
+
+    *settings*: the agent's compaction settings, which memlens's planner uses for its
+    dry runs (its defaults without them).
+    """
+    plan = settings.kwargs() if settings is not None else {}
     try:
         if request.at == NEXT_CUT:
-            primary = audit_dry_run(session)
+            primary = audit_dry_run(session, **plan)
         else:
             primary = audit_compaction(session, request.at)
     except (AuditError, FormatError, KeyError) as exc:
@@ -104,7 +112,7 @@ def run_audit(session: Session, request: AuditRequest) -> AuditOutcome:
     if not request.compare or request.at == NEXT_CUT:
         return AuditOutcome(request, primary)
     try:
-        other = audit_dry_run(session, at=request.at, same_cut=True)
+        other = audit_dry_run(session, at=request.at, same_cut=True, **plan)
     except (AuditError, FormatError, KeyError) as exc:
         return AuditOutcome(request, primary, other_error=str(exc) or type(exc).__name__)
     return AuditOutcome(request, primary, other)

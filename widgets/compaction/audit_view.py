@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtGui import QKeyEvent, QShowEvent
 
+    from core.compaction.settings import CompactionSettings
     from core.transcript.model import Session
     from widgets.common.jobs import JobRunner
 
@@ -121,6 +122,7 @@ class AuditView(QWidget):
     def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
         self._session: Session | None = None
+        self._settings: CompactionSettings | None = None
         self._runner = runner if runner is not None else default_runner()
         self._key = view_key(self, self._runner, "loss-audit")
         self.outcome: AuditOutcome | None = None
@@ -258,9 +260,15 @@ class AuditView(QWidget):
 
     # -- the session --------------------------------------------------------------------------
 
-    def set_session(self, session: Session | None) -> None:
-        """Audit *session* (None: nothing); its newest compaction is picked."""
+    def set_session(
+        self, session: Session | None, settings: CompactionSettings | None = None
+    ) -> None:
+        """Audit *session* (None: nothing); its newest compaction is picked.
+
+        *settings*: the agent's compaction settings for memlens's dry runs.
+        """
         self._session = session
+        self._settings = settings
         with QSignalBlocker(self.compaction_combo):
             self.compaction_combo.clear()
             if session is not None:
@@ -299,7 +307,7 @@ class AuditView(QWidget):
         A hidden view audits when it shows: selecting sessions never queues audits
         nobody looks at.
         """
-        request, session = self.current_request(), self._session
+        request, session, settings = self.current_request(), self._session, self._settings
         if request is None or session is None:
             return
         self.compare_check.setEnabled(request.at != NEXT_CUT)
@@ -312,11 +320,12 @@ class AuditView(QWidget):
 
         def job(*, progress: Callable[[int, int, str], None], cancelled: Callable[[], bool]) -> Any:
             progress(0, 1, "auditing")
-            outcome = run_audit(session, request)
+            outcome = run_audit(snapshot, request, settings)
             if cancelled():
                 raise Cancelled
             return outcome
 
+        snapshot = session.snapshot()  # live mode extends the session meanwhile
         self._busy(True)
         self._runner.submit(
             "Loss audit",
