@@ -64,7 +64,10 @@ def test_each_setting_is_previewed_backed_up_and_written_with_comments_kept(qtbo
     assert [len(w) for w in asked] == [1, 1]  # one key path per preview
     first = asked[0][0]
     assert first.action == "rewrite" and "0.7 -> 0.3" not in first.summary
-    assert "absent (the agent's default) -> 0.3" in first.summary and "+        autoRecallMinScore: 0.3," in first.lines
+    assert (
+        "absent (the agent's default) -> 0.3" in first.summary
+        and "+        autoRecallMinScore: 0.3," in first.lines
+    )
     text = (home / "openclaw.json").read_text()
     assert "// the agent's config, as its user wrote it" in text and "// the block's budget" in text
     section = pyjson5.decode(text)["agents"]["defaults"]["memoryContext"]
