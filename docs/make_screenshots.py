@@ -256,6 +256,8 @@ def _openclaudecode(app: QApplication) -> None:
 
 def _forensics(app: QApplication, window: MainWindow) -> None:
     """The loss audit of the busiest session's last compaction, and its what-if replay."""
+    sizes = window.splitter.sizes()
+    window.splitter.setSizes([150, 0, 1100])  # these views get the height (as a user drags it)
     window.show_view("compaction")
     panel = window.compaction_panel
     panel.tabs.setCurrentWidget(panel.audit_view)
@@ -271,6 +273,7 @@ def _forensics(app: QApplication, window: MainWindow) -> None:
     _wait_for(lambda: view.result() is not None and not view._runner.busy(view._key), 60_000)
     _settle(app, 600)
     _save(window, "whatif.png")
+    window.splitter.setSizes(sizes)
 
 
 def _recall_lab(app: QApplication) -> None:
@@ -399,8 +402,8 @@ def main() -> int:
         _settle(app)
         window.grab().save(str(OUT / name))
         print(OUT / name)
-    _memory_views(app, window)
     _forensics(app, window)
+    _memory_views(app, window)
     apply_theme(app, "dark")
     window.inspector.refresh()
     window.show_view("message")
