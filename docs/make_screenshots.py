@@ -265,6 +265,7 @@ def _forensics(app: QApplication, window: MainWindow) -> None:
     _wait_for(lambda: panel.audit_view.outcome is not None and not panel.audit_view.busy())
     _settle(app, 600)
     _save(window, "loss-audit.png")
+    panel.tabs.setCurrentIndex(0)  # the Compaction shot shows its summary
     window.show_view("what-if")
     view = window.whatif_view
     index = view.preset_combo.findData("128k")
