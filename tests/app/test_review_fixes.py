@@ -53,22 +53,25 @@ def _show_facts(qtbot, window):
 
 
 # -- 1. a second place ----------------------------------------------------------------------------
-def _second_places(tmp_path, first):
-    """Places whose facts are none of *first*'s: another demo, an empty log, no log at all."""
-    other = write_demo(tmp_path / "other", seed=11, now_ms=NOW - 86_400_000, segments=120).root
-    empty = tmp_path / "empty"
-    shutil.copytree(first, empty)
-    (empty / "memory" / "context" / "knowledge.jsonl").write_bytes(b"")
+def _second_place(tmp_path, first, which):
+    """A place whose facts are none of *first*'s: another demo, an empty log, no log at all."""
+    if which == "other demo":
+        return write_demo(tmp_path / "other", seed=11, now_ms=NOW - 86_400_000, segments=120).root
+    if which == "empty log":
+        empty = tmp_path / "empty"
+        shutil.copytree(first, empty)
+        (empty / "memory" / "context" / "knowledge.jsonl").write_bytes(b"")
+        return empty
     single = tmp_path / "single"
     single.mkdir()
     transcript = max(first.glob("agents/*/sessions/*.jsonl"), key=lambda p: p.stat().st_size)
     shutil.copy(transcript, single / transcript.name)
-    return {"other demo": other, "empty log": empty, "no knowledge": single / transcript.name}
+    return single / transcript.name
 
 
 @pytest.mark.parametrize("second", ["other demo", "empty log", "no knowledge"])
 def test_opening_a_place_with_other_facts_drops_the_selection(qtbot, home, tmp_path, second):
-    place = _second_places(tmp_path, home)[second]
+    place = _second_place(tmp_path, home, second)
     window = _open(qtbot, _window(qtbot), home)
     _show_facts(qtbot, window)
     view = window.facts_view
