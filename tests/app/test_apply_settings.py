@@ -79,20 +79,18 @@ def test_each_setting_is_previewed_backed_up_and_written_with_comments_kept(qtbo
     assert knobs.min_score.value() == pytest.approx(0.3)
 
 
-def test_a_refused_preview_writes_nothing(qtbot, home):
+def test_a_refused_preview_and_what_the_agent_cannot_be_told_write_nothing(qtbot, home):
     window, asked = _window(qtbot, home, [False])
     window.recall_view.knobs.min_score.set_value(0.25)
     assert window.applier.apply() == []
     assert len(asked) == 1 and (home / "openclaw.json").read_text() == CONFIG
     assert not _backups(home)
     assert "not written (cancelled)" in window.status.place_label.text()
-
-
-def test_what_the_agent_has_no_setting_for_is_said_not_written(qtbot, home):
-    window, asked = _window(qtbot, home, [])
+    # another ranking (its own weights too): said, not written, and nothing asked
+    window.recall_view.knobs.min_score.set_value(0.7)
     combo = window.recall_view.knobs.ranking_combo
-    combo.setCurrentIndex(combo.findData(DEFAULT_RANKING))  # its own weights too
-    assert window.applier.apply() == [] and not asked
+    combo.setCurrentIndex(combo.findData(DEFAULT_RANKING))
+    assert window.applier.apply() == [] and len(asked) == 1
     said = window.status.place_label.text()
     assert f"the {DEFAULT_RANKING} ranking" in said and "weights" in said
-    assert (home / "openclaw.json").read_text() == CONFIG
+    assert (home / "openclaw.json").read_text() == CONFIG and not _backups(home)
