@@ -1,9 +1,12 @@
 """Set one recall setting of ``openclaw.json`` in place: previewed, checked, backed up.
 
 The recall lab proves settings; :func:`plan_setting` turns one of them into an edit of
-the agent's config, one key path at a time: the new text differs from the old only
-at that value (or by the member inserted where the key was missing), so comments,
-order, quoting and indentation stay (:mod:`core.openclaw.config_spans`). The plan is checked
+the agent's config, one key path at a time: the new text differs from the old only at
+that value (or by the member inserted into the section), so comments, order, quoting
+and indentation stay (:mod:`core.openclaw.config_spans`). A config without the section
+is refused: only a memory-context agent reads it, and current OpenClaw (2026.9.6,
+``openclaw config validate``) rejects ``agents.defaults.memoryContext`` as an
+unrecognized key, so adding it could stop that agent. The plan is checked
 before anything is written: the new text must read back (pyjson5, as memlens and
 OpenClaw read it) with that key at the new value, every other value unchanged, and
 no validation error the old text did not have. :func:`apply_setting` writes it
@@ -202,6 +205,15 @@ def plan_setting(config: str | os.PathLike[str], key: str, value: Any) -> Settin
         above = _at(raw, SECTION[:n])
         if above is not None and not isinstance(above, dict):
             raise ConfigEditError(f"{'.'.join(SECTION[:n])} is not an object in {path.name}")
+    if _at(raw, SECTION) is None:
+        # Only a memory-context agent reads this section; current OpenClaw (2026.9+)
+        # rejects the key ("agents.defaults: Unrecognized key"), so adding it could stop
+        # that agent from starting. memlens writes only into a section already there.
+        raise ConfigEditError(
+            f"{path.name} has no agents.defaults.memoryContext section: only a memory-context"
+            " agent reads it, and current OpenClaw rejects the key, so memlens does not add it"
+            " (add the section yourself if your agent has memory-context)"
+        )
     new_text = splice(text, key_path, new_value)
     new_raw, _ = decode_json5(new_text, os.fspath(path))
     if _at(new_raw, key_path) != new_value or type(_at(new_raw, key_path)) is not type(new_value):

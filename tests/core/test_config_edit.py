@@ -140,6 +140,17 @@ def test_a_file_without_a_last_newline_diffs_line_by_line(tmp_path):
     ]
 
 
+@pytest.mark.parametrize(
+    "text", ["{}\n", "// today's OpenClaw\n{agents: {defaults: {contextTokens: 100000}}}\n"]
+)
+def test_a_config_without_the_section_is_refused_and_left_alone(tmp_path, text):
+    path = tmp_path / "openclaw.json"
+    path.write_text(text)
+    with pytest.raises(ConfigEditError, match="no agents.defaults.memoryContext section"):
+        plan_setting(path, "autoRecallMinScore", 0.35)
+    assert path.read_text() == text and list(tmp_path.iterdir()) == [path]
+
+
 def test_a_section_that_is_not_an_object_is_refused(tmp_path):
     path = tmp_path / "openclaw.json"
     path.write_text("{agents: {defaults: {memoryContext: true}}}\n")
