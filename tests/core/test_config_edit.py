@@ -146,7 +146,7 @@ def test_a_file_without_a_last_newline_diffs_line_by_line(tmp_path):
 def test_a_config_without_the_section_is_refused_and_left_alone(tmp_path, text):
     path = tmp_path / "openclaw.json"
     path.write_text(text)
-    with pytest.raises(ConfigEditError, match="no agents.defaults.memoryContext section"):
+    with pytest.raises(ConfigEditError, match=r"no agents\.defaults\.memoryContext section"):
         plan_setting(path, "autoRecallMinScore", 0.35)
     assert path.read_text() == text and list(tmp_path.iterdir()) == [path]
 
