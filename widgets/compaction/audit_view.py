@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QFrame,
@@ -59,6 +58,7 @@ from widgets.compaction.audit_models import (
     score_rows,
 )
 from widgets.compaction.elided import ElidedLabel
+from widgets.compaction.models import table_view
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -87,22 +87,6 @@ class _ItemTable(QTableView):
             self.enter_pressed.emit(self.currentIndex())
             return
         super().keyPressEvent(event)
-
-
-def _table(table: QTableView, model: Any, widths: tuple[int, ...]) -> QTableView:
-    table.setModel(model)
-    table.setAlternatingRowColors(True)
-    table.setWordWrap(False)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.verticalHeader().hide()
-    table.verticalHeader().setDefaultSectionSize(22)
-    header = table.horizontalHeader()
-    header.setStretchLastSection(True)
-    for col, width in enumerate(widths):
-        header.resizeSection(col, width)
-    return table
 
 
 class AuditView(QWidget):
@@ -179,7 +163,7 @@ class AuditView(QWidget):
         self.message_label.hide()
 
         self.score_model = ScoreModel(SCORE_COLUMNS, self)
-        self.score_table = _table(QTableView(), self.score_model, (92, *([58] * 12)))
+        self.score_table = table_view(self.score_model, (92, *([58] * 12)))
         self.score_table.setToolTip(
             "Items per category and what the summary made of them; loss = (missing + lost) "
             "/ items. The memlens columns are memlens's offline summary of the same cut."
@@ -211,7 +195,7 @@ class AuditView(QWidget):
         self.proxy = ItemFilter(self)
         self.proxy.setSourceModel(self.items_model)
         self.items_table = _ItemTable()
-        _table(self.items_table, self.proxy, ITEM_WIDTHS)
+        table_view(self.proxy, ITEM_WIDTHS, self.items_table)
         header = self.items_table.horizontalHeader()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)  # the item's text

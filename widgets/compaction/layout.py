@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QGridLayout,
     QGroupBox,
@@ -16,7 +15,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableView,
     QTabWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -34,12 +32,12 @@ from widgets.compaction.models import (
     SECTION_COLUMNS,
     SEGMENT_COLUMNS,
     make_model,
+    table_view,
 )
 from widgets.compaction.provider import ProviderPicker
 
 if TYPE_CHECKING:
     from core.compaction.plan import CompactionPlan
-    from widgets.common.record_model import RecordTableModel
 
 FIGURES = (
     ("before", "Tokens before", "The context now, as the agent measures it"),
@@ -49,23 +47,6 @@ FIGURES = (
     ("calls", "Model calls", "Chunks, merge, split-turn prefix and pruned history"),
     ("chunks", "Chunks", "Summarisation chunks (parts) and the largest chunk allowed"),
 )
-
-
-def _table(model: RecordTableModel[object], widths: tuple[int, ...]) -> QTableView:
-    table = QTableView()
-    table.setAlternatingRowColors(True)
-    table.setWordWrap(False)
-    table.setModel(model)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.verticalHeader().hide()
-    table.verticalHeader().setDefaultSectionSize(22)
-    header = table.horizontalHeader()
-    header.setStretchLastSection(True)
-    for col, width in enumerate(widths):
-        header.resizeSection(col, width)
-    return table
 
 
 class _Splitter(QSplitter):
@@ -161,7 +142,7 @@ class CompactionLayout(QWidget):
         cut_row.addWidget(self.cut_label, 1)
         cut_row.addWidget(self.show_cut_button, 0, Qt.AlignmentFlag.AlignTop)
         self.plan_model = make_model(PLAN_COLUMNS, self)
-        self.plan_table = _table(self.plan_model, (150, 72, 92, 44, 110))
+        self.plan_table = table_view(self.plan_model, (150, 72, 92, 44, 110))
         # a scroll bar would hide a row: the columns shrink instead (full text on hover)
         self.plan_table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.plan_table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -204,7 +185,7 @@ class CompactionLayout(QWidget):
     def _build_tabs(self) -> None:
         self.tabs = QTabWidget()
         self.sections_model = make_model(SECTION_COLUMNS, self)
-        self.sections_table = _table(self.sections_model, (210, 50))
+        self.sections_table = table_view(self.sections_model, (210, 50))
         self.sections_table.setToolTip("Click a section to show it (* required heading)")
         self.sections_table.horizontalHeader().setSectionResizeMode(
             0, QHeaderView.ResizeMode.Stretch
@@ -225,10 +206,10 @@ class CompactionLayout(QWidget):
         self.diff_view = SummaryDiffView()
         self.tabs.addTab(self.diff_view, "Compare with &previous")
         self.segments_model = make_model(SEGMENT_COLUMNS, self)
-        self.segments_table = _table(self.segments_model, (70, 120, 60, 200))
+        self.segments_table = table_view(self.segments_model, (70, 120, 60, 200))
         self.tabs.addTab(self.segments_table, "")
         self.facts_model = make_model(FACT_COLUMNS, self)
-        self.facts_table = _table(self.facts_model, (80, 110, 340, 220, 80))
+        self.facts_table = table_view(self.facts_model, (80, 110, 340, 220, 80))
         self.tabs.addTab(self.facts_table, "")
         self.tabs.setTabToolTip(2, "The summarised messages, as they would be archived")
         self.tabs.setTabToolTip(3, "Fact operations proposed; they go to the review queue")
@@ -251,7 +232,7 @@ class CompactionLayout(QWidget):
         self.failure_label = QLabel(wordWrap=True)
         self.failure_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.calls_model = make_model(CALL_COLUMNS, self)
-        self.calls_table = _table(self.calls_model, (40, 290, 160, 60, 60, 260))
+        self.calls_table = table_view(self.calls_model, (40, 290, 160, 60, 60, 260))
         self.calls_table.setToolTip("Every call of the run to the summariser, in order")
         self.calls_table.setAccessibleName("Attempt log")
         self.calls_table.setFixedHeight(22 * 4 + self.calls_table.horizontalHeader().height() + 6)
