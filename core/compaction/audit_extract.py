@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from core.compaction.offline import FENCE, LEAD, RECALLED
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
@@ -57,8 +59,6 @@ _EXTS = (
     "|zsh|rs|go|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|sql|db|sqlite|html|css|scss|vue|svelte"
     "|lock|csv|tsv|xml|svg|png|jpg|jpeg|gif|pdf|zip|gz|tar|env|example|bin|npz|wasm|mdx"
 )
-_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.S | re.M)
-_RECALLED = re.compile(r"<recalled-context\b.*?(?:</recalled-context>|\Z)", re.S)
 _INLINE = re.compile(r"`([^`\n]{1,120})`")
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`()\[\]{}]+")
 _PATH = re.compile(r"(?<![\w/.:@~-])@?((?:~|\.{1,2})?/?(?:[\w.+@-]+/)+[\w.+@-]*)")
@@ -127,7 +127,6 @@ _LATER = re.compile(
     r"|afterwards|when you're done|once that's done|next,? (?:please|can you))\b",
     re.I,
 )
-_LEAD = re.compile(r"^(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)*")
 _SPACE = re.compile(r"\s+")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _READ_TOOLS = frozenset({"read", "Read", "read_file", "view"})
@@ -262,8 +261,8 @@ def _inline(code: str, entry_id: str, out: Collector) -> None:
 
 def identifiers(text: str, entry_id: str, out: Collector) -> None:
     """Every identifier of prose *text* (inline code first, fenced code: paths and URLs)."""
-    text = _RECALLED.sub(" ", text)
-    fences = [m.span() for m in _FENCE.finditer(text)]
+    text = RECALLED.sub(" ", text)
+    fences = [m.span() for m in FENCE.finditer(text)]
     for start, end in fences:
         block = text[start:end]
         for m in _URL.finditer(block):
@@ -298,11 +297,11 @@ def identifiers(text: str, entry_id: str, out: Collector) -> None:
 
 
 def _sentences(text: str) -> Iterable[str]:
-    text = _blank(text, [m.span() for m in _FENCE.finditer(_RECALLED.sub(" ", text))])
+    text = _blank(text, [m.span() for m in FENCE.finditer(RECALLED.sub(" ", text))])
     for line in text.splitlines():
         if line.lstrip().startswith("|"):
             continue  # a table row is not a sentence
-        line = _LEAD.sub("", line.strip()).replace("**", "")
+        line = LEAD.sub("", line.strip()).replace("**", "")
         for s in _SENTENCE_END.split(line):
             s = s.strip()
             if len(s) >= 12:
@@ -311,7 +310,7 @@ def _sentences(text: str) -> Iterable[str]:
 
 def _sentence_items(text: str, role: str, entry_id: str, out: Collector) -> None:
     """Decisions and open TODOs of a user or assistant text."""
-    prose = _blank(text, [m.span() for m in _FENCE.finditer(text)])
+    prose = _blank(text, [m.span() for m in FENCE.finditer(text)])
     for line in prose.splitlines():
         box = _BOX.match(line)
         m = _TODO.search(line) if box is None else None
@@ -323,7 +322,7 @@ def _sentence_items(text: str, role: str, entry_id: str, out: Collector) -> None
             item = line[m.end() :]
         else:
             item = line
-        item = _LEAD.sub("", item.strip()).replace("**", "")
+        item = LEAD.sub("", item.strip()).replace("**", "")
         if len(item) >= 8 and not item.endswith(":"):  # "Next steps:" heads a list
             out.add(item, "todo", entry_id)
     for s in _sentences(text):

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.compaction.offline import extract_facts_offline
+from core.compaction.offline import RECALLED, extract_facts_offline
 from core.io import jsonio
 from core.io.jobs import check
 from core.io.jsstr import js_len, js_slice
@@ -47,7 +47,6 @@ MAX_TOKENS = 2048
 TRUNCATED = "\n...(truncated)"
 _FACT_KEYS = frozenset({"type", "content"})
 
-_RECALLED = re.compile(r"<recalled-context\b.*?(?:</recalled-context>|\Z)", re.S)
 _FENCE = re.compile(r"```[ \t]*(?:json5?|JSON)?[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 
 SYSTEM_PROMPT = """\
@@ -107,7 +106,7 @@ class ExtractionResult:
 def _text(m: Message) -> str:
     # Text blocks only, as the agent's extractMessageText: no tool calls or results.
     text = "\n".join(b.text for b in m.blocks if b.kind == "text" and b.text)
-    return _RECALLED.sub("", text).strip()
+    return RECALLED.sub("", text).strip()
 
 
 def conversation_text(messages: Sequence[Message]) -> str:

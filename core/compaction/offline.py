@@ -63,10 +63,10 @@ PLAN_MESSAGES = 3
 _KEEP_RECENT = frozenset({"Decisions", "Open TODOs", "Pending user asks"})
 
 _I = re.IGNORECASE
-_RECALLED = re.compile(r"<recalled-context\b.*?(?:</recalled-context>|\Z)", re.S)
-_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.S | re.M)
+RECALLED = re.compile(r"<recalled-context\b.*?(?:</recalled-context>|\Z)", re.S)
+FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.S | re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[*_])")
-_LEAD = re.compile(r"^(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)*")
+LEAD = re.compile(r"^(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)*")
 _EMPHASIS = re.compile(r"\*\*|__")
 _SPACE = re.compile(r"\s+")
 _CODE_START = re.compile(
@@ -148,9 +148,9 @@ def _said(messages: Sequence[Message]) -> list[_Said]:
         if m.role not in ("user", "assistant"):
             continue
         text = "\n".join(b.text for b in m.blocks if b.kind == "text" and b.text)
-        text = _RECALLED.sub("", text).strip()
+        text = RECALLED.sub("", text).strip()
         if text:
-            out.append(_Said(i, m.role, text, _FENCE.sub("", text)))
+            out.append(_Said(i, m.role, text, FENCE.sub("", text)))
     return out
 
 
@@ -175,7 +175,7 @@ def sentences(prose: str) -> list[str]:
     joinable = False
     for raw in prose.splitlines():
         line = raw.strip()
-        lead = _LEAD.match(line)
+        lead = LEAD.match(line)
         cut = lead.end() if lead else 0
         line = _EMPHASIS.sub("", line[cut:])
         if not line or raw.lstrip().startswith("|") or looks_like_code(line):
@@ -305,7 +305,7 @@ def _listed_after_todo(prose: str) -> list[str]:
         item = _ITEM.match(line)
         if item and under:
             if not item.group(1).startswith(("[x]", "[X]")):
-                out.append(clip(_EMPHASIS.sub("", _LEAD.sub("", line.strip()))))
+                out.append(clip(_EMPHASIS.sub("", LEAD.sub("", line.strip()))))
         elif line.strip():
             plain = _norm(line.strip())
             under = not item and plain.endswith(":") and _TODO.search(plain) is not None
