@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 from typing_extensions import override
+
+from widgets.common.palette import color_plots
 
 if TYPE_CHECKING:
     from core.recall.lab_compare import LabRun
@@ -103,13 +104,7 @@ class LabCharts(QWidget):
         self.win_plot.setTitle(f"A wins {won_a} · B wins {won_b} · ties {ties}", size="9pt")
 
     def _apply_palette(self) -> None:
-        pal = self.palette()
-        self.chart.setBackground(pal.color(QPalette.ColorRole.Base))
-        text: QColor = pal.color(QPalette.ColorRole.Text)
-        for plot in (self.curve_plot, self.win_plot):
-            for name in ("left", "bottom"):
-                plot.getAxis(name).setPen(text)
-                plot.getAxis(name).setTextPen(text)
+        text = color_plots(self.chart, (self.curve_plot, self.win_plot), self.palette())
         self.legend.setLabelTextColor(text)
 
     @override

@@ -22,7 +22,6 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -42,6 +41,7 @@ from core.context.trim import PROTECTED_RECENT
 from core.io import jsonio
 from widgets.common.flow import FlowLayout
 from widgets.common.jobs import default_runner
+from widgets.common.palette import color_plots
 from widgets.common.record_model import RecordRole
 from widgets.common.view_jobs import view_key
 from widgets.trim.model import (
@@ -306,13 +306,7 @@ class TrimView(QWidget):
         layout.addWidget(split, 1)
 
     def _apply_palette(self) -> None:
-        pal = self.palette()
-        self.chart.setBackground(pal.color(QPalette.ColorRole.Base))
-        text = pal.color(QPalette.ColorRole.Text)
-        for plot in (self.bar_plot, self.strip_plot):
-            for name in ("left", "bottom"):
-                plot.getAxis(name).setPen(text)
-                plot.getAxis(name).setTextPen(text)
+        text = color_plots(self.chart, (self.bar_plot, self.strip_plot), self.palette())
         self.cursor_line.setPen(pg.mkPen(text, width=1, style=Qt.PenStyle.DashLine))
         self.safe_label.setText(self._safe_text())
 

@@ -39,6 +39,7 @@ from core.compaction.whatif import WhatIfCompaction, replay_whatif
 from core.compaction.whatif_report import preset_names, preset_window, whatif_settings
 from widgets.common.flow import FlowLayout
 from widgets.common.jobs import default_runner
+from widgets.common.palette import color_plots
 from widgets.common.record_model import Column, RecordRole, RecordTableModel
 from widgets.common.view_jobs import view_key
 from widgets.timeline.style import TokenAxis, short_tokens
@@ -266,13 +267,7 @@ class WhatIfView(QWidget):
         layout.addWidget(split, 1)
 
     def _apply_palette(self) -> None:
-        pal = self.palette()
-        self.chart.setBackground(pal.color(QPalette.ColorRole.Base))
-        text = pal.color(QPalette.ColorRole.Text)
-        for plot in (self.real_plot, self.simulated_plot):
-            for name in ("left", "bottom"):
-                plot.getAxis(name).setPen(text)
-                plot.getAxis(name).setTextPen(text)
+        text = color_plots(self.chart, (self.real_plot, self.simulated_plot), self.palette())
         self._titles()
         for lane in (self.real_lane, self.simulated_lane):
             lane.recolor(text)
