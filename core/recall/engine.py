@@ -45,6 +45,12 @@ class RecallSettings:
     ranking: str = SEED.name
     """The ranking of :mod:`core.recall.rankings`; the agent's own is ``seed``."""
 
+    def search_config(self) -> SearchConfig:
+        """:attr:`search` with the limit recall uses (the hard cap's, under the agent's rule)."""
+        if not self.limit_from_cap:
+            return self.search
+        return replace(self.search, limit=search_limit(hard_cap(self.hard_cap_tokens, self.window)))
+
 
 @dataclass(slots=True)
 class RecallOutcome:
@@ -91,7 +97,7 @@ def recall(
         )
     details: list[Detail] = []
     if store is not None:
-        cfg = replace(s.search, limit=search_limit(cap)) if s.limit_from_cap else s.search
+        cfg = s.search_config()
         preview.search = ranked_search(
             store, query, cfg, get_ranking(s.ranking), session_id=session_id, now_ms=now_ms
         )

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from core.io import jsonio
 from core.io.fsutil import append_lines
-from core.recall.block import hard_cap, search_limit
 from core.recall.evaluate import Label, load_labels
 from core.recall.rankings import get_ranking, ranked_search
 from core.safety.redact import redact
@@ -81,10 +80,7 @@ def check_golden(
     store: WarmStore, labels: list[Label], settings: RecallSettings, *, now_ms: int | None = None
 ) -> list[GoldenCheck]:
     """Which of *labels* recall with *settings* finds (its segment among the hits)."""
-    cap = hard_cap(settings.hard_cap_tokens, settings.window)
-    base = settings.search
-    if settings.limit_from_cap:
-        base = replace(base, limit=search_limit(cap))
+    base = settings.search_config()
     ranking = get_ranking(settings.ranking)
     out = []
     for label in labels:

@@ -15,12 +15,13 @@ each config (R@k, MRR, nDCG@10), and which config wins each query.
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.embed.base import remember_queries
+from core.io.fsutil import file_identity
 from core.io.jobs import check
-from core.recall.block import hard_cap, search_limit
 from core.recall.evaluate import score_queries, why_skipped
 from core.recall.lab import REFERENCE, OkapiReference
 from core.recall.rankings import RANKINGS, SEED, get_ranking, ranked_search
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from core.io.jobs import CancelCheck, Progress
-    from core.io.problems import Problem
     from core.recall.engine import RecallSettings
     from core.recall.evaluate import Label, QueryReport
     from core.recall.hybrid import SearchConfig
@@ -90,7 +90,6 @@ class LabRun:
     ks: tuple[int, ...]
     rows: list[QueryRow] = field(default_factory=list)
     skipped: list[tuple[Label, str]] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
     kept: int = 0
     """Segments searched that the agent evicts for age (``evict=False``)."""
 
@@ -155,10 +154,7 @@ def view_config(settings: RecallSettings) -> LabConfig:
     Ranked as that view recalls: its ranking, its knobs, the limit of its hard cap,
     the list cut at that limit.
     """
-    cap = hard_cap(settings.hard_cap_tokens, settings.window)
-    search = settings.search
-    if settings.limit_from_cap:
-        search = search.with_(limit=search_limit(cap))
+    search = settings.search_config()
     return LabConfig(
         VIEW,
         f"the Recall view's settings: the {settings.ranking} ranking, minScore"
@@ -182,13 +178,25 @@ def without_eviction(
     load = store.stats.load
     if load is None or load.evicted_age == 0:
         return store
+    # One copy per store state: every run of the lab would read and embed it again.
+    state = (len(store), file_identity(store.segments_path))
+    kept = _UNEVICTED.get(store)
+    if kept is not None and kept[0] == state:
+        return kept[1]
     settings = replace(store.settings, eviction_days=0)
     copy = WarmStore.open(
         store.folder, store.embedder, settings, cache_dir=store.cache_dir,
         progress=progress, cancelled=cancelled,
     )  # fmt: skip
     copy.embed_missing(progress=progress, cancelled=cancelled, save=False)
+    _UNEVICTED[store] = (state, copy)
     return copy
+
+
+_UNEVICTED: weakref.WeakKeyDictionary[WarmStore, tuple[Any, WarmStore]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The store read without eviction, by the store it was read for, with that store's state."""
 
 
 def compare(

@@ -111,6 +111,21 @@ def test_evicted_segments_are_searched_only_when_asked(lab):
     assert len(store) == 0  # the store itself is left as the agent has it
 
 
+def test_the_copy_without_eviction_is_read_once_per_store_state(lab, tmp_path):
+    import shutil
+
+    from core.recall.lab_compare import without_eviction
+
+    sl, _ = lab
+    shutil.copy(sl.store / "segments.jsonl", tmp_path / "segments.jsonl")  # it is appended to
+    store = WarmStore.open(tmp_path, HashEmbedder(), StoreSettings(eviction_days=90))
+    first = without_eviction(store)
+    assert first is not store and len(first) > 0
+    assert without_eviction(store) is first  # the next run reads nothing again
+    store.add("locomo-26", "user", "a turn written since", timestamp=1_700_000_000_000)
+    assert without_eviction(store) is not first  # the store changed: read again
+
+
 def test_a_label_of_another_session_is_skipped_with_its_reason(lab):
     sl, labels = lab
     store = _open(sl)

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.io.problems import FormatError
+from core.recall.golden import GOLDEN_FILE
 from core.recall.hybrid import SearchConfig
 from core.recall.lab_compare import (
     VIEW,
@@ -137,7 +138,6 @@ class RecallLabView(QWidget):
         self._now_ms: int | None = None
         self._configs: list[LabConfig] = []
         self._labels: list[Label] = []
-        self._labels_path: Path | None = None
         self._job: Job | None = None
         self._a_name = self._b_name = ""  # the configs picked (kept across data directories)
         self.last_run: LabRun | None = None
@@ -246,8 +246,8 @@ class RecallLabView(QWidget):
         self._show_run(None)
         if store is None:
             self.status_label.setText("This data directory has no memory-context store.")
-        elif self._folder is not None and (self._folder / "labels.jsonl").is_file():
-            self.load_labels(self._folder / "labels.jsonl")
+        elif self._folder is not None and (self._folder / GOLDEN_FILE).is_file():
+            self.load_labels(self._folder / GOLDEN_FILE)
         else:
             self.status_label.setText(f"{len(store):,} segments. Open a labels file to run.")
         self._update_buttons()
@@ -285,7 +285,7 @@ class RecallLabView(QWidget):
             self.status_label.setText(f"<b>Cannot use the labels:</b> {_escape(str(exc))}")
             self._update_buttons()
             return False
-        self._labels, self._labels_path = labels, Path(path)
+        self._labels = labels
         self.labels_label.setText(f"{Path(path).name}: {len(labels):,} labelled queries")
         self.labels_label.setToolTip(os.fspath(path))
         note = f" · {len(problems)} lines skipped (see Problems)" if problems else ""
