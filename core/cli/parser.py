@@ -327,6 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="audit memlens's offline summary instead: of that compaction's cut when --at "
         "names one, else of the next cut (writes nothing)",
     )
+    p.add_argument("--probe", action="store_true", help="ask --llm questions about the summary")
+    p.add_argument("--llm", default="offline", metavar="SPEC", help="openai:URL:MODEL, anthropic:…")
+    p.add_argument("--key-env", metavar="VAR", help="environment variable holding the API key")
+    p.add_argument("--probes", type=positive_int, metavar="N", help="at most N questions (24)")
+    p.add_argument("--probe-extra", type=positive_int, default=0, metavar="N", help="+N of --llm's")
+    p.add_argument("--timeout", type=positive_float, default=120.0, metavar="S", help="model time")
     p = add(
         "export",
         "a session's timeline (or --compaction: its compaction plan) as one HTML file",
