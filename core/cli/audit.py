@@ -1,10 +1,14 @@
-"""``memlens audit SESSION [--at COMPACTION] [--dry-run-summary]``: what a compaction lost.
+"""``memlens audit SESSION [--at COMPACTION] [--dry-run-summary] [--probe --llm SPEC]``.
 
 The audit itself is :mod:`core.compaction.audit`; this module opens the session
 as ``plan`` and ``compact`` do (a transcript path, or ``--data DIR`` and a session
 id) and prints the scores per category, then the items lost for good and the
 missing ones. ``--json`` prints every item (``text``, ``category``, ``status``,
-``source``). Nothing is written; no model is called.
+``source``). With ``--probe`` and a model (``--llm``, its key named by
+``--key-env`` as for ``compact``), questions made from the items are answered from
+the summary alone and graded (:mod:`core.compaction.probe`): the JSON gains
+``probes``. Without a model the audit runs as before and ``probes`` says why it did
+not run. Nothing is written, ever; a failed model call exits 1 with its reason.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ if TYPE_CHECKING:
     import argparse
 
     from core.compaction.audit import LossAudit
+    from core.compaction.probe import ProbeRun
+    from core.transcript.model import Session
 
 SHOWN = 25
 """Missing items listed in the text output (every one is in ``--json``)."""
@@ -45,7 +51,63 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             audit = audit_compaction(session, args.at)
     except AuditError as exc:
         raise CliError(str(exc)) from None
-    return audit.to_json(), _text(audit)
+    payload, text = audit.to_json(), _text(audit)
+    probes = _probe(args, session, audit)
+    payload["probes"] = probes if isinstance(probes, dict) else probes.to_json()
+    if isinstance(probes, dict):
+        text += f"\n\nprobes: not run ({probes['reason']})"
+    else:
+        text += "\n\n" + _probe_text(probes)
+    return payload, text
+
+
+def _probe(
+    args: argparse.Namespace, session: Session, audit: LossAudit
+) -> ProbeRun | dict[str, Any]:
+    """The probe run ``--probe`` asks for, or ``{"run": false, "reason"}``."""
+    spec = getattr(args, "llm", None) or "offline"
+    if not getattr(args, "probe", False):
+        return {"run": False, "reason": "not asked for (--probe --llm SPEC)"}
+    if spec.strip() == "offline":
+        return {"run": False, "reason": "no model: --llm offline (probes need one)"}
+    from core.compaction.probe import ProbeError, run_probes
+    from core.llm import Deadline, parse_llm_spec
+
+    try:
+        client = parse_llm_spec(
+            spec, api_key_env=args.key_env, deadline=Deadline(args.timeout or 120.0)
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    assert client is not None  # not offline
+    messages = [(e.id, e.message) for e in session.entries if e.message is not None]
+    try:
+        return run_probes(audit, messages, client, limit=args.probes, extra=args.probe_extra)
+    except ProbeError as exc:
+        raise CliError(f"probes: {exc} (nothing was written)") from None
+    finally:
+        client.close()
+
+
+def _probe_text(run: ProbeRun) -> str:
+    total = run.total()
+    lines = [
+        f"probes by {run.model}: {total.exact + total.normalised} of {total.questions} "
+        f"answered right from the summary alone ({100 * total.score:.0f}%)",
+        *run.notes,
+        f"{'category':<13} {'asked':>5} {'exact':>5} {'norm.':>5} {'unk.':>5} {'wrong':>5}  score",
+    ]
+    for name, s in run.scores().items():
+        lines.append(
+            f"{name:<13} {s.questions:>5} {s.exact:>5} {s.normalised:>5} {s.unknown:>5} "
+            f"{s.wrong:>5}  {100 * s.score:.0f}%"
+        )
+    for r in run.results:
+        if r.grade in ("unknown", "wrong"):
+            lines.append(
+                f"  {r.grade:<8} {r.probe.question}\n           expected: {r.probe.expected}"
+            )
+    return "\n".join(lines)
 
 
 def _names_compaction(session: Any, at: str) -> bool:

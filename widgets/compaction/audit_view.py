@@ -9,7 +9,8 @@ memlens's offline summary of the very same cut is audited too and the score tabl
 shows both summarisers side by side. The items table lists every item with its
 status (coloured; the ones lost for good tinted), filtered by status and text;
 activating an item emits :attr:`AuditView.entry_activated` with the first entry it
-came from.
+came from. "Probe with model…" (Ctrl+Shift+P; :class:`~widgets.compaction.probe_view.ProbePane`)
+asks the compaction panel's model questions about the audited summary and grades them.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from widgets.common.jobs import default_runner
 from widgets.common.palette import is_dark
 from widgets.common.record_model import RecordRole
 from widgets.common.view_jobs import view_key
+from widgets.compaction.actions import add_action
 from widgets.compaction.audit_models import (
     ITEM_COLUMNS,
     NEXT_CUT,
@@ -59,12 +61,15 @@ from widgets.compaction.audit_models import (
 )
 from widgets.compaction.elided import ElidedLabel
 from widgets.compaction.models import table_view
+from widgets.compaction.probe_view import ProbePane
+from widgets.compaction.provider import ProviderPicker
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from PySide6.QtGui import QKeyEvent, QShowEvent
 
+    from core.compaction.provider import ProviderChoice
     from core.compaction.settings import CompactionSettings
     from core.transcript.model import Session
     from widgets.common.jobs import JobRunner
@@ -111,7 +116,11 @@ class AuditView(QWidget):
         self._key = view_key(self, self._runner, "loss-audit")
         self.outcome: AuditOutcome | None = None
         self._stale = False  # a request waits for the view to show
+        self._picker: ProviderPicker | None = None
         self._build()
+        self.probe_action = add_action(
+            self, "&Probe with Model…", ["Ctrl+Shift+P"], self.probe_pane.probe
+        )
         self.compaction_combo.currentIndexChanged.connect(self._on_request_changed)
         self.compare_check.toggled.connect(self._on_request_changed)
         self.status_combo.currentIndexChanged.connect(self._on_status_filter)
@@ -154,6 +163,8 @@ class AuditView(QWidget):
         top.addWidget(pick_label)
         top.addWidget(self.compaction_combo, 1)
         top.addWidget(self.compare_check)
+        self.probe_pane = ProbePane(self, self._runner)
+        top.addWidget(self.probe_pane.probe_button)
         top.addWidget(self.progress)
         top.addWidget(self.state_label)
         top.addWidget(self.lost_label)
@@ -215,8 +226,10 @@ class AuditView(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
         self.splitter.addWidget(self.score_table)
         self.splitter.addWidget(items_box)
+        self.splitter.addWidget(self.probe_pane)
         self.splitter.setStretchFactor(0, 2)
         self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 3)
 
         # a short tab (the plan above takes most of a laptop's height) scrolls here,
         # inside the tab, rather than squashing the tables to nothing
@@ -237,10 +250,12 @@ class AuditView(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.scroller)
         QWidget.setTabOrder(self.compaction_combo, self.compare_check)
-        QWidget.setTabOrder(self.compare_check, self.status_combo)
+        QWidget.setTabOrder(self.compare_check, self.probe_pane.probe_button)
+        QWidget.setTabOrder(self.probe_pane.probe_button, self.status_combo)
         QWidget.setTabOrder(self.status_combo, self.text_edit)
         QWidget.setTabOrder(self.text_edit, self.items_table)
         QWidget.setTabOrder(self.items_table, self.score_table)
+        QWidget.setTabOrder(self.score_table, self.probe_pane.questions_table)
 
     # -- the session --------------------------------------------------------------------------
 
@@ -324,6 +339,36 @@ class AuditView(QWidget):
         """Whether an audit is running."""
         return self._runner.busy(self._key)
 
+    # -- the model probes ask ---------------------------------------------------------------------
+
+    def set_providers(
+        self, choices: Sequence[ProviderChoice], current: ProviderChoice | None = None
+    ) -> None:
+        """The models on offer for probes, and the chosen one (the compaction panel's)."""
+        self.probe_pane.set_providers(choices, current)
+
+    def follow_picker(self, picker: ProviderPicker) -> None:
+        """Take the probes' model from *picker*, the compaction panel's, as it changes."""
+        if self._picker is not None:
+            self._picker.provider_changed.disconnect(self._on_provider_changed)
+        self._picker = picker
+        picker.provider_changed.connect(self._on_provider_changed)
+        self._on_provider_changed()
+
+    def _on_provider_changed(self, *_: object) -> None:
+        if self._picker is not None:
+            self.set_providers(self._picker.providers(), self._picker.provider())
+
+    def _find_picker(self) -> ProviderPicker | None:
+        """The nearest provider picker among the widgets holding this view (the panel's)."""
+        holder = self.parentWidget()
+        while holder is not None:
+            found = holder.findChild(ProviderPicker)
+            if isinstance(found, ProviderPicker):
+                return found
+            holder = holder.parentWidget()
+        return None
+
     # -- results ------------------------------------------------------------------------------
 
     def _on_request_changed(self, *_: object) -> None:
@@ -373,6 +418,7 @@ class AuditView(QWidget):
             header.setSectionHidden(col, other is None)
         self.items_table.setColumnHidden(1, other is None)
         self.items_model.set_records(item_rows(primary, other))
+        self.probe_pane.set_target(self._session, primary)
         self._update_count()
         self._fit_scores()
 
@@ -398,6 +444,10 @@ class AuditView(QWidget):
     @override
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        if self._picker is None:
+            picker = self._find_picker()
+            if picker is not None:
+                self.follow_picker(picker)
         if self._stale:
             self.run()
 
