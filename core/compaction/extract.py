@@ -8,6 +8,10 @@ the head, and so do we); below 50 characters of conversation nothing is asked.
 The model answers ``{"facts": [{type, content, context}]}``, at most
 :data:`MAX_FACTS`.
 
+:func:`summary_lines_keeping` answers the reverse question for provenance: which
+lines of a compaction's summary keep a fact (the loss audit's rules,
+:mod:`core.compaction.audit_match`, with the fact read as a sentence).
+
 Where memlens differs: each message is redacted before the cut (a secret split
 at the cut would no longer match a pattern), recalled-context blocks are left
 out, answers are parsed leniently (fences, prose, a bare list, trailing commas,
@@ -20,8 +24,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from core.compaction.audit_extract import Found
+from core.compaction.audit_match import Haystack
 from core.compaction.offline import RECALLED, extract_facts_offline
 from core.io import jsonio
 from core.io.jobs import check
@@ -347,3 +354,32 @@ def extract_knowledge(
         ]
     operations = propose(log, candidates, allow_delete=allow_delete)
     return ExtractionResult(tuple(candidates), tuple(operations), tuple(notes), source)
+
+
+# -- which summary lines keep a fact -------------------------------------------------------
+@lru_cache(maxsize=4096)
+def _line_haystack(line: str) -> Haystack:
+    return Haystack(line)
+
+
+def summary_lines_keeping(fact: str, summary: str) -> list[tuple[int, str, str]]:
+    """The lines of *summary* that keep the fact *fact*: ``(number from 1, line, status)``.
+
+    *status* is the loss audit's (:func:`core.compaction.audit_match.status_of`):
+    ``kept`` when the fact's text is in the line as it is, ``normalised`` when
+    the line holds enough of its content words (a summary rephrases). Lines that
+    keep neither are left out; so are blank lines.
+    """
+    item = Found(fact.strip(), "decision")
+    if not item.text:
+        return []
+    out = []
+    for n, line in enumerate(summary.splitlines(), 1):
+        if not line.strip():
+            continue
+        hay = _line_haystack(line)
+        if hay.exact(item):
+            out.append((n, line, "kept"))
+        elif hay.loose(item):
+            out.append((n, line, "normalised"))
+    return out

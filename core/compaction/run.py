@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -46,11 +47,12 @@ from core.compaction.summarize import SummaryRun, summarize_plan
 from core.compaction.summarizers import OfflineSummarizer
 from core.io.jobs import Cancelled
 from core.io.jsstr import js_len
+from core.knowledge.provenance_record import extraction_sources, segment_text
 from core.openclaw.sessions_store import (
     REMOVE,
 )
 from core.safety.redact import redact
-from core.store.segments import Segment, make_segment
+from core.store.segments import Segment, dedup_key, make_segment
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -106,6 +108,12 @@ class CompactionRun:
     """The knowledge-extraction call, when a model was asked."""
     store_update: StoreUpdate | None = None
     """What became of ``sessions.json`` after the write (None: not asked, or no store)."""
+    run_id: str = ""
+    """The knowledge-extraction run's id (in the facts' provenance)."""
+    fact_sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Provenance record of each proposed fact, by content hash: write the facts inside
+    :meth:`core.store.knowledge.KnowledgeLog.sourced` (or hand it to
+    :func:`core.knowledge.review.review_items`) so they carry it."""
 
     @property
     def call_log(self) -> list[CallRecord]:
@@ -260,20 +268,41 @@ def archive_segments(
     plan: CompactionPlan, session: Session, *, redaction: bool = True, timestamp: int | None = None
 ) -> list[Segment]:
     """The summarised user/assistant messages as segments (redacted, tagged)."""
+    return [seg for _, seg in _archived(plan, session, redaction=redaction, timestamp=timestamp)]
+
+
+def _archived(
+    plan: CompactionPlan, session: Session, *, redaction: bool = True, timestamp: int | None = None
+) -> list[tuple[str, Segment]]:
+    """``(entry id, segment)`` of every summarised message a segment archives."""
     out = []
     for item in [*plan.history_dropped, *plan.summarize, *plan.turn_prefix]:
         m = item.message
-        if m.role not in ("user", "assistant"):
-            continue
-        text = (
-            m.text().strip()
-            if m.role == "user"
-            else "\n".join(b.text for b in m.blocks if b.kind == "text" and b.text).strip()
-        )
-        if not text or "<recalled-context" in text:
+        text = segment_text(m)
+        if text is None:
             continue
         ts = m.timestamp or timestamp or int(time.time() * 1000)
-        out.append(make_segment(session.id, m.role, text, timestamp=ts, redaction=redaction))
+        seg = make_segment(session.id, m.role, text, timestamp=ts, redaction=redaction)
+        out.append((item.entry.id, seg))
+    return out
+
+
+def _segment_ids(archived: Sequence[tuple[str, Segment]], store_dir: Path) -> dict[str, str]:
+    """Entry id -> the id its segment has (or will have) in segments.jsonl (first wins)."""
+    from core.store.segments import load_segments
+
+    seg_path = store_dir / "segments.jsonl"
+    stored = (
+        load_segments(seg_path, max_segments=-1, eviction_days=0).segments
+        if seg_path.is_file()
+        else []
+    )
+    known: dict[str, str] = {}
+    for seg in stored:
+        known.setdefault(dedup_key(seg.session_id, seg.role, seg.content), seg.id)
+    out = {}
+    for entry_id, seg in archived:
+        out[entry_id] = known.setdefault(dedup_key(seg.session_id, seg.role, seg.content), seg.id)
     return out
 
 
@@ -326,7 +355,8 @@ def compact(
         plan, summ, progress=progress, cancelled=cancelled, instructions=instructions
     )
     entry = compaction_entry(plan, run, taken=set(session.by_id))
-    result = CompactionRun(plan, run, entry, archive_segments(plan, session))
+    archived = _archived(plan, session)
+    result = CompactionRun(plan, run, entry, [seg for _, seg in archived])
     if store_dir is not None and run.failure is not None:
         # the endpoint just failed: do not send it the conversation again
         result.fact_notes.append("knowledge extraction skipped: the summary failed")
@@ -345,6 +375,16 @@ def compact(
         )
         extraction = extract_knowledge(messages, log, client=client, cancelled=cancelled)
         result.facts = list(extraction.operations)
+        result.run_id = str(uuid.uuid4())
+        result.fact_sources = extraction_sources(
+            [o.candidate.content for o in extraction.operations],
+            session,
+            [i.entry.id for i in (*plan.history_dropped, *plan.summarize)],
+            run=result.run_id,
+            extractor=extraction.source,
+            compaction=str(entry["id"]),
+            segment_ids=_segment_ids(archived, store_dir),
+        )
         result.fact_notes = list(extraction.notes)
         if extraction.skipped:
             result.fact_notes.append(str(extraction.skipped))

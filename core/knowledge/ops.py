@@ -78,6 +78,13 @@ class FactOp:
     Use the constructors (:meth:`add`, :meth:`edit`, :meth:`supersede`,
     :meth:`delete`, :meth:`restore`). For ``edit`` a field left None keeps its
     value; for ``supersede`` a None type or context is the old fact's.
+
+    *source* is the provenance record written with the fact
+    (:data:`core.store.knowledge.SOURCE_KEY`): an ``add`` without one writes the
+    agent's line shape; an ``edit`` without one keeps the fact's; a
+    ``supersede`` without one gives the new fact ``{"by": "user", "supersedes":
+    ...}`` plus the old fact's evidence when the old fact has a record (else the
+    old line's ``supersededBy`` alone says what replaced what).
     """
 
     kind: OpKind
@@ -85,11 +92,19 @@ class FactOp:
     type: str | None = None
     content: str | None = None
     context: str | None = None
+    source: dict[str, Any] | None = field(default=None, hash=False)
 
     @classmethod
-    def add(cls, type: str, content: str, context: str | None = None) -> FactOp:
-        """A new fact."""
-        return cls("add", None, type, content, context)
+    def add(
+        cls,
+        type: str,
+        content: str,
+        context: str | None = None,
+        *,
+        source: dict[str, Any] | None = None,
+    ) -> FactOp:
+        """A new fact (*source*: where it came from, e.g. ``{"by": "user", "sessionId": ...}``)."""
+        return cls("add", None, type, content, context, source)
 
     @classmethod
     def edit(
@@ -322,7 +337,7 @@ def _run(dry: KnowledgeLog, op: FactOp) -> str | None:
         if not content:
             raise FactOpError("a fact needs content")
         _no_duplicate(dry, content, None)
-        return dry.add(op.type, content, _context(op.context)).id
+        return dry.add(op.type, content, _context(op.context), source=op.source).id
     fid = op.fact_id or ""
     fact = dry.facts.get(fid)
     if fact is None:
@@ -333,7 +348,9 @@ def _run(dry: KnowledgeLog, op: FactOp) -> str | None:
             if text == "":
                 raise FactOpError("a fact needs content: use delete to remove a fact")
             before = dry.last_record(fid)
-            dry.update(fid, content=text, context=_context(op.context), type=op.type)
+            dry.update(
+                fid, content=text, context=_context(op.context), type=op.type, source=op.source
+            )
             after = dry.last_record(fid)
             if _same(before, after):
                 raise FactOpError(f"nothing to change in fact {short(fid)} ({dry.path})")
@@ -343,7 +360,12 @@ def _run(dry: KnowledgeLog, op: FactOp) -> str | None:
             if not content:
                 raise FactOpError("the new fact needs content")
             _no_duplicate(dry, content, None)
-            return dry.supersede(fid, content, type=op.type, context=_context(op.context)).id
+            source = op.source
+            if source is None and fact.source is not None:
+                source = {"by": "user"}  # the user's edit, with the old fact's evidence kept
+            return dry.supersede(
+                fid, content, type=op.type, context=_context(op.context), source=source
+            ).id
         if op.kind == "delete":
             if fact.status == "deleted":
                 raise FactOpError(f"fact {short(fid)} is already deleted ({dry.path})")

@@ -37,7 +37,7 @@ from core.safety.redact import maybe_redact
 from core.store.knowledge import FACT_TYPES, content_hash
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from core.recall.updater import OpKind, ProposedOperation
     from core.store.knowledge import Fact, KnowledgeLog
@@ -105,6 +105,9 @@ class ReviewItem:
     """The target first (if any), then the closest same-type facts of the log."""
     source: str = ""
     """Where the proposal came from, e.g. ``"extraction (offline)"``."""
+    provenance: dict[str, Any] | None = field(default=None, hash=False)
+    """The provenance record written with the fact (``memlensSource``), if known;
+    an edited proposal's says ``"edited": true``."""
     note: str = ""
     """Why the last :func:`apply_review` did not write it."""
 
@@ -231,6 +234,7 @@ def review_items(
     batch: int | None = None,
     source: str = "",
     neighbours: int = 3,
+    provenance: Mapping[str, dict[str, Any]] | None = None,
 ) -> list[ReviewItem]:
     """Make one pending :class:`ReviewItem` per operation of one ``propose`` call.
 
@@ -246,6 +250,9 @@ def review_items(
         Where the proposals came from, shown to the user.
     neighbours
         How many other close same-type active facts to list besides the target.
+    provenance
+        Provenance records by :func:`~core.store.knowledge.content_hash` of a
+        candidate's content (:attr:`core.compaction.run.CompactionRun.fact_sources`).
     """
     ops = list(operations)
     by_index = {o.index: o for o in ops}
@@ -255,7 +262,17 @@ def review_items(
     for op in ops:
         new_id = log.new_id() if op.op in ("ADD", "SUPERSEDE") else None
         compared = _compared(op, by_index, active, neighbours)
-        out.append(ReviewItem(op, number, new_id, compared=compared, source=source))
+        found = provenance.get(content_hash(op.candidate.content)) if provenance else None
+        out.append(
+            ReviewItem(
+                op,
+                number,
+                new_id,
+                compared=compared,
+                source=source,
+                provenance=dict(found) if found is not None else None,
+            )
+        )
     return out
 
 
@@ -351,15 +368,22 @@ def _staleness(
 def _write(item: ReviewItem, log: KnowledgeLog, target_id: str | None, at: int) -> tuple[Fact, ...]:
     cand = item.candidate
     tid = target_id or ""
+    src = item.provenance
+    if src is not None and item.edit is not None:
+        src = {**src, "edited": True}
     with pinned(log, at, item.new_id):
         if item.op == "ADD":
-            return (log.add(cand.type, cand.content, cand.context),)
+            return (log.add(cand.type, cand.content, cand.context, source=src),)
         if item.op == "UPDATE":
             old_type = log.facts[tid].type
             new_type = cand.type if cand.type != old_type else None
-            return (log.update(tid, content=cand.content, context=cand.context, type=new_type),)
+            return (
+                log.update(
+                    tid, content=cand.content, context=cand.context, type=new_type, source=src
+                ),
+            )
         if item.op == "SUPERSEDE":
-            new = log.supersede(tid, cand.content, type=cand.type, context=cand.context)
+            new = log.supersede(tid, cand.content, type=cand.type, context=cand.context, source=src)
             return new, log.facts[tid]
         return (log.delete(tid),)
 

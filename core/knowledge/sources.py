@@ -21,7 +21,7 @@ from core.recall.hybrid import SearchConfig, search
 from core.recall.tokenize import tokenize
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
 
     from core.recall.warm_store import WarmStore
     from core.transcript.model import Session
@@ -129,10 +129,16 @@ class MessageIndex:
     sessions
         The loaded transcripts; only user, assistant, tool-result and bash
         messages are indexed.
+    only
+        ``(session id, entry id)`` pairs: index those messages alone (the ones a
+        compaction summarised), so word rarity is measured among them.
     """
 
-    def __init__(self, sessions: Iterable[Session]) -> None:
+    def __init__(
+        self, sessions: Iterable[Session], *, only: Collection[tuple[str, str]] | None = None
+    ) -> None:
         self._sessions = list(sessions)
+        self._only = only
         self._docs: list[_Doc] | None = None
         self._df: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -146,6 +152,8 @@ class MessageIndex:
                 for e in s.messages():
                     msg = e.message
                     if msg is None or msg.role not in ROLES:
+                        continue
+                    if self._only is not None and (s.id, e.id) not in self._only:
                         continue
                     text = msg.text() or str(msg.raw.get("command", ""))
                     if not text.strip():

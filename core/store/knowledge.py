@@ -4,6 +4,16 @@ Replay: a line needs ``id``, ``type`` and ``content``; later lines for an id
 replace earlier ones; ``_deleted: true`` removes the id (memlens still shows it,
 as *deleted*). Every edit memlens makes is one appended line (two for a
 supersession), so the agent and memlens never overwrite each other.
+
+Provenance: a line memlens writes may carry :data:`SOURCE_KEY` (``memlensSource``),
+an object saying where the fact came from (``by``: ``extraction`` or ``user``;
+``sessionId``, ``entryIds``, ``segmentIds``, ``run``, ``compaction``,
+``supersedes``; ids only, never message text; see
+:mod:`core.knowledge.provenance_record`). The key is memlens's own (the agent
+writes no key of that name); every key of a line is kept in its history and
+carried by edits, so an agent's line without it and a memlens line with it read
+the same way. A ``memlensSource`` that is not an object is noted (``info``) and
+ignored, the line still read.
 """
 
 from __future__ import annotations
@@ -12,6 +22,7 @@ import hashlib
 import os
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,10 +35,14 @@ from core.io.timefmt import is_date_ms
 from core.safety.redact import maybe_redact
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator, Mapping
 
 FACT_TYPES = ("decision", "implementation", "config", "issue", "task_state", "architecture")
 Status = Literal["active", "superseded", "deleted"]
+SOURCE_KEY = "memlensSource"
+"""The key of a fact line's provenance record (memlens's own; the agent never writes it)."""
+EVIDENCE_KEYS = ("sessionId", "entryIds", "segmentIds", "run", "compaction", "extractor")
+"""Provenance fields naming the conversation a fact came from (a supersession keeps them)."""
 
 
 def content_hash(content: str) -> str:
@@ -60,6 +75,8 @@ class Fact:
     line: int
     context: str | None = None
     superseded_by: str | None = None
+    source: dict[str, Any] | None = None
+    """The line's :data:`SOURCE_KEY` record, if memlens wrote one."""
 
     def to_json(self) -> dict[str, Any]:
         """The fact as a knowledge.jsonl object (without ``_deleted``)."""
@@ -69,6 +86,8 @@ class Fact:
         out["timestamp"] = self.timestamp
         if self.superseded_by is not None:
             out["supersededBy"] = self.superseded_by
+        if self.source is not None:
+            out[SOURCE_KEY] = self.source
         return out
 
 
@@ -89,6 +108,8 @@ class KnowledgeLog:
     redaction: bool = True
     clock: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Provenance for the facts written inside :meth:`sourced`, by content hash."""
 
     # -- reading ---------------------------------------------------------
     def replay(self, data: bytes, *, first_line: int = 1, base_offset: int = 0) -> None:
@@ -138,6 +159,17 @@ class KnowledgeLog:
             )
             ts = None
         context = obj.get("context")
+        source = obj.get(SOURCE_KEY)
+        if source is not None and not isinstance(source, dict):
+            self.problems.append(
+                Problem(
+                    self.path,
+                    line,
+                    f"fact {fid[:36]!r}: {SOURCE_KEY} is not an object; ignored (the line is kept)",
+                    "info",
+                )
+            )
+            source = None
         superseded = obj.get("supersededBy")
         deleted = bool(obj.get("_deleted"))
         status: Status = "deleted" if deleted else "superseded" if superseded else "active"
@@ -152,6 +184,7 @@ class KnowledgeLog:
             line=line,
             context=str(context) if context is not None else None,
             superseded_by=str(superseded) if superseded else None,
+            source=source,
         )
 
     def by_status(self, status: Status) -> list[Fact]:
@@ -336,19 +369,52 @@ class KnowledgeLog:
         )
         return result, lines
 
-    def add(self, type: str, content: str, context: str | None = None) -> Fact:
-        """Append a new fact (redacted) and return it."""
+    @contextmanager
+    def sourced(self, by_content: Mapping[str, dict[str, Any]]) -> Iterator[None]:
+        """Give the facts written inside the block their provenance, found by content.
+
+        *by_content* maps :func:`content_hash` of a fact's (redacted) content to
+        its :data:`SOURCE_KEY` record (as
+        :func:`core.knowledge.provenance_record.extraction_sources` makes them):
+        a writer that only knows type, content and context (the updater's
+        ``apply_operations``) then writes the provenance along. A method given
+        ``source=`` explicitly uses that instead.
+        """
+        saved = self.sources
+        self.sources = {**saved, **by_content}
+        try:
+            yield
+        finally:
+            self.sources = saved
+
+    def _source(self, content: str, given: dict[str, Any] | None) -> dict[str, Any] | None:
+        if given is not None:
+            return dict(given)
+        found = self.sources.get(content_hash(content)) if self.sources else None
+        return dict(found) if found is not None else None
+
+    def add(
+        self,
+        type: str,
+        content: str,
+        context: str | None = None,
+        *,
+        source: dict[str, Any] | None = None,
+    ) -> Fact:
+        """Append a new fact (redacted) and return it; *source* is its provenance record."""
         _check_type(type)
         if not content.strip():
             raise ValueError("a fact needs content")
+        clean = self._clean(content) or ""
         record = Fact(
             id=self.new_id(),
             type=type,
-            content=self._clean(content) or "",
+            content=clean,
             timestamp=self.clock(),
             status="active",
             line=0,
             context=self._clean(context),
+            source=self._source(clean, source),
         ).to_json()
         self._append([record])
         return self.facts[record["id"]]
@@ -360,8 +426,13 @@ class KnowledgeLog:
         content: str | None = None,
         context: str | None = None,
         type: str | None = None,
+        source: dict[str, Any] | None = None,
     ) -> Fact:
         """Append a new version of a fact (same id), keeping its other fields.
+
+        Its provenance (:data:`SOURCE_KEY`) is kept too, unless *source* (or a
+        :meth:`sourced` record for the new content) replaces it: an extraction's
+        ``UPDATE`` says the new content came from the new conversation.
 
         Raises
         ------
@@ -380,14 +451,29 @@ class KnowledgeLog:
             record["context"] = self._clean(context)
         if type is not None:
             record["type"] = type
+        new_source = self._source(str(record["content"]), source) if content is not None else source
+        if new_source is not None:
+            record[SOURCE_KEY] = new_source
         record["timestamp"] = self.clock()
         self._append([self.seal(record)])
         return self.facts[fact_id]
 
     def supersede(
-        self, old_id: str, content: str, *, type: str | None = None, context: str | None = None
+        self,
+        old_id: str,
+        content: str,
+        *,
+        type: str | None = None,
+        context: str | None = None,
+        source: dict[str, Any] | None = None,
     ) -> Fact:
         """Append a new fact and mark *old_id* as superseded by it (one write).
+
+        With a provenance record (*source*, or a :meth:`sourced` one for the
+        content) the new fact's says ``supersedes: old_id`` and keeps the old
+        fact's evidence (:data:`EVIDENCE_KEYS`) that the record does not give
+        itself; without one, a record is still made when the old fact has one
+        (its evidence and ``supersedes``), and none otherwise (an agent-style line).
 
         Raises
         ------
@@ -399,14 +485,24 @@ class KnowledgeLog:
         old = self._live(old_id, "supersede")
         new_type = type or old.type
         _check_type(new_type)
+        clean = self._clean(content) or ""
+        new_source = self._source(clean, source)
+        if new_source is None and old.source is not None:
+            new_source = {}  # the old fact's provenance is carried to its successor
+        if new_source is not None:
+            for key in EVIDENCE_KEYS:
+                if key not in new_source and old.source is not None and key in old.source:
+                    new_source[key] = old.source[key]
+            new_source["supersedes"] = old_id
         new = Fact(
             id=self.new_id(),
             type=new_type,
-            content=self._clean(content) or "",
+            content=clean,
             timestamp=self.clock(),
             status="active",
             line=0,
             context=self._clean(context) if context is not None else old.context,
+            source=new_source,
         ).to_json()
         marked = self.last_record(old_id)
         marked["supersededBy"] = new["id"]
