@@ -327,12 +327,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="audit memlens's offline summary instead: of that compaction's cut when --at "
         "names one, else of the next cut (writes nothing)",
     )
-    p.add_argument("--probe", action="store_true", help="ask --llm questions about the summary")
-    p.add_argument("--llm", default="offline", metavar="SPEC", help="openai:URL:MODEL, anthropic:…")
-    p.add_argument("--key-env", metavar="VAR", help="environment variable holding the API key")
-    p.add_argument("--probes", type=positive_int, metavar="N", help="at most N questions (24)")
-    p.add_argument("--probe-extra", type=positive_int, default=0, metavar="N", help="+N of --llm's")
-    p.add_argument("--timeout", type=positive_float, default=120.0, metavar="S", help="model time")
+    for flag, kw in (
+        ("--probe", {"action": "store_true", "help": "grade --llm's answers to questions "
+                     "made from the summarised messages, answered from the summary alone"}),
+        ("--llm", {"default": "offline", "metavar": "SPEC", "help": "the model --probe asks: "
+                   "openai:URL:MODEL or anthropic:MODEL (default: offline, no probes)"}),
+        ("--key-env", {"metavar": "VAR", "help": "environment variable holding the API key"}),
+        ("--probes", {"type": positive_int, "metavar": "N", "help": "at most N questions (24)"}),
+        ("--probe-extra", {"type": positive_int, "default": 0, "metavar": "N",
+                           "help": "let the model add N questions of its own (not in the total)"}),
+        ("--timeout", {"type": positive_float, "default": 120.0, "metavar": "SECONDS",
+                       "help": "total time for the probe's model calls (default: %(default)s)"}),
+    ):  # fmt: skip
+        p.add_argument(flag, **kw)
     p = add(
         "export",
         "a session's timeline (or --compaction: its compaction plan) as one HTML file",
