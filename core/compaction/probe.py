@@ -12,7 +12,8 @@ item the messages hold, with the loss audit's matching
 * ``normalised`` -- it is there once both are normalised (case, quotes, a path's
   tail, a number's unit...); for a sentence (decision, TODO, request) when at
   least :data:`~core.compaction.audit_match.SENTENCE_COVERAGE` of its content
-  words, beyond those the question gives away, are in the answer;
+  words are in the answer, not counting those the question gives away nor the
+  words that only mark a decision or a TODO (plural and tense endings ignored);
 * ``unknown`` -- the model said the summary does not tell (or gave no answer);
 * ``wrong`` -- anything else.
 
@@ -32,7 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 from core.compaction.audit_extract import SENTENCE_CATEGORIES, Found
 from core.compaction.audit_match import SENTENCE_COVERAGE, Haystack, content_words, normalise
-from core.compaction.probe_questions import PROBE_CATEGORIES, Conversation, Probe, generate
+from core.compaction.probe_questions import (
+    MARKERS,
+    PROBE_CATEGORIES,
+    Conversation,
+    Probe,
+    generate,
+)
 from core.io import jsonio
 from core.io.jobs import check
 from core.safety.redact import redact
@@ -49,6 +56,7 @@ GRADES = ("exact", "normalised", "unknown", "wrong")
 MAX_TOKENS = 2048
 MAX_EXTRA = 8
 _FENCE = re.compile(r"```[ \t]*(?:json5?|JSON)?[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+_ENDINGS = ("ing", "ed", "es", "s", "e")
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _OBJECT = re.compile(r"\{[^{}]*\}")
 _NUMBERED = re.compile(r"(?m)^\s*(\d{1,3})[.):]\s+(.+?)\s*$")
@@ -175,8 +183,21 @@ class ProbeRun:
 
 
 # -- grading -------------------------------------------------------------------------------------
+def _stems(words: set[str]) -> set[str]:
+    """Words without a plural or tense ending (``parsed``, ``parses`` and ``parse`` meet)."""
+    out = set()
+    for w in words:
+        for end in _ENDINGS:
+            if w.endswith(end) and len(w) - len(end) >= 3:
+                w = w[: -len(end)]
+                break
+        out.add(w)
+    return out
+
+
 def _words_graded(probe: Probe) -> set[str]:
-    return content_words(probe.expected) - set(probe.topic)
+    """The expected sentence's content words, less those the question gives and the markers."""
+    return _stems(content_words(probe.expected) - set(probe.topic) - MARKERS)
 
 
 def grade(probe: Probe, answer: str) -> str:
@@ -188,7 +209,8 @@ def grade(probe: Probe, answer: str) -> str:
         if normalise(probe.expected) in normalise(text):
             return "normalised"
         graded = _words_graded(probe)
-        if graded and len(graded & content_words(text)) >= SENTENCE_COVERAGE * len(graded):
+        said = _stems(content_words(text))
+        if graded and len(graded & said) >= SENTENCE_COVERAGE * len(graded):
             return "normalised"
     elif text and Haystack(text).loose(Found(probe.expected, probe.kind)):
         return "normalised"
@@ -398,6 +420,7 @@ def run_probes(
     ProbeError
         When a model call fails or its answer is unreadable.
     """
+    start = time.monotonic()
     report = progress or (lambda done, total, label: None)
     conv = Conversation(messages)
     report(0, 3, "making the questions")
@@ -413,5 +436,6 @@ def run_probes(
     report(2, 3, f"{client.name} answers from the summary")
     run = probe_summary(client, audit.summary, probes, extra=own, cancelled=cancelled)
     run.notes = notes + run.notes
+    run.seconds = time.monotonic() - start
     report(3, 3, "graded")
     return run

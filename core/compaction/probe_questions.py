@@ -45,7 +45,7 @@ MIN_CONTEXT_WORDS = 4
 MIN_GRADED_WORDS = 2
 """Content words a sentence answer is graded on, beyond its topic; fewer: no question."""
 
-_MARKERS = frozenset(
+MARKERS = frozenset(
     """decided decide decision we'll i'll let's going switch switched instead rather chose
     choose opted settled agreed keep prefer should never always must don't todo fixme next
     step steps still need needs remaining left done remember forget later eventually
@@ -58,6 +58,7 @@ _DEFINED = re.compile(
 )
 _SPACE = re.compile(r"\s+")
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _EDIT_KEYS = ("newText", "new_string", "new_str", "content", "newContent", "patch")
 _IDENTIFIER_ORDER = ("error", "path", "symbol", "command", "url", "id", "number")
 
@@ -120,21 +121,37 @@ def _clean(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def _span(line: str, at: int, length: int) -> tuple[int, int]:
+    """The sentence of *line* holding ``line[at:at+length]``; with the one before if short."""
+    ends = [m.span() for m in _SENTENCE_END.finditer(line)]
+    starts = [0, *(e for _, e in ends if e <= at)]
+    start = starts[-1]
+    end = next((b for b, _ in ends if b >= at + length), len(line))
+    if len(starts) > 1 and len(_LETTERS.findall(line[start:end])) <= MIN_CONTEXT_WORDS:
+        start = starts[-2]
+    start = max(start, at - MAX_CONTEXT // 2)
+    end = min(end, at + length + MAX_CONTEXT // 2)
+    if start > 0 and line[start - 1] not in " \t" and " " in line[start:at]:
+        start = line.index(" ", start) + 1  # not from the middle of a word
+    if end < len(line) and line[end] not in " \t" and " " in line[at + length : end]:
+        end = line.rindex(" ", at + length, end)
+    return start, end
+
+
 def _cloze(item: AuditItem, conv: Conversation) -> str | None:
-    """A line of the item's first message holding it, the item blanked; None if none fits."""
+    """The sentence of the item's first message holding it, the item blanked; None if none fits."""
     for entry_id in item.source:
         for line in conv.text(entry_id).splitlines():
             at = line.find(item.text)
             if at < 0:
                 continue
-            start = max(0, at - MAX_CONTEXT // 2)
-            end = min(len(line), at + len(item.text) + MAX_CONTEXT // 2)
+            start, end = _span(line, at, len(item.text))
             snippet = line[start:end].replace(item.text, BLANK)
-            snippet = _clean(redact(snippet)).strip("`*# ")
+            snippet = _clean(redact(snippet)).strip("*# ")
             words = _LETTERS.findall(snippet.replace(BLANK, " "))
             if len(words) >= MIN_CONTEXT_WORDS and BLANK in snippet:
-                lead = "…" if start else ""
-                tail = "…" if end < len(line) else ""
+                lead = "…" if line[:start].strip() else ""
+                tail = "…" if line[end:].strip(" .!?") else ""
                 return f"{lead}{snippet}{tail}"
     return None
 
@@ -234,7 +251,7 @@ def _ordered_words(text: str) -> list[str]:
     out: list[str] = []
     for w in _ORDERED_WORD.findall(text.casefold()):
         w = w.strip("'-")
-        if w in keep and w not in _MARKERS and w not in out:
+        if w in keep and w not in MARKERS and w not in out:
             out.append(w)
     return out
 
@@ -341,7 +358,7 @@ def generate(
 
 
 def _without_answers(probe: Probe, chosen: Sequence[Probe]) -> Probe:
-    """*probe* with the other questions' identifier answers elided from its quote.
+    """*probe* with the other questions' answers elided from its quote.
 
     The questions are asked together: a quote that holds another question's answer
     would hand it over.
@@ -351,6 +368,6 @@ def _without_answers(probe: Probe, chosen: Sequence[Probe]) -> Probe:
     question = probe.question
     for other in chosen:
         text = other.expected
-        if other is not probe and other.kind not in SENTENCE_CATEGORIES and len(text) >= 4:
+        if other is not probe and len(text) >= 4:
             question = question.replace(text, "…")
     return probe if question == probe.question else replace(probe, question=question)

@@ -250,12 +250,12 @@ class AuditView(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.scroller)
         QWidget.setTabOrder(self.compaction_combo, self.compare_check)
-        QWidget.setTabOrder(self.compare_check, self.probe_pane.probe_button)
-        QWidget.setTabOrder(self.probe_pane.probe_button, self.status_combo)
+        QWidget.setTabOrder(self.compare_check, self.status_combo)
         QWidget.setTabOrder(self.status_combo, self.text_edit)
         QWidget.setTabOrder(self.text_edit, self.items_table)
         QWidget.setTabOrder(self.items_table, self.score_table)
-        QWidget.setTabOrder(self.score_table, self.probe_pane.questions_table)
+        QWidget.setTabOrder(self.score_table, self.probe_pane.probe_button)
+        QWidget.setTabOrder(self.probe_pane.probe_button, self.probe_pane.questions_table)
 
     # -- the session --------------------------------------------------------------------------
 

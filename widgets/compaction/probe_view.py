@@ -74,8 +74,7 @@ class ProbePane(QWidget):
         self._key = view_key(self, self._runner, "loss-probe")
         self._session: Session | None = None
         self._audit: LossAudit | None = None
-        self._choices: list[ProviderChoice] = []
-        self._current: ProviderChoice | None = None
+        self._choice: ProviderChoice | None = None
         self.run: ProbeRun | None = None
         self._build()
         self.probe_button.clicked.connect(self.probe)
@@ -145,12 +144,12 @@ class ProbePane(QWidget):
         self, choices: Sequence[ProviderChoice], current: ProviderChoice | None = None
     ) -> None:
         """The models the compaction panel offers, and the one it has chosen."""
-        self._choices, self._current = list(choices), current
+        self._choice = probe_choice(choices, current)
         self._update_button()
 
     def choice(self) -> ProviderChoice | None:
         """The model a probe would ask (None: no model endpoint is configured)."""
-        return probe_choice(self._choices, self._current)
+        return self._choice
 
     def _update_button(self) -> None:
         choice = self.choice()
