@@ -9,13 +9,21 @@ search index in a job, and goes to a :class:`core.refs.reference.Reference`: it 
 the reference's place if another is open, waits for the views to have it (a database
 session read in the background, the memory indexed for a segment), then selects the
 session, entry, fact or segment through the views' own selection methods.
+
+Provenance (issue 20, item 4) goes through the same history: the facts view's
+Provenance tab leads to a source message or to the compaction that summarised it
+(:meth:`Navigation.go_to_entry`, the summary line that keeps the fact marked), and a
+compaction's "Facts From These Messages" (:meth:`Navigation.list_facts`, a job)
+lists the facts that came from the messages it summarised, each leading to Facts.
+Back returns along the way. The :class:`core.knowledge.provenance.ProvenanceIndex`
+is made from snapshots of the sessions on the GUI thread and used in jobs.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QKeySequence, QMouseEvent
@@ -24,12 +32,17 @@ from typing_extensions import override
 
 from app.layout import TABS
 from app.nav_history import History, Visit
+from core.compaction.extract import summary_lines_keeping
+from core.knowledge.provenance import Provenance, ProvenanceIndex
 from core.refs.reference import BadReference, Reference, parse_reference
 from core.refs.resolve import reference_to, same_path
 from core.refs.search import search_items, search_source, session_items
+from widgets.facts.provenance_pane import FactsFromCompaction
 from widgets.nav.search_popup import SearchPopup
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from PySide6.QtWidgets import QMainWindow, QTabWidget
 
     from app.actions import Actions
@@ -37,11 +50,14 @@ if TYPE_CHECKING:
     from app.status import StatusBar
     from core.dataset.load import DataSet
     from core.dataset.open_recall import RecallData
+    from core.knowledge.provenance import FactLink
     from core.refs.search import SearchItem
+    from core.store.knowledge import Fact
     from widgets.common.jobs import Job, JobRunner
     from widgets.common.state import AppState
     from widgets.facts.view import FactsView
     from widgets.recall.preview import RecallPreview
+    from widgets.session.message_view import MessageView
     from widgets.session.navigator import Navigator
 
 TICK_MS = 25
@@ -60,6 +76,7 @@ class NavShell(Protocol):
     inspector: Inspector
     navigator: Navigator
     facts_view: FactsView
+    message_view: MessageView
     recall_view: RecallPreview
     tabs: QTabWidget
     menu_actions: Actions
@@ -96,6 +113,8 @@ class _Going:
     before: DataSet | None
     session_picked: bool = False
     ticks: int = 0
+    after: Callable[[], Any] | None = None
+    """Done once arrived (marking a summary line)."""
 
 
 def install_navigation(window: QMainWindow) -> Navigation:
@@ -125,6 +144,13 @@ class Navigation(QObject):
         shell.state.entry_changed.connect(self._on_entry_changed)
         shell.facts_view.current_fact_changed.connect(self._on_current_fact_changed)
         shell.recall_view.why_box.segment_picked.connect(self._on_segment_picked)
+        self._provenance: tuple[tuple[int, ...], ProvenanceIndex] | None = None
+        self._facts_key = f"navigation.facts@{id(self):x}"
+        self.facts_dialog: FactsFromCompaction | None = None
+        shell.facts_view.set_provenance_source(self.trace_provenance)
+        shell.facts_view.message_requested.connect(self.go_to_entry)
+        shell.facts_view.compaction_requested.connect(self.go_to_entry)
+        shell.message_view.facts_requested.connect(self.list_facts)
         main.installEventFilter(self)  # to filter its native window's mouse once shown
         self._update_actions()
 
@@ -288,15 +314,23 @@ class Navigation(QObject):
         self.go(item.reference)
 
     # -- going to a reference -----------------------------------------------------------
-    def go(self, ref: Reference, tab: str = "", *, record: bool = True) -> None:
+    def go(
+        self,
+        ref: Reference,
+        tab: str = "",
+        *,
+        record: bool = True,
+        after: Callable[[], Any] | None = None,
+    ) -> None:
         """Open *ref*'s place if needed, then select what it names (in a few event-loop turns).
 
         *tab* is the inspector tab to show (default: the one for the kind of place);
-        *record* adds the place reached to the history (Back/Forward do not).
+        *record* adds the place reached to the history (Back/Forward do not); *after*
+        runs once the place is shown.
         """
         shell = self.shell
         opening = shell.data is None or not same_path(shell.place, ref.path)
-        self._going = _Going(ref, tab, record, opening, shell.data)
+        self._going = _Going(ref, tab, record, opening, shell.data, after=after)
         if opening:
             shell.open_path(ref.path)
         self._timer.start()
@@ -380,6 +414,8 @@ class Navigation(QObject):
             problem = self._explain_segment(ref.segment)
         if tab:
             shell.show_view(tab)
+        if going.after is not None and not problem:
+            going.after()
         self._stop(problem or f"Showing {ref.kind} {getattr(ref, ref.kind, '') or ref.path}")
         if going.record and not problem:
             self._record(ref.kind if ref.kind in DEFAULT_TABS else "entry")
@@ -404,6 +440,78 @@ class Navigation(QObject):
             return f"Segment {segment} is not in the warm store"
         self.shell.recall_view.explain_segment(segment if segment in ids else ids[0])
         return ""
+
+    # -- provenance ---------------------------------------------------------------------
+    def provenance_index(self) -> ProvenanceIndex | None:
+        """The provenance index of the open data (remade when sessions or facts changed)."""
+        data = self.shell.data
+        if data is None:
+            return None
+        stamp = _generation(data)
+        if self._provenance is None or self._provenance[0] != stamp:
+            sessions = [s.snapshot() for s in data.sessions]
+            segments = list(data.segments.segments) if data.segments is not None else []
+            index = ProvenanceIndex(sessions, segments=segments, keeps=summary_lines_keeping)
+            self._provenance = (stamp, index)
+        return self._provenance[1]
+
+    def trace_provenance(self, fact: Fact) -> Callable[[], Provenance]:
+        """The work (for a job) that traces *fact*'s provenance in the open data."""
+        index = self.provenance_index()
+        if index is None:
+            return lambda: Provenance(fact.id, "none")
+        return lambda: index.of_fact(fact)
+
+    @Slot(str, str)
+    @Slot(str, str, int)
+    def go_to_entry(self, session_id: str, entry_id: str, line: int = 0) -> None:
+        """Show entry *entry_id* of session *session_id*; *line*: mark that summary line."""
+        data = self.shell.data
+        session = next((s for s in data.sessions if s.id == session_id), None) if data else None
+        if data is None or session is None:
+            self.shell.status.say(f"Session {session_id} is not open")
+            return
+        ref = reference_to(os.path.abspath(self.shell.place), data, session.path, entry=entry_id)
+        view = self.shell.message_view
+        self.go(ref, "message", after=(lambda: view.highlight_summary_line(line)) if line else None)
+
+    @Slot(str, int)
+    def list_facts(self, compaction_id: str, line: int = 0) -> None:
+        """List the facts from the messages compaction *compaction_id* summarised (a job)."""
+        data, session = self.shell.data, self.shell.inspector.session
+        log = data.knowledge if data is not None else None
+        index = self.provenance_index()
+        if session is None or log is None or index is None:
+            self.shell.status.say("No knowledge log is open: no facts to list")
+            return
+        facts, session_id = list(log.facts.values()), session.id
+        title = f"Compaction {compaction_id}" + (f", summary line {line}" if line else "")
+
+        def job(**_job: object) -> list[FactLink]:
+            return index.from_compaction(facts, session_id, compaction_id, line=line or None)
+
+        self.shell.status.say(f"Looking for the facts of {title.lower()}…")
+        self.shell.runner.submit(
+            "facts from a compaction",
+            job,
+            key=self._facts_key,
+            done=lambda links: self._show_facts(links, title),
+            failed=self.shell.status.say,
+        )
+
+    def _show_facts(self, links: list[FactLink], title: str) -> None:
+        if self.facts_dialog is None:
+            self.facts_dialog = FactsFromCompaction(self.main)
+            self.facts_dialog.fact_chosen.connect(self._on_fact_chosen)
+        self.facts_dialog.set_links(links, title)
+        self.facts_dialog.show()
+        self.facts_dialog.raise_()
+        self.facts_dialog.activateWindow()
+        self.shell.status.say(f"{title}: {len(links)} fact(s) from its messages")
+
+    @Slot(str)
+    def _on_fact_chosen(self, fact_id: str) -> None:
+        self.go(reference_to(os.path.abspath(self.shell.place), fact=fact_id), "facts")
 
     def _stop(self, message: str) -> None:
         self._going = None

@@ -371,19 +371,16 @@ def _write(item: ReviewItem, log: KnowledgeLog, target_id: str | None, at: int) 
     src = item.provenance
     if src is not None and item.edit is not None:
         src = {**src, "edited": True}
-    with pinned(log, at, item.new_id):
+    sources = {content_hash(cand.content): src} if src is not None else {}
+    with pinned(log, at, item.new_id), log.sourced(sources):
         if item.op == "ADD":
-            return (log.add(cand.type, cand.content, cand.context, source=src),)
+            return (log.add(cand.type, cand.content, cand.context),)
         if item.op == "UPDATE":
             old_type = log.facts[tid].type
             new_type = cand.type if cand.type != old_type else None
-            return (
-                log.update(
-                    tid, content=cand.content, context=cand.context, type=new_type, source=src
-                ),
-            )
+            return (log.update(tid, content=cand.content, context=cand.context, type=new_type),)
         if item.op == "SUPERSEDE":
-            new = log.supersede(tid, cand.content, type=cand.type, context=cand.context, source=src)
+            new = log.supersede(tid, cand.content, type=cand.type, context=cand.context)
             return new, log.facts[tid]
         return (log.delete(tid),)
 

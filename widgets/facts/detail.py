@@ -1,4 +1,4 @@
-"""The detail pane of the facts view: one fact, its history, its chain, its likely sources."""
+"""The facts view's detail pane: one fact, its history, chain, sources and provenance."""
 
 from __future__ import annotations
 
@@ -23,14 +23,16 @@ from widgets.common.record_model import Column, RecordRole, SortRole
 from widgets.common.text import esc
 from widgets.common.tip_model import TipTableModel
 from widgets.facts.model import STATUS_COLORS, STATUS_TIPS
+from widgets.facts.provenance_pane import ProvenancePane
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from core.knowledge.provenance import Provenance
     from core.knowledge.sources import SourceHit
     from core.store.knowledge import Fact, KnowledgeLog
 
-HISTORY_TAB, CHAIN_TAB, SOURCES_TAB = range(3)
+HISTORY_TAB, CHAIN_TAB, SOURCES_TAB, PROVENANCE_TAB = range(4)
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex
 
@@ -121,6 +123,10 @@ class FactDetail(QWidget):
     -------
     fact_activated(str)
         A fact of the chain was activated (Enter or double-click): its id.
+
+    The Provenance tab (:attr:`provenance`, a
+    :class:`~widgets.facts.provenance_pane.ProvenancePane`) emits the messages and
+    compactions to go to.
     """
 
     fact_activated = Signal(str)
@@ -164,10 +170,13 @@ class FactDetail(QWidget):
         box.addWidget(self.sources_note)
         box.addWidget(self.sources_view, 1)
 
+        self.provenance = ProvenancePane()
+
         self.tabs = QTabWidget()
         self.tabs.addTab(self.history_view, "&History")
         self.tabs.addTab(self.chain_view, "C&hain")
         self.tabs.addTab(sources, "&Sources")
+        self.tabs.addTab(self.provenance, "&Provenance")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addWidget(self.header)
@@ -191,6 +200,7 @@ class FactDetail(QWidget):
             self.tabs.setTabText(HISTORY_TAB, "&History")
             self.tabs.setTabText(CHAIN_TAB, "C&hain")
             self.set_sources(None)
+            self.set_provenance(None)
             return
         rows = fact_history(log, fact.id)
         chain = fact_chain(log, fact.id)
@@ -222,6 +232,14 @@ class FactDetail(QWidget):
             note or f"{len(hits)} likely source(s), best first; score 0 to 1 (hover a row for how)."
         )
         self.tabs.setTabText(SOURCES_TAB, f"&Sources ({len(hits)})")
+
+    def set_provenance(self, prov: Provenance | None, note: str = "") -> None:
+        """Show where the fact came from (None: not known, *note* says why)."""
+        self.provenance.set_provenance(prov, note)
+        label = "&Provenance"
+        if prov is not None:
+            label += f" ({prov.kind}, {len(prov.messages)})" if prov.messages else f" ({prov.kind})"
+        self.tabs.setTabText(PROVENANCE_TAB, label)
 
     def sources(self) -> list[SourceHit]:
         """The sources shown, in model order."""

@@ -7,7 +7,10 @@ transcripts (:func:`core.knowledge.sources.fact_sources`). It shows one row per 
 (type, content, context, time, status) with type, status and text filters, and
 for the current fact its history, its supersession chain and its likely sources
 (searched in a worker, and only while the view is shown: a hidden tab searches
-when it is shown again).
+when it is shown again), and its provenance when the app gave
+:meth:`FactsView.set_provenance_source` (traced in a worker too; its messages and
+compactions are emitted as :attr:`FactsView.message_requested` and
+:attr:`FactsView.compaction_requested` for the app to go to).
 
 Edits (:mod:`widgets.facts.editing`) plan the exact lines, ask *confirm*, append,
 and refresh the table from the log keeping the selection and scroll position.
@@ -63,6 +66,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QShowEvent
 
     from core.io.writes import Confirm
+    from core.knowledge.provenance import Provenance
     from core.knowledge.sources import SourceHit
     from core.store.knowledge import Fact, KnowledgeLog
     from widgets.common.jobs import JobRunner
@@ -86,10 +90,19 @@ class FactsView(FactsHost):
         The id of the fact now current ("" when none).
     sources_ready(list)
         The likely sources of the current fact were found (list of SourceHit).
+    provenance_ready(object)
+        The current fact's :class:`~core.knowledge.provenance.Provenance` was traced.
+    message_requested(str, str)
+        A source message was activated in the Provenance tab: session id, entry id.
+    compaction_requested(str, str, int)
+        A compaction (and a summary line, 0: none) was activated there.
     """
 
     current_fact_changed = Signal(str)
     sources_ready = Signal(list)
+    provenance_ready = Signal(object)
+    message_requested = Signal(str, str)
+    compaction_requested = Signal(str, str, int)
 
     def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
@@ -98,6 +111,8 @@ class FactsView(FactsHost):
         self._runner = runner if runner is not None else default_runner()
         # One search at a time: a newer one drops whatever an older one still delivers.
         self._sources_key = view_key(self, self._runner, "facts-sources")
+        self._provenance_key = view_key(self, self._runner, "facts-provenance")
+        self._provenance: Callable[[Fact], Callable[[], Provenance]] | None = None
         self._sources_pending = False  # a search waits for the view to be shown
         self._sources_timer = QTimer(self, singleShot=True, interval=SOURCES_DELAY_MS)
         self._sources_timer.timeout.connect(self._on_sources_timer_timeout)
@@ -163,6 +178,8 @@ class FactsView(FactsHost):
 
         self.detail = FactDetail()
         self.detail.fact_activated.connect(self.select_fact)
+        self.detail.provenance.message_activated.connect(self.message_requested)
+        self.detail.provenance.compaction_activated.connect(self.compaction_requested)
         # The table first (eight rows on a laptop's short tab page), the detail below.
         self.splitter = TableFirstSplitter(self.table, self.detail)
         self.counts_label = QLabel()
@@ -349,8 +366,20 @@ class FactsView(FactsHost):
         self.status_label.setText(text)
 
     def wait_for_sources(self, msecs: int = 5000) -> bool:
-        """Wait for a running sources search to report (tests, shutdown)."""
-        return wait_idle(self._runner, self._sources_key, msecs)
+        """Wait for a running sources search and provenance trace to report (tests, shutdown)."""
+        return wait_idle(self._runner, self._sources_key, msecs) and wait_idle(
+            self._runner, self._provenance_key, msecs
+        )
+
+    def set_provenance_source(
+        self, trace: Callable[[Fact], Callable[[], Provenance]] | None
+    ) -> None:
+        """How to trace a fact's provenance (None: the Provenance tab stays empty).
+
+        *trace(fact)* is called on the GUI thread and returns the work to run in a job.
+        """
+        self._provenance = trace
+        self._request_sources()
 
     # -- selection -------------------------------------------------------------------------
     def _select_proxy_rows(self, rows: list[int], current: int = -1) -> bool:
@@ -455,11 +484,19 @@ class FactsView(FactsHost):
         self._runner.cancel(self._sources_key)  # an answer for another fact is dropped
         self._sources_timer.stop()
         self._sources_pending = False
+        self._runner.cancel(self._provenance_key)
         fact = self.current_fact()
-        if fact is None or self._sources is None:
+        if fact is not None and self._provenance is not None:
+            self.detail.set_provenance(None, "Tracing where the fact came from…")
+        else:
+            self.detail.set_provenance(None)
+        if fact is None or (self._sources is None and self._provenance is None):
             self.detail.set_sources(None)
             return
-        self.detail.set_sources([], "Searching segments and messages…")
+        if self._sources is None:
+            self.detail.set_sources(None)
+        else:
+            self.detail.set_sources([], "Searching segments and messages…")
         if self.isVisible():
             self._sources_timer.start()
         else:
@@ -467,10 +504,20 @@ class FactsView(FactsHost):
 
     def _on_sources_timer_timeout(self) -> None:
         fact = self.current_fact()
-        if fact is None or self._sources is None:
+        if fact is None or (self._sources is None and self._provenance is None):
             return
         if not self.isVisible():  # hidden (another tab) since the request: wait for a show
             self._sources_pending = True
+            return
+        if self._provenance is not None:
+            self._runner.submit(
+                "fact provenance",
+                _as_job(self._provenance(fact)),
+                key=self._provenance_key,
+                done=self._on_provenance_found,
+                failed=lambda message: self.detail.set_provenance(None, f"Failed: {message}"),
+            )
+        if self._sources is None:
             return
         sources, content = self._sources, fact.content
 
@@ -491,9 +538,22 @@ class FactsView(FactsHost):
         self.detail.set_sources(hits, "" if hits else "No segment or message says much of it.")
         self.sources_ready.emit(hits)
 
+    def _on_provenance_found(self, prov: Provenance) -> None:
+        self.detail.set_provenance(prov)
+        self.provenance_ready.emit(prov)
+
     def _on_sources_failed(self, message: str) -> None:
         self.detail.set_sources([], f"Search failed: {message}")
 
     def show_sources_tab(self) -> None:
         """Bring the likely sources to the front."""
         self.detail.tabs.setCurrentIndex(SOURCES_TAB)
+
+
+def _as_job(work: Callable[[], Provenance]) -> Callable[..., Provenance]:
+    """*work* as a job function (the runner passes progress and cancelled)."""
+
+    def job(**_job: object) -> Provenance:
+        return work()
+
+    return job

@@ -104,6 +104,10 @@ class Theme:
         """``#rrggbb`` of *role*."""
         return role_colour(role, self.dark).name()
 
+    def highlight(self) -> str:
+        """``#rrggbb`` behind a highlighted summary line (the summary's colour, faint)."""
+        return mix(QColor(self.base), role_colour("compactionSummary", self.dark), 0.28).name()
+
 
 @dataclass(frozen=True, slots=True)
 class Sub:
@@ -141,6 +145,10 @@ def pretty_json(raw: Any) -> str:
         return repr(raw)
 
 
+SUMMARY_ANCHOR = "summary-line-"
+"""The anchor name of a compaction summary's line *n* is this plus *n* (from 1)."""
+
+
 def _tokens(n: int) -> str:
     return f"≈ {n:,} tok"
 
@@ -149,9 +157,16 @@ class EntryRenderer:
     """Builds the HTML of one entry of *session*."""
 
     def __init__(
-        self, session: Session, pairs: dict[str, ToolPair], theme: Theme, expanded: Set[str]
+        self,
+        session: Session,
+        pairs: dict[str, ToolPair],
+        theme: Theme,
+        expanded: Set[str],
+        *,
+        highlight_line: int | None = None,
     ) -> None:
         self.session = session
+        self.highlight_line = highlight_line
         self.pairs = pairs
         self.t = theme
         self.expanded = expanded
@@ -208,6 +223,24 @@ class EntryRenderer:
                 f"<td>{self.text(shown, f'{key}.{name}', True, MONO_LINES)}</td></tr>"
             )
         return f'<table cellspacing="0" cellpadding="0">{"".join(rows)}</table>'
+
+    def summary_lines(self, summary: str) -> str:
+        """A compaction's summary, one paragraph per line, each named ``summary-line-<n>``.
+
+        The names let the view scroll to a line and tell which line a point is on;
+        :attr:`highlight_line` gets a faint background.
+        """
+        if not summary:
+            return self.muted("(empty summary)")
+        rows = []
+        for n, line in enumerate(summary.splitlines(), 1):
+            style = "margin:0;white-space:pre-wrap;"
+            if n == self.highlight_line:
+                style += f"background-color:{self.t.highlight()};"
+            rows.append(
+                f'<p style="{style}"><a name="{SUMMARY_ANCHOR}{n}"></a>{esc(line) or "&nbsp;"}</p>'
+            )
+        return "".join(rows)
 
     def facts(self, pairs: list[tuple[str, str]]) -> None:
         """A two-column table of names and (already escaped) values."""
@@ -369,7 +402,7 @@ class EntryRenderer:
             "compactionSummary",
             self.title("compactionSummary", "Summary"),
             tok,
-            [self.text(summary, "summary", False, 100_000)],
+            [self.summary_lines(summary)],
         )
         details = raw.get("details")
         if details:

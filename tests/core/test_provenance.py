@@ -1,0 +1,222 @@
+"""Fact provenance: the record memlens writes, carried by edits, read back; where a fact came from."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import orjson
+import pytest
+
+from core.cli.main import run_cli
+from core.compaction.extract import summary_lines_keeping
+from core.compaction.run import compact
+from core.dataset.load import load_dataset
+from core.io import jsonio
+from core.knowledge.ops import FactOp, apply_fact_plan, plan_fact_ops
+from core.knowledge.provenance import ProvenanceIndex
+from core.knowledge.review import apply_review, review_items
+from core.llm import OpenAICompatibleClient
+from core.recall.updater import apply_operations
+from core.store.knowledge import SOURCE_KEY, load_knowledge
+from core.store.segments import make_segment
+from core.transcript import load_transcript
+from tests.core.build import assistant, entry, lines, user, write_file
+from tests.demo_copy import demo_copy
+from tests.llm_server import Reply
+
+NOW = 1_760_000_000_000
+FILLER = " check the build and run the tests" * 118
+DECISION = "We decided to use PostgreSQL 16 for the billing service."
+
+
+def _session_file(path):
+    out, parent = [], None
+    for i in range(1, 13):
+        text = f"step {i}:" + (f" {DECISION}" if i == 3 else "") + FILLER
+        out.append(entry(i, parent, user(text) if i % 2 else assistant(text, 1000 * i)))
+        parent = f"{i:08x}"
+    write_file(path, lines(out))
+    old = time.time() - 60
+    os.utime(path, (old, old))
+    return path
+
+
+def _answer(facts):
+    body = {"facts": facts}
+    return Reply(
+        200,
+        {
+            "model": "m",
+            "choices": [{"message": {"content": json.dumps(body)}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+        },
+    )
+
+
+@pytest.fixture
+def extraction(server, tmp_path):
+    """A dry run whose knowledge extraction asked a scripted model (two facts)."""
+    session = load_transcript(_session_file(tmp_path / "s.jsonl"))
+    store = tmp_path / "store"
+    store.mkdir()
+    # the decision's message is archived already, under another id: its id is the one named
+    third = session.by_id["00000003"].message
+    archived = make_segment(session.id, "user", third.text().strip(), new_id=lambda: "seg-old")
+    (store / "segments.jsonl").write_bytes(jsonio.dumps_line(archived.to_json()))
+    (store / "knowledge.jsonl").write_bytes(b"")
+    server.add(
+        _answer(
+            [
+                {"type": "decision", "content": "Use PostgreSQL 16 for the billing service"},
+                {"type": "issue", "content": "Deploys on Fridays are forbidden"},
+            ]
+        )
+    )
+    client = OpenAICompatibleClient(f"{server.url}/v1", "m", timeout=5, sleep=lambda _s: None)
+    run = compact(session, keep_recent_tokens=2000, store_dir=store, extract_client=client)
+    return session, store, run
+
+
+def test_an_extraction_run_writes_its_provenance(extraction):
+    session, store, run = extraction
+    log = load_knowledge(store / "knowledge.jsonl")
+    items = [i.accepted() for i in review_items(run.facts, log, provenance=run.fact_sources)]
+    results = apply_review(items, log)
+    assert [r.outcome for r in results] == ["written", "written"]
+    facts = {f.content: f for f in load_knowledge(store / "knowledge.jsonl").facts.values()}
+    narrowed = facts["Use PostgreSQL 16 for the billing service"].source
+    assert narrowed is not None and run.entry is not None
+    assert narrowed["by"] == "extraction" and narrowed["run"] == run.run_id and run.run_id
+    assert narrowed["sessionId"] == session.id and narrowed["compaction"] == run.entry["id"]
+    assert narrowed["entryIds"] == ["00000003"] and narrowed["narrowed"] is True
+    assert narrowed["segmentIds"] == ["seg-old"]
+    assert narrowed["extractor"] == "m" or narrowed["extractor"]
+    # no supporting message: every summarised one is named
+    wide = facts["Deploys on Fridays are forbidden"].source
+    assert wide is not None and wide["narrowed"] is False
+    summarised = [i.entry.id for i in (*run.plan.history_dropped, *run.plan.summarize)]
+    assert wide["entryIds"] == summarised and len(summarised) >= 5
+    raw = (store / "knowledge.jsonl").read_text()
+    assert "check the build" not in raw  # ids only, never message text
+
+
+def test_the_updater_writes_it_inside_sourced(extraction):
+    _, store, run = extraction
+    log = load_knowledge(store / "knowledge.jsonl")
+    with log.sourced(run.fact_sources):
+        apply_operations(log, [o for o in run.facts if o.op == "ADD"])
+    again = load_knowledge(store / "knowledge.jsonl")
+    assert all(f.source and f.source["run"] == run.run_id for f in again.facts.values())
+    assert log.sources == {}  # only inside the block
+
+
+def _log_with_sourced_fact(tmp_path):
+    path = tmp_path / "knowledge.jsonl"
+    source = {"by": "extraction", "run": "r1", "sessionId": "s1", "entryIds": ["e1"]}
+    line = {"id": "f1", "type": "decision", "content": "Use tabs", "timestamp": 1000,
+            SOURCE_KEY: source, "sessionKey": "agent:main"}  # fmt: skip
+    agent = {"id": "f2", "type": "config", "content": "Port is 8080", "timestamp": 1000}
+    path.write_bytes(jsonio.dumps_line(line) + jsonio.dumps_line(agent))
+    return path, source
+
+
+def test_the_reader_keeps_the_key_and_agent_lines_still_read(tmp_path):
+    path, source = _log_with_sourced_fact(tmp_path)
+    log = load_knowledge(path)
+    assert log.problems == []
+    assert log.facts["f1"].source == source and log.facts["f2"].source is None
+    assert log.last_record("f1")[SOURCE_KEY] == source  # round-trips with the agent's keys
+    assert log.last_record("f1")["sessionKey"] == "agent:main"
+    with path.open("ab") as fh:
+        fh.write(b'{"id":"f3","type":"issue","content":"odd","memlensSource":"x"}\n')
+    odd = load_knowledge(path)
+    assert "f3" in odd.facts and odd.facts["f3"].source is None
+    assert [(p.line, p.severity) for p in odd.problems] == [(3, "info")]
+
+
+def test_edit_and_supersede_carry_the_provenance(tmp_path):
+    path, source = _log_with_sourced_fact(tmp_path)
+    log = load_knowledge(path)
+    apply_fact_plan(log, plan_fact_ops(log, FactOp.edit("f1", content="Use tabs, width 4")))
+    assert load_knowledge(path).facts["f1"].source == source
+    done = apply_fact_plan(log, plan_fact_ops(log, FactOp.supersede("f1", "Use spaces")))
+    new = load_knowledge(path).facts[done.plan.id]
+    assert new.source == {**source, "by": "user", "supersedes": "f1"}
+    # an agent's fact superseded by the user: the line stays the agent's shape
+    plain = apply_fact_plan(log, plan_fact_ops(log, FactOp.supersede("f2", "Port is 9090")))
+    assert SOURCE_KEY not in load_knowledge(path).last_record(plain.plan.id)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    home = demo_copy(tmp_path_factory.mktemp("prov") / "home", now_ms=NOW, segments=300)
+    data = load_dataset(home, max_segments=-1, eviction_days=0)
+    assert data.knowledge is not None and data.segments is not None
+    index = ProvenanceIndex(
+        data.sessions, segments=data.segments.segments, keeps=summary_lines_keeping
+    )
+    fact = data.knowledge.find_by_content("tilecache: done: expose cache_bytes in /metrics")
+    assert fact is not None
+    return home, data, index, fact
+
+
+def test_inferred_provenance_names_the_compaction_and_its_summary_line(demo):
+    _, _, index, fact = demo
+    prov = index.of_fact(fact)
+    assert prov.kind == "inferred" and prov.record is None
+    assert [m.score for m in prov.messages] == sorted(
+        (m.score for m in prov.messages), reverse=True
+    )
+    linked = [m for m in prov.messages if m.compaction is not None and m.compaction.lines]
+    assert linked, "a source message summarised by a compaction whose summary keeps the fact"
+    line = linked[0].compaction.lines[0]
+    assert line.status in ("kept", "normalised") and "cache_bytes" in line.text
+    session = index.session(linked[0].session_id)
+    summary = session.by_id[linked[0].compaction.entry_id].raw["summary"]
+    assert summary.splitlines()[line.number - 1] == line.text
+
+
+def test_facts_from_a_compaction_and_a_summary_line(demo):
+    _, data, index, fact = demo
+    m = next(m for m in index.of_fact(fact).messages if m.compaction)
+    comp = m.compaction
+    line = comp.lines[0].number
+    links = index.from_compaction(
+        data.knowledge.facts.values(), comp.session_id, comp.entry_id, line=line
+    )
+    assert links[0].fact.id == fact.id and links[0].line_status in ("kept", "normalised")
+    assert m.entry_id in links[0].entries
+    whole = index.from_compaction(data.knowledge.facts.values(), comp.session_id, comp.entry_id)
+    assert fact.id in [k.fact.id for k in whole] and len(whole) > 1
+    assert all(k.score >= 0.35 and k.kind == "inferred" for k in whole)
+
+
+def test_the_cli_json(demo, capsys):
+    home, _, _, fact = demo
+    assert run_cli(["fact", "source", str(home), fact.id[:8], "--json"]) == 0
+    out = orjson.loads(capsys.readouterr().out)
+    assert set(out) == {"fact", "kind", "record", "messages", "segments", "missing"}
+    assert out["fact"] == fact.id and out["kind"] == "inferred"
+    first = next(m for m in out["messages"] if m["compaction"] and m["compaction"]["lines"])
+    assert set(first) >= {"session", "entry", "role", "score", "recorded", "segment"}
+    comp = first["compaction"]
+    args = ["fact", "from", str(home), "--compaction", comp["entry"]]
+    assert run_cli([*args, "--line", str(comp["lines"][0]["line"]), "--json"]) == 0
+    listed = orjson.loads(capsys.readouterr().out)
+    assert listed["facts"][0]["fact"] == fact.id and listed["facts"][0]["line_status"]
+    assert set(listed["facts"][0]) == {
+        "fact", "type", "status", "content", "kind", "score", "entries", "line_status"
+    }  # fmt: skip
+
+
+def test_fact_add_records_where_the_user_took_it_from(tmp_path, capsys):
+    store = tmp_path / "context"
+    store.mkdir()
+    (store / "knowledge.jsonl").write_bytes(b"")
+    args = ["fact", "add", str(store / "knowledge.jsonl"), "Use tabs", "--type", "decision"]
+    assert run_cli([*args, "--from-session", "s1", "--from-entry", "e1", "--json"]) == 0
+    done = orjson.loads(capsys.readouterr().out)
+    record = done["lines"][0]["record"]
+    assert record[SOURCE_KEY] == {"by": "user", "sessionId": "s1", "entryIds": ["e1"]}
