@@ -94,7 +94,7 @@ def test_probe_with_the_panels_model_shows_questions_answers_and_grades(qtbot, t
     assert pane.questions_model.index(0, 0).data(Qt.ItemDataRole.ForegroundRole) is not None
     scores = {r[0]: r[1:] for r in _cells(pane.score_model)}
     right = sum(1 for n in range(len(probes)) if n % 3)
-    assert scores["total"][:4] == [len(probes), right, 0, len(probes) - right]
+    assert scores["total"][:4] == [str(n) for n in (len(probes), right, 0, len(probes) - right)]
     assert {"identifier", "file", "decision", "continuation"} <= set(scores)
     assert f"answered {right} of {len(probes)}" in pane.headline.text()
     assert pane.isVisible() and not pane.progress.isVisible() and button.isEnabled()
