@@ -471,6 +471,8 @@ class Navigation(QObject):
         if data is None or session is None:
             self.shell.status.say(f"Session {session_id} is not open")
             return
+        if self.current_tab() == "facts":
+            self._record("fact")  # Back returns to the fact (a first row is never "picked")
         ref = reference_to(os.path.abspath(self.shell.place), data, session.path, entry=entry_id)
         view = self.shell.message_view
         self.go(ref, "message", after=(lambda: view.highlight_summary_line(line)) if line else None)
@@ -504,9 +506,7 @@ class Navigation(QObject):
             self.facts_dialog = FactsFromCompaction(self.main)
             self.facts_dialog.fact_chosen.connect(self._on_fact_chosen)
         self.facts_dialog.set_links(links, title)
-        self.facts_dialog.show()
-        self.facts_dialog.raise_()
-        self.facts_dialog.activateWindow()
+        self.facts_dialog.show()  # a tool window over the main one: no raise needed
         self.shell.status.say(f"{title}: {len(links)} fact(s) from its messages")
 
     @Slot(str)

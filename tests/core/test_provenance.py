@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
+from typing import TYPE_CHECKING
 
 import orjson
 import pytest
@@ -26,8 +28,13 @@ from tests.core.build import assistant, entry, lines, user, write_file
 from tests.demo_copy import demo_copy
 from tests.llm_server import Reply
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 NOW = 1_760_000_000_000
 FILLER = " check the build and run the tests" * 118
+TILECACHE = "ec0f35cf"
+"""The demo session whose compactions summarised the messages of the tilecache facts."""
 DECISION = "We decided to use PostgreSQL 16 for the billing service."
 
 
@@ -76,11 +83,11 @@ def extraction(server, tmp_path):
     )
     client = OpenAICompatibleClient(f"{server.url}/v1", "m", timeout=5, sleep=lambda _s: None)
     run = compact(session, keep_recent_tokens=2000, store_dir=store, extract_client=client)
-    return session, store, run
+    return session, store, run, client.name
 
 
 def test_an_extraction_run_writes_its_provenance(extraction):
-    session, store, run = extraction
+    session, store, run, extractor = extraction
     log = load_knowledge(store / "knowledge.jsonl")
     items = [i.accepted() for i in review_items(run.facts, log, provenance=run.fact_sources)]
     results = apply_review(items, log)
@@ -92,7 +99,7 @@ def test_an_extraction_run_writes_its_provenance(extraction):
     assert narrowed["sessionId"] == session.id and narrowed["compaction"] == run.entry["id"]
     assert narrowed["entryIds"] == ["00000003"] and narrowed["narrowed"] is True
     assert narrowed["segmentIds"] == ["seg-old"]
-    assert narrowed["extractor"] == "m" or narrowed["extractor"]
+    assert narrowed["extractor"] == extractor
     # no supporting message: every summarised one is named
     wide = facts["Deploys on Fridays are forbidden"].source
     assert wide is not None and wide["narrowed"] is False
@@ -103,7 +110,7 @@ def test_an_extraction_run_writes_its_provenance(extraction):
 
 
 def test_the_updater_writes_it_inside_sourced(extraction):
-    _, store, run = extraction
+    _, store, run, _ = extraction
     log = load_knowledge(store / "knowledge.jsonl")
     with log.sourced(run.fact_sources):
         apply_operations(log, [o for o in run.facts if o.op == "ADD"])
@@ -149,9 +156,23 @@ def test_edit_and_supersede_carry_the_provenance(tmp_path):
     assert SOURCE_KEY not in load_knowledge(path).last_record(plain.plan.id)
 
 
+def mini_home(demo: Path, dest: Path) -> Path:
+    """The demo's tilecache session (it has compactions) and memory store, alone: fast to load."""
+    sessions = dest / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    store = dest / "memory" / "context"
+    store.mkdir(parents=True)
+    for path in (demo / "agents" / "main" / "sessions").glob(f"{TILECACHE}*.jsonl"):
+        shutil.copy(path, sessions / path.name)
+    for name in ("knowledge.jsonl", "segments.jsonl"):
+        shutil.copy(demo / "memory" / "context" / name, store / name)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    home = demo_copy(tmp_path_factory.mktemp("prov") / "home", now_ms=NOW, segments=300)
+    base = tmp_path_factory.mktemp("prov")
+    home = mini_home(demo_copy(base / "demo", now_ms=NOW, segments=300), base / "home")
     data = load_dataset(home, max_segments=-1, eviction_days=0)
     assert data.knowledge is not None and data.segments is not None
     index = ProvenanceIndex(
@@ -180,7 +201,7 @@ def test_inferred_provenance_names_the_compaction_and_its_summary_line(demo):
 
 def test_facts_from_a_compaction_and_a_summary_line(demo):
     _, data, index, fact = demo
-    m = next(m for m in index.of_fact(fact).messages if m.compaction)
+    m = next(m for m in index.of_fact(fact).messages if m.compaction and m.compaction.lines)
     comp = m.compaction
     line = comp.lines[0].number
     links = index.from_compaction(

@@ -6,6 +6,8 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from app.main_window import MainWindow
+from tests.core.test_provenance import NOW, mini_home
+from tests.demo_copy import demo_copy
 from widgets.session.message_html import SUMMARY_ANCHOR, Theme
 
 CONTENT = "tilecache: done: expose cache_bytes in /metrics"
@@ -13,9 +15,8 @@ CONTENT = "tilecache: done: expose cache_bytes in /metrics"
 
 @pytest.fixture(scope="module")
 def demo_home(tmp_path_factory):
-    from core.demo.build import write_demo
-
-    return write_demo(tmp_path_factory.mktemp("prov") / "home", segments=200).root
+    base = tmp_path_factory.mktemp("prov")
+    return mini_home(demo_copy(base / "demo", now_ms=NOW, segments=300), base / "home")
 
 
 def _settled(qtbot, window):
