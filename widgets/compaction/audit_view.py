@@ -118,9 +118,8 @@ class AuditView(QWidget):
         self._stale = False  # a request waits for the view to show
         self._picker: ProviderPicker | None = None
         self._build()
-        self.probe_action = add_action(
-            self, "&Probe with Model…", ["Ctrl+Shift+P"], self.probe_pane.probe
-        )
+        self.probe_action = add_action(self, "&Probe with Model…", ["Ctrl+Shift+P"], self._on_probe)
+        self.probe_pane.probe_button.clicked.connect(self.probe_action.trigger)
         self.compaction_combo.currentIndexChanged.connect(self._on_request_changed)
         self.compare_check.toggled.connect(self._on_request_changed)
         self.status_combo.currentIndexChanged.connect(self._on_status_filter)
@@ -354,6 +353,15 @@ class AuditView(QWidget):
         self._picker = picker
         picker.provider_changed.connect(self._on_provider_changed)
         self._on_provider_changed()
+
+    def _on_probe(self) -> None:
+        """Probe the audit shown; the pane's first showing takes a good part of the height."""
+        shown = self.probe_pane.isVisible()
+        self.probe_pane.probe()
+        if not shown and self.probe_pane.isVisible():
+            sizes = self.splitter.sizes()
+            total = sum(sizes)
+            self.splitter.setSizes([sizes[0], total * 3 // 10, total - sizes[0] - total * 3 // 10])
 
     def _on_provider_changed(self, *_: object) -> None:
         if self._picker is not None:

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from widgets.compaction.probe_models import ScoreLine
 
 QUESTION_WIDTHS = (82, 96, 380, 200, 200, 90)
+SCORE_WIDTHS = (96, 46, 46, 46, 58, 46, 50)
 
 
 class ProbePane(QWidget):
@@ -77,7 +78,6 @@ class ProbePane(QWidget):
         self._choice: ProviderChoice | None = None
         self.run: ProbeRun | None = None
         self._build()
-        self.probe_button.clicked.connect(self.probe)
         self.cancel_button.clicked.connect(self.cancel)
         self._update_button()
 
@@ -95,7 +95,10 @@ class ProbePane(QWidget):
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
         self.score_model: RecordTableModel[ScoreLine] = RecordTableModel(SCORE_COLUMNS, self)
-        self.score_table = table_view(self.score_model, (110, *([62] * 6)))
+        self.score_table = table_view(self.score_model, SCORE_WIDTHS)
+        self.score_table.horizontalHeader().setStretchLastSection(False)
+        self.score_table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.score_table.setMinimumWidth(sum(SCORE_WIDTHS) + 22)  # a vertical scroll bar too
         self.score_table.setAccessibleName("Probe scores")
         self.score_table.setToolTip(
             "Questions per category and their grades; score = (exact + normalised) / asked. "
@@ -117,9 +120,8 @@ class ProbePane(QWidget):
         split = QSplitter(Qt.Orientation.Horizontal, childrenCollapsible=False)
         split.addWidget(self.score_table)
         split.addWidget(self.questions_table)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 5)
-        split.setSizes([480, 1200])
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(3)
