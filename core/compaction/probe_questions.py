@@ -43,6 +43,8 @@ MAX_CONTEXT = 220
 MIN_CONTEXT_WORDS = 4
 """Words a blanked sentence must keep besides the blank to be answerable."""
 MIN_GRADED_WORDS = 2
+MAX_TOPIC = 48
+"""Characters of an identifier a question may name as its topic."""
 """Content words a sentence answer is graded on, beyond its topic; fewer: no question."""
 
 MARKERS = frozenset(
@@ -59,6 +61,7 @@ _DEFINED = re.compile(
 _SPACE = re.compile(r"\s+")
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_INLINE_CODE = re.compile(r"`[^`]*`")
 _EDIT_KEYS = ("newText", "new_string", "new_str", "content", "newContent", "patch")
 _IDENTIFIER_ORDER = ("error", "path", "symbol", "command", "url", "id", "number")
 
@@ -138,18 +141,46 @@ def _span(line: str, at: int, length: int) -> tuple[int, int]:
     return start, end
 
 
+def _whole(line: str, text: str) -> list[int]:
+    """Where *text* stands in *line* as a whole (not inside a longer word, path or name)."""
+    out: list[int] = []
+    at = line.find(text)
+    while at >= 0:
+        end = at + len(text)
+        before = line[at - 1] if at else " "
+        after = line[end : end + 2]
+        inside = (before.isalnum() or before == "_") and (text[0].isalnum() or text[0] == "_")
+        longer = bool(after) and (
+            after[0].isalnum()
+            or after[0] == "_"
+            or (after[0] == "/" and bool(after[1:].strip()))
+            or (after[0] in ".-" and after[1:].isalnum())
+        )
+        if not inside and not longer:
+            out.append(at)
+        at = line.find(text, at + 1)
+    return out
+
+
+def context_words(quote: str) -> int:
+    """Words of *quote* outside inline code, blanks and elisions: what makes it answerable."""
+    return len(_LETTERS.findall(_INLINE_CODE.sub(" ", quote.replace(BLANK, " "))))
+
+
 def _cloze(item: AuditItem, conv: Conversation) -> str | None:
     """The sentence of the item's first message holding it, the item blanked; None if none fits."""
     for entry_id in item.source:
         for line in conv.text(entry_id).splitlines():
-            at = line.find(item.text)
-            if at < 0:
+            spots = _whole(line, item.text)
+            if not spots:
                 continue
-            start, end = _span(line, at, len(item.text))
-            snippet = line[start:end].replace(item.text, BLANK)
-            snippet = _clean(redact(snippet)).strip("*# ")
-            words = _LETTERS.findall(snippet.replace(BLANK, " "))
-            if len(words) >= MIN_CONTEXT_WORDS and BLANK in snippet:
+            start, end = _span(line, spots[0], len(item.text))
+            parts, last = [], start
+            for at in (a for a in spots if a >= start and a + len(item.text) <= end):
+                parts += [line[last:at], BLANK]
+                last = at + len(item.text)
+            snippet = _clean(redact("".join([*parts, line[last:end]]))).strip("*# ")
+            if context_words(snippet) >= MIN_CONTEXT_WORDS and BLANK in snippet:
                 lead = "…" if line[:start].strip() else ""
                 tail = "…" if line[end:].strip(" .!?") else ""
                 return f"{lead}{snippet}{tail}"
@@ -265,7 +296,7 @@ def topic_of(item: AuditItem, identifiers: Sequence[AuditItem]) -> tuple[str, tu
     """
     words = _ordered_words(item.text)
     for ident in identifiers:
-        if len(ident.text) >= 3 and ident.text in item.text:
+        if 3 <= len(ident.text) <= MAX_TOPIC and _whole(item.text, ident.text):
             given = set(_ordered_words(ident.text)) | set(ident.text.casefold().split())
             if len([w for w in words if w not in given]) >= MIN_GRADED_WORDS:
                 return f"`{ident.text}`", tuple(sorted(given))
@@ -353,12 +384,21 @@ def generate(
         "decision": [p for p in sentences if p.category == "decision"],
         "continuation": [p for p in sentences if p.category == "continuation"],
     }
-    chosen = _round_robin([by_category[c] for c in PROBE_CATEGORIES], limit)
-    return [_without_answers(p, chosen) for p in chosen]
+    ordered = _round_robin([by_category[c] for c in PROBE_CATEGORIES])
+    chosen, rest = ordered[:limit], ordered[limit:]
+    while True:
+        shown = [_without_answers(p, chosen) for p in chosen]
+        keep = [p for p in shown if p is not None]
+        if len(keep) == len(chosen) or not rest:
+            return keep
+        # a quote left with too little to go on: the next questions take its place
+        chosen = [p for p, q in zip(chosen, shown, strict=True) if q is not None]
+        chosen += rest[: limit - len(chosen)]
+        rest = rest[limit - len(keep) :]
 
 
-def _without_answers(probe: Probe, chosen: Sequence[Probe]) -> Probe:
-    """*probe* with the other questions' answers elided from its quote.
+def _without_answers(probe: Probe, chosen: Sequence[Probe]) -> Probe | None:
+    """*probe* with the other questions' answers elided from its quote (None: too little left).
 
     The questions are asked together: a quote that holds another question's answer
     would hand it over.
@@ -370,4 +410,8 @@ def _without_answers(probe: Probe, chosen: Sequence[Probe]) -> Probe:
         text = other.expected
         if other is not probe and len(text) >= 4:
             question = question.replace(text, "…")
-    return probe if question == probe.question else replace(probe, question=question)
+    if question == probe.question:
+        return probe
+    if context_words(question.partition("“")[2]) < MIN_CONTEXT_WORDS:
+        return None
+    return replace(probe, question=question)

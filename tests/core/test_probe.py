@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from core.cli.main import run_cli
-from core.compaction.audit import audit_compaction
+from core.compaction.audit import AuditItem, audit_compaction
 from core.compaction.probe import (
     ProbeError,
     grade,
@@ -29,6 +29,7 @@ from core.llm import OpenAICompatibleClient
 from core.llm import http as llm_http
 from core.llm.retry import RetryPolicy
 from core.transcript import load_transcript
+from core.transcript.normalize import normalize_message
 from tests.llm_server import Reply
 
 from .build import STAMP, assistant, lines, user, write_file
@@ -178,6 +179,27 @@ def test_the_cap_spreads_the_questions_over_the_categories(audited):
     few = generate(audit.items, Conversation(messages), 4)
     assert [p.category for p in few] == list(PROBE_CATEGORIES)
     assert generate(audit.items, Conversation(messages), 0) == []
+
+
+def test_a_blank_stands_for_a_whole_name_and_keeps_enough_words():
+    said = normalize_message(
+        user(
+            "Ship WP13 before the review. We keep WP1 for the release notes of the spring. "
+            "See src/app for the code."
+        )
+    )
+    conv = Conversation([("u1", said)])
+    items = [
+        AuditItem("WP1", "id", "lost", ("u1",)),
+        AuditItem("src/app", "path", "lost", ("u1",)),
+        AuditItem("src", "symbol", "lost", ("u1",)),
+    ]
+    quotes = [p.question.partition(": ")[2] for p in generate(items, conv)]
+    # WP13 is not WP1; "src" only stands inside the path "src/app": no question of its own
+    assert quotes == [
+        "“…See ____ for the code.”",
+        "“…We keep ____ for the release notes of the spring.…”",
+    ]
 
 
 # -- grading -----------------------------------------------------------------------------------

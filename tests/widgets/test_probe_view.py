@@ -113,3 +113,18 @@ def test_a_failed_probe_shows_why(qtbot, tab, server):
     assert pane.error_label.isVisible() and "invalid api key" in pane.error_label.text()
     assert "nothing was written" in pane.headline.text()
     assert pane.questions_model.rowCount() == 0
+
+
+def test_cancel_stops_a_slow_probe_at_once(qtbot, tab, server):
+    layout, view = tab
+    server.add(Reply(200, {"choices": []}, delay=8.0))
+    layout.picker.set_providers([ProviderChoice("Slow", f"openai:{server.url}/v1:slow")])
+    pane = view.probe_pane
+    view.probe_action.trigger()
+    qtbot.waitUntil(lambda: len(server.seen) == 1, timeout=5_000)  # the request is in flight
+    assert pane.busy() and pane.progress.isVisible() and pane.cancel_button.isVisible()
+    assert not pane.probe_button.isEnabled()
+    pane.cancel_button.click()
+    assert not pane.busy() and not pane.progress.isVisible()
+    assert pane.headline.text() == "Probe cancelled." and pane.questions_model.rowCount() == 0
+    assert pane.probe_button.isEnabled()
