@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from core.cli.compaction import _settings, open_session
 from core.cli.output import CliError
 from core.compaction.audit import AuditError, audit_compaction, audit_dry_run
+from core.io.text import one_line
 
 if TYPE_CHECKING:
     import argparse
@@ -104,9 +105,9 @@ def _probe_text(run: ProbeRun) -> str:
         )
     for r in run.results:
         if r.grade in ("unknown", "wrong"):
-            lines.append(
-                f"  {r.grade:<8} {r.probe.question}\n           expected: {r.probe.expected}"
-            )
+            lines += [f"  {r.grade:<8} {r.probe.question}", f"{'':11}expected: {r.probe.expected}"]
+        if r.grade == "wrong":
+            lines.append(f"{'':11}answered: {one_line(r.answer, 160)}")
     return "\n".join(lines)
 
 

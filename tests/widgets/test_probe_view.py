@@ -73,7 +73,9 @@ def test_without_a_model_the_probe_is_disabled_and_says_why(tab):
     assert not view.probe_pane.busy() and not view.probe_pane.isVisible()
 
 
-def test_probe_with_the_panels_model_shows_questions_answers_and_grades(qtbot, tab, server, probes):
+def test_probe_with_the_panels_model_shows_questions_answers_and_grades(
+    qtbot, qtmodeltester, tab, server, probes
+):
     layout, view = tab
     answers = [p.expected if n % 3 else "unknown" for n, p in enumerate(probes)]
     server.add(_answers(answers))
@@ -98,6 +100,8 @@ def test_probe_with_the_panels_model_shows_questions_answers_and_grades(qtbot, t
     assert {"identifier", "file", "decision", "continuation"} <= set(scores)
     assert f"answered {right} of {len(probes)}" in pane.headline.text()
     assert pane.isVisible() and not pane.progress.isVisible() and button.isEnabled()
+    qtmodeltester.check(pane.questions_model)
+    qtmodeltester.check(pane.score_model)
     sent = server.seen[0].body["messages"][1]["content"]
     assert "Looking at the exporter" not in sent  # the summary alone, not the messages
 
