@@ -234,7 +234,7 @@ def run_fact_source(args: argparse.Namespace) -> int:
     """``memlens fact source DATA FACT``: the fact's provenance."""
     index, log = _provenance_index(args.data)
     fid = _resolve(log, args.fact)
-    prov = index.of_fact(log, fid, limit=args.limit)
+    prov = index.of_fact(log.facts[fid], limit=args.limit)
     _print(args, prov.to_json(), lambda: _source_text(log, prov))
     return 0
 
@@ -280,7 +280,7 @@ def run_fact_from(args: argparse.Namespace) -> int:
             f"{len(sessions)} sessions have a compaction {args.compaction!r}: give --session"
         )
     links = index.from_compaction(
-        log, sessions[0], args.compaction, line=args.line, limit=args.limit
+        list(log.facts.values()), sessions[0], args.compaction, line=args.line, limit=args.limit
     )
     payload = {
         "session": sessions[0],

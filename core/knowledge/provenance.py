@@ -30,7 +30,8 @@ JSON (``memlens fact source --json`` prints :meth:`Provenance.to_json`)::
                                   "lines": [{"line": n, "text": str, "status": str}]}|null}],
      "segments": [id, ...], "missing": [entry id, ...]}
 
-and ``memlens fact from --json`` a list of :meth:`FactLink.to_json`::
+and ``memlens fact from --json`` ``{"session", "compaction", "line", "facts"}`` with
+``facts`` a list of :meth:`FactLink.to_json`::
 
     {"fact": id, "type": str, "status": str, "content": str, "kind": str,
      "score": float, "entries": [entry id, ...], "line_status": str|null}
@@ -51,7 +52,7 @@ from core.transcript.replay import CompactionInfo, compactions
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from core.store.knowledge import Fact, KnowledgeLog
+    from core.store.knowledge import Fact
     from core.store.segments import Segment
     from core.transcript.model import Session
 
@@ -283,15 +284,8 @@ class ProvenanceIndex:
         )
 
     # -- a fact's provenance -----------------------------------------------------------------
-    def of_fact(self, log: KnowledgeLog, fact_id: str, *, limit: int = 8) -> Provenance:
-        """Where *fact_id* of *log* came from (see the module docstring).
-
-        Raises
-        ------
-        KeyError
-            When the log has no such fact.
-        """
-        fact = log.facts[fact_id]
+    def of_fact(self, fact: Fact, *, limit: int = 8) -> Provenance:
+        """Where *fact* came from (see the module docstring); *limit* inferred messages."""
         record = fact.source
         ids = _entry_ids(record)
         session_id = str(record.get("sessionId") or "") if record else ""
@@ -314,7 +308,7 @@ class ProvenanceIndex:
     # -- the facts of a compaction ---------------------------------------------------------
     def from_compaction(
         self,
-        log: KnowledgeLog,
+        facts: Iterable[Fact],
         session_id: str,
         compaction_id: str,
         *,
@@ -326,8 +320,8 @@ class ProvenanceIndex:
 
         Parameters
         ----------
-        log
-            The knowledge log (deleted facts are left out).
+        facts
+            The knowledge log's facts (``log.facts.values()``; deleted ones are left out).
         session_id, compaction_id
             The session and its compaction entry.
         line
@@ -352,7 +346,7 @@ class ProvenanceIndex:
         lines = info.summary.splitlines()
         text = lines[line - 1] if line is not None and 0 < line <= len(lines) else None
         out: list[FactLink] = []
-        for fact in log.facts.values():
+        for fact in facts:
             if fact.status == "deleted":
                 continue
             record = fact.source

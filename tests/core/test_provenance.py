@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 NOW = 1_760_000_000_000
 FILLER = " check the build and run the tests" * 118
+CONTENT = "tilecache: done: expose cache_bytes in /metrics"
 TILECACHE = "ec0f35cf"
 """The demo session whose compactions summarised the messages of the tilecache facts."""
 DECISION = "We decided to use PostgreSQL 16 for the billing service."
@@ -178,7 +179,7 @@ def demo(tmp_path_factory):
     index = ProvenanceIndex(
         data.sessions, segments=data.segments.segments, keeps=summary_lines_keeping
     )
-    fact = data.knowledge.find_by_content("tilecache: done: expose cache_bytes in /metrics")
+    fact = next(f for f in data.knowledge.facts.values() if f.content == CONTENT)
     assert fact is not None
     return home, data, index, fact
 

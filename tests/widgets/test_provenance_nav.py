@@ -6,11 +6,9 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from app.main_window import MainWindow
-from tests.core.test_provenance import NOW, mini_home
+from tests.core.test_provenance import CONTENT, NOW, mini_home
 from tests.demo_copy import demo_copy
 from widgets.session.message_html import SUMMARY_ANCHOR, Theme
-
-CONTENT = "tilecache: done: expose cache_bytes in /metrics"
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +48,7 @@ def test_a_fact_leads_to_its_message_compaction_and_summary_line_and_back(qtbot,
     window.show()
     qtbot.waitUntil(lambda: window.inspector.session is not None, timeout=30_000)
     _settled(qtbot, window)
-    fact = window.data.knowledge.find_by_content(CONTENT)
+    fact = next((f for f in window.data.knowledge.facts.values() if f.content == CONTENT), None)
     assert fact is not None
     facts = window.facts_view
     window.show_view("facts")

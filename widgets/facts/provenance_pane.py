@@ -173,7 +173,7 @@ class ProvenancePane(QWidget):
             ),
         )
         self.table = _table(self.model)
-        for col, width in enumerate((300, 70, 80, 76, 76)):
+        for col, width in enumerate((340, 70, 80, 76, 76)):
             self.table.horizontalHeader().resizeSection(col, width)
         self.table.setToolTip(
             "Where the fact came from: Enter or double-click goes to the message, "
@@ -254,7 +254,7 @@ class FactsFromCompaction(QDialog):
             bold=lambda k: k.line_status is not None,
         )
         self.table = _table(self.model)
-        for col, width in enumerate((80, 70, 50, 96, 80)):
+        for col, width in enumerate((92, 70, 50, 96, 80)):
             self.table.horizontalHeader().resizeSection(col, width)
         self.table.activated.connect(self._on_table_activated)
         layout = QVBoxLayout(self)

@@ -12,7 +12,7 @@ the accepted operations; targets that changed meanwhile are reported, not writte
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -58,7 +58,7 @@ from widgets.facts.review_model import (
 from widgets.facts.split import TableFirstSplitter, button_bar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from core.io.writes import Confirm
     from core.knowledge.review import ReviewResult
@@ -276,11 +276,21 @@ class ReviewQueue(QWidget):
             self._select_proxy_row(0)
         self._after_change()
 
-    def add_proposals(self, operations: Sequence[ProposedOperation], *, source: str = "") -> None:
-        """Queue the operations of one ``propose`` call (e.g. an extraction's)."""
+    def add_proposals(
+        self,
+        operations: Sequence[ProposedOperation],
+        *,
+        source: str = "",
+        provenance: Mapping[str, dict[str, Any]] | None = None,
+    ) -> None:
+        """Queue the operations of one ``propose`` call (e.g. an extraction's).
+
+        *provenance* (a compaction run's ``fact_sources``) is written with the facts
+        accepted (see :func:`core.knowledge.review.review_items`).
+        """
         if self._log is None:
             raise ValueError("set_items() with the knowledge log first")
-        self.add_items(review_items(operations, self._log, source=source))
+        self.add_items(review_items(operations, self._log, source=source, provenance=provenance))
 
     def items(self) -> list[ReviewItem]:
         """Every item, in queue order."""

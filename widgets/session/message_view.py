@@ -158,6 +158,8 @@ class MessageView(QWidget):
         if self.is_raw():
             self.raw_action.setChecked(False)
         self.browser.scrollToAnchor(f"{SUMMARY_ANCHOR}{line}")
+        bar = self.browser.verticalScrollBar()  # a few lines above it stay in sight
+        bar.setValue(max(0, bar.value() - 3 * self.browser.fontMetrics().lineSpacing()))
         return True
 
     def highlighted_line(self) -> int | None:
