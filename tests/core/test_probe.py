@@ -334,8 +334,9 @@ def test_cli_probe_json(server, built, probes, capsys, monkeypatch):
         ([Reply(200, {"choices": []}, delay=1.0)], ["--timeout", "0.3"], "time limit"),
         ([Reply(200, b"<html>not json</html>")], [], "the model call failed"),
         ([Reply(200, {"choices": [{"message": {"content": "no idea"}}]})], [], "no readable"),
+        ([Reply(200, {"choices": [{"message": {"refusal": "I can't"}}]})], [], "refused"),
     ],
-    ids=["500", "timeout", "garbage", "nonsense"],
+    ids=["500", "timeout", "garbage", "nonsense", "refused"],
 )
 def test_cli_probe_failure_exits_1_and_writes_nothing(
     server, built, capsys, replies, extra, reason
