@@ -151,7 +151,9 @@ def register_fact_commands(sub: Any) -> argparse.ArgumentParser:
     about = "add, edit, supersede, delete or restore a knowledge fact (appends only)"
     more = (
         "Lines are redacted and planned against the log as it is now; --dry-run prints them "
-        "without writing; --json names the id written and each line's number and byte offset."
+        "without writing; --json names the id written and each line's number and byte offset. "
+        "'fact source' and 'fact from' only read: where a fact came from, and the facts that "
+        "came from a compaction's messages."
     )
     p: argparse.ArgumentParser = sub.add_parser("fact", help=about, description=f"{about}. {more}")
     inner = p.add_subparsers(dest="fact_command", metavar="ACTION", required=True)
