@@ -8,6 +8,7 @@ hashes) is measured the way Node measures it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -34,6 +35,8 @@ _TRIM_CHARS = "".join(
     )
 )  # fmt: skip
 _SURROGATE = re.compile("[\ud800-\udfff]")
+MEMO_MIN_CHARS = 256
+"""Texts this long have their measures remembered (few, long, and measured again and again)."""
 
 
 def js_len(text: str) -> int:
@@ -90,6 +93,16 @@ def js_utf8(text: str) -> bytes:
 
 
 def _escaped_len(text: str) -> int:
+    return _escaped_len_long(text) if len(text) >= MEMO_MIN_CHARS else _escaped_len_of(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _escaped_len_long(text: str) -> int:
+    """:func:`_escaped_len_of`, remembered: planning measures the same long texts often."""
+    return _escaped_len_of(text)
+
+
+def _escaped_len_of(text: str) -> int:
     extra = 0
     for ch in _SPECIAL.findall(text):
         extra += 1 if ch in _SHORT_ESCAPES else 5
