@@ -469,6 +469,7 @@ class AuditView(QWidget):
         """Status colours that read on the palette's base (light or dark theme)."""
         dark = is_dark(self.palette())
         self.items_model.dark = dark
+        self.probe_pane.questions_model.dark = dark
         color = STATUS_COLORS["lost"][1 if dark else 0]
         self.lost_label.setStyleSheet(f"color: {color}")
         self.items_table.viewport().update()
