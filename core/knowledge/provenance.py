@@ -40,7 +40,7 @@ and ``memlens fact from --json`` ``{"session", "compaction", "line", "facts"}`` 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.knowledge.provenance_record import segment_text
@@ -130,7 +130,7 @@ class Provenance:
 
     fact_id: str
     kind: Kind
-    record: dict[str, Any] | None = None
+    record: dict[str, Any] | None = field(default=None, hash=False)
     """The fact's ``memlensSource`` record, as its last line has it."""
     messages: tuple[SourceMessage, ...] = ()
     segments: tuple[str, ...] = ()

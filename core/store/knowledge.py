@@ -75,7 +75,7 @@ class Fact:
     line: int
     context: str | None = None
     superseded_by: str | None = None
-    source: dict[str, Any] | None = None
+    source: dict[str, Any] | None = field(default=None, hash=False)
     """The line's :data:`SOURCE_KEY` record, if memlens wrote one."""
 
     def to_json(self) -> dict[str, Any]:
