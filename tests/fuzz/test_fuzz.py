@@ -15,8 +15,8 @@ import pytest
 
 from tests.fuzz.harness import FIXTURES, fuzz
 
-CI_BUDGET = 30
-"""Cases in CI: about 40 s on two shared cores."""
+CI_BUDGET = 16
+"""Cases in CI: about 15 s of CPU (a long run is `--fuzz-budget`)."""
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, sockets and SIGALRM are POSIX")
