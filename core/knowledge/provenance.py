@@ -11,7 +11,7 @@
   the compaction that summarised it (the first on its branch whose summary
   replaced it, :func:`core.transcript.replay.compactions`) and the lines of that
   summary that keep the fact (*keeps*, the loss audit's ``kept`` and
-  ``normalised``).
+  ``normalised``; kept lines first).
 * :meth:`ProvenanceIndex.from_compaction`: the facts whose source messages are
   among the messages a compaction summarised, ranked: facts a given summary line
   keeps first, then recorded provenance (score 1), then inferred (score at least
@@ -258,6 +258,7 @@ class ProvenanceIndex:
 
     def _link(self, info: CompactionInfo, session_id: str, content: str) -> CompactionLink:
         lines = self.keeps(content, info.summary) if self.keeps is not None else []
+        lines.sort(key=lambda t: (t[2] != "kept", t[0]))  # kept ones first
         return CompactionLink(
             session_id,
             info.entry.id,

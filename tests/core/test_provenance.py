@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from typing import TYPE_CHECKING
 
@@ -24,18 +23,15 @@ from core.recall.updater import apply_operations
 from core.store.knowledge import SOURCE_KEY, load_knowledge
 from core.store.segments import make_segment
 from core.transcript import load_transcript
-from tests.core.build import assistant, entry, lines, user, write_file
-from tests.demo_copy import demo_copy
+from tests.core.build import STAMP, assistant, entry, lines, user, write_file
 from tests.llm_server import Reply
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-NOW = 1_760_000_000_000
 FILLER = " check the build and run the tests" * 118
-CONTENT = "tilecache: done: expose cache_bytes in /metrics"
-TILECACHE = "ec0f35cf"
-"""The demo session whose compactions summarised the messages of the tilecache facts."""
+CONTENT = "Use PostgreSQL 16 for the billing service"
+COMPACTION = "0000000c"
 DECISION = "We decided to use PostgreSQL 16 for the billing service."
 
 
@@ -157,80 +153,124 @@ def test_edit_and_supersede_carry_the_provenance(tmp_path):
     assert SOURCE_KEY not in load_knowledge(path).last_record(plain.plan.id)
 
 
-def mini_home(demo: Path, dest: Path) -> Path:
-    """The demo's tilecache session (it has compactions) and memory store, alone: fast to load."""
+SUMMARY = """## Goal
+Ship the billing service.
+## Decisions
+- Use PostgreSQL 16 for the billing service
+- Tests run with pytest -n 0
+## Next
+- deploy on Monday"""
+
+
+def small_home(dest: Path) -> Path:
+    """An OpenClaw-style home: one session with a compaction, facts, one archived segment.
+
+    Message 3 says the agent's fact (no provenance), message 5 the fact memlens
+    recorded; the compaction after message 11 summarised messages 1 to 9 and its
+    summary keeps both facts on lines 4 and 5.
+    """
+    says = {3: f"We decided to use {CONTENT[4:]} after the load test.",
+            5: "From now on the tests run with pytest -n 0 in CI."}  # fmt: skip
+    objs, parent = [], None
+    for i in range(1, 12):
+        text = f"step {i}: " + says.get(i, "check the build and run the tests")
+        objs.append(entry(i, parent, user(text) if i % 2 else assistant(text, 1000 * i)))
+        parent = f"{i:08x}"
+    comp = {"type": "compaction", "id": COMPACTION, "parentId": parent, "timestamp": STAMP,
+            "summary": SUMMARY, "firstKeptEntryId": "0000000a", "tokensBefore": 5000}  # fmt: skip
+    objs += [comp, entry(13, COMPACTION, user("step 13: carry on"))]
     sessions = dest / "agents" / "main" / "sessions"
     sessions.mkdir(parents=True)
+    write_file(sessions / "sess-1.jsonl", lines(objs))
     store = dest / "memory" / "context"
     store.mkdir(parents=True)
-    for path in (demo / "agents" / "main" / "sessions").glob(f"{TILECACHE}*.jsonl"):
-        shutil.copy(path, sessions / path.name)
-    for name in ("knowledge.jsonl", "segments.jsonl"):
-        shutil.copy(demo / "memory" / "context" / name, store / name)
+    seg = make_segment("sess-1", "user", f"step 3: {says[3]}", new_id=lambda: "seg-3")
+    (store / "segments.jsonl").write_bytes(jsonio.dumps_line(seg.to_json()))
+    recorded = {"by": "extraction", "run": "r1", "sessionId": "sess-1",
+                "compaction": COMPACTION, "entryIds": ["00000005"]}  # fmt: skip
+    facts = [
+        {"id": "f-agent", "type": "decision", "content": CONTENT, "timestamp": 1000},
+        {"id": "f-memlens", "type": "config", "content": "Tests run with pytest -n 0",
+         "timestamp": 2000, SOURCE_KEY: recorded},
+        {"id": "f-other", "type": "config", "content": "Port is 8080", "timestamp": 3000},
+    ]  # fmt: skip
+    (store / "knowledge.jsonl").write_bytes(b"".join(jsonio.dumps_line(f) for f in facts))
     return dest
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    base = tmp_path_factory.mktemp("prov")
-    home = mini_home(demo_copy(base / "demo", now_ms=NOW, segments=300), base / "home")
+def home(tmp_path_factory):
+    home = small_home(tmp_path_factory.mktemp("prov") / "home")
     data = load_dataset(home, max_segments=-1, eviction_days=0)
     assert data.knowledge is not None and data.segments is not None
     index = ProvenanceIndex(
         data.sessions, segments=data.segments.segments, keeps=summary_lines_keeping
     )
-    fact = next(f for f in data.knowledge.facts.values() if f.content == CONTENT)
-    assert fact is not None
-    return home, data, index, fact
+    return home, data.knowledge, index
 
 
-def test_inferred_provenance_names_the_compaction_and_its_summary_line(demo):
-    _, _, index, fact = demo
-    prov = index.of_fact(fact)
+def test_inferred_provenance_names_the_compaction_and_its_summary_line(home):
+    _, log, index = home
+    prov = index.of_fact(log.facts["f-agent"])
     assert prov.kind == "inferred" and prov.record is None
-    assert [m.score for m in prov.messages] == sorted(
-        (m.score for m in prov.messages), reverse=True
-    )
-    linked = [m for m in prov.messages if m.compaction is not None and m.compaction.lines]
-    assert linked, "a source message summarised by a compaction whose summary keeps the fact"
-    line = linked[0].compaction.lines[0]
-    assert line.status in ("kept", "normalised") and "cache_bytes" in line.text
-    session = index.session(linked[0].session_id)
-    summary = session.by_id[linked[0].compaction.entry_id].raw["summary"]
-    assert summary.splitlines()[line.number - 1] == line.text
+    first = prov.messages[0]
+    assert (first.entry_id, first.recorded, first.segment_id) == ("00000003", False, "seg-3")
+    assert first.score >= 0.8 and prov.segments == ("seg-3",)  # word for word
+    assert first.compaction is not None and first.compaction.entry_id == COMPACTION
+    lines = [(s.number, s.status) for s in first.compaction.lines]
+    assert lines == [(4, "kept"), (2, "normalised")]  # "Ship the billing service."
+    assert first.compaction.lines[0].text == SUMMARY.splitlines()[3]
 
 
-def test_facts_from_a_compaction_and_a_summary_line(demo):
-    _, data, index, fact = demo
-    m = next(m for m in index.of_fact(fact).messages if m.compaction and m.compaction.lines)
-    comp = m.compaction
-    line = comp.lines[0].number
-    links = index.from_compaction(
-        data.knowledge.facts.values(), comp.session_id, comp.entry_id, line=line
-    )
-    assert links[0].fact.id == fact.id and links[0].line_status in ("kept", "normalised")
-    assert m.entry_id in links[0].entries
-    whole = index.from_compaction(data.knowledge.facts.values(), comp.session_id, comp.entry_id)
-    assert fact.id in [k.fact.id for k in whole] and len(whole) > 1
-    assert all(k.score >= 0.35 and k.kind == "inferred" for k in whole)
+def test_recorded_provenance_comes_from_the_record(home):
+    _, log, index = home
+    prov = index.of_fact(log.facts["f-memlens"])
+    assert prov.kind == "recorded" and prov.record == log.facts["f-memlens"].source
+    assert [(m.entry_id, m.recorded, m.score) for m in prov.messages] == [("00000005", True, 1.0)]
+    link = prov.messages[0].compaction
+    assert link is not None and [s.number for s in link.lines] == [5]
+    assert index.of_fact(log.facts["f-other"]).kind == "none"
 
 
-def test_the_cli_json(demo, capsys):
-    home, _, _, fact = demo
-    assert run_cli(["fact", "source", str(home), fact.id[:8], "--json"]) == 0
+def test_facts_from_a_compaction_and_a_summary_line(home):
+    _, log, index = home
+    facts = list(log.facts.values())
+    by_line = index.from_compaction(facts, "sess-1", COMPACTION, line=4)
+    assert [(k.fact.id, k.line_status) for k in by_line] == [
+        ("f-agent", "kept"), ("f-memlens", None)
+    ]  # fmt: skip
+    assert by_line[0].entries[0] == "00000003" and by_line[0].kind == "inferred"
+    whole = index.from_compaction(facts, "sess-1", COMPACTION)
+    assert [(k.fact.id, k.kind) for k in whole] == [
+        ("f-memlens", "recorded"),
+        ("f-agent", "inferred"),
+    ]
+    with pytest.raises(KeyError):
+        index.from_compaction(facts, "sess-1", "00000003")
+
+
+def test_the_cli_json(home, capsys):
+    path = str(home[0])
+    assert run_cli(["fact", "source", path, "f-agent", "--json"]) == 0
     out = orjson.loads(capsys.readouterr().out)
     assert set(out) == {"fact", "kind", "record", "messages", "segments", "missing"}
-    assert out["fact"] == fact.id and out["kind"] == "inferred"
-    first = next(m for m in out["messages"] if m["compaction"] and m["compaction"]["lines"])
-    assert set(first) >= {"session", "entry", "role", "score", "recorded", "segment"}
-    comp = first["compaction"]
-    args = ["fact", "from", str(home), "--compaction", comp["entry"]]
-    assert run_cli([*args, "--line", str(comp["lines"][0]["line"]), "--json"]) == 0
+    assert out["fact"] == "f-agent" and out["kind"] == "inferred"
+    first = out["messages"][0]
+    assert set(first) == {"session", "entry", "role", "score", "recorded", "path", "line",
+                          "segment", "compaction"}  # fmt: skip
+    assert first["compaction"]["entry"] == COMPACTION
+    kept = {"line": 4, "text": SUMMARY.splitlines()[3], "status": "kept"}
+    assert first["compaction"]["lines"][0] == kept
+    args = ["fact", "from", path, "--compaction", COMPACTION, "--line", "4", "--json"]
+    assert run_cli(args) == 0
     listed = orjson.loads(capsys.readouterr().out)
-    assert listed["facts"][0]["fact"] == fact.id and listed["facts"][0]["line_status"]
+    assert (listed["session"], listed["compaction"], listed["line"]) == ("sess-1", COMPACTION, 4)
+    assert [f["fact"] for f in listed["facts"]] == ["f-agent", "f-memlens"]
     assert set(listed["facts"][0]) == {
         "fact", "type", "status", "content", "kind", "score", "entries", "line_status"
     }  # fmt: skip
+    assert run_cli(["fact", "from", path, "--compaction", "nope"]) == 1
+    assert "no compaction entry 'nope'" in capsys.readouterr().err
 
 
 def test_fact_add_records_where_the_user_took_it_from(tmp_path, capsys):

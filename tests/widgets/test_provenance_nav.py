@@ -6,15 +6,13 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from app.main_window import MainWindow
-from tests.core.test_provenance import CONTENT, NOW, mini_home
-from tests.demo_copy import demo_copy
+from tests.core.test_provenance import COMPACTION, CONTENT, small_home
 from widgets.session.message_html import SUMMARY_ANCHOR, Theme
 
 
 @pytest.fixture(scope="module")
 def demo_home(tmp_path_factory):
-    base = tmp_path_factory.mktemp("prov")
-    return mini_home(demo_copy(base / "demo", now_ms=NOW, segments=300), base / "home")
+    return small_home(tmp_path_factory.mktemp("prov") / "home")
 
 
 def _settled(qtbot, window):
@@ -62,6 +60,7 @@ def test_a_fact_leads_to_its_message_compaction_and_summary_line_and_back(qtbot,
     at = next(i for i, r in enumerate(rows) if r.what == "line")
     line_row = rows[at]
     message = line_row.message
+    assert (message.entry_id, line_row.line.number, line_row.line.status) == ("00000003", 4, "kept")
 
     # the source message
     detail.tabs.setCurrentIndex(3)
@@ -83,7 +82,7 @@ def test_a_fact_leads_to_its_message_compaction_and_summary_line_and_back(qtbot,
     _settled(qtbot, window)
     view = window.message_view
     comp = message.compaction
-    assert view.entry_id == comp.entry_id and window.current_view() is view
+    assert view.entry_id == comp.entry_id == COMPACTION and window.current_view() is view
     assert view.highlighted_line() == line_row.line.number
     block = _block_of_line(view, line_row.line.number)
     assert block is not None and block.text().strip() == line_row.line.text.strip()
