@@ -17,11 +17,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from core.io.problems import FormatError
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_boost import boost_matcher, boosted_score, literal_pattern, path_boost
+from core.openclaw.memsearch_fts import ranked_body_rows
 from core.openclaw.memsearch_sqlfn import CONTAINS_FN, EXACT_FN, sql_functions
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
@@ -29,6 +28,7 @@ from core.openclaw.memsearch_text import (
     bm25_rank_to_score,
     build_fts_query,
     entries,
+    exact_path_patterns,
     extract_keywords,
     is_ascii,
     locale_cmp,
@@ -152,45 +152,6 @@ def _path_forms(candidate: str) -> tuple[str, str, str]:
     return p, base, base[:dot] if dot > 0 else base
 
 
-def _like_escape(term: str) -> str:
-    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _exact_patterns(query: str) -> list[str]:
-    """``buildExactPathCandidatePatterns``: LIKE patterns that can match an exact path."""
-    norm = query.strip().replace("\\", "/")
-    if norm.startswith("./"):
-        norm = norm[2:]
-    if not norm or norm == ".":
-        return []
-    forms = unique([unicodedata.normalize("NFC", norm), unicodedata.normalize("NFD", norm)])
-    if not is_ascii(norm):
-        for f in list(forms):
-            forms += [f.lower(), f.upper()]
-        forms = unique(forms)
-    patterns: list[str] = []
-    for f in forms:
-        esc = _like_escape(f)
-        patterns.append(esc)
-        if "/" not in norm:
-            patterns += [f"{esc}.%", f"%/{esc}", f"%/{esc}.%"]
-    if not is_ascii(norm):
-        anchors = sorted(
-            regex.findall(r"[a-z0-9_]+", unicodedata.normalize("NFD", norm).lower()),
-            key=len,
-            reverse=True,
-        )
-        if anchors:
-            patterns.append(f"%{_like_escape(anchors[0])}%")
-        if norm.lower() != norm.upper():
-            first = next((c for c in norm if ord(c) > 127), None)
-            if first is not None:
-                patterns += [
-                    f"%{_like_escape(a)}%" for a in unique([first, first.lower(), first.upper()])
-                ]
-    return unique(patterns)
-
-
 @dataclass(frozen=True, slots=True)
 class _Plan:
     query: str
@@ -259,6 +220,9 @@ def search_body(
     src_sql, src_params = _source_filter(ctx, None)
 
     def load(match: str | None, terms: Sequence[str]) -> list[tuple[Any, ...]]:
+        found = ranked_body_rows(ctx.index, fts, match, terms, live + src_sql, src_params, limit)
+        if found is not None:
+            return found
         filt, fparams = _substring_filter(terms, "text")
         if terms:
             _register_contains(ctx, terms)
@@ -330,7 +294,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
     match_exact = exact_path_matcher(exact_query)
     sql_functions(ctx.index).exact = match_exact
     exact_limit = EXACT_PATH_CANDIDATE_LIMIT
-    patterns = _exact_patterns(exact_query)
+    patterns = exact_path_patterns(exact_query)
     src_sql, src_params = _source_filter(ctx, ctx.path_table)
     snippet = "COALESCE(CAST(substr(CAST(c.text AS BLOB), 1, ?) AS TEXT), c.text)"
     first_chunk = (

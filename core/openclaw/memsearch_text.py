@@ -122,6 +122,48 @@ def bm25_rank_to_score(rank: float | None) -> float:
     return 1 / (1 + rank)
 
 
+# -- exact path candidates (manager-search) ---------------------------------------
+
+
+def _like_escape(term: str) -> str:
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def exact_path_patterns(query: str) -> list[str]:
+    """``buildExactPathCandidatePatterns``: LIKE patterns that can match an exact path."""
+    norm = query.strip().replace("\\", "/")
+    if norm.startswith("./"):
+        norm = norm[2:]
+    if not norm or norm == ".":
+        return []
+    forms = unique([unicodedata.normalize("NFC", norm), unicodedata.normalize("NFD", norm)])
+    if not is_ascii(norm):
+        for f in list(forms):
+            forms += [f.lower(), f.upper()]
+        forms = unique(forms)
+    patterns: list[str] = []
+    for f in forms:
+        esc = _like_escape(f)
+        patterns.append(esc)
+        if "/" not in norm:
+            patterns += [f"{esc}.%", f"%/{esc}", f"%/{esc}.%"]
+    if not is_ascii(norm):
+        anchors = sorted(
+            regex.findall(r"[a-z0-9_]+", unicodedata.normalize("NFD", norm).lower()),
+            key=len,
+            reverse=True,
+        )
+        if anchors:
+            patterns.append(f"%{_like_escape(anchors[0])}%")
+        if norm.lower() != norm.upper():
+            first = next((c for c in norm if ord(c) > 127), None)
+            if first is not None:
+                patterns += [
+                    f"%{_like_escape(a)}%" for a in unique([first, first.lower(), first.upper()])
+                ]
+    return unique(patterns)
+
+
 # -- UTF-16 (JavaScript string lengths) ----------------------------------------------
 
 
