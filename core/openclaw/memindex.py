@@ -220,9 +220,9 @@ class MemoryIndex(Closing):
         value = self.meta()
         return value if isinstance(value, dict) else {}
 
-    def fts_tokenizer(self) -> str:
-        """``unicode61`` or ``trigram``: from the meta, else from the FTS table's DDL."""
-        tokenizer = self.meta_dict().get("ftsTokenizer")
+    def fts_tokenizer(self, meta: dict[str, Any] | None = None) -> str:
+        """``unicode61`` or ``trigram``: from the meta (*meta*: read already), else the DDL."""
+        tokenizer = (self.meta_dict() if meta is None else meta).get("ftsTokenizer")
         if isinstance(tokenizer, str) and tokenizer:
             return tokenizer
         ddl = self._objects.get(self.layout.fts or "", "")

@@ -203,7 +203,7 @@ def memory_search(
     if not text or not index.has_memory():
         result.mode, result.reason = "empty", "empty query" if not text else "no memory index here"
         return result
-    ctx = keyword_context(index, sources)
+    ctx = keyword_context(index, sources, meta)
     cap = max(SEARCH_CANDIDATE_UNIVERSE, max_results)
     candidates = min(200, max(1, math.floor(cap * CANDIDATE_MULTIPLIER)))
     query_vec: list[float] | None = None

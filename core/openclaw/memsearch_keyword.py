@@ -13,6 +13,7 @@ place, and the order of those updates is part of the result.
 from __future__ import annotations
 
 import functools
+import math
 import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -92,12 +93,15 @@ class KeywordContext:
         return self.body_table is not None
 
 
-def keyword_context(index: MemoryIndex, sources: Sequence[str]) -> KeywordContext:
-    """The keyword context of *index* searching *sources*."""
+def keyword_context(
+    index: MemoryIndex, sources: Sequence[str], meta: dict[str, Any] | None = None
+) -> KeywordContext:
+    """The keyword context of *index* searching *sources* (*meta*: its meta, read already)."""
     lay = index.layout
+    sql_functions(index)  # registered (and the connection's cache set) before the first query
     return KeywordContext(
         index,
-        index.fts_tokenizer(),
+        index.fts_tokenizer(meta),
         tuple(sources),
         lay.fts,
         lay.paths_fts,
@@ -508,9 +512,17 @@ def merge_keyword_hits(sets: Sequence[Sequence[MemoryHit]], exact_query: str) ->
     return sort_keyword_hits(merged)
 
 
-def limit_keyword_hits(results: Sequence[MemoryHit], non_exact_limit: int) -> list[MemoryHit]:
-    """``limitKeywordSearchHits``: exact-path hits (bounded), then the best others."""
-    ranked = sort_keyword_hits(results)
+def limit_keyword_hits(
+    results: Sequence[MemoryHit], non_exact_limit: int, presorted: bool = False
+) -> list[MemoryHit]:
+    """``limitKeywordSearchHits``: exact-path hits (bounded), then the best others.
+
+    *presorted*: *results* come straight from :func:`merge_keyword_hits`, sorted in
+    this order; with finite numbers that sort was by the key, and sorting by it again
+    changes nothing (a NaN: sorted again by the comparator, as OpenClaw does).
+    """
+    finite = presorted and math.isfinite(sum(map(sum, map(_hit_numbers, results))))
+    ranked = list(results) if finite else sort_keyword_hits(results)
     exact_body = [h for h in ranked if h.exact > 0 and h.has_body][:non_exact_limit]
     exact_only = [h for h in ranked if h.exact > 0 and not h.has_body]
     bounded = sort_keyword_hits(exact_body + exact_only)
@@ -535,7 +547,7 @@ def search_keyword(
     for h in body:
         h.path_score = 0.0
     paths = search_paths(ctx, query, limit, exact_q)
-    return limit_keyword_hits(merge_keyword_hits([body, paths], exact_q), limit)
+    return limit_keyword_hits(merge_keyword_hits([body, paths], exact_q), limit, True)
 
 
 def fallback_terms(query: str, tokenizer: str) -> list[str]:
@@ -558,4 +570,4 @@ def search_keyword_with_fallback(ctx: KeywordContext, query: str, limit: int) ->
     if full and (strict and strict.lower()) == (keyword and keyword.lower()):
         return full
     sets = [search_keyword(ctx, t, limit, exact_query=query, ranking_query=query) for t in terms]
-    return limit_keyword_hits(merge_keyword_hits([full, *sets], query), limit)
+    return limit_keyword_hits(merge_keyword_hits([full, *sets], query), limit, True)

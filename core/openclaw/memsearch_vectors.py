@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.embed.blas import BLAS
 from core.openclaw.memindex import quote
 from core.openclaw.memindex_embedding import decode_embedding
 
@@ -327,7 +328,8 @@ def top_rows(
     candidates: list[int] = []
     n = cached.rowids.size
     if n:
-        approx = cached.matrix @ (q / qnorm).astype(np.float32)
+        with BLAS.single():  # a second thread only waits on memory bandwidth (2 cores)
+            approx = cached.matrix @ (q / qnorm).astype(np.float32)
         if n > limit:
             kth = float(np.partition(approx, n - limit)[n - limit])
             keep = np.flatnonzero(approx >= kth - _error_margin(cached.dims))
