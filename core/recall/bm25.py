@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 K1 = 1.5
 B = 0.75
 EPSILON = 0.25
+CONTRIB_CACHE = 1 << 21
+"""Score shares (8 bytes each, one per posting of a query term) kept between changes."""
 
 
 def raw_idf(n: int, df: int) -> float:
@@ -92,6 +94,8 @@ class BM25Index:
         self._norm: npt.NDArray[np.float64] | None = None
         self._alive_np: npt.NDArray[np.float64] | None = None
         self._term_arrays: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
+        self._contrib: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
+        self._contrib_size = 0
 
     # -- building ----------------------------------------------------------------
     def add(self, tokens: Sequence[str]) -> int:
@@ -120,9 +124,7 @@ class BM25Index:
         self._alive.append(1)
         self._n += 1
         self._total_len += len(tokens)
-        self._mean_idf = None
-        self._norm = None
-        self._alive_np = None
+        self._changed()
         return slot
 
     def add_many(self, documents: Sequence[Sequence[str]]) -> range:
@@ -158,9 +160,7 @@ class BM25Index:
             df[term] = old + len(slots)
             hist[old + len(slots)] += 1
             self._term_arrays.pop(term, None)
-        self._mean_idf = None
-        self._norm = None
-        self._alive_np = None
+        self._changed()
         return range(first, first + len(documents))
 
     def remove(self, slot: int) -> None:
@@ -174,9 +174,15 @@ class BM25Index:
         self._alive[slot] = 0
         self._n -= 1
         self._total_len -= self._doc_len[slot]
+        self._changed()
+
+    def _changed(self) -> None:
+        # idf and the length norms move with every document: drop what depends on them
         self._mean_idf = None
         self._norm = None
         self._alive_np = None
+        self._contrib.clear()
+        self._contrib_size = 0
 
     def _bump(self, term: str, delta: int) -> None:
         old = self._df.get(term, 0)
@@ -236,6 +242,25 @@ class BM25Index:
             cached = self._term_arrays[term] = (docs, tf)
         return cached
 
+    def _contribution(
+        self, term: str
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None:
+        """The documents holding *term* and its share of their scores (kept until a change)."""
+        found = self._contrib.get(term)
+        if found is None:
+            idf = self.idf(term)
+            arrays = self._arrays(term) if idf else None
+            if arrays is None:
+                return None
+            docs, tf = arrays
+            if self._contrib_size + len(docs) > CONTRIB_CACHE:
+                self._contrib.clear()
+                self._contrib_size = 0
+            share = term_scores(idf, tf, self._doc_norm()[docs], self.k1)
+            found = self._contrib[term] = (docs, share)
+            self._contrib_size += len(docs)
+        return found
+
     def _doc_norm(self) -> npt.NDArray[np.float64]:
         # kept until the corpus changes
         if self._norm is None:
@@ -245,17 +270,23 @@ class BM25Index:
 
     def scores(self, query: Sequence[str]) -> npt.NDArray[np.float64]:
         """Score of every slot for *query* (removed slots score 0)."""
+        return self._sum(query, negate=False)
+
+    def _sum(self, query: Sequence[str], *, negate: bool) -> npt.NDArray[np.float64]:
+        # Negated as it is summed for top(): -(a + b) is (-a) - b exactly (rounding to
+        # nearest is symmetric), so top() gets argpartition's array without a pass more.
         out = np.zeros(len(self._doc_terms), dtype=np.float64)
         if not self._n:
             return out
-        norm = self._doc_norm()
         for term in query:  # a repeated query token counts again, as in rank-bm25
-            idf = self.idf(term)
-            arrays = self._arrays(term) if idf else None
-            if arrays is None:
+            found = self._contribution(term)
+            if found is None:
                 continue
-            docs, tf = arrays
-            out[docs] += term_scores(idf, tf, norm[docs], self.k1)  # each doc once per term
+            docs, share = found  # each doc once per term
+            if negate:
+                out[docs] -= share
+            else:
+                out[docs] += share
         if len(self._alive) != self._n:
             if self._alive_np is None:
                 self._alive_np = np.frombuffer(bytes(self._alive), dtype=np.uint8).astype(
@@ -267,17 +298,22 @@ class BM25Index:
     def top(
         self, query: Sequence[str], k: int, mask: npt.NDArray[np.bool_] | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """The *k* best slots with a positive score (optionally within *mask*)."""
-        scores = self.scores(query)
+        """The *k* best slots with a positive score (optionally within *mask*).
+
+        The k best by ``argpartition`` of the negated positive scores, ordered by a
+        stable sort: on ties, the slots ``argpartition`` leaves (its own choice, fixed
+        for a given array).
+        """
+        neg = self._sum(query, negate=True)
         if mask is not None:
-            scores = np.where(mask[: len(scores)], scores, 0.0)
-        positive = np.flatnonzero(scores > 0)
+            neg = np.where(mask[: len(neg)], neg, 0.0)
+        positive = np.flatnonzero(neg < 0)
         if len(positive) > k:
-            part = np.argpartition(-scores[positive], k - 1)[:k]
+            part = np.argpartition(neg[positive], k - 1)[:k]
             positive = positive[part]
-        order = np.argsort(-scores[positive], kind="stable")
+        order = np.argsort(neg[positive], kind="stable")
         chosen = positive[order]
-        return chosen, scores[chosen]
+        return chosen, -neg[chosen]
 
 
 # -- a one-shot corpus ------------------------------------------------------------
