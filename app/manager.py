@@ -195,9 +195,11 @@ class Manager(AppHelper):
         entry = run.entry["id"] if run.entry else "?"
         self.status.say(f"Compaction {entry} appended to {written} (backup {run.backup})")
 
-    @Slot(list)
-    def _on_facts_proposed(self, operations: list[Any]) -> None:
-        self.views.review_queue.add_proposals(operations, source="compaction")
+    @Slot(list, dict)
+    def _on_facts_proposed(self, operations: list[Any], provenance: dict[str, Any]) -> None:
+        self.views.review_queue.add_proposals(
+            operations, source="compaction", provenance=provenance
+        )
         self.views.tabs.setTabText(self.views.tab_index("review"), self._review_title())
 
     @Slot(list)

@@ -351,5 +351,6 @@ def _archive(result: CompactionRun, store_dir: Path, *, accept_facts: bool) -> N
         from core.store.knowledge import load_knowledge
 
         log = load_knowledge(store_dir / "knowledge.jsonl")
-        applied = apply_operations(log, accepted)
+        with log.sourced(result.fact_sources):  # each fact says where it came from
+            applied = apply_operations(log, accepted)
         result.facts_written = [i for a in applied for i in a.written_ids]

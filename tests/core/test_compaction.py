@@ -200,6 +200,17 @@ def test_dry_run_writes_nothing_and_write_appends_a_leaf(demo):
     log = load_knowledge(store / "knowledge.jsonl")
     assert (store / "knowledge.jsonl").read_bytes().startswith(before[store / "knowledge.jsonl"])
     assert all(fid in log.facts for fid in run.facts_written)
+    # every fact written says where it came from: this session's summarised messages
+    added = (store / "knowledge.jsonl").read_bytes()[len(before[store / "knowledge.jsonl"]) :]
+    records = [orjson.loads(line) for line in added.splitlines()]
+    assert run.facts_written and {r["id"] for r in records} >= set(run.facts_written)
+    summarised = {i.entry.id for i in (*run.plan.history_dropped, *run.plan.summarize)}
+    new = [r for r in records if "supersededBy" not in r]  # not the old facts' closing lines
+    assert new
+    for record in new:
+        source = record["memlensSource"]
+        assert source["by"] == "extraction" and source["sessionId"] == session.id
+        assert source["entryIds"] and set(source["entryIds"]) <= summarised
     with pytest.raises(CompactionRefused, match=r"nothing to write|changed"):
         write_compaction(compact(again), again, force=False)
 

@@ -238,6 +238,8 @@ def test_write_appends_one_compaction_as_new_leaf(qtbot, demo):
     assert len(new_lines) == run.segments_appended > 0
     assert knowledge.read_bytes() == before[knowledge]
     assert facts.args[0] == result.facts
+    # each proposal's provenance travels with it, for the facts the queue accepts
+    assert facts.args[1] == result.fact_sources and facts.args[1]
     # what confirm was shown is what was written
     (writes,) = confirm.calls
     by_action = {(w.action, Path(w.path).name): w for w in writes}

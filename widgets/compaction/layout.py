@@ -214,6 +214,7 @@ class CompactionLayout(QWidget):
         self.tabs.setTabToolTip(2, "The summarised messages, as they would be archived")
         self.tabs.setTabToolTip(3, "Fact operations proposed; they go to the review queue")
         self.audit_view = AuditView()
+        self.audit_view.follow_picker(self.picker)  # the probes ask the panel's model
         audit_tab = self.tabs.addTab(self.audit_view, "&Loss audit")
         self.tabs.setTabToolTip(
             audit_tab,

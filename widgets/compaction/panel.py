@@ -70,9 +70,10 @@ class CompactionPanel(CompactionDisplay):
     written(object)
         The compaction was written: the run, with ``backup`` and ``appended``.
         Reload the session (the timeline shows the new compaction).
-    facts_proposed(list)
+    facts_proposed(list, dict)
         After a write, the proposed fact operations
-        (:class:`~core.recall.updater.ProposedOperation`) for the review queue.
+        (:class:`~core.recall.updater.ProposedOperation`) for the review queue, and
+        their provenance records by content hash (the run's ``fact_sources``).
     discarded()
         The summary was thrown away; nothing was written.
     failed(str)
@@ -83,7 +84,7 @@ class CompactionPanel(CompactionDisplay):
     summary_ready = Signal(object)
     summary_failed = Signal(object)
     written = Signal(object)
-    facts_proposed = Signal(list)
+    facts_proposed = Signal(list, dict)
     discarded = Signal()
     failed = Signal(str)
     openclaw_compacted = Signal(str)
@@ -533,7 +534,7 @@ class CompactionPanel(CompactionDisplay):
         self._update_actions()
         self.written.emit(run)
         if run.facts:
-            self.facts_proposed.emit(list(run.facts))
+            self.facts_proposed.emit(list(run.facts), dict(run.fact_sources))
 
     def _refused(self, exc: CompactionRefused) -> None:
         text = f"Not written: {exc}"
