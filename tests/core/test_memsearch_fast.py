@@ -128,7 +128,7 @@ class Fixed:
 def _search_all(index: MemoryIndex, cache: VectorCache | None) -> list[dict[str, Any]]:
     out = []
     emb = Fixed()
-    for q in _queries(36):
+    for q in _queries(28):
         for embedder in (None, emb):
             r = memory_search(index, q, now_ms=NOW, embedder=embedder, vector_cache=cache)
             out.append(r.to_json())
@@ -144,4 +144,53 @@ def test_whole_search_as_the_straightforward_one(
     assert _first_difference(fast, plain) is None
     modes = {r["mode"] for r in fast}
     assert modes == {"fts-only", "hybrid", "empty"}
-    assert sum(len(r["candidates"]) for r in fast) > 2000
+    assert sum(len(r["candidates"]) for r in fast) > 1500
+
+
+def _ascii_snippets(n: int) -> list[str]:
+    rng = random.Random(9)
+
+    def word() -> str:
+        return "".join(rng.choice("abcXYZ019_") for _ in range(rng.randint(1, 12)))
+
+    out = ["".join(word() + rng.choice([" ", ".", ", ", "-", "\t", "\n!"])
+                   for _ in range(rng.randint(0, 9))) for _ in range(n)]  # fmt: skip
+    return [*out, "", "   ", "!!!", "Deploy DEPLOY deploy", "a" * 12, "under_score x9 _"]
+
+
+def _decode(code: int) -> str:
+    letters = "abcdefghijklmnopqrstuvwxyz0123456789_"
+    out = ""
+    while code:
+        code, digit = divmod(code, 38)
+        out += letters[digit - 1]
+    return out
+
+
+def test_ascii_token_codes_are_the_mmr_tokens() -> None:
+    from core.openclaw.memsearch_text import ascii_token_codes, mmr_tokens
+
+    texts = _ascii_snippets(400)
+    coded = ascii_token_codes(texts)
+    assert coded is not None
+    codes, text = coded
+    for i, t in enumerate(texts):
+        mine = [_decode(int(c)) for c in codes[text == i]]
+        assert sorted(mine) == sorted(mmr_tokens(t)), t
+    assert ascii_token_codes(["fine", "a" * 13]) is None  # longer than one int64 holds
+    assert ascii_token_codes(["fine", "caf\u00e9"]) is None
+
+
+def test_jaccard_by_codes_as_by_hashes_and_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.openclaw.memsearch_keyword import MemoryHit
+    from core.openclaw.memsearch_records import MemoryCandidate
+
+    items = [
+        MemoryCandidate(MemoryHit(f"c{i}", "p.md", 1, 2, "memory", s), score=1.0 - i / 1000)
+        for i, s in enumerate(_ascii_snippets(150))
+    ]
+    by_codes = memsearch_rank._jaccard_matrix(items)
+    picks = [c.hit.id for c in memsearch_rank._mmr_arrays(items, 0.7)]
+    monkeypatch.setattr(memsearch_rank, "ASCII_CODES", False)
+    assert (memsearch_rank._jaccard_matrix(items) == by_codes).all()
+    assert picks == [c.hit.id for c in memsearch_rank._mmr_loop(items, 0.7)]
