@@ -27,7 +27,6 @@ from core.openclaw.memsearch_recall import live_recall
 from core.openclaw.memsearch_records import MemoryCandidate
 from core.openclaw.memsearch_text import (
     TOKEN_IDS,
-    ascii_token_codes,
     jaccard_similarity,
     locale_cmp,
     locale_sort_key,
@@ -219,8 +218,6 @@ def mmr_rerank(items: list[MemoryCandidate], lam: float = MMR_LAMBDA) -> list[Me
 
 MMR_ARRAY_MIN = 8
 """Above this many items MMR runs on arrays (below, the loop is as fast)."""
-ASCII_CODES = True
-"""False numbers ASCII snippets' tokens by their hashes too (the tests compare the two)."""
 
 
 def _relevance(items: list[MemoryCandidate]) -> list[float]:
@@ -259,28 +256,21 @@ def _mmr_arrays(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidat
 def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np.float64]]:
     """Every pair's ``jaccardSimilarity`` of snippet tokens (as the loop computes it).
 
-    ASCII snippets' tokens are numbered by their exact codes
-    (:func:`~core.openclaw.memsearch_text.ascii_token_codes`); others by their hashes:
-    as :data:`TOKEN_IDS` numbers them (equal tokens, equal numbers) exactly when there
-    are as many distinct hashes as distinct tokens; otherwise by :data:`TOKEN_IDS`.
+    The tokens are numbered by their hashes: as :data:`TOKEN_IDS` numbers them (equal
+    tokens, equal numbers) exactly when there are as many distinct hashes as distinct
+    tokens; otherwise by :data:`TOKEN_IDS`.
     """
     n = len(items)
-    coded = ascii_token_codes([c.hit.snippet for c in items]) if ASCII_CODES else None
-    if coded is not None:  # exact codes: no hash to check
-        flat, rows = coded
-        lengths = np.bincount(rows, minlength=n).tolist()
-        order, local, counts = _number(flat)
-    else:
-        sets = [mmr_token_bytes(c.hit.snippet) for c in items]
-        lengths = [len(t) for t in sets]
-        flat = np.fromiter(map(hash, itertools.chain.from_iterable(sets)), np.int64, sum(lengths))
-        order, local, counts = _number(flat)
-        if counts.size != len(set[bytes]().union(*sets)):  # two tokens share a hash
-            ids = TOKEN_IDS.of([c.hit.snippet for c in items])
-            lengths = [a.size for a in ids]
-            order, local, counts = _number(np.concatenate(ids) if ids else np.zeros(0, np.int64))
-        rows = np.repeat(np.arange(n), lengths)
+    sets = [mmr_token_bytes(c.hit.snippet) for c in items]
+    lengths = [len(t) for t in sets]
+    flat = np.fromiter(map(hash, itertools.chain.from_iterable(sets)), np.int64, sum(lengths))
+    order, local, counts = _number(flat)
+    if counts.size != len(set[bytes]().union(*sets)):  # two tokens share a hash
+        ids = TOKEN_IDS.of([c.hit.snippet for c in items])
+        lengths = [a.size for a in ids]
+        order, local, counts = _number(np.concatenate(ids) if ids else np.zeros(0, np.int64))
     sizes = np.array(lengths, dtype=np.float64)
+    rows = np.repeat(np.arange(n), lengths)
     inter = _intersections(n, rows, local, counts, order)
     union = sizes[:, None] + sizes[None, :] - inter
     sim: np.ndarray[Any, np.dtype[np.float64]] = np.divide(

@@ -289,49 +289,6 @@ def mmr_token_bytes(text: str) -> frozenset[bytes]:
     return frozenset(t.encode("utf-8", "surrogatepass") for t in mmr_tokens(text))
 
 
-_CODE_BASE = 38
-_CODE_MAX_LEN = 12
-"""38**12 < 2**63: a token of up to 12 characters of ``[a-z0-9_]`` is one int64, exactly."""
-_CODE_OF = np.zeros(256, dtype=np.int64)
-_CODE_OF[list(b"abcdefghijklmnopqrstuvwxyz0123456789_")] = np.arange(1, 38)
-_CODE_POW = _CODE_BASE ** np.arange(_CODE_MAX_LEN, dtype=np.int64)
-
-
-def ascii_token_codes(
-    texts: list[str],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
-    """:func:`mmr_tokens` of ASCII *texts* as exact integer codes, computed together.
-
-    Returns ``(codes, text)``: each text's distinct tokens (text 0's first), a token
-    as the base-38 number of its characters (digits 1..37: different tokens, different
-    numbers), and the index of its text. None when a text is not ASCII or a token is
-    longer than 12 characters (the caller numbers tokens another way).
-    """
-    if not all(t.isascii() for t in texts):
-        return None
-    words = [ascii_words(t) for t in texts]
-    joined = np.frombuffer(b" ".join(words) + b" ", dtype=np.uint8)
-    word = joined != 32
-    edge = np.diff(word.astype(np.int8), prepend=np.int8(0))
-    starts, ends = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)
-    lengths = ends - starts
-    if not starts.size:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if int(lengths.max()) > _CODE_MAX_LEN:
-        return None
-    first = np.concatenate(([0], np.cumsum(lengths)[:-1]))  # each token's first byte in idx
-    idx = np.flatnonzero(word)
-    pos = idx - np.repeat(starts, lengths)
-    codes = np.add.reduceat(_CODE_OF[joined[idx]] * _CODE_POW[pos], first)
-    text_starts = np.cumsum([0] + [len(w) + 1 for w in words[:-1]])
-    text = np.searchsorted(text_starts, starts, side="right") - 1
-    order = np.lexsort((codes, text))
-    codes, text = codes[order], text[order]
-    keep = np.ones(codes.size, dtype=bool)  # a token once per text (a set)
-    keep[1:] = (codes[1:] != codes[:-1]) | (text[1:] != text[:-1])
-    return codes[keep], text[keep]
-
-
 class TokenIds:
     """:func:`mmr_tokens` of snippets as integer ids (one token, one id).
 
