@@ -95,13 +95,13 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_body_rows_in_openclaws_order(index: MemoryIndex, monkeypatch: pytest.MonkeyPatch) -> None:
     for sources in (("memory",), ()):
         ctx = keyword_context(index, sources)
-        cases = [(q, limit) for q in _queries(60) for limit in (1, 7, 40)]
+        cases = [(q, limit) for q in _queries(40) for limit in (1, 7, 40)]
         fast = [search_body(ctx, q, limit, None) for q, limit in cases]
         with monkeypatch.context() as m:
             m.setattr(memsearch_fts, "ENABLED", False)
             plain = [search_body(ctx, q, limit, None) for q, limit in cases]
         assert _first_difference(fast, plain) is None
-        assert sum(len(f) for f in fast) > 1000  # the queries do find chunks
+        assert sum(len(f) for f in fast) > 700  # the queries do find chunks
 
 
 def test_equal_ranks_are_common_here(index: MemoryIndex) -> None:
@@ -128,7 +128,7 @@ class Fixed:
 def _search_all(index: MemoryIndex, cache: VectorCache | None) -> list[dict[str, Any]]:
     out = []
     emb = Fixed()
-    for q in _queries(28):
+    for q in _queries(20):
         for embedder in (None, emb):
             r = memory_search(index, q, now_ms=NOW, embedder=embedder, vector_cache=cache)
             out.append(r.to_json())
@@ -144,4 +144,4 @@ def test_whole_search_as_the_straightforward_one(
     assert _first_difference(fast, plain) is None
     modes = {r["mode"] for r in fast}
     assert modes == {"fts-only", "hybrid", "empty"}
-    assert sum(len(r["candidates"]) for r in fast) > 1500
+    assert sum(len(r["candidates"]) for r in fast) > 1000
