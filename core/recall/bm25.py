@@ -42,7 +42,9 @@ K1 = 1.5
 B = 0.75
 EPSILON = 0.25
 CONTRIB_CACHE = 1 << 21
-"""Score shares (8 bytes each, one per posting of a query term) kept between changes."""
+"""Score shares (8 bytes each) of query terms kept between changes of the corpus."""
+DENSE_SHARE = 4
+"""A term in more than 1 / 4 of the slots keeps a share for every slot (zeros included)."""
 
 
 def raw_idf(n: int, df: int) -> float:
@@ -94,7 +96,7 @@ class BM25Index:
         self._norm: npt.NDArray[np.float64] | None = None
         self._alive_np: npt.NDArray[np.float64] | None = None
         self._term_arrays: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
-        self._contrib: dict[str, tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]] = {}
+        self._contrib: dict[str, tuple[npt.NDArray[np.intp] | None, npt.NDArray[np.float64]]] = {}
         self._contrib_size = 0
 
     # -- building ----------------------------------------------------------------
@@ -244,8 +246,13 @@ class BM25Index:
 
     def _contribution(
         self, term: str
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]] | None:
-        """The documents holding *term* and its share of their scores (kept until a change)."""
+    ) -> tuple[npt.NDArray[np.intp] | None, npt.NDArray[np.float64]] | None:
+        """*term*'s share of the scores: of the documents holding it, or of every slot.
+
+        ``(docs, shares)``, or ``(None, shares of every slot)`` for a term in more than
+        a quarter of the slots, whose dense sum is cheaper than the scattered one. Kept
+        until the corpus changes.
+        """
         found = self._contrib.get(term)
         if found is None:
             idf = self.idf(term)
@@ -253,12 +260,20 @@ class BM25Index:
             if arrays is None:
                 return None
             docs, tf = arrays
-            if self._contrib_size + len(docs) > CONTRIB_CACHE:
+            share = term_scores(idf, tf, self._doc_norm()[docs], self.k1)
+            slots = len(self._doc_terms)
+            size = len(docs)
+            if size * DENSE_SHARE > slots:
+                every = np.zeros(slots, dtype=np.float64)
+                every[docs] = share  # x + 0.0 is x: the sum is the scattered one's
+                found, size = (None, every), slots
+            else:
+                found = (docs, share)
+            if self._contrib_size + size > CONTRIB_CACHE:
                 self._contrib.clear()
                 self._contrib_size = 0
-            share = term_scores(idf, tf, self._doc_norm()[docs], self.k1)
-            found = self._contrib[term] = (docs, share)
-            self._contrib_size += len(docs)
+            self._contrib[term] = found
+            self._contrib_size += size
         return found
 
     def _doc_norm(self) -> npt.NDArray[np.float64]:
@@ -282,9 +297,11 @@ class BM25Index:
             found = self._contribution(term)
             if found is None:
                 continue
-            docs, share = found  # each doc once per term
-            if negate:
-                out[docs] -= share
+            docs, share = found
+            if docs is None:
+                (np.subtract if negate else np.add)(out, share, out=out)
+            elif negate:
+                out[docs] -= share  # each doc once per term
             else:
                 out[docs] += share
         if len(self._alive) != self._n:

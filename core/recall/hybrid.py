@@ -137,7 +137,7 @@ def _rank(
     """
     cosines: list[float] = v_scores.tolist()
     raws: list[float] = b_scores.tolist()
-    max_bm = float(b_scores.max()) if raws else 0.0
+    max_bm = max(raws) if raws else 0.0  # no NaN: BM25 candidates score > 0
     b_rank = {slot: rank for rank, slot in enumerate(b_slots, 1)}
     in_vec = set(v_slots)
     slots = v_slots + [s for s in b_slots if s not in in_vec]

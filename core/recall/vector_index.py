@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import numpy.typing as npt
 
@@ -26,6 +28,7 @@ class VectorIndex:
         self._cols = np.zeros((dim, max(capacity, 1)), dtype=np.float32)
         self._has = np.zeros(max(capacity, 1), dtype=bool)
         self._n = 0
+        self._count: int | None = 0
 
     @property
     def slots(self) -> int:
@@ -39,7 +42,9 @@ class VectorIndex:
 
     def count(self) -> int:
         """Slots that hold a vector."""
-        return int(self._has[: self._n].sum())
+        if self._count is None:  # kept until a vector comes or goes
+            self._count = int(np.count_nonzero(self._has[: self._n]))
+        return self._count
 
     def has(self, slot: int) -> bool:
         """Whether *slot* holds a vector."""
@@ -69,6 +74,7 @@ class VectorIndex:
         if vec.shape[0] != self.dim:
             raise ValueError(f"vector has {vec.shape[0]} dims, the index {self.dim}")
         norm = float(np.linalg.norm(vec))
+        self._count = None
         if norm == 0:
             self._cols[:, slot] = 0
             self._has[slot] = False
@@ -86,12 +92,14 @@ class VectorIndex:
         self._cols[:, slots[ok]] = (vectors[ok] / norms[ok, None]).T
         self._has[slots[ok]] = True
         self._has[slots[~ok]] = False
+        self._count = None
 
     def clear(self, slot: int) -> None:
         """Forget the vector at *slot*."""
         if slot < self._n:
             self._cols[:, slot] = 0
             self._has[slot] = False
+            self._count = None
 
     def cosine(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine of *query* (unit length) with every slot; empty slots give 0."""
@@ -114,7 +122,7 @@ class VectorIndex:
         sims = self.cosine(query)
         n = len(sims)
         allowed = self._has[:n] if mask is None else self._has[:n] & mask[:n]
-        count = int(np.count_nonzero(allowed))
+        count = self.count() if mask is None else int(np.count_nonzero(allowed))
         if count == 0 or k <= 0:
             return np.empty(0, dtype=np.int64), sims[:0]
         if count > k:
@@ -180,25 +188,25 @@ def distinct_top(values: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.int
     cand: npt.NDArray[np.intp] | None = None
     vals = values
     if n > 4 * SAMPLE:
-        sample = values[:: n // SAMPLE]
-        m = len(sample)
-        threshold = np.partition(sample, m - SAMPLE_RANK)[m - SAMPLE_RANK]
+        threshold = np.partition(values[:: n // SAMPLE], -SAMPLE_RANK)[-SAMPLE_RANK]
         if not threshold > -np.inf:  # -inf (masked out) or NaN
             return None
-        # not (v < threshold): a NaN is taken too, and refused below
-        cand = np.flatnonzero(~(values < threshold))
+        cand = (~(values < threshold)).nonzero()[0]  # a NaN is taken too, refused below
         if len(cand) <= k:
             return None
         vals = values[cand]
-    if np.isnan(vals.max()):
-        return None
     if len(vals) > SORTED:  # the k + 1 best first, then those sorted
+        if np.isnan(vals).any():  # argpartition would put it out of sight
+            return None
         part = np.argpartition(-vals, k)[: k + 1]
         vals = vals[part]
         cand = part if cand is None else cand[part]
-    order = np.argsort(-vals, kind="stable")[: k + 1]
-    best = vals[order]
-    if not (best[:-1] > best[1:]).all():
+    order = np.argsort(-vals, kind="stable")
+    last = vals[order[-1]]
+    if last != last:  # a NaN, sorted last
+        return None
+    best = vals[order[: k + 1]].tolist()
+    if any(a <= b for a, b in pairwise(best)):
         return None
     top = order[:k]
     return top if cand is None else cand[top]

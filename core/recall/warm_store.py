@@ -98,6 +98,7 @@ class WarmStore:
         self._session_slots: dict[str, list[int]] = {}
         self._ts = np.zeros(1024, dtype=np.int64)  # timestamp of each slot
         self._alive = np.zeros(1024, dtype=bool)  # slot holds a live segment
+        self._masks: dict[str, np.ndarray] = {}  # session_mask's, kept while no slot is added
         self.lock = threading.RLock()
         """Held while the indexes change; searches take it too."""
 
@@ -237,12 +238,19 @@ class WarmStore:
         return [s for s in self.segments if s is not None]
 
     def session_mask(self, session_id: str | None) -> np.ndarray | None:
-        """Boolean mask of the slots of one session (None: every session)."""
+        """Boolean mask of the slots of one session (None: every session); read-only."""
         if session_id is None:
             return None
         with self.lock:  # live mode may index a segment meanwhile (its slot past the mask)
-            mask = np.zeros(len(self.segments), dtype=bool)
-            mask[self._session_slots.get(session_id, [])] = True
+            n = len(self.segments)
+            mask = self._masks.get(session_id)
+            if mask is None or len(mask) != n:  # a session only gains slots, and n with them
+                if len(self._masks) >= MASKS_KEPT:
+                    self._masks.clear()
+                mask = np.zeros(n, dtype=bool)
+                mask[self._session_slots.get(session_id, [])] = True
+                mask.flags.writeable = False  # shared by the searches until a slot is added
+                self._masks[session_id] = mask
         return mask
 
     def timestamps(self) -> np.ndarray:
@@ -412,6 +420,8 @@ class WarmStore:
 
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+MASKS_KEPT = 64
+"""Sessions whose slot masks the store keeps (a search of one session builds its mask once)."""
 
 
 def _oldest(
