@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.embed.blas import BLAS
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_keyword import exact_path_matcher, sort_keyword_hits
 from core.openclaw.memsearch_recall import live_recall
@@ -336,7 +337,8 @@ def _intersections(
         pick = dense[local]
         member = np.zeros((n, int(dense.sum())), dtype=np.float32)
         member[rows[pick], column[local[pick]]] = 1.0
-        inter += member @ member.T
+        with BLAS.single():  # small: a second BLAS thread would only spin
+            inter += member @ member.T
     return inter
 
 
