@@ -118,6 +118,8 @@ class WhatIfCompaction:
     detail: str = ""
     compaction_id: str | None = None
     """The compaction entry's id (real ones)."""
+    plan: CompactionPlan | None = field(default=None, compare=False, repr=False)
+    """A simulated one's plan (what it summarises and keeps), for its loss audit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +295,7 @@ class _Sim:
             len(plan.kept),
             tokens,
             why,
+            plan=plan,
         )
 
     def _limit(self, reason: str) -> int:
