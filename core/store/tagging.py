@@ -78,7 +78,10 @@ def _topic_pattern(keywords: tuple[str, ...]) -> regex.Pattern[str]:
     return regex.compile("|".join(alts), regex.I | regex.V0)
 
 
-_TOPIC_PATTERNS = [(topic, _topic_pattern(kws)) for topic, kws in TOPIC_KEYWORDS.items()]
+_TOPIC_PATTERNS = [
+    (topic, _topic_pattern(kws), tuple(k for k in kws if k.isascii()))
+    for topic, kws in TOPIC_KEYWORDS.items()
+]
 
 
 def extract_topics(text: str) -> list[str]:
@@ -86,7 +89,15 @@ def extract_topics(text: str) -> list[str]:
     if not text:
         return []
     lowered = text.lower()
-    return [topic for topic, pattern in _TOPIC_PATTERNS if pattern.search(lowered)]
+    if lowered.isascii():
+        # An ASCII text matches a topic only where one of its ASCII keywords is a
+        # substring: test that first (in C) and run the boundary pattern only then.
+        return [
+            topic
+            for topic, pattern, ascii_words in _TOPIC_PATTERNS
+            if any(w in lowered for w in ascii_words) and pattern.search(lowered)
+        ]
+    return [topic for topic, pattern, _ in _TOPIC_PATTERNS if pattern.search(lowered)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,3 +72,20 @@ def test_whitespace_is_javascripts_s():
     assert people("联系\x85张三") == []
     amounts = [e.value for e in extract_entities("$5\u00a0M and $3\x85K") if e.type == "amount"]
     assert amounts == ["$5\u00a0M", "$3"]
+
+
+def test_the_ascii_shortcut_tags_exactly_as_the_patterns_do():
+    """ASCII texts skip the boundary patterns of topics none of whose words they contain."""
+    import random
+
+    from core.store.tagging import _TOPIC_PATTERNS, TOPIC_KEYWORDS
+
+    words = [w for kws in TOPIC_KEYWORDS.values() for w in kws]
+    words += ["API", "node.js", "e-mail", "dark  mode", "recode", "codes", "x"]
+    seps = [" ", ",", ".", "(", ")", "\n", "\t", "-", "_", "/", ":", "'", "，"]
+    rng = random.Random(3)
+    for _ in range(3000):
+        text = "".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(0, 6)))
+        text = text.upper() if rng.random() < 0.3 else text
+        patterns = [t for t, p, _ in _TOPIC_PATTERNS if p.search(text.lower())]
+        assert extract_topics(text) == patterns, text
