@@ -452,6 +452,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--summary-tokens", type=int, metavar="N",
         help="a simulated summary's size (default: its budget, 0.8 x reserve)",
     )  # fmt: skip
+    p.add_argument(
+        "--audit", action="store_true",
+        help="each compaction's loss audit: what its summary drops, what no later message has",
+    )  # fmt: skip
     p = add(
         "trim",
         "smart trim of the context at an entry: a decision for every message",

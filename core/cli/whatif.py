@@ -2,7 +2,9 @@
 
 Read-only: it opens the session (and its ``openclaw.json``), replays it with
 :func:`core.compaction.whatif.replay_whatif` and prints the real and the simulated
-compactions side by side, the memory flushes and the overflow recoveries.
+compactions side by side, the memory flushes and the overflow recoveries. With
+``--audit``, each compaction's loss (:func:`core.compaction.whatif_audit.audit_whatif`):
+what its summary would have dropped, and what no later message mentions again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     import argparse
 
     from core.compaction.whatif import WhatIfCompaction, WhatIfResult, WhatIfSettings
+    from core.compaction.whatif_audit import CompactionLoss, WhatIfAudit
 
 
 def cmd_whatif(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -41,8 +44,13 @@ def cmd_whatif(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     except ValueError as exc:
         raise CompactionCliError(str(exc)) from None
     result = replay_whatif(session, settings, at=args.at, own=own.compaction)
-    payload = {"path": session.path, **whatif_json(result, own)}
-    return payload, render_text(session.path, result, own)
+    audit = None
+    if getattr(args, "audit", False):
+        from core.compaction.whatif_audit import audit_whatif
+
+        audit = audit_whatif(result, session)
+    payload = {"path": session.path, **whatif_json(result, own, audit)}
+    return payload, render_text(session.path, result, own, audit)
 
 
 def _settings_line(name: str, s: WhatIfSettings) -> str:
@@ -61,8 +69,26 @@ def _cell(c: WhatIfCompaction | None) -> str:
     return f"#{c.index} {c.tokens_before:,} -> {c.tokens_after:,} {c.reason}"
 
 
-def render_text(path: str, result: WhatIfResult, own: WhatIfSettings) -> str:
-    """The replay as text: settings, then real and simulated compactions in path order."""
+def _loss_cell(loss: CompactionLoss | None) -> str:
+    """``loss 57% (68 lost)``: missing or lost over every item; lost for good."""
+    if loss is None:
+        return ""
+    t = loss.total
+    return f"loss {t.loss:.0%} ({t.lost} lost)"
+
+
+def _short(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def render_text(
+    path: str, result: WhatIfResult, own: WhatIfSettings, audit: WhatIfAudit | None = None
+) -> str:
+    """The replay as text: settings, then real and simulated compactions in path order.
+
+    With *audit*, each compaction's loss follows its figures, and the items the
+    compactions lost for good are listed (a few each).
+    """
     s = result.settings
     lines = [
         f"{path}: what-if replay of {len(result.entry_ids):,} messages on the leaf path",
@@ -79,11 +105,18 @@ def render_text(path: str, result: WhatIfResult, own: WhatIfSettings) -> str:
         f"{'real (transcript)':<40}  what-if",
     ]
     events = sorted(
-        [(c.position, 0, c) for c in result.real] + [(c.position, 1, c) for c in result.simulated],
+        [(c.position, 0, n, c) for n, c in enumerate(result.real)]
+        + [(c.position, 1, n, c) for n, c in enumerate(result.simulated)],
         key=lambda t: (t[0], t[1]),
     )
-    for _pos, side, c in events:
-        lines.append(f"{_cell(c):<40}  " if side == 0 else f"{'':<40}  {_cell(c)}")
+    width = 40 if audit is None else 62
+    losses: list[tuple[WhatIfCompaction, CompactionLoss]] = []
+    for _pos, side, n, c in events:
+        loss = audit.of(c.kind, n) if audit is not None else None
+        cell = f"{_cell(c)}  {_loss_cell(loss)}".rstrip()
+        lines.append(f"{cell:<{width}}  " if side == 0 else f"{'':<{width}}  {cell}")
+        if loss is not None:
+            losses.append((c, loss))
     if not events:
         lines.append("(no compaction in either)")
     lines.append(
@@ -98,6 +131,18 @@ def render_text(path: str, result: WhatIfResult, own: WhatIfSettings) -> str:
             f"overflow at #{o.index}: {o.tokens:,} tokens > {s.compaction.window:,}; "
             f"{' -> '.join(x.kind for x in o.steps)}{end}"
         )
+    if audit is not None:
+        lines.append(
+            "loss: items of the summarised messages the summary drops (real: the agent's "
+            "summary; what-if: memlens's offline summary of the cut); lost: no later message "
+            "mentions them"
+        )
+    for c, loss in losses:
+        lost = loss.lost_items()
+        if lost:
+            name = "real" if c.kind == "real" else "what-if"
+            lines.append(f"lost for good by the {name} compaction after #{c.index}:")
+            lines.extend(f"  {i.category}: {_short(i.text)}" for i in lost)
     if result.failed:
         lines.append(
             f"{len(result.failed)} time(s) the trigger fired with nothing to summarise "

@@ -98,7 +98,12 @@ class CompactionLoss:
         return None
 
     def to_json(self, limit: int | None = TOP_LOST) -> dict[str, Any]:
-        """The ``loss`` object of a compaction in ``memlens whatif --audit --json``."""
+        """The ``loss`` object of a compaction in ``memlens whatif --audit --json``.
+
+        Counts by status, ``loss`` (missing or lost over every item), ``categories``
+        (each one's loss), ``lost_items`` (text, category, ``source`` entry ids, and
+        ``entry``: the session's entry to show, :meth:`entry_of`).
+        """
         t = self.total
         return {
             "summariser": self.audit.summariser,
@@ -110,7 +115,12 @@ class CompactionLoss:
             "loss": round(t.loss, 4),
             "categories": {c: round(v, 4) for c, v in self.categories().items()},
             "lost_items": [
-                {"text": i.text, "category": i.category, "source": list(i.source)}
+                {
+                    "text": i.text,
+                    "category": i.category,
+                    "source": list(i.source),
+                    "entry": self.entry_of(i),
+                }
                 for i in self.lost_items(limit)
             ],
         }

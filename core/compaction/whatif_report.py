@@ -20,6 +20,8 @@ from core.openclaw.config import MODEL_REGISTRY, context_window_for
 
 if TYPE_CHECKING:
     from core.compaction.settings import CompactionSettings
+    from core.compaction.whatif import Kind
+    from core.compaction.whatif_audit import CompactionLoss, WhatIfAudit
     from core.openclaw.config import OpenClawConfig
     from core.transcript.model import Session
 
@@ -138,8 +140,8 @@ def _settings_json(s: WhatIfSettings) -> dict[str, Any]:
     }
 
 
-def compaction_json(c: WhatIfCompaction) -> dict[str, Any]:
-    """One compaction: ``entry`` (after which it happens), tokens, reason, cut."""
+def compaction_json(c: WhatIfCompaction, loss: CompactionLoss | None = None) -> dict[str, Any]:
+    """One compaction: ``entry`` (after which it happens), tokens, reason, cut; its *loss*."""
     return {
         "entry": c.entry_id,
         "index": c.index,
@@ -153,18 +155,29 @@ def compaction_json(c: WhatIfCompaction) -> dict[str, Any]:
         "summary_tokens": c.summary_tokens,
         "detail": c.detail,
         **({"compaction_entry": c.compaction_id} if c.compaction_id else {}),
+        **({"loss": loss.to_json()} if loss is not None else {}),
     }
 
 
-def whatif_json(result: WhatIfResult, own: WhatIfSettings | None = None) -> dict[str, Any]:
-    """The replay as ``memlens whatif --json`` prints it."""
+def whatif_json(
+    result: WhatIfResult, own: WhatIfSettings | None = None, audit: WhatIfAudit | None = None
+) -> dict[str, Any]:
+    """The replay as ``memlens whatif --json`` prints it; with *audit*, each compaction's loss."""
+
+    def loss(kind: Kind, n: int) -> CompactionLoss | None:
+        return audit.of(kind, n) if audit is not None else None
+
     return {
         "session": result.session_id,
         "settings": _settings_json(result.settings),
         **({"own_settings": _settings_json(own)} if own is not None else {}),
         "flush_threshold": result.flush_threshold,
-        "compactions": [compaction_json(c) for c in result.simulated],
-        "real_compactions": [compaction_json(c) for c in result.real],
+        "compactions": [
+            compaction_json(c, loss("simulated", n)) for n, c in enumerate(result.simulated)
+        ],
+        "real_compactions": [
+            compaction_json(c, loss("real", n)) for n, c in enumerate(result.real)
+        ],
         "flushes": [
             {"entry": f.entry_id, "index": f.index, "position": f.position,
              "tokens": f.tokens, "threshold": f.threshold, "reason": f.reason}

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from core.cli.whatif import render_text
 from core.compaction.audit import audit_compaction
 from core.compaction.whatif import replay_whatif
 from core.compaction.whatif_audit import audit_whatif
@@ -20,11 +21,11 @@ def large(fixtures_dir):
     s = load_transcript(fixtures_dir / "large-session.jsonl")
     settings, own = whatif_settings(s, model="128k")
     result = replay_whatif(s, settings, own=own.compaction)
-    return s, result, audit_whatif(result, s)
+    return s, result, audit_whatif(result, s), own
 
 
 def test_each_simulated_compaction_loses_items_of_the_messages_it_summarised(large):
-    s, result, audit = large
+    s, result, audit, _own = large
     assert len(result.simulated) == len(audit.simulated) == 2 and audit.real == ()
     for n, (c, loss) in enumerate(zip(result.simulated, audit.simulated, strict=True)):
         assert c.plan is not None and loss.entry_id == c.entry_id and loss.number == n
@@ -76,3 +77,16 @@ def test_a_real_compactions_loss_is_the_audit_of_the_agents_summary(fixtures_dir
     assert again.real[0].audit is loss.audit and progress[-1] == (1, 1)
     with pytest.raises(Cancelled):
         audit_whatif(one, s, cancelled=lambda: True)
+
+
+def test_the_text_gives_each_compactions_loss_and_what_it_lost(large):
+    s, result, audit, own = large
+    plain = render_text(s.path, result, own)
+    assert "loss" not in plain and "lost" not in plain
+    text = render_text(s.path, result, own, audit)
+    first = audit.simulated[0].total
+    assert f"loss {first.loss:.0%} ({first.lost} lost)" in text
+    head = f"lost for good by the what-if compaction after #{result.simulated[0].index}:"
+    lines = text.splitlines()
+    at = lines.index(head)
+    assert lines[at + 1].startswith("  " + audit.simulated[0].lost_items()[0].category + ": ")

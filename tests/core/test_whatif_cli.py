@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from core.cli.main import run_cli
+from core.transcript import load_transcript
 from tests.conftest import ROOT
 from tests.core.build import run_json
 
@@ -27,6 +28,7 @@ def test_json_has_compactions_with_entry_and_tokens(capsys, fixtures_dir, tmp_pa
     assert out["compactions"]
     for c in out["compactions"]:
         assert {"entry", "tokens_before", "tokens_after", "reason"} <= c.keys()
+        assert "loss" not in c  # only with --audit
         assert c["tokens_after"] < c["tokens_before"]
     real = [(c["compaction_entry"], c["entry"], c["index"]) for c in out["real_compactions"]]
     assert real == [("2b9a9701", "3e8fa030", 358), ("dc2335c4", "eab13c1c", 627)]
@@ -64,3 +66,19 @@ def test_bad_input_is_named_and_writes_nothing(capsys, tmp_path):
     assert run_cli(["whatif", str(OPENCLAW_HOME), "alpha", "--data", str(OPENCLAW_HOME)]) == 1
     assert "not both" in capsys.readouterr().err
     assert _snapshot(tmp_path) == before
+
+
+def test_audit_adds_each_compactions_loss(capsys, fixtures_dir):
+    path = fixtures_dir / "large-session.jsonl"
+    out = run_json(capsys, "whatif", str(path), "--model", "128k", "--audit")
+    assert len(out["compactions"]) == 2 and out["real_compactions"] == []
+    session = load_transcript(path)
+    for c in out["compactions"]:
+        loss = c["loss"]
+        assert {"items", "missing", "lost", "loss", "categories", "lost_items"} <= loss.keys()
+        assert loss["summariser"] == "memlens offline" and loss["items"] >= loss["lost"] > 0
+        assert loss["loss"] == round((loss["missing"] + loss["lost"]) / loss["items"], 4)
+        assert set(loss["categories"]) and all(0 <= v <= 1 for v in loss["categories"].values())
+        for item in loss["lost_items"]:
+            assert {"text", "category", "source"} <= item.keys()
+            assert item["entry"] in session.by_id
