@@ -166,7 +166,7 @@ def _top_slots(
 SAMPLE = 512
 """Values sampled (evenly spaced) for the threshold of :func:`distinct_top`."""
 SAMPLE_RANK = 3
-"""The threshold: the sample's 3rd best; about 3 x len / SAMPLE values reach it."""
+"""The threshold: the sample's 3rd best, or lower so that about 3 x (k + 1) values reach it."""
 SORTED = 256
 """Candidates sorted whole; more are cut to the k + 1 best by ``argpartition`` first."""
 
@@ -177,10 +177,10 @@ def distinct_top(values: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.int
     Unambiguous: the k largest are distinct and larger than every other value, so that
     every exact top-k (``argpartition``, a full sort) gives these positions and, sorted
     by value, this order. Faster than ``argpartition`` over a long array: the values at
-    or above a threshold (the 3rd best of an evenly spaced sample, about a hundred of
-    20,000) are the only ones sorted. None when fewer than k + 1 reach it, when they
-    tie or hold a NaN (``argpartition`` ranks a NaN above all): the caller then runs
-    ``argpartition`` itself.
+    or above a threshold (from an evenly spaced sample, so that about 3 x (k + 1)
+    values reach it: a hundred of 20,000 for k = 16) are the only ones sorted. None
+    when fewer than k + 1 reach it, when they tie or hold a NaN (``argpartition`` ranks
+    a NaN above all): the caller then runs ``argpartition`` itself.
     """
     n = len(values)
     if k <= 0 or n <= k:
@@ -188,7 +188,11 @@ def distinct_top(values: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.int
     cand: npt.NDArray[np.intp] | None = None
     vals = values
     if n > 4 * SAMPLE:
-        threshold = np.partition(values[:: n // SAMPLE], -SAMPLE_RANK)[-SAMPLE_RANK]
+        sample = values[:: n // SAMPLE]
+        m = len(sample)
+        # the rank in the sample that about SAMPLE_RANK x (k + 1) values reach, or more
+        rank = min(m, max(SAMPLE_RANK, -(-SAMPLE_RANK * (k + 1) * m // n)))
+        threshold = np.partition(sample, m - rank)[m - rank]
         if not threshold > -np.inf:  # -inf (masked out) or NaN
             return None
         cand = (~(values < threshold)).nonzero()[0]  # a NaN is taken too, refused below
