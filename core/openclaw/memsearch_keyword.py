@@ -224,7 +224,9 @@ def search_body(
     src_sql, src_params = _source_filter(ctx, None)
 
     def load(match: str | None, terms: Sequence[str]) -> list[tuple[Any, ...]]:
-        found = ranked_body_rows(ctx.index, fts, match, terms, live + src_sql, src_params, limit)
+        found = ranked_body_rows(
+            ctx.index, str(ctx.body_table), ctx.chunks_table, ctx.sources, match, terms, limit
+        )
         if found is not None:
             return found
         filt, fparams = _substring_filter(terms, "text")

@@ -93,15 +93,45 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_body_rows_in_openclaws_order(index: MemoryIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert memsearch_fts.content_columns(index, "memory_index_chunks_fts") is not None
     for sources in (("memory",), ()):
         ctx = keyword_context(index, sources)
         cases = [(q, limit) for q in _queries(40) for limit in (1, 7, 40)]
         fast = [search_body(ctx, q, limit, None) for q, limit in cases]
+        with monkeypatch.context() as m:  # the rows read through the virtual table
+            m.setattr(memsearch_fts, "content_columns", lambda _index, _table: None)
+            through_fts = [search_body(ctx, q, limit, None) for q, limit in cases]
         with monkeypatch.context() as m:
             m.setattr(memsearch_fts, "ENABLED", False)
             plain = [search_body(ctx, q, limit, None) for q, limit in cases]
         assert _first_difference(fast, plain) is None
+        assert _first_difference(through_fts, plain) is None
         assert sum(len(f) for f in fast) > 700  # the queries do find chunks
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ("text, id UNINDEXED, path UNINDEXED, source UNINDEXED, start_line UNINDEXED,"
+         " end_line UNINDEXED", ["c1", "c2", "c3", "c4", "c5", "c0"]),
+        ("id UNINDEXED, text, source, path UNINDEXED, end_line, start_line, detail=full",
+         ["c0", "c3", "c2", "c5", "c4", "c1"]),
+        ("text, id, path, source, start_line, end_line, content=''", None),  # external
+        ("text, id, path, source, start_line, end_line, content_rowid=x", None),
+        ("text, id, path, source, start_line, end_line, tokenize='porter'", None),  # quoted
+        ("text, id, path, source, start_line", None),  # end_line missing
+    ],
+)  # fmt: skip
+def test_content_columns_only_of_a_plain_table(
+    tmp_path: Path, args: str, expected: list[str] | None
+) -> None:
+    path = tmp_path / "t.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE x (id TEXT)")
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5({args})")
+    db.close()
+    with open_memory_index(path) as idx:
+        assert memsearch_fts.content_columns(idx, "t") == expected
 
 
 def test_equal_ranks_are_common_here(index: MemoryIndex) -> None:
