@@ -55,41 +55,45 @@ ms, and the p50 of the CPU time where it tells more.
   sqlite_fts 3.7, sqlite_hybrid 8.3 (10.4 on one BLAS thread); first hybrid search
   1.1 s; ``memlens mcp`` answers ``initialize`` in 0.89 s, ``sessions_list`` in 1.40 s.
 
-* after commits 179374e to 03b4594 (the body query's bm25 ranks read unsorted and sorted
-  in numpy by rank then rowid, only the kept rows' columns read; the meta read once; no
-  second sort of merged keyword hits; a 32 MB page cache on the searched connection; the
-  float32 product and MMR's Jaccard product on one BLAS thread), measured while other
-  jobs loaded the two cores (load average 3 to 9), 60 queries, each run beside the code
-  before (commit 4b73849) in the same minute, p50 wall / CPU in ms:
-  at the default BLAS settings memsearch_fts 18.4-20.6 / 18.5-20.6 (before 21.2-24.3 /
-  20.4-21.2), memsearch_hybrid 54.6-60.2 / 54.6-56.2 (before 115-122 / 111-112: MMR's
-  small matrix product woke a second OpenBLAS thread that spun for the busy core); with
-  ``OPENBLAS_NUM_THREADS=1`` memsearch_fts CPU 19.2-19.6 (before 19.9-22.6),
-  memsearch_hybrid CPU 56.6-59.2 (before 58.5-61.6). One whole run (load average 4.6):
-  sqlite_fts 3.95 / CPU 3.96, sqlite_hybrid 16.6 / 16.6, memsearch_fts 22.5 / 20.2,
-  memsearch_hybrid (before the Jaccard product's single thread) 175 / 101; ``memlens mcp``
-  answers ``initialize`` in 1.0 s and ``sessions_list`` in 1.5 s.
+* after commits 179374e to 8919402 (the body query's bm25 ranks read unsorted and sorted
+  in numpy by rank then rowid, only the kept rows read, from the FTS5 ``_content`` table;
+  the meta read once; no second sort of merged keyword hits; a 32 MB page cache on the
+  searched connection; the float32 product and MMR's Jaccard product on one BLAS
+  thread), measured while other jobs loaded the two cores (load average 3 to 9), 60
+  queries, each run beside the code before (commit 4b73849) in the same minute, p50 wall
+  / CPU in ms: at the default BLAS settings memsearch_fts 23.0-23.6 / 17.8-19.1 (before
+  23.1-23.7 / 21.1), memsearch_hybrid 72-81 / 54.8-56.7 (before 166-182 / 110-115:
+  MMR's small matrix product woke a second OpenBLAS thread that spun for the busy
+  core); with ``OPENBLAS_NUM_THREADS=1`` the hybrid CPU was 56.6-59.2 before the
+  ``_content`` read (before 58.5-61.6). The whole benchmark at the end (load average
+  3.0): sqlite_fts 4.7 / CPU 3.8, sqlite_hybrid 25.4 / 17.3, memsearch_fts 19.0 / 19.0
+  (p95 25.9), memsearch_hybrid 60.1 / 59.1 (p95 71.3), run_search_fts 24.7, first
+  hybrid search 1.9 s; ``memlens mcp`` answers ``initialize`` in 1.45 s and
+  ``sessions_list`` in 2.2 s (1.25 s of it importing the ``mcp`` SDK: its package
+  imports its client, FastMCP, httpx, pydantic and jsonschema).
 
-The targets are not met: memsearch_fts is about 5x SQLite alone, memsearch_hybrid about
-5x its target. Where the time goes (CPU per query, after, under load):
+The targets are not met: memsearch_fts is about 4x its target (5x SQLite alone),
+memsearch_hybrid 5 to 6x its. Where the time goes (CPU per query, after, under load):
 
-* memsearch_fts, 19 ms: the body query 4.8 (bm25 of every match unsorted 2.1, then the
-  ~140 kept rows' columns and live test 2.7; bare ``MATCH`` without bm25 is 0.6), the
-  body hits in Python 5.2 (OpenClaw's lexical boost tokenizes each fresh chunk text, the
-  hit records), the recall join 3.3 (three index lookups per hit and the records), the
-  merge 1.9, the three path queries 1.7, decay and OpenClaw's sorts 1.1;
-* memsearch_hybrid, 54 ms: MMR over ~400 candidates 17.4 (the Jaccard matrix 12.7:
+* memsearch_fts, 17 ms: the body query 3.8 (bm25 of every match unsorted 2.1, then the
+  ~140 kept rows and their live test; bare ``MATCH`` without bm25 is 0.6), the
+  body hits in Python 5.0 (OpenClaw's lexical boost tokenizes each fresh chunk text, the
+  hit records), the recall join 3.2 (three index lookups per hit and the records), the
+  merge 1.9, the three path queries 1.5, decay and OpenClaw's sorts 1.0;
+* memsearch_hybrid, 52 ms: MMR over ~400 candidates 16.8 (the Jaccard matrix 12.3:
   tokenizing fresh snippets 4.8, hashing 16,000 tokens 2.8, numbering them 1.6, the
   collision check 1.4, the pair counts 2.6; the greedy passes 4.7), the vector side 12.9
   (the float32 product over the 50,000 x 384 matrix about 8, rereading the candidates'
-  stored vectors 2.0 and their rows 2.2), the body query and hits 9, the recall join of
-  ~340 hits 7.5.
+  stored vectors 2.0 and their rows 2.2), the body query and hits 7.9, the recall join
+  of ~340 hits 7.4.
 
 Reaching 5 ms would take the per-chunk work out of the query: an in-memory keyword
 index for the body query (postings and FTS5's bm25 reproduced, proven equal to SQLite),
 and per-index-generation arrays of every chunk's row, boost tokens, MMR token codes and
 recall rows, so that a query touches numbers only; 10 ms hybrid would also need a
 smaller scan than the 77 MB float32 matrix (it alone is about 8 ms, memory-bound).
+Tried and dropped: MMR tokens as exact base-38 integer codes computed for all snippets
+at once in numpy (commit 4df693d, reverted): 14.4 ms beside 15.0 for the hashed tokens.
 
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
