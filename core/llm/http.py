@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 import time
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -108,13 +109,29 @@ class HttpProvider:
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._connections = Connections()
-        if transport is None:
-            transport = httpx.HTTPTransport()
-            # a connect a cancel or the deadline can cut (see AbortableBackend)
-            transport._pool._network_backend = AbortableBackend(self._connections)
-        self._http = httpx.Client(timeout=self._timeouts, transport=transport)
+        self._transport = transport
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
         self.deadline = deadline
         """The job's total time limit (None: none); settable between jobs."""
+
+    @property
+    def _http(self) -> httpx.Client:
+        """The connection pool, made on the first request.
+
+        A client that is only made to check a spec, or never asked, never builds
+        one: the default transport's TLS context (the system's CA certificates) costs
+        tens of milliseconds, and the app makes a client per provider choice.
+        """
+        with self._client_lock:
+            if self._client is None:
+                transport = self._transport
+                if transport is None:
+                    transport = httpx.HTTPTransport()
+                    # a connect a cancel or the deadline can cut (see AbortableBackend)
+                    transport._pool._network_backend = AbortableBackend(self._connections)
+                self._client = httpx.Client(timeout=self._timeouts, transport=transport)
+            return self._client
 
     @property
     def model(self) -> str:
@@ -156,7 +173,10 @@ class HttpProvider:
     def close(self) -> None:
         """Cut any request in flight and close the connection pool."""
         self._connections.abort()
-        self._http.close()
+        with self._client_lock:
+            client = self._client
+        if client is not None:
+            client.close()
 
     def __enter__(self) -> Self:
         return self

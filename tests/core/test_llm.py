@@ -772,3 +772,22 @@ def test_cancel_and_deadline_cut_a_connect_that_hangs() -> None:
         for s in fillers:
             s.close()
         srv.close()
+
+
+def test_a_client_made_only_to_check_a_spec_opens_no_connection_pool(monkeypatch):
+    """The app makes a client per provider choice to check it: no TLS context for that."""
+    from core.llm import http as llm_http
+    from core.llm import parse_llm_spec
+
+    made: list[object] = []
+
+    class Recorder(llm_http.httpx.Client):
+        def __init__(self, *args, **kwargs):
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(llm_http.httpx, "Client", Recorder)
+    client = parse_llm_spec("openai:https://models.example.invalid/v1:m", api_key_env=None)
+    assert client is not None and client.model == "m"
+    client.close()
+    assert made == []
