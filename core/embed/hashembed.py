@@ -12,7 +12,6 @@ is even. Then L2 normalise; float32.
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -29,12 +28,19 @@ _NOT_KEPT = regex.compile(rf"[^\p{{L}}\p{{N}}{_JS_SPACE}@.+\-]", regex.V1)
 def normalize(text: str) -> str:
     """The text the hash embedding sees (JavaScript semantics)."""
     lowered = text.lower()
-    spaced = _WS_RUN.sub(" ", lowered)
+    if lowered.isascii() and lowered.isprintable() and "  " not in lowered:
+        spaced = lowered  # no whitespace but single spaces: nothing to replace
+    else:
+        spaced = _WS_RUN.sub(" ", lowered)
     # After both passes the only whitespace left is " ", so trim() is strip(" ").
     return _NOT_KEPT.sub(" ", spaced).strip(" ")
 
 
-@lru_cache(maxsize=1 << 18)
+_CACHE_MAX = 1 << 18
+_CACHE: dict[int, dict[str, tuple[int, float]]] = {}
+"""(index, sign) of each gram hashed, per dim: a dict is cheaper to ask than lru_cache."""
+
+
 def _feature(gram: str, dim: int) -> tuple[int, float]:
     digest = hashlib.sha256(gram.encode("utf-8", "surrogatepass")).digest()
     index = int.from_bytes(digest[0:4], "little") % dim
@@ -69,10 +75,19 @@ def features(text: str) -> list[str]:
 
 def embed(text: str, dim: int = DIM) -> npt.NDArray[np.float32]:
     """Embed *text* as the agent's hash embedding (unit length, float32)."""
-    vec = np.zeros(dim, dtype=np.float64)
+    known = _CACHE.get(dim)
+    if known is None or len(known) >= _CACHE_MAX:
+        known = _CACHE[dim] = {}
+    index: list[int] = []
+    sign: list[float] = []
     for gram in features(text):
-        index, sign = _feature(gram, dim)
-        vec[index] += sign
+        found = known.get(gram)
+        if found is None:
+            found = known[gram] = _feature(gram, dim)
+        index.append(found[0])
+        sign.append(found[1])
+    # bincount adds each index's signs in order: whole numbers, the sums of a loop
+    vec = np.bincount(index, weights=sign, minlength=dim) if index else np.zeros(dim, np.float64)
     norm = float(np.sqrt(np.dot(vec, vec)))
     if norm > 0:
         vec /= norm
