@@ -6,13 +6,16 @@ carries its record (a compaction, a flush, an overflow) for the tooltip and the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
 
 from core.compaction.whatif import WhatIfCompaction, WhatIfFlush, WhatIfOverflow
 from widgets.timeline.style import THRESHOLD_STYLES, short_tokens
+
+if TYPE_CHECKING:
+    from core.compaction.whatif_audit import CompactionLoss
 
 MAX_LABELS = 40
 """More compactions than this in one plot: markers only, their figures in the tooltips."""
@@ -21,15 +24,33 @@ COMPACTION_COLOR, FLUSH_COLOR, OVERFLOW_COLOR = "#e45756", "#9467bd", "#d62728"
 KIND_NAMES = {"real": "as it ran", "simulated": "what-if"}
 
 
-def tip_text(item: object) -> str:
-    """The tooltip of a marker: a compaction's figures, a flush's or an overflow's."""
+def loss_text(loss: CompactionLoss, top: int = 3) -> str:
+    """A compaction's loss: its share, what it lost for good, the first lost items."""
+    t = loss.total
+    who = "its summary" if loss.kind == "real" else "memlens's offline summary of the cut"
+    lines = [
+        f"Loss {t.loss:.0%}: {t.missing + t.lost:,} of {t.items:,} items not in {who}; "
+        f"{t.lost:,} lost for good (no later message has them)"
+    ]
+    lines += [f"  lost: {i.category}: {_short(i.text)}" for i in loss.lost_items(top)]
+    return "\n".join(lines)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def tip_text(item: object, loss: CompactionLoss | None = None) -> str:
+    """The tooltip of a marker: a compaction's figures (and *loss*), a flush's, an overflow's."""
     if isinstance(item, WhatIfCompaction):
         head = f"{KIND_NAMES[item.kind]}: compaction after #{item.index} ({item.reason})"
         body = (
             f"{item.tokens_before:,} -> {item.tokens_after:,} tokens; "
             f"{item.summarized:,} messages summarised, {item.kept:,} kept"
         )
-        return "\n".join(x for x in (head, body, item.detail) if x) + "\nClick: show the entry"
+        lost = loss_text(loss) if loss is not None else ""
+        parts = (head, body, item.detail, lost)
+        return "\n".join(x for x in parts if x) + "\nClick: show the entry"
     if isinstance(item, WhatIfFlush):
         return f"memory flush before #{item.index}: {item.reason}\nClick: show the entry"
     if isinstance(item, WhatIfOverflow):
@@ -70,6 +91,18 @@ class Lane:
             plot.addItem(line, ignoreBounds=True)
             self.lines[key] = line
         self.labels: list[pg.TextItem] = []
+        self._comps: tuple[WhatIfCompaction, ...] = ()
+        self._losses: tuple[CompactionLoss, ...] = ()
+
+    def set_losses(self, losses: tuple[CompactionLoss, ...]) -> None:
+        """The loss of each compaction shown (in their order), for the markers' tooltips."""
+        self._losses = losses
+
+    def _loss_of(self, item: object) -> CompactionLoss | None:
+        for n, c in enumerate(self._comps):
+            if c is item:
+                return self._losses[n] if n < len(self._losses) else None
+        return None
 
     def _scatter(self, symbol: str, color: str, on_click: Any) -> pg.ScatterPlotItem:
         item = pg.ScatterPlotItem(
@@ -78,7 +111,7 @@ class Lane:
             pen=pg.mkPen(color, width=1.4),
             brush=pg.mkBrush(color),
             hoverable=True,
-            tip=lambda x, y, data: tip_text(data),
+            tip=lambda x, y, data: tip_text(data, self._loss_of(data)),
         )
         item.setZValue(5)
         item.sigClicked.connect(on_click)
@@ -99,6 +132,7 @@ class Lane:
         *lines* maps ``window``, ``compaction`` and ``flush`` to a value and a label
         (0: hidden); *text* is the palette's text colour for the labels.
         """
+        self._comps, self._losses = comps, ()
         self.curve.setData(x=np.arange(len(curve), dtype=np.float64), y=np.asarray(curve, float))
         # a compaction happens between the message before it and the next one
         xs = [c.position - 0.5 for c in comps]

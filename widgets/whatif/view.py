@@ -10,6 +10,11 @@ settings"), each with its compactions (tokens before -> after), its window and i
 trigger; the lower one also shows the memory flushes and the overflow recoveries. A
 table lists the compactions of both; clicking one, or a marker, emits
 :attr:`WhatIfView.entry_activated` with the entry after which it happens.
+
+After each replay a second job audits what every compaction would have lost
+(:func:`core.compaction.whatif_audit.audit_whatif`): the table's loss columns and
+the markers' tooltips fill in, and the pane beside the table lists what the selected
+compaction lost for good (Enter on an item shows the entry it came from).
 """
 
 from __future__ import annotations
@@ -35,67 +40,34 @@ from PySide6.QtWidgets import (
 )
 from typing_extensions import override
 
-from core.compaction.whatif import WhatIfCompaction, replay_whatif
 from core.compaction.whatif_report import preset_names, preset_window, whatif_settings
 from widgets.common.flow import FlowLayout
 from widgets.common.jobs import default_runner
 from widgets.common.palette import color_plots
-from widgets.common.record_model import Column, RecordRole, RecordTableModel
+from widgets.common.record_model import RecordRole
 from widgets.common.view_jobs import view_key
 from widgets.timeline.style import TokenAxis, short_tokens
-from widgets.whatif.lane import KIND_NAMES, REAL_COLOR, SIMULATED_COLOR, Lane
+from widgets.whatif.jobs import audit_job, whatif_job, whatif_summary
+from widgets.whatif.lane import REAL_COLOR, SIMULATED_COLOR, Lane
+from widgets.whatif.table import (
+    COLUMN_WIDTHS,
+    COLUMNS,
+    CompactionRow,
+    CompactionTableModel,
+    LostItemsPane,
+    compaction_rows,
+)
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QShowEvent
 
     from core.compaction.whatif import WhatIfResult, WhatIfSettings
-    from core.io.jobs import CancelCheck, Progress
+    from core.compaction.whatif_audit import WhatIfAudit
     from core.openclaw.config import OpenClawConfig
     from core.transcript.model import Session
     from widgets.common.jobs import JobRunner
 
 DEBOUNCE_MS = 300
-COLUMNS: list[Column[WhatIfCompaction]] = [
-    Column("Kind", lambda c: KIND_NAMES[c.kind]),
-    Column("After entry", lambda c: f"#{c.index}", lambda c: c.position),
-    Column("Tokens before", lambda c: c.tokens_before, align_right=True),
-    Column("Tokens after", lambda c: c.tokens_after, align_right=True),
-    Column("Summarised", lambda c: c.summarized, align_right=True),
-    Column("Kept", lambda c: c.kept, align_right=True),
-    Column("Reason", lambda c: c.reason),
-]
-COLUMN_WIDTHS = (80, 90, 100, 100, 90, 60)
-
-
-def whatif_job(session: Session, settings: WhatIfSettings, own: WhatIfSettings) -> Any:
-    """The replay as a job function (*session* a snapshot taken on the GUI thread)."""
-
-    def run(*, progress: Progress, cancelled: CancelCheck) -> WhatIfResult:
-        return replay_whatif(
-            session, settings, own=own.compaction, progress=progress, cancelled=cancelled
-        )
-
-    return run
-
-
-def whatif_summary(result: WhatIfResult) -> str:
-    """``4 compactions as it ran · 9 with a 128k window · 1 overflow recovery``."""
-    s = result.settings
-    window = short_tokens(s.compaction.window)
-    parts = [
-        f"{len(result.real)} compaction{'s' if len(result.real) != 1 else ''} as it ran",
-        f"{len(result.simulated)} with a {window} window",
-    ]
-    if result.flushes:
-        parts.append(f"{len(result.flushes)} memory flush{'es' if len(result.flushes) > 1 else ''}")
-    recovered = sum(1 for o in result.overflows if o.recovered)
-    if recovered:
-        parts.append(f"{recovered} overflow recover{'ies' if recovered > 1 else 'y'}")
-    if len(result.overflows) > recovered:
-        parts.append(f"{len(result.overflows) - recovered} overflow failing the run")
-    if result.failed:
-        parts.append(f"{len(result.failed)} trigger(s) with nothing to summarise")
-    return " · ".join(parts)
 
 
 class WhatIfView(QWidget):
@@ -108,10 +80,13 @@ class WhatIfView(QWidget):
         of the entry after which it happens.
     result_ready(object)
         After every finished replay (its :class:`~core.compaction.whatif.WhatIfResult`).
+    losses_ready(object)
+        After the loss audit of a replay (its :class:`~core.compaction.whatif_audit.WhatIfAudit`).
     """
 
     entry_activated = Signal(str)
     result_ready = Signal(object)
+    losses_ready = Signal(object)
 
     def __init__(self, parent: QWidget | None = None, runner: JobRunner | None = None) -> None:
         super().__init__(parent)
@@ -119,9 +94,13 @@ class WhatIfView(QWidget):
         self._config: OpenClawConfig | None = None
         self._own: WhatIfSettings | None = None
         self._result: WhatIfResult | None = None
+        self._snapshot: Session | None = None
+        self._audit: WhatIfAudit | None = None
+        """The last loss audit (its real compactions' audits serve the next replay's)."""
         self._pending = False
         self._runner = runner if runner is not None else default_runner()
         self._key = view_key(self, self._runner, "whatif")
+        self._audit_key = view_key(self, self._runner, "whatif-audit")
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.run)
         self._build_form()
@@ -203,7 +182,7 @@ class WhatIfView(QWidget):
         )
 
     def _build_table(self) -> None:
-        self.model: RecordTableModel[WhatIfCompaction] = RecordTableModel(COLUMNS, self)
+        self.model = CompactionTableModel(COLUMNS, self)
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setAccessibleName("What-if compactions")
@@ -219,6 +198,9 @@ class WhatIfView(QWidget):
             header.resizeSection(col, width)
         self.table.clicked.connect(self._on_row_activated)
         self.table.activated.connect(self._on_row_activated)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_changed)
+        self.lost_pane = LostItemsPane()
+        self.lost_pane.entry_activated.connect(self.entry_activated)
 
     def _build_layout(self) -> None:
         # the settings wrap: on a laptop the inspector's tab is a few hundred pixels wide
@@ -253,9 +235,14 @@ class WhatIfView(QWidget):
         self.detail_label = QLabel()
         self.detail_label.setWordWrap(True)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bottom = QSplitter(Qt.Orientation.Horizontal, childrenCollapsible=False)
+        bottom.addWidget(self.table)
+        bottom.addWidget(self.lost_pane)
+        bottom.setStretchFactor(0, 3)
+        bottom.setStretchFactor(1, 2)
         split = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
         split.addWidget(self.chart)
-        split.addWidget(self.table)
+        split.addWidget(bottom)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
         split.setSizes([600, 200])
@@ -331,7 +318,10 @@ class WhatIfView(QWidget):
         """No session: nothing to replay, empty plots and table."""
         self._debounce.stop()
         self._runner.cancel(self._key)  # what a running replay still delivers is stale
+        self._runner.cancel(self._audit_key)
         self._session, self._config, self._own = None, None, None
+        self._snapshot, self._audit = None, None
+        self.lost_pane.set_session(None)
         self._show(None)
         self.summary_label.setText("No session")
         self.detail_label.setText("Select a session to replay it under other compaction settings.")
@@ -397,9 +387,15 @@ class WhatIfView(QWidget):
             return
         self.detail_label.setText(self._settings_text(settings))
         self._idle("Replaying…", running=True)
+        self._runner.cancel(self._audit_key)  # the losses of the replay it replaces
+        snapshot = self._session.snapshot()  # live mode may extend the session
+        if self._snapshot is None or self._snapshot.id != snapshot.id:
+            self._audit = None
+        self._snapshot = snapshot
+        self.lost_pane.set_session(snapshot)
         self._runner.submit(
             "what-if replay",
-            whatif_job(self._session.snapshot(), settings, own),  # live mode may extend it
+            whatif_job(snapshot, settings, own),
             key=self._key,
             done=self._on_done,
             failed=self._on_failed,
@@ -408,11 +404,14 @@ class WhatIfView(QWidget):
 
     @Slot()
     def cancel(self) -> None:
-        """Stop a running replay; the plots keep the last finished one."""
+        """Stop a running replay or loss audit; the plots keep the last finished replay."""
         self._debounce.stop()
-        if self._runner.busy(self._key):
-            self._runner.cancel(self._key)
+        busy = [k for k in (self._key, self._audit_key) if self._runner.busy(k)]
+        for key in busy:
+            self._runner.cancel(key)
+        if busy:
             self._idle("Cancelled")
+            self.lost_pane.show_loss(self._current_row())
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -484,6 +483,43 @@ class WhatIfView(QWidget):
         self._idle("")
         self._show(result)
         self.result_ready.emit(result)
+        if self._snapshot is not None and (result.real or result.simulated):
+            self._idle("Auditing losses…", running=True)
+            self.lost_pane.show_loss(self._current_row(), auditing=True)
+            self._runner.submit(
+                "what-if loss audit",
+                audit_job(result, self._snapshot, self._audit),
+                key=self._audit_key,
+                done=self._on_audit_done,
+                failed=self._on_audit_failed,
+                progress=self._on_progress,
+            )
+
+    def _on_audit_done(self, audit: WhatIfAudit) -> None:
+        self._idle("")
+        self._audit = audit
+        self.model.set_losses(audit)
+        self.real_lane.set_losses(audit.real)
+        self.simulated_lane.set_losses(audit.simulated)
+        self.lost_pane.show_loss(self._current_row())
+        if self._result is not None:
+            self.summary_label.setText(whatif_summary(self._result, audit))
+        self.losses_ready.emit(audit)
+
+    def _on_audit_failed(self, message: str) -> None:
+        self._idle("Loss audit failed")
+        self.detail_label.setText(f"The loss audit failed: {message}")
+        self.lost_pane.show_loss(self._current_row())
+
+    def _current_row(self) -> CompactionRow | None:
+        record = self.table.currentIndex().data(RecordRole)
+        return record if isinstance(record, CompactionRow) else None
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        record = current.data(RecordRole) if current.isValid() else None
+        row = record if isinstance(record, CompactionRow) else None
+        self.lost_pane.show_loss(row, auditing=self._runner.busy(self._audit_key))
 
     def _on_failed(self, message: str) -> None:
         self._idle("Failed")
@@ -498,8 +534,8 @@ class WhatIfView(QWidget):
     @Slot(QModelIndex)
     def _on_row_activated(self, index: QModelIndex) -> None:
         record = index.data(RecordRole) if index.isValid() else None
-        if isinstance(record, WhatIfCompaction):
-            self.entry_activated.emit(record.entry_id)
+        if isinstance(record, CompactionRow):
+            self.entry_activated.emit(record.compaction.entry_id)
 
     # -- showing a result ---------------------------------------------------------------------
 
@@ -510,6 +546,7 @@ class WhatIfView(QWidget):
             for lane in (self.real_lane, self.simulated_lane):
                 lane.show((), (), {}, text)
             self.model.set_records(())
+            self.lost_pane.show_loss(None)
             self._titles()
             return
         s, own = result.settings, result.own
@@ -529,8 +566,8 @@ class WhatIfView(QWidget):
             result.flushes,
             result.overflows,
         )  # fmt: skip
-        rows = sorted((*result.real, *result.simulated), key=lambda c: (c.position, c.kind))
-        self.model.set_records(rows)
+        self.model.set_records(compaction_rows(result))
+        self.lost_pane.show_loss(None)
         n = max(len(result.entry_ids), 1)
         top = max((*result.real_context, *result.simulated_context, own.window,
                    s.compaction.window, 1))  # fmt: skip
