@@ -71,8 +71,8 @@ class CompactionPanel(CompactionDisplay):
         The compaction was written: the run, with ``backup`` and ``appended``.
         Reload the session (the timeline shows the new compaction).
     facts_proposed(list, dict)
-        After a write, the proposed fact operations (:class:`~core.recall.updater.
-        ProposedOperation`) and their provenance by content hash (``fact_sources``).
+        After a write, the proposed fact operations and their provenance records
+        by content hash (the run's ``fact_sources``), for the review queue.
     discarded()
         The summary was thrown away; nothing was written.
     failed(str)
