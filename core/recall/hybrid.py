@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -133,47 +133,80 @@ def _rank(
 
     The vector candidates first, then the BM25-only ones; a stable sort by score keeps
     that order on ties, as the agent. Plain floats throughout (``tolist`` gives what
-    ``float()`` of each item gives) and the decay of :func:`time_decay`, inline.
+    ``float()`` of each item gives), each expression as :func:`time_decay` and the
+    module doc write it (``d if d > 0 else 0.0`` is ``max(0.0, d)``), so the figures
+    are theirs to the last bit.
     """
     cosines: list[float] = v_scores.tolist()
     raws: list[float] = b_scores.tolist()
     max_bm = max(raws) if raws else 0.0  # no NaN: BM25 candidates score > 0
     b_rank = {slot: rank for rank, slot in enumerate(b_slots, 1)}
-    in_vec = set(v_slots)
-    slots = v_slots + [s for s in b_slots if s not in in_vec]
-    wv, wb, base = cfg.vector_weight, cfg.bm25_weight, cfg.decay
-    fixed = 1.0 if base >= 1 else 0.0 if base <= 0 else None
-    n_vec = len(v_slots)
-    rows = []
-    for i, slot in enumerate(slots):
+    wv, wb, low, base = cfg.vector_weight, cfg.bm25_weight, cfg.min_score, cfg.decay
+    fixed = 1.0 if base >= 1 else 0.0 if base <= 0 else None  # time_decay's two ends
+    built: list[_HitBuilder] = []
+    for v_rank, (slot, v) in enumerate(zip(v_slots, cosines, strict=True), 1):
         seg = segments[slot]
-        if seg is None:
+        if seg is None:  # evicted meanwhile
             continue
-        v, v_rank = (cosines[i], i + 1) if i < n_vec else (0.0, None)
         bm_rank = b_rank.get(slot)
         raw = raws[bm_rank - 1] if bm_rank is not None else 0.0
         norm = raw / max_bm if max_bm > 0 else 0.0
-        if fixed is None:
-            decay = float(base ** max(0.0, (now - seg.timestamp) / DAY_MS))
-        else:
-            decay = fixed
+        days = (now - seg.timestamp) / DAY_MS
+        decay = float(base ** (days if days > 0 else 0.0)) if fixed is None else fixed
         score = (wv * v + wb * norm) * decay
         weights = (wv if v > 0 else 0.0) + (wb if norm > 0 else 0.0)
-        effective = score / weights if weights > 0 else 0.0
-        rows.append((score, seg, slot, v, raw, norm, decay, effective, v_rank, bm_rank))
-    rows.sort(key=_minus_score)  # stable: vector candidates first on ties, as the agent
-    low = cfg.min_score
-    return [
-        _HitBuilder(
-            seg, slot, v, raw, norm, dec, score, eff, vr, br, rank, low <= 0 or eff >= low
-        ).hit()
-        for rank, (score, seg, slot, v, raw, norm, dec, eff, vr, br) in enumerate(rows, 1)
-    ]
+        eff = score / weights if weights > 0 else 0.0
+        built.append(
+            _HitBuilder(
+                seg,
+                slot,
+                v,
+                raw,
+                norm,
+                decay,
+                score,
+                eff,
+                v_rank,
+                bm_rank,
+                0,
+                low <= 0 or eff >= low,
+            )
+        )
+    in_vec = set(v_slots)
+    for bm_rank, (slot, raw) in enumerate(zip(b_slots, raws, strict=True), 1):
+        seg = segments[slot]
+        if slot in in_vec or seg is None:
+            continue
+        norm = raw / max_bm if max_bm > 0 else 0.0
+        days = (now - seg.timestamp) / DAY_MS
+        decay = float(base ** (days if days > 0 else 0.0)) if fixed is None else fixed
+        score = (wv * 0.0 + wb * norm) * decay  # cosine 0, in the same expression
+        weights = 0.0 + (wb if norm > 0 else 0.0)
+        eff = score / weights if weights > 0 else 0.0
+        built.append(
+            _HitBuilder(
+                seg,
+                slot,
+                0.0,
+                raw,
+                norm,
+                decay,
+                score,
+                eff,
+                None,
+                bm_rank,
+                0,
+                low <= 0 or eff >= low,
+            )
+        )
+    built.sort(key=_minus_score)  # stable: vector candidates first on ties, as the agent
+    for rank, b in enumerate(built, 1):
+        b.rank = rank
+    return [b.hit() for b in built]
 
 
-def _minus_score(row: tuple[Any, ...]) -> float:
-    score: float = row[0]
-    return -score
+def _minus_score(built: _HitBuilder) -> float:
+    return -built.score
 
 
 class _HitBuilder:
