@@ -136,7 +136,7 @@ class WhatIfAudit:
     def of(self, kind: Kind, number: int) -> CompactionLoss | None:
         """The loss of the *number*-th compaction of *kind* (None: not audited)."""
         losses = self.real if kind == "real" else self.simulated
-        return losses[number] if 0 <= number < len(losses) else None
+        return next((x for x in losses if x.number == number), None)
 
 
 def audit_whatif(
@@ -154,6 +154,8 @@ def audit_whatif(
     reuse
         An earlier audit of a replay of the same session: the audits of the real
         compactions do not depend on the replay's settings and are taken from it.
+        (The simulated ones are audited first: each is a short step, cancelled
+        quickly; a real one is one call of :func:`audit_compaction`.)
     progress, cancelled
         As every long core job (:mod:`core.io.jobs`): one step a compaction.
 
@@ -170,14 +172,6 @@ def audit_whatif(
         if progress is not None:
             progress(done, total, label)
 
-    known = {x.audit.entry_id: x.audit for x in reuse.real} if reuse is not None else {}
-    real: list[CompactionLoss] = []
-    for n, c in enumerate(result.real):
-        step("auditing the agent's summaries")
-        if c.compaction_id is not None:
-            audit = known.get(c.compaction_id) or audit_compaction(session, c.compaction_id)
-            real.append(CompactionLoss("real", n, c.entry_id, audit))
-        done += 1
     texts = _PathTexts(session, result.entry_ids)
     simulated: list[CompactionLoss] = []
     summary: str | None = None
@@ -190,6 +184,14 @@ def audit_whatif(
                 "simulated", n, c.entry_id, audit, previous.entry_id if previous else None
             )
         )
+        done += 1
+    known = {x.audit.entry_id: x.audit for x in reuse.real} if reuse is not None else {}
+    real: list[CompactionLoss] = []
+    for n, c in enumerate(result.real):
+        step("auditing the agent's summaries")
+        if c.compaction_id is not None:
+            audit = known.get(c.compaction_id) or audit_compaction(session, c.compaction_id)
+            real.append(CompactionLoss("real", n, c.entry_id, audit))
         done += 1
     if progress is not None:
         progress(total, total, "done")
@@ -213,6 +215,7 @@ def _audit_simulated(
     run = summarize_plan(
         replace(plan, previous_summary=prev), OfflineSummarizer(), cancelled=cancelled
     )
+    check(cancelled, "what-if loss audit")
     items = [*plan.history_dropped, *plan.summarize, *plan.turn_prefix]
     summarised: list[tuple[str, Message]] = [(i.entry.id, i.message) for i in items]
     if prev:

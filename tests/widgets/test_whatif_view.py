@@ -25,6 +25,7 @@ def session(fixtures_dir, tmp_path):
 def view(qtbot):
     v = WhatIfView()
     qtbot.addWidget(v)
+    v.audit_check.setChecked(False)  # the loss audit has its own tests: test_whatif_loss.py
     v.resize(1200, 700)
     v.show()
     return v

@@ -26,6 +26,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QSignalBlocker, Qt, QTimer, Sign
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
@@ -141,6 +142,13 @@ class WhatIfView(QWidget):
         self.share_spin.setDecimals(2)
         self.share_spin.setToolTip("maxHistoryShare: the most of the window history may take")
         self.share_spin.valueChanged.connect(self._on_setting_changed)
+        self.audit_check = QCheckBox("Lo&ss audit")
+        self.audit_check.setChecked(True)
+        self.audit_check.setToolTip(
+            "After each replay, audit what every compaction would have lost: the agent's "
+            "summary for the real ones, memlens's offline summary of the cut for the others"
+        )
+        self.audit_check.toggled.connect(self._on_audit_toggled)
         self.own_button = QPushButton("&Own settings")
         self.own_button.setToolTip("Back to the settings the session ran with")
         self.own_button.clicked.connect(self.reset_settings)
@@ -221,6 +229,7 @@ class WhatIfView(QWidget):
             row.addWidget(label)
             row.addWidget(widget)
             form.addWidget(pair)
+        form.addWidget(self.audit_check)
         for button in (self.own_button, self.run_button, self.cancel_button):
             form.addWidget(button)
         form.addWidget(self.progress_bar)
@@ -418,7 +427,7 @@ class WhatIfView(QWidget):
     def _inputs(self) -> tuple[QWidget, ...]:
         return (
             self.preset_combo, self.window_spin, self.reserve_spin, self.keep_spin,
-            self.share_spin, self.own_button, self.run_button,
+            self.share_spin, self.audit_check, self.own_button, self.run_button,
         )  # fmt: skip
 
     def _fill_presets(self, keep: str) -> None:
@@ -483,17 +492,32 @@ class WhatIfView(QWidget):
         self._idle("")
         self._show(result)
         self.result_ready.emit(result)
-        if self._snapshot is not None and (result.real or result.simulated):
-            self._idle("Auditing losses…", running=True)
-            self.lost_pane.show_loss(self._current_row(), auditing=True)
-            self._runner.submit(
-                "what-if loss audit",
-                audit_job(result, self._snapshot, self._audit),
-                key=self._audit_key,
-                done=self._on_audit_done,
-                failed=self._on_audit_failed,
-                progress=self._on_progress,
-            )
+        if self.audit_check.isChecked():
+            self._start_audit(result)
+
+    def _start_audit(self, result: WhatIfResult) -> None:
+        if self._snapshot is None or not (result.real or result.simulated):
+            return
+        self._idle("Auditing losses…", running=True)
+        self.lost_pane.show_loss(self._current_row(), auditing=True)
+        self._runner.submit(
+            "what-if loss audit",
+            audit_job(result, self._snapshot, self._audit),
+            key=self._audit_key,
+            done=self._on_audit_done,
+            failed=self._on_audit_failed,
+            progress=self._on_progress,
+        )
+
+    @Slot(bool)
+    def _on_audit_toggled(self, checked: bool) -> None:
+        row = self._current_row()
+        if checked and self._result is not None and (row is None or row.loss is None):
+            self._start_audit(self._result)
+        elif not checked and self._runner.busy(self._audit_key):
+            self._runner.cancel(self._audit_key)
+            self._idle("")
+            self.lost_pane.show_loss(row)
 
     def _on_audit_done(self, audit: WhatIfAudit) -> None:
         self._idle("")
