@@ -16,7 +16,7 @@ from app.main_window import MainWindow
 from core.compaction.provider import ProviderChoice
 from core.compaction.target import target_from_dataset
 from core.dataset.load import Cancelled, load_dataset
-from core.demo.build import write_demo
+from tests.demo_copy import demo_copy
 from tests.llm_server import Reply
 
 NOW = 1_760_000_000_000
@@ -41,7 +41,7 @@ def _loaded(qtbot, window):  # type: ignore[no-untyped-def]
 
 # -- first run ----------------------------------------------------------------------------------
 def test_first_run_lists_the_agent_home_and_opens_it(qtbot, isolated_home):
-    write_demo(isolated_home / ".openclaw", now_ms=NOW, segments=50)
+    demo_copy(isolated_home / ".openclaw", now_ms=NOW, segments=50)
     window = _window(qtbot)
     assert window.showing_first_run and window.data is None
     qtbot.waitUntil(lambda: window.homes_scanned, timeout=20_000)
@@ -67,7 +67,7 @@ def test_first_run_says_when_no_home_is_found(qtbot):
 
 
 def test_a_place_opened_at_start_skips_the_home_scan(qtbot, isolated_home, fixtures_dir):
-    write_demo(isolated_home / ".openclaw", now_ms=NOW, segments=50)
+    demo_copy(isolated_home / ".openclaw", now_ms=NOW, segments=50)
     window = _window(qtbot, [str(fixtures_dir / "before-compaction.jsonl")])
     qtbot.waitUntil(window.settled, timeout=30_000)
     qtbot.wait(50)
@@ -76,7 +76,7 @@ def test_a_place_opened_at_start_skips_the_home_scan(qtbot, isolated_home, fixtu
 
 
 def test_a_failed_start_scans_the_homes_after_all(qtbot, isolated_home, tmp_path):
-    write_demo(isolated_home / ".openclaw", now_ms=NOW, segments=50)
+    demo_copy(isolated_home / ".openclaw", now_ms=NOW, segments=50)
     window = _window(qtbot, [str(tmp_path / "missing")])
     qtbot.waitUntil(lambda: window.homes_scanned, timeout=20_000)
     assert window.showing_first_run
@@ -186,7 +186,7 @@ def test_failed_reload_keeps_the_open_place(qtbot, fixtures_dir, tmp_path):
 @pytest.fixture
 def demo_home(tmp_path):
     home = tmp_path / "home"
-    write_demo(home, now_ms=NOW, segments=200)
+    demo_copy(home, now_ms=NOW, segments=200)
     session = next(home.glob(f"agents/*/sessions/{DEMO_SESSION}*.jsonl"))
     old = time.time() - 3600
     os.utime(session, (old, old))

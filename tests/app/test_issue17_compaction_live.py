@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from app.main_window import MainWindow
-from core.demo.build import write_demo
 from core.io.writes import always
+from tests.demo_copy import demo_copy
 
 NOW = int(time.time() * 1000)
 DEMO_SESSION = "128b2f33"  # plans a compaction (its leaf is a message)
@@ -22,7 +22,7 @@ DEMO_SESSION = "128b2f33"  # plans a compaction (its leaf is a message)
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    root = write_demo(tmp_path / "home", now_ms=NOW, segments=60).root
+    root = demo_copy(tmp_path / "home", now_ms=NOW, segments=60)
     window = MainWindow(confirm=always)
     qtbot.addWidget(window)
     window.open_path(str(root))

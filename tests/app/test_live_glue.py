@@ -14,8 +14,8 @@ import orjson
 import pytest
 
 from app.main_window import MainWindow
-from core.demo.build import write_demo
 from core.io.writes import always
+from tests.demo_copy import demo_copy
 from widgets.common.record_model import RecordRole
 
 NOW = int(time.time() * 1000)
@@ -23,7 +23,7 @@ NOW = int(time.time() * 1000)
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    root = write_demo(tmp_path / "home", now_ms=NOW, segments=60).root
+    root = demo_copy(tmp_path / "home", now_ms=NOW, segments=60)
     window = MainWindow(confirm=always)
     qtbot.addWidget(window)
     window.open_path(str(root))

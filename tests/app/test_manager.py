@@ -8,14 +8,14 @@ import time
 import pytest
 
 from app.main_window import MainWindow
-from core.demo.build import write_demo
 from core.io.writes import always
+from tests.demo_copy import demo_copy
 from tests.qt_read import cut_point, shown_records
 
 
 @pytest.fixture
 def home(tmp_path):
-    return write_demo(tmp_path / "home", segments=150).root
+    return demo_copy(tmp_path / "home", segments=150)
 
 
 def _open(qtbot, path, confirm=always):

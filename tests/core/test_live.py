@@ -18,6 +18,7 @@ from core.live.session import session_cursor
 from core.live.store import apply_knowledge
 from core.store.knowledge import load_knowledge
 from core.transcript import load_transcript, parse_transcript
+from tests.demo_copy import demo_copy
 
 from .build import extend_session_objects
 
@@ -155,7 +156,7 @@ def message(parent, role, text, ts=NOW):
 @pytest.fixture
 def live(tmp_path):
     root = tmp_path / "home"
-    write_demo(root, now_ms=NOW, segments=300)
+    demo_copy(root, now_ms=NOW, segments=300)
     data = load_dataset(root, now_ms=NOW)
     recall = open_recall(data, cache_dir=None, now_ms=NOW)
     return data, recall, LiveFollower(data, recall, clock=lambda: NOW)

@@ -13,11 +13,11 @@ from PySide6.QtCore import Qt
 
 from core.compaction.target import target_from_dataset
 from core.dataset.load import load_dataset
-from core.demo.build import write_demo
 from core.io.fsutil import WriteRecord
 from core.openclaw.sessions_store import entries_for_transcript, load_sessions_store
 from core.safety.activity import ActivityEvent, ActivityLog, load_activity
 from core.safety.session_lock import acquire, lock_path_for
+from tests.demo_copy import demo_copy
 from widgets.activity.view import ACTION, LENGTH, LINE, OFFSET, SUMMARY, ActivityView
 from widgets.common.record_model import RecordRole
 from widgets.compaction.panel import CompactionPanel
@@ -106,7 +106,7 @@ def test_events_posted_from_a_worker_thread(qtbot):
 @pytest.fixture
 def demo(tmp_path):
     home = tmp_path / "home"
-    write_demo(home, now_ms=NOW, segments=300)
+    demo_copy(home, now_ms=NOW, segments=300)
     data = load_dataset(home)
     session = data.session(DEMO_SESSION)
     os.utime(session.path, (OLD, OLD))

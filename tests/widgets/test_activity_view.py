@@ -6,7 +6,6 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from core.demo.build import write_demo
 from core.io.fsutil import (
     WriteRecord,
     add_write_observer,
@@ -16,6 +15,7 @@ from core.io.fsutil import (
 )
 from core.io.writes import PlannedWrite
 from core.safety.activity import ActivityLog
+from tests.demo_copy import demo_copy
 from widgets.activity.view import (
     ACTION,
     FILE,
@@ -39,7 +39,7 @@ def _shown(view):
 def logged(tmp_path):
     """A real activity log of real writes to demo data."""
     home = tmp_path / "home"
-    write_demo(home, now_ms=1_760_000_000_000, segments=40)
+    demo_copy(home, now_ms=1_760_000_000_000, segments=40)
     knowledge = next(home.rglob("knowledge.jsonl"))
     sessions = next(home.rglob("sessions.json"))
     log = ActivityLog(tmp_path / "data" / "activity.jsonl")

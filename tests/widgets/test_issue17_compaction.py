@@ -12,8 +12,8 @@ import pytest
 
 from core.compaction.target import target_from_dataset
 from core.dataset.load import load_dataset
-from core.demo.build import write_demo
 from core.io import fsutil
+from tests.demo_copy import demo_copy
 from widgets.common.write_preview import WritePreviewDialog
 from widgets.compaction.panel import CompactionPanel
 
@@ -43,7 +43,7 @@ class SteppingClock:
 @pytest.fixture
 def demo(tmp_path):
     home = tmp_path / "home"
-    write_demo(home, now_ms=NOW, segments=300)
+    demo_copy(home, now_ms=NOW, segments=300)
     data = load_dataset(home)
     session = data.session(DEMO_SESSION)
     os.utime(session.path, (OLD, OLD))
