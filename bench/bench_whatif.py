@@ -6,6 +6,11 @@ context passes 180,000 tokens, one abandoned branch), replayed by
 :func:`core.compaction.whatif.replay_whatif` with the session's own settings and on a
 128k model (``--model gpt-4o``). Prints one JSON object; the budget is 2 s a replay.
 
+Separately, the replay followed by its loss audit
+(:func:`core.compaction.whatif_audit.audit_whatif`, what each real and simulated
+compaction would have lost), timed once: the audit is the What-if tab's second job,
+after the replay's figures are drawn.
+
     python -m bench.bench_whatif [--messages 2000] [--runs 5]
 """
 
@@ -20,6 +25,7 @@ import orjson
 
 from bench.bench_timeline import synthetic_session
 from core.compaction.whatif import replay_whatif
+from core.compaction.whatif_audit import audit_whatif
 from core.compaction.whatif_report import whatif_settings
 
 
@@ -41,12 +47,22 @@ def run(messages: int, runs: int) -> dict[str, object]:
             result = replay_whatif(session, settings, own=own.compaction)
             times.append(time.perf_counter() - t0)
         assert result is not None
+        t0 = time.perf_counter()
+        audited = replay_whatif(session, settings, own=own.compaction)
+        t1 = time.perf_counter()
+        audit = audit_whatif(audited, session)
+        t2 = time.perf_counter()
+        losses = [*audit.real, *audit.simulated]
         out[name] = {
             "window": settings.compaction.window,
             "simulated_compactions": len(result.simulated),
             "overflows": len(result.overflows),
             "replay_ms_p50": round(statistics.median(times) * 1000, 1),
             "replay_ms_max": round(max(times) * 1000, 1),
+            "replay_with_audit_ms": round((t2 - t0) * 1000, 1),
+            "audit_ms": round((t2 - t1) * 1000, 1),
+            "audited_compactions": len(losses),
+            "items_lost_for_good": sum(x.total.lost for x in losses),
         }
     return out
 

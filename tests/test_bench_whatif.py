@@ -23,4 +23,8 @@ def test_bench_whatif_tiny():
     for name, window in (("own", 200_000), ("gpt-4o", 128_000)):
         row = result[name]
         assert row["window"] == window and row["replay_ms_p50"] >= 0
+        assert row["replay_with_audit_ms"] >= row["audit_ms"] >= 0
+        assert (
+            row["audited_compactions"] == row["simulated_compactions"] + result["real_compactions"]
+        )
     assert result["gpt-4o"]["simulated_compactions"] >= result["own"]["simulated_compactions"]
