@@ -26,7 +26,9 @@ def _cells(model, column):
     return [model.index(r, column).data() for r in range(model.rowCount())]
 
 
-def test_losses_fill_in_after_the_replay_and_a_lost_item_shows_its_entry(qtbot, view, fixtures_dir):
+def test_losses_fill_in_after_the_replay_and_a_lost_item_shows_its_entry(
+    qtbot, qtmodeltester, view, fixtures_dir
+):
     session = load_transcript(fixtures_dir / "large-session.jsonl")
     with qtbot.waitSignal(view.result_ready, timeout=30_000):
         view.set_session(session)  # its own 200k window: no compaction, nothing to audit
@@ -47,6 +49,7 @@ def test_losses_fill_in_after_the_replay_and_a_lost_item_shows_its_entry(qtbot, 
     assert view.state_label.text() == "" and len(audit.simulated) == 2
     assert _cells(model, LOST) == [f"{x.total.lost:,}" for x in audit.simulated]
     assert _cells(model, LOSS) == [f"{x.total.loss:.0%}" for x in audit.simulated]
+    qtmodeltester.check(model)
     assert "lost for good: 0 items as it ran" in view.summary_label.text()
     second = audit.simulated[1]
     tip = model.index(1, LOSS).data(Qt.ItemDataRole.ToolTipRole)
@@ -64,6 +67,7 @@ def test_losses_fill_in_after_the_replay_and_a_lost_item_shows_its_entry(qtbot, 
     assert pane.model.rowCount() == len(lost) == second.total.lost
     assert f"{len(lost)} of {second.total.items} items lost for good" in pane.title.text()
     assert pane.model.index(0, 1).data() == lost[0].text and lost[0].category == "request"
+    qtmodeltester.check(pane.model)
     assert pane.model.index(0, 2).data() == f"#{session.by_id[lost[0].source[0]].index}"
     pane.table.setFocus()
     pane.table.setCurrentIndex(pane.model.index(0, 1))

@@ -64,3 +64,14 @@ def whatif_summary(result: WhatIfResult, audit: WhatIfAudit | None = None) -> st
         simulated = sum(x.total.lost for x in audit.simulated)
         parts.append(f"lost for good: {real:,} items as it ran, {simulated:,} with these settings")
     return " · ".join(parts)
+
+
+def settings_text(s: WhatIfSettings) -> str:
+    """The settings a replay runs with, in one line (the panel's detail line)."""
+    c = s.compaction
+    flush = "memory flush on" if s.memory_flush is not None else "no memory flush"
+    return (
+        f"Window {c.window:,} ({s.label}) · reserve {c.reserve_tokens:,} · keep recent "
+        f"{c.keep_recent_tokens:,} · history share {c.max_history_share:g} · compacts "
+        f"above {s.trigger:,} · a simulated summary counts {s.summary_tokens:,} · {flush}"
+    )

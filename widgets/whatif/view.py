@@ -48,7 +48,7 @@ from widgets.common.palette import color_plots
 from widgets.common.record_model import RecordRole
 from widgets.common.view_jobs import view_key
 from widgets.timeline.style import TokenAxis, short_tokens
-from widgets.whatif.jobs import audit_job, whatif_job, whatif_summary
+from widgets.whatif.jobs import audit_job, settings_text, whatif_job, whatif_summary
 from widgets.whatif.lane import REAL_COLOR, SIMULATED_COLOR, Lane
 from widgets.whatif.table import (
     COLUMN_WIDTHS,
@@ -394,12 +394,13 @@ class WhatIfView(QWidget):
             self._idle("")
             self.detail_label.setText(f"Cannot replay: {exc}")
             return
-        self.detail_label.setText(self._settings_text(settings))
+        self.detail_label.setText(settings_text(settings))
         self._idle("Replaying…", running=True)
         self._runner.cancel(self._audit_key)  # the losses of the replay it replaces
         snapshot = self._session.snapshot()  # live mode may extend the session
-        if self._snapshot is None or self._snapshot.id != snapshot.id:
-            self._audit = None
+        last = self._snapshot
+        if last is None or (last.id, len(last.entries)) != (snapshot.id, len(snapshot.entries)):
+            self._audit = None  # its real compactions' audits are of another session or branch
         self._snapshot = snapshot
         self.lost_pane.set_session(snapshot)
         self._runner.submit(
@@ -453,15 +454,6 @@ class WhatIfView(QWidget):
                 spin.setValue(value)
         with QSignalBlocker(self.share_spin):
             self.share_spin.setValue(c.max_history_share)
-
-    def _settings_text(self, s: WhatIfSettings) -> str:
-        c = s.compaction
-        flush = "memory flush on" if s.memory_flush is not None else "no memory flush"
-        return (
-            f"Window {c.window:,} ({s.label}) · reserve {c.reserve_tokens:,} · keep recent "
-            f"{c.keep_recent_tokens:,} · history share {c.max_history_share:g} · compacts "
-            f"above {s.trigger:,} · a simulated summary counts {s.summary_tokens:,} · {flush}"
-        )
 
     def _idle(self, state: str, *, running: bool = False) -> None:
         self.state_label.setText(state)
