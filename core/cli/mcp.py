@@ -25,6 +25,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Run the MCP server on stdin/stdout until the client hangs up."""
+    import sys
+
+    # The SDK imports httpx, whose package loads its optional command line (rich and
+    # pygments, a tenth of a second) unless that module cannot be imported; the server
+    # never runs it. None in sys.modules makes the import fail as a missing module does.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     from core.mcp.server import serve_stdio
 
     return serve_stdio(args.data)

@@ -121,3 +121,18 @@ async def test_a_data_directory_that_is_not_one(tmp_path: Path) -> None:
         await s.initialize()
         message = _error(await s.call_tool("memory_search", {"query": "deploy"}))
         assert "not a data directory memlens reads" in message and str(tmp_path) in message
+
+
+def test_the_server_process_leaves_httpxs_command_line_unloaded(tmp_path: Path) -> None:
+    """``memlens mcp`` answers sooner without rich and pygments (httpx's optional CLI)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}
+    data = demo_copy(tmp_path / "demo", now_ms=NOW, segments=20)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "app.launcher", "mcp", str(data)],
+        input=b"", capture_output=True, cwd=ROOT, env=env, timeout=120,
+    )  # fmt: skip
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
+    assert "mcp.server.lowlevel" in imported  # the server did start
+    assert not {"rich", "pygments"} & imported
