@@ -50,8 +50,8 @@ def time_decay(timestamp_ms: float, now_ms: float, decay: float) -> float:
         return 1.0
     if decay <= 0:
         return 0.0
-    days = max(0.0, (now_ms - timestamp_ms) / DAY_MS)
-    return float(decay**days)
+    days = (now_ms - timestamp_ms) / DAY_MS
+    return float(decay**days) if days > 0 else 1.0  # decay ** 0 (no max(): called per hit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,16 +133,14 @@ def _rank(
 
     The vector candidates first, then the BM25-only ones; a stable sort by score keeps
     that order on ties, as the agent. Plain floats throughout (``tolist`` gives what
-    ``float()`` of each item gives), each expression as :func:`time_decay` and the
-    module doc write it (``d if d > 0 else 0.0`` is ``max(0.0, d)``), so the figures
-    are theirs to the last bit.
+    ``float()`` of each item gives), each expression as the module doc writes it, so
+    the figures are the formula's to the last bit.
     """
     cosines: list[float] = v_scores.tolist()
     raws: list[float] = b_scores.tolist()
     max_bm = max(raws) if raws else 0.0  # no NaN: BM25 candidates score > 0
     b_rank = {slot: rank for rank, slot in enumerate(b_slots, 1)}
     wv, wb, low, base = cfg.vector_weight, cfg.bm25_weight, cfg.min_score, cfg.decay
-    fixed = 1.0 if base >= 1 else 0.0 if base <= 0 else None  # time_decay's two ends
     built: list[_HitBuilder] = []
     for v_rank, (slot, v) in enumerate(zip(v_slots, cosines, strict=True), 1):
         seg = segments[slot]
@@ -151,8 +149,7 @@ def _rank(
         bm_rank = b_rank.get(slot)
         raw = raws[bm_rank - 1] if bm_rank is not None else 0.0
         norm = raw / max_bm if max_bm > 0 else 0.0
-        days = (now - seg.timestamp) / DAY_MS
-        decay = float(base ** (days if days > 0 else 0.0)) if fixed is None else fixed
+        decay = time_decay(seg.timestamp, now, base)
         score = (wv * v + wb * norm) * decay
         weights = (wv if v > 0 else 0.0) + (wb if norm > 0 else 0.0)
         eff = score / weights if weights > 0 else 0.0
@@ -178,8 +175,7 @@ def _rank(
         if slot in in_vec or seg is None:
             continue
         norm = raw / max_bm if max_bm > 0 else 0.0
-        days = (now - seg.timestamp) / DAY_MS
-        decay = float(base ** (days if days > 0 else 0.0)) if fixed is None else fixed
+        decay = time_decay(seg.timestamp, now, base)
         score = (wv * 0.0 + wb * norm) * decay  # cosine 0, in the same expression
         weights = 0.0 + (wb if norm > 0 else 0.0)
         eff = score / weights if weights > 0 else 0.0
