@@ -91,11 +91,10 @@ class CompactionLoss:
 
     def entry_of(self, item: AuditItem) -> str | None:
         """The entry to show for *item*: its first source, a simulated summary's compaction."""
-        for source in item.source:
-            if source.startswith(SIMULATED_ID):
-                return self.previous_entry_id
-            return source
-        return None
+        if not item.source:
+            return None
+        first = item.source[0]
+        return self.previous_entry_id if first.startswith(SIMULATED_ID) else first
 
     def to_json(self, limit: int | None = TOP_LOST) -> dict[str, Any]:
         """The ``loss`` object of a compaction in ``memlens whatif --audit --json``.
