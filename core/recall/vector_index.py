@@ -126,7 +126,13 @@ class VectorIndex:
         if count == 0 or k <= 0:
             return np.empty(0, dtype=np.int64), sims[:0]
         if count > k:
-            cand = _top_slots(sims, allowed, count, k)
+            best = _distinct_best(sims, allowed, count, k)
+            if best is not None:  # best first and distinct: the sort below would keep it
+                return best, sims[best]
+            # Ties at the top (or a NaN): argpartition over every allowed slot, the
+            # others scored -inf, as always (its choice among ties is its own).
+            scored = sims if count == n else np.where(allowed, sims, -np.inf)
+            cand = np.argpartition(scored, n - k)[n - k :]
         else:
             cand = np.flatnonzero(allowed)
         order = np.argsort(-sims[cand], kind="stable")
@@ -134,33 +140,18 @@ class VectorIndex:
         return chosen, sims[chosen]
 
 
-def _top_slots(
+def _distinct_best(
     sims: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_], count: int, k: int
-) -> npt.NDArray[np.intp]:
-    """The *k* best allowed slots (``count`` > *k* of them), in no particular order.
-
-    :func:`distinct_top` when the k best are unambiguous; otherwise (ties at the top, a
-    NaN) every allowed slot through ``argpartition``, whose choice among ties is its own:
-    the same array to it gives the same slots, so the answer never depends on the path.
-    """
+) -> npt.NDArray[np.intp] | None:
+    """:func:`distinct_top` of the allowed slots (``count`` > *k* of them), or None."""
     n = len(sims)
-    scored: npt.NDArray[np.float32] | None = None
     if count == n:
-        scored = sims
-        best = distinct_top(sims, k)
-    elif count * 4 < n:  # one session of many: its own slots only
+        return distinct_top(sims, k)
+    if count * 4 < n:  # one session of many: its own slots only
         idx = np.flatnonzero(allowed)
         best = distinct_top(sims[idx], k)
-        best = None if best is None else idx[best]
-    else:
-        scored = np.where(allowed, sims, -np.inf)
-        best = distinct_top(scored, k)
-    if best is not None:
-        return best
-    if scored is None:
-        # The others scored -inf, so no index array of every allowed slot is built.
-        scored = np.where(allowed, sims, -np.inf)
-    return np.argpartition(scored, n - k)[n - k :]
+        return None if best is None else idx[best]
+    return distinct_top(np.where(allowed, sims, -np.inf), k)
 
 
 SAMPLE = 512
