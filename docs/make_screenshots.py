@@ -92,14 +92,23 @@ def _memory_views(app: QApplication, window: MainWindow) -> None:
     """Facts, compaction (a dry run: nothing is written), review queue, dialogs."""
     window.show_view("facts")
     facts = window.facts_view
+    sizes = window.splitter.sizes()
+    window.splitter.setSizes([150, 0, 1100])  # the facts get the height (as a user drags it)
     active = [f for f in window.data.knowledge.facts.values() if f.status == "active"]  # type: ignore[union-attr]
     facts.select_fact(
         max(active, key=lambda f: len(window.data.knowledge.history.get(f.id, ()))).id
     )  # type: ignore[union-attr]
     facts.show_sources_tab()
-    facts.wait_for_sources(5000)
+    facts.wait_for_sources(60_000)
     _settle(app, 600)
+    facts.splitter.setSizes([330, 560])  # the table, and the detail with the fact's sources
+    _settle(app, 300)
     _save(window, "facts.png")
+    facts.detail.tabs.setCurrentWidget(facts.detail.provenance)  # where the fact came from
+    _wait_for(lambda: bool(facts.detail.provenance.rows()), 20_000)
+    _settle(app, 400)
+    _save(window, "provenance.png")
+    window.splitter.setSizes(sizes)
     # Two real writes to the demo copy (a type change and its undo) fill the activity log.
     facts.editing.set_type_selected("decision")
     _settle(app, 300)

@@ -17,7 +17,7 @@ SHOTS = (
     "first-run", "main-window", "context", "recall", "trim", "facts", "activity",
     "compaction", "review-queue", "write-preview", "settings-providers", "main-window-dark",
     "settings-safety", "compaction-failed", "backups", "openclaw-session-row", "openclaw-memory",
-    "openclaudecode-memory", "recall-lab", "loss-audit", "whatif",
+    "openclaudecode-memory", "recall-lab", "loss-audit", "whatif", "provenance",
 )  # fmt: skip
 
 
