@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.transcript import load_transcript
-from widgets.whatif.table import COLUMNS
+from widgets.whatif.table import COLUMNS, TableAndLoss
 from widgets.whatif.view import WhatIfView
 
 LOSS = [c.header for c in COLUMNS].index("Loss")
@@ -80,3 +80,8 @@ def test_losses_fill_in_after_the_replay_and_a_lost_item_shows_its_entry(
     with qtbot.waitSignal(view.entry_activated) as shown:
         qtbot.keyClick(pane.table, Qt.Key.Key_Return)
     assert shown.args == [audit.simulated[0].entry_id]
+    # in a narrow tab (the inspector's) the lost items go under the table
+    split = view.findChild(TableAndLoss)
+    assert split.orientation() == Qt.Orientation.Horizontal
+    view.resize(500, 900)
+    qtbot.waitUntil(lambda: split.orientation() == Qt.Orientation.Vertical)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
+    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -28,6 +29,8 @@ from widgets.whatif.lane import KIND_NAMES, loss_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from PySide6.QtGui import QResizeEvent
 
     from core.compaction.audit import AuditItem
     from core.compaction.whatif import WhatIfCompaction, WhatIfResult
@@ -66,6 +69,8 @@ COLUMNS: list[Column[CompactionRow]] = [
     ),
 ]
 COLUMN_WIDTHS = (80, 90, 100, 100, 90, 60, 80, 60, 100)
+NARROW = 900
+"""Below this width the lost items go under the compactions' table, not beside it."""
 LOSS_COLUMNS = (len(COLUMNS) - 2, len(COLUMNS) - 1)
 """The first and last columns the loss audit fills in."""
 
@@ -191,3 +196,22 @@ class LostItemsPane(QWidget):
         row = index.data(RecordRole) if index.isValid() else None
         if isinstance(row, LostRow) and row.entry_id:
             self.entry_activated.emit(row.entry_id)
+
+
+class TableAndLoss(QSplitter):
+    """The compactions' table beside the pane of lost items; above it when narrow."""
+
+    def __init__(self, table: QTableView, pane: LostItemsPane) -> None:
+        super().__init__(Qt.Orientation.Horizontal, childrenCollapsible=False)
+        self.addWidget(table)
+        self.addWidget(pane)
+        self.setStretchFactor(0, 3)
+        self.setStretchFactor(1, 2)
+
+    @override
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        narrow = event.size().width() < NARROW
+        wanted = Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal
+        if self.orientation() != wanted:
+            self.setOrientation(wanted)
+        super().resizeEvent(event)

@@ -56,6 +56,7 @@ from widgets.whatif.table import (
     CompactionRow,
     CompactionTableModel,
     LostItemsPane,
+    TableAndLoss,
     compaction_rows,
 )
 
@@ -244,11 +245,7 @@ class WhatIfView(QWidget):
         self.detail_label = QLabel()
         self.detail_label.setWordWrap(True)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        bottom = QSplitter(Qt.Orientation.Horizontal, childrenCollapsible=False)
-        bottom.addWidget(self.table)
-        bottom.addWidget(self.lost_pane)
-        bottom.setStretchFactor(0, 3)
-        bottom.setStretchFactor(1, 2)
+        bottom = TableAndLoss(self.table, self.lost_pane)
         split = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
         split.addWidget(self.chart)
         split.addWidget(bottom)
