@@ -9,6 +9,23 @@ opening the store <= 2 s; adding one segment to a live store <= 1 ms.
 rank-bm25's pipeline 38.6 ms (24x). Still above 1 ms: the cosine over 20,000 rows
 0.30 ms, the vector top-k 0.16 ms, BM25 0.43 ms, the candidates' hits in Python 0.55 ms.
 
+Later that day, the machine shared with other test runs (load average 2.3 on 2 cores),
+before and after in the same minute: p50 1.76 ms before, 1.05 and 1.10 ms after (CPU
+1.08 to 1.14 ms a query), rank-bm25's pipeline 43 ms (41x). The search alone, runs
+interleaved at load 1.6 to 2.7: 1.58 to 1.72 ms before, 0.98 to 1.17 ms after, 0.6 to
+0.7 of the time, so about 0.9 to 1.0 ms where the old code took 1.5 ms. Results are
+unchanged bit for bit (tests/core/test_recall_fast.py). What it took: BM25 keeps each
+query term's score shares until the corpus changes (dense for a term in over a quarter
+of the slots) and sums them negated for argpartition; the vector top-k sorts only the
+hundred or so cosines above a sampled threshold when its 16 best are distinct
+(argpartition over every slot on ties, as before); hits without the frozen dataclass's
+setattr; the hash query embedding 48 -> 32 us; session masks kept. Where the rest goes,
+measured inside the search (caches cold after the cosine's 2 MB): the cosine 0.30 to
+0.45 ms (a memory-bound gather of the query's ~27 rows), BM25 0.25 ms, of which 0.1 ms
+is argpartition over ~12,000 positive scores, kept whole because its choice among tied
+scores (199 of 200 queries tie in their 17 best) decides which tied segments become
+candidates; the vector top-k 0.1 ms, the candidates 0.1 to 0.15 ms, the embedding 0.1 ms.
+
     python -m bench.bench_recall [--segments 20000] [--queries 200]
 """
 
