@@ -1,4 +1,4 @@
-"""A growable matrix of unit vectors with cosine top-k (numpy ``argpartition``)."""
+"""A growable matrix of unit vectors with an exact cosine top-k (see :func:`distinct_top`)."""
 
 from __future__ import annotations
 
