@@ -168,7 +168,7 @@ class LossAudit:
         }
 
 
-def _texts(messages: Iterable[Message]) -> list[str]:
+def message_texts(messages: Iterable[Message]) -> list[str]:
     """What the model reads of each message: text, tool results and tool-call arguments."""
     out: list[str] = []
     for m in messages:
@@ -188,7 +188,7 @@ def audit_messages(
     """Every item of *summarised* with its status against *summary* and *after*."""
     found = extract(summarised)
     hay = Haystack(summary)
-    parts = _texts(after)
+    parts = message_texts(after)
     later = Haystack("\n".join(parts), parts)
     return [
         AuditItem(redact(f.text), f.category, status_of(f, hay, later), tuple(f.source), f.detail)

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from core.compaction.audit import (
     AuditItem,
     LossAudit,
-    _texts,  # what the model reads of a message: the audit's own rule
     audit_compaction,
+    message_texts,  # what the model reads of a message: the audit's own rule
     score,
 )
 from core.compaction.audit_extract import extract
@@ -222,7 +222,7 @@ def _audit_simulated(
         if msg is not None:
             summarised.insert(0, (f"{SIMULATED_ID}{n}", msg))  # the n-th: the one before
     # the kept messages as the replay has them (an overflow may have truncated them)
-    after = _After(_texts([i.message for i in plan.kept]), texts, c.position)
+    after = _After(message_texts([i.message for i in plan.kept]), texts, c.position)
     found = extract(summarised)
     hay = Haystack(run.summary)
     audited = [
@@ -242,7 +242,7 @@ class _PathTexts:
 
     def __init__(self, session: Session, entry_ids: Sequence[str]) -> None:
         messages = [session.by_id[e].message for e in entry_ids]  # message entries only
-        self.raw = _texts(m for m in messages if m is not None)
+        self.raw = message_texts(m for m in messages if m is not None)
         self._norm: dict[bool, list[str]] = {}
         self._words: list[set[str]] | None = None
 
