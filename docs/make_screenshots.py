@@ -281,6 +281,8 @@ def _forensics(app: QApplication, window: MainWindow) -> None:
     view.preset_combo.setCurrentIndex(max(index, 0))  # what if it ran on a 128k model
     view.run()
     _wait_for(lambda: view.result() is not None and not view._runner.busy(view._key), 60_000)
+    _wait_for(lambda: not view._runner.busy(view._audit_key), 120_000)  # each one's loss
+    view.table.setCurrentIndex(view.model.index(0, 0))  # what the first one lost for good
     _settle(app, 600)
     _save(window, "whatif.png")
     window.splitter.setSizes(sizes)
