@@ -14,12 +14,15 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import regex
 
 from core.openclaw.memsearch_text import ascii_words, search_tokens, utf16_len
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from core.openclaw.memsearch_chunks import ChunkTokens
 
 
 def literal_pattern(value: str, whole: bool = False) -> regex.Pattern[str]:
@@ -38,12 +41,54 @@ def boosted_score(matchers: Sequence[Matcher], path: str, text: str, fts_score: 
         return fts_score
     plain, other, distinct, length = _text_tokens(text)
     overlap = sum(1 for word in matchers if _whole_token(word, plain, other))
-    unique_overlap = overlap / len(matchers)
-    density = overlap / max(distinct, 1)
     boost = path_boost(matchers, path) if path_score is None else path_score
+    return boost_of_counts(len(matchers), overlap, distinct, length, fts_score, boost)
+
+
+def boost_of_counts(
+    matchers: int, overlap: int, distinct: int, length: int, fts_score: float, path_score: float
+) -> float:
+    """:func:`boosted_score` from counts: *overlap* of the *matchers* query tokens found.
+
+    The text has *distinct* tokens and is *length* UTF-16 units long.
+    """
+    unique_overlap = overlap / matchers
+    density = overlap / max(distinct, 1)
     length_boost = min(length / 160, 0.18)
-    lexical = unique_overlap * 0.45 + density * 0.2 + boost + length_boost
+    lexical = unique_overlap * 0.45 + density * 0.2 + path_score + length_boost
     return min(1.0, fts_score + lexical)
+
+
+def boosted_scores(
+    matchers: Sequence[Matcher], texts: Sequence[str], paths: Sequence[str],
+    fts_scores: Sequence[float], path_scores: Sequence[float], tokens: ChunkTokens | None,
+) -> list[float]:  # fmt: skip
+    """:func:`boosted_score` of many hits; the texts in *tokens* without tokenizing them.
+
+    Only when every query token is :attr:`Matcher.plain` (an ASCII text's token
+    equals it exactly when its bytes are the token's); other texts and queries go
+    one at a time through :func:`boosted_score`.
+    """
+    n = len(texts)
+    rows = tokens.positions(texts) if tokens is not None and matchers else [None] * n
+    known = [i for i, r in enumerate(rows) if r is not None]
+    out: list[float | None] = [None] * n
+    if known and tokens is not None and all(m.plain for m in matchers):
+        at = [rows[i] or 0 for i in known]
+        wanted = [tokens.vocab[m.raw] for m in matchers if m.raw in tokens.vocab]
+        counts = tokens.counts(at, wanted).tolist()
+        distinct = (tokens.starts[np.add(at, 1)] - tokens.starts[at]).tolist()
+        lengths = tokens.lengths[at].tolist()
+        for k, i in enumerate(known):
+            out[i] = boost_of_counts(
+                len(matchers), counts[k], distinct[k], lengths[k], fts_scores[i], path_scores[i]
+            )
+    return [
+        boosted_score(matchers, paths[i], texts[i], fts_scores[i], path_scores[i])
+        if s is None
+        else s
+        for i, s in enumerate(out)
+    ]
 
 
 def path_boost(matchers: Sequence[Matcher], path: str) -> float:

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from core.io.problems import FormatError
 from core.openclaw.memindex import quote
-from core.openclaw.memsearch_boost import boost_matcher, boosted_score, literal_pattern, path_boost
+from core.openclaw.memsearch_boost import (
+    boost_matcher,
+    boosted_scores,
+    literal_pattern,
+    path_boost,
+)
+from core.openclaw.memsearch_chunks import SNIPPET_CHARS, chunk_tokens
 from core.openclaw.memsearch_fts import ranked_body_rows
 from core.openclaw.memsearch_sqlfn import CONTAINS_FN, EXACT_FN, sql_functions
 from core.openclaw.memsearch_text import (
@@ -47,7 +53,7 @@ if TYPE_CHECKING:
 
     from core.openclaw.memindex import MemoryIndex
 
-SNIPPET_MAX_CHARS = 700
+SNIPPET_MAX_CHARS = SNIPPET_CHARS
 EXACT_PATH_CANDIDATE_LIMIT = 200
 KEYWORD_FALLBACK_SEARCH_TERM_LIMIT = 6
 
@@ -255,23 +261,26 @@ def search_body(
         rows = load(None, plan.terms)
     matchers = [boost_matcher(t) for t in unique(search_tokens(ranking_query or query))]
     path_boosts: dict[str, float] = {}  # chunks of one file share it
-    out = []
-    for cid, path, source, start, end, text, rank in rows:
-        text = text if isinstance(text, str) else ""
-        text_score = bm25_rank_to_score(rank) if used_match else 0.0
-        path = str(path)
+    texts = [text if isinstance(text, str) else "" for *_, text, _ in rows]
+    paths = [str(r[1]) for r in rows]
+    text_scores = [bm25_rank_to_score(r[6]) if used_match else 0.0 for r in rows]
+    boosts = []
+    for path in paths:
         boost = path_boosts.get(path)
         if boost is None:
             boost = path_boosts[path] = path_boost(matchers, path)
-        score = boosted_score(matchers, path, text, text_score, boost)
-        out.append(
-            MemoryHit(
-                str(cid), str(path), int(start), int(end), str(source),
-                truncate_utf16(text, SNIPPET_MAX_CHARS), score, text_score,
-                has_body=True,
-            )
-        )  # fmt: skip
-    return out
+        boosts.append(boost)
+    scores = boosted_scores(matchers, texts, paths, text_scores, boosts, chunk_tokens(ctx.index))
+    return [
+        MemoryHit(
+            str(cid), path, int(start), int(end), str(source),
+            truncate_utf16(text, SNIPPET_MAX_CHARS), score, text_score,
+            has_body=True,
+        )
+        for (cid, _, source, start, end, *_), path, text, score, text_score in zip(
+            rows, paths, texts, scores, text_scores, strict=True
+        )
+    ]  # fmt: skip
 
 
 # -- path search ----------------------------------------------------------------------

@@ -23,6 +23,7 @@ import numpy as np
 
 from core.embed.blas import BLAS
 from core.openclaw.memindex import quote
+from core.openclaw.memsearch_chunks import token_ids_of
 from core.openclaw.memsearch_keyword import exact_path_matcher, sort_keyword_hits
 from core.openclaw.memsearch_recall import live_recall
 from core.openclaw.memsearch_records import MemoryCandidate
@@ -257,11 +258,16 @@ def _mmr_arrays(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidat
 def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np.float64]]:
     """Every pair's ``jaccardSimilarity`` of snippet tokens (as the loop computes it).
 
-    The tokens are numbered by their hashes: as :data:`TOKEN_IDS` numbers them (equal
-    tokens, equal numbers) exactly when there are as many distinct hashes as distinct
-    tokens; otherwise by :data:`TOKEN_IDS`.
+    The tokens are the ids of a kept table (:mod:`core.openclaw.memsearch_chunks`) when
+    it has every snippet; otherwise numbered by their hashes: as :data:`TOKEN_IDS`
+    numbers them (equal tokens, equal numbers) exactly when there are as many distinct
+    hashes as distinct tokens; otherwise by :data:`TOKEN_IDS`.
     """
-    n = len(items)
+    known = token_ids_of([c.hit.snippet for c in items])
+    if known is not None:  # every snippet's token ids kept (ASCII: the same tokens)
+        lengths = [a.size for a in known]
+        flat = np.concatenate(known) if known else np.zeros(0, np.int32)
+        return _similarities(items, lengths, *_number(flat))
     sets = [mmr_token_bytes(c.hit.snippet) for c in items]
     lengths = [len(t) for t in sets]
     flat = np.fromiter(map(hash, itertools.chain.from_iterable(sets)), np.int64, sum(lengths))
@@ -270,6 +276,15 @@ def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np
         ids = TOKEN_IDS.of([c.hit.snippet for c in items])
         lengths = [a.size for a in ids]
         order, local, counts = _number(np.concatenate(ids) if ids else np.zeros(0, np.int64))
+    return _similarities(items, lengths, order, local, counts)
+
+
+def _similarities(
+    items: list[MemoryCandidate], lengths: list[int], order: np.ndarray[Any, Any],
+    local: np.ndarray[Any, Any], counts: np.ndarray[Any, Any],
+) -> np.ndarray[Any, np.dtype[np.float64]]:  # fmt: skip
+    """The Jaccard matrix of snippets with *lengths* tokens, numbered by :func:`_number`."""
+    n = len(items)
     sizes = np.array(lengths, dtype=np.float64)
     rows = np.repeat(np.arange(n), lengths)
     inter = _intersections(n, rows, local, counts, order)

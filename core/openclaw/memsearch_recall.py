@@ -5,17 +5,20 @@ keeps the hits whose chunk still exists and reads their recall metadata and
 provenance: three statements. With OpenClaw's schema (a chunk id names one chunk
 and keys at most one row of each recall table) one LEFT JOIN reads the same rows;
 :func:`live_recall` uses it there, and answers None elsewhere (the caller reads
-them apart). The join of each index is worked out once and kept with it.
+them apart). The join of each index is worked out once and kept with it; once the
+index is seen unchanged, every chunk's row is read once and kept
+(:mod:`core.openclaw.memsearch_chunks`) and a search reads none.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.openclaw.memindex import quote
 from core.openclaw.memindex_records import RecallInfo
+from core.openclaw.memsearch_chunks import RecallTable, recall_table
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -41,6 +44,10 @@ def live_recall(
             joins = _JOINS[index] = _recall_joins(index) or ""
     if not joins:
         return None
+    table = recall_table(index, lambda i: _whole_table(i, joins))
+    if table is not None:  # every chunk's row, read once for this state of the index
+        alive = {i for i in ids if i in table.live}
+        return alive, {i: table.info[i] for i in alive if i in table.info}
     live: set[str] = set()
     out: dict[str, RecallInfo] = {}
     wanted = sorted(set(ids))
@@ -48,23 +55,41 @@ def live_recall(
         part = wanted[i : i + 500]
         marks = ", ".join("?" * len(part))
         for row in index.db.rows(f"{joins} WHERE c.id IN ({marks})", part):
-            cid = str(row[0])
-            live.add(cid)
-            if row[1] is None and row[5] is None:
-                continue  # neither table has a row: recall_info has no entry
-            imp, trig, proj = row[2:5] if row[1] is not None else (None, None, None)
-            origin, kind, seen, sup = row[6:10] if row[5] is not None else (None,) * 4
-            out[cid] = RecallInfo(
-                cid,
-                imp if isinstance(imp, int) else None,
-                trig if isinstance(trig, str) else None,
-                proj if isinstance(proj, str) else None,
-                origin if isinstance(origin, str) else None,
-                kind if isinstance(kind, str) else None,
-                seen if isinstance(seen, int) else None,
-                sup if isinstance(sup, str) else None,
-            )
+            live.add(str(row[0]))
+            info = _info(row)
+            if info is not None:
+                out[info.chunk_id] = info
     return live, out
+
+
+def _whole_table(index: MemoryIndex, joins: str) -> RecallTable:
+    """Every chunk's id and recall row (the join of :func:`live_recall` without its WHERE)."""
+    live: set[str] = set()
+    out: dict[str, RecallInfo] = {}
+    for row in index.db.rows(joins):
+        live.add(str(row[0]))
+        info = _info(row)
+        if info is not None:
+            out[info.chunk_id] = info
+    return RecallTable(frozenset(live), out)
+
+
+def _info(row: Sequence[Any]) -> RecallInfo | None:
+    """The :class:`RecallInfo` of one row of the join (None: neither table has a row)."""
+    if row[1] is None and row[5] is None:
+        return None  # recall_info has no entry
+    imp, trig, proj = row[2:5] if row[1] is not None else (None, None, None)
+    origin, kind, seen, sup = row[6:10] if row[5] is not None else (None,) * 4
+    return RecallInfo(
+        str(row[0]),
+        imp if isinstance(imp, int) else None,
+        trig if isinstance(trig, str) else None,
+        proj if isinstance(proj, str) else None,
+        origin if isinstance(origin, str) else None,
+        kind if isinstance(kind, str) else None,
+        seen if isinstance(seen, int) else None,
+        sup if isinstance(sup, str) else None,
+    )
 
 
 def _recall_joins(index: MemoryIndex) -> str | None:

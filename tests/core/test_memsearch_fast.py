@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from core.openclaw import memsearch_fts, memsearch_rank
+from core.openclaw import memsearch_chunks, memsearch_fts, memsearch_rank
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_keyword import keyword_context, search_body
@@ -90,6 +90,7 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     """The straightforward paths: OpenClaw's statement, MMR's loop."""
     monkeypatch.setattr(memsearch_fts, "ENABLED", False)
     monkeypatch.setattr(memsearch_rank, "MMR_ARRAY_MIN", 10**9)
+    monkeypatch.setattr(memsearch_chunks, "ENABLED", False)
 
 
 def test_body_rows_in_openclaws_order(index: MemoryIndex, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,7 +169,9 @@ def _search_all(index: MemoryIndex, cache: VectorCache | None) -> list[dict[str,
 def test_whole_search_as_the_straightforward_one(
     index: MemoryIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    built = memsearch_chunks.TOKENS.builds + memsearch_chunks.RECALL.builds
     fast = _search_all(index, VectorCache())
+    assert memsearch_chunks.TOKENS.builds + memsearch_chunks.RECALL.builds > built
     _plain(monkeypatch)
     plain = _search_all(index, VectorCache())  # the cache is 1 ulp from the scan: its own test
     assert _first_difference(fast, plain) is None

@@ -1,0 +1,220 @@
+"""Per-index-generation tables of memory search: every chunk's tokens and recall row.
+
+A search touches ~150 to ~400 chunks out of tens of thousands, each fresh: tokenizing
+each hit's text for OpenClaw's lexical boost and for MMR, and reading its recall
+rows, cost more than the SQL that finds them. Once an index has been seen unchanged
+by two searches in a row, its chunks are read once and kept:
+
+* :class:`ChunkTokens`: the search tokens of every ASCII chunk text (and of its
+  snippet, when the snippet is shorter) as integer ids, one numbering per table.
+  Looked up *by the text itself* (a dict keyed by the exact string), so a hit whose
+  text is not in the table (non-ASCII, changed, new) simply takes the tokenizing
+  path: the answer never depends on the table being current.
+* :class:`RecallTable`: every chunk id of the chunks table and the recall metadata /
+  provenance row of each (:func:`core.openclaw.memsearch_recall.live_recall`'s join,
+  without its ``WHERE``). It is keyed by a signature that changes with any write to
+  the database: :func:`core.openclaw.memsearch_vectors.index_signature`, the
+  database and WAL files' inode, size and mtime, and SQLite's ``data_version`` of
+  the connection.
+
+Memory, measured at 50,000 chunks of 60 words (bench/bench_mcp_search.py): the
+token table about 36 MB (the texts it is keyed by 24 MB, the ids 8 MB, the
+dictionaries), the recall table about 17 MB. At most :data:`MAX_TABLES` of each are
+kept (one per index file), and an index of more than :data:`MAX_CHUNKS` chunks gets
+none (its searches take the per-hit paths).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from core.openclaw.memindex import quote
+from core.openclaw.memsearch_text import ascii_words, truncate_utf16
+from core.openclaw.memsearch_vectors import _stat, index_signature
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    import numpy.typing as npt
+
+    from core.openclaw.memindex import MemoryIndex
+    from core.openclaw.memindex_records import RecallInfo
+
+ENABLED = True
+"""False: every search takes the per-hit paths (a test compares the two)."""
+
+MAX_TABLES = 2
+"""Tables of each kind kept at once (one per index file)."""
+
+MAX_CHUNKS = 300_000
+"""Indexes with more chunks get no table (about 200 MB of tokens at that size)."""
+
+SNIPPET_CHARS = 700
+"""``SNIPPET_MAX_CHARS`` of :mod:`core.openclaw.memsearch_keyword` (which imports this)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTokens:
+    """The ASCII search tokens of chunk texts, as ids: row *r*'s are ``ids[starts[r]:starts[r+1]]``.
+
+    ``rows``: text -> row. ``vocab``: token (bytes, :func:`ascii_words`) -> id. Each
+    row's ids are distinct (the text's token set) and sorted. ``lengths``: each text's
+    length (UTF-16 units; ASCII: characters).
+    """
+
+    rows: dict[str, int]
+    vocab: dict[bytes, int]
+    starts: npt.NDArray[np.int64]
+    ids: npt.NDArray[np.int32]
+    lengths: npt.NDArray[np.int64]
+
+    def positions(self, texts: Sequence[str]) -> list[int | None]:
+        """The row of each of *texts* (None: not in the table)."""
+        get = self.rows.get
+        return [get(t) for t in texts]
+
+    def counts(self, rows: Sequence[int], wanted: Sequence[int]) -> npt.NDArray[np.int64]:
+        """How many of the token ids *wanted* (distinct) each of *rows* has."""
+        r = np.asarray(rows, dtype=np.int64)
+        first, sizes = self.starts[r], self.starts[r + 1] - self.starts[r]
+        total = int(sizes.sum())
+        if not total or not wanted:
+            return np.zeros(r.size, dtype=np.int64)
+        offset = np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+        found = np.isin(self.ids[offset + np.arange(total)], np.asarray(wanted, dtype=np.int32))
+        owner = np.repeat(np.arange(r.size), sizes)
+        return np.bincount(owner[found], minlength=r.size).astype(np.int64)
+
+    def token_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]] | None:
+        """Each text's token ids (one numbering for all), or None when one is not here."""
+        rows = self.positions(texts)
+        if any(r is None for r in rows):
+            return None
+        starts, ids = self.starts, self.ids
+        return [ids[starts[r] : starts[r + 1]] for r in rows if r is not None]
+
+
+def _tokens_of(texts: Sequence[str]) -> ChunkTokens:
+    rows: dict[str, int] = {}
+    vocab: dict[bytes, int] = {}
+    setdefault = vocab.setdefault
+    parts: list[list[int]] = []
+    lengths: list[int] = []
+    for text in texts:
+        if not text.isascii():
+            continue
+        snippet = truncate_utf16(text, SNIPPET_CHARS)
+        for t in (text, snippet) if snippet != text else (text,):
+            if t in rows:
+                continue
+            rows[t] = len(parts)
+            parts.append(sorted(setdefault(w, len(vocab)) for w in set(ascii_words(t).split())))
+            lengths.append(len(t))
+    sizes = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    starts = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    flat = np.fromiter((i for p in parts for i in p), dtype=np.int32, count=int(starts[-1]))
+    return ChunkTokens(rows, vocab, starts, flat, np.asarray(lengths, dtype=np.int64))
+
+
+@dataclass(frozen=True, slots=True)
+class RecallTable:
+    """Every chunk id of an index (``live``) and the recall row of those that have one."""
+
+    live: frozenset[str]
+    info: dict[str, RecallInfo]
+
+
+class _Tables:
+    """Tables of one kind, per index file, built once the index was seen unchanged twice."""
+
+    def __init__(self, signature: Callable[[MemoryIndex], tuple[Any, ...]]) -> None:
+        self._signature = signature
+        self._seen: dict[str, tuple[Any, ...]] = {}
+        self._tables: dict[str, tuple[tuple[Any, ...], Any]] = {}
+        self._lock = threading.Lock()
+        self.builds = 0
+        """How many tables were built (a test reads it)."""
+
+    def get(self, index: MemoryIndex, build: Callable[[MemoryIndex], Any]) -> Any:
+        """The table of *index* as it is now, or None (not yet seen unchanged, or too big)."""
+        if not ENABLED or index.layout.chunks is None:
+            return None
+        key = os.path.realpath(index.path)
+        with self._lock:
+            sig = self._signature(index)
+            found = self._tables.get(key)
+            if found is not None and found[0] == sig:
+                return found[1]
+            self._tables.pop(key, None)
+            if self._seen.get(key) != sig:  # changed since the last search: not yet
+                self._seen[key] = sig
+                return None
+            table = build(index)
+            self.builds += 1
+            self._tables[key] = (sig, table)
+            while len(self._tables) > MAX_TABLES:
+                del self._tables[next(iter(self._tables))]
+            return table
+
+    def current(self) -> list[Any]:
+        """The tables kept now (lookups by content need no index)."""
+        if not ENABLED:
+            return []
+        with self._lock:
+            return [t for _, t in self._tables.values() if t is not None]
+
+
+def _too_big(index: MemoryIndex) -> bool:
+    table = quote(index.layout.chunks or "")
+    return int(index.db.rows(f"SELECT count(*) FROM {table}")[0][0]) > MAX_CHUNKS
+
+
+def _build_tokens(index: MemoryIndex) -> ChunkTokens | None:
+    if _too_big(index) or "text" not in index.columns(index.layout.chunks or ""):
+        return None
+    rows = index.db.rows(f"SELECT text FROM {quote(index.layout.chunks or '')}")
+    return _tokens_of([t for (t,) in rows if isinstance(t, str)])
+
+
+def _recall_signature(index: MemoryIndex) -> tuple[Any, ...]:
+    version = index.db.rows("PRAGMA data_version")[0][0]
+    return (
+        index_signature(index),
+        _stat(index.path),
+        _stat(index.path + "-wal"),
+        id(index.db),
+        version,
+    )
+
+
+TOKENS = _Tables(index_signature)
+RECALL = _Tables(_recall_signature)
+
+
+def chunk_tokens(index: MemoryIndex) -> ChunkTokens | None:
+    """The token table of *index*, when it has one now."""
+    found: ChunkTokens | None = TOKENS.get(index, _build_tokens)
+    return found
+
+
+def token_ids_of(texts: Sequence[str]) -> list[npt.NDArray[np.int32]] | None:
+    """Each text's ASCII token ids from one kept table holding them all, or None."""
+    for table in TOKENS.current():
+        found: list[npt.NDArray[np.int32]] | None = table.token_ids(texts)
+        if found is not None:
+            return found
+    return None
+
+
+def recall_table(
+    index: MemoryIndex, build: Callable[[MemoryIndex], RecallTable | None]
+) -> RecallTable | None:
+    """The recall table of *index* (made by *build*), when it has one now."""
+    found: RecallTable | None = RECALL.get(index, lambda i: None if _too_big(i) else build(i))
+    return found
