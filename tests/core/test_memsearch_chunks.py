@@ -95,3 +95,13 @@ def test_tables_built_once_unchanged_and_again_after_a_write(tmp_path: Path) -> 
     db.close()
     assert importance() == 2  # the write seen: the recall table made again
     assert memsearch_chunks.RECALL.builds == recall + 2
+
+
+def test_path_boost_of_ascii_paths_as_the_patterns() -> None:
+    paths = ["MEMORY.md", "memory/Tea-X9.md", "notes/UNDER_score.md", "notes/\u212aey.md", "a/b"]
+    for query in ["tea x9", "memory md", "under_score key", "b", "caf\u00e9 tea"]:
+        matchers = [boost_matcher(t) for t in unique(search_tokens(query))]
+        for p in paths:
+            by_pattern = sum(0.18 for m in matchers if m.sub.search(p))  # p is NFC
+            assert path_boost(matchers, p) == by_pattern
+    assert path_boost([boost_matcher("key")], "notes/\u212aey.md") == 0.18  # Kelvin sign
