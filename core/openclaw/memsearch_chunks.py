@@ -91,13 +91,20 @@ class ChunkTokens:
         owner = np.repeat(np.arange(r.size), sizes)
         return np.bincount(owner[found], minlength=r.size).astype(np.int64)
 
-    def token_ids(self, texts: Sequence[str]) -> list[npt.NDArray[np.int32]] | None:
-        """Each text's token ids (one numbering for all), or None when one is not here."""
+    def token_ids(
+        self, texts: Sequence[str]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]] | None:
+        """How many token ids each text has, and all of them, text after text.
+
+        None when a text is not here.
+        """
         rows = self.positions(texts)
-        if any(r is None for r in rows):
+        if None in rows:
             return None
-        starts, ids = self.starts, self.ids
-        return [ids[starts[r] : starts[r + 1]] for r in rows if r is not None]
+        r = np.asarray(rows, dtype=np.int64)
+        first, sizes = self.starts[r], self.starts[r + 1] - self.starts[r]
+        offset = np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+        return sizes, self.ids[offset + np.arange(int(sizes.sum()))]
 
 
 def _tokens_of(texts: Sequence[str]) -> ChunkTokens:
@@ -204,10 +211,12 @@ def chunk_tokens(index: MemoryIndex) -> ChunkTokens | None:
     return found
 
 
-def token_ids_of(texts: Sequence[str]) -> list[npt.NDArray[np.int32]] | None:
-    """Each text's ASCII token ids from one kept table holding them all, or None."""
+def token_ids_of(
+    texts: Sequence[str],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]] | None:
+    """:meth:`ChunkTokens.token_ids` from one kept table holding every text, or None."""
     for table in TOKENS.current():
-        found: list[npt.NDArray[np.int32]] | None = table.token_ids(texts)
+        found: tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]] | None = table.token_ids(texts)
         if found is not None:
             return found
     return None

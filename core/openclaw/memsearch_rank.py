@@ -246,7 +246,9 @@ def _mmr_arrays(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidat
         np.subtract(lam_rel, penalty, out=m)
         best = int(m.argmax())
         top = m[best]
-        if (m[best + 1 :] == top).any():  # equal MMR: the higher score, then the earlier
+        if (
+            best + 1 < n and m[best + 1 :].max() == top
+        ):  # equal MMR: the higher score, then the earlier
             ties = np.flatnonzero(m == top)
             best = int(ties[int(scores[ties].argmax())])
         picked.append(items[best])
@@ -265,9 +267,7 @@ def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np
     """
     known = token_ids_of([c.hit.snippet for c in items])
     if known is not None:  # every snippet's token ids kept (ASCII: the same tokens)
-        lengths = [a.size for a in known]
-        flat = np.concatenate(known) if known else np.zeros(0, np.int32)
-        return _similarities(items, lengths, *_number(flat))
+        return _similarities(items, known[0].tolist(), *_number(known[1]))
     sets = [mmr_token_bytes(c.hit.snippet) for c in items]
     lengths = [len(t) for t in sets]
     flat = np.fromiter(map(hash, itertools.chain.from_iterable(sets)), np.int64, sum(lengths))

@@ -23,7 +23,7 @@ from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_boost import boost_matcher, boosted_score, boosted_scores, path_boost
 from core.openclaw.memsearch_keyword import MemoryHit
 from core.openclaw.memsearch_records import MemoryCandidate
-from core.openclaw.memsearch_text import search_tokens, truncate_utf16, unique
+from core.openclaw.memsearch_text import mmr_token_bytes, search_tokens, truncate_utf16, unique
 from tests.core.test_memindex import make_v23
 
 if TYPE_CHECKING:
@@ -67,7 +67,12 @@ def test_jaccard_from_the_table_as_tokenizing(monkeypatch: pytest.MonkeyPatch) -
     plain = memsearch_rank._jaccard_matrix(items)
     monkeypatch.setattr(memsearch_chunks, "token_ids_of", table.token_ids)
     monkeypatch.setattr(memsearch_rank, "token_ids_of", table.token_ids)
-    assert table.token_ids([c.hit.snippet for c in items]) is not None
+    found = table.token_ids([c.hit.snippet for c in items])
+    assert found is not None
+    words = {i: w for w, i in table.vocab.items()}
+    ends = np.cumsum(found[0]).tolist()
+    for c, start, end in zip(items, [0, *ends[:-1]], ends, strict=True):  # the snippet's MMR tokens
+        assert {words[i] for i in found[1][start:end].tolist()} == mmr_token_bytes(c.hit.snippet)
     assert np.array_equal(memsearch_rank._jaccard_matrix(items), plain)
     assert plain[plain < 1].max() > 0  # some pairs share tokens, some do not
 
