@@ -307,8 +307,16 @@ def _number(
     """Tokens (*flat*: their keys) numbered 0.. in key order: the stable sort, numbers, counts.
 
     As ``np.unique(flat, return_inverse=True)`` and ``argsort(inverse, stable)``, in one sort.
+    Non-negative 32-bit ids (a kept table's) are sorted by their two 16-bit halves, the
+    low then the high, each by numpy's stable radix sort: the same order, faster.
     """
-    order = np.argsort(flat, kind="stable")
+    if flat.dtype == np.int32 and flat.size and int(flat.min()) >= 0:
+        order = np.argsort((flat & 0xFFFF).astype(np.uint16), kind="stable")
+        high = (flat >> 16).astype(np.uint16)
+        if high.any():
+            order = order[np.argsort(high[order], kind="stable")]
+    else:
+        order = np.argsort(flat, kind="stable")
     if not flat.size:
         return order, np.zeros(0, np.int64), np.zeros(0, np.int64)
     ranked = flat[order]

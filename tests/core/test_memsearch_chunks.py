@@ -110,3 +110,12 @@ def test_path_boost_of_ascii_paths_as_the_patterns() -> None:
             by_pattern = sum(0.18 for m in matchers if m.sub.search(p))  # p is NFC
             assert path_boost(matchers, p) == by_pattern
     assert path_boost([boost_matcher("key")], "notes/\u212aey.md") == 0.18  # Kelvin sign
+
+
+def test_numbering_of_32_bit_ids_by_halves() -> None:
+    rng = np.random.default_rng(2)
+    for high in (300, 1 << 20, (1 << 31) - 1):  # one half, two halves
+        flat = rng.integers(0, high, 3000).astype(np.int32)
+        fast = memsearch_rank._number(flat)
+        plain = memsearch_rank._number(flat.astype(np.int64))  # numpy's argsort
+        assert all(np.array_equal(a, b) for a, b in zip(fast, plain, strict=True))
