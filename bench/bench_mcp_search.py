@@ -72,28 +72,52 @@ ms, and the p50 of the CPU time where it tells more.
   ``sessions_list`` in 2.2 s (1.25 s of it importing the ``mcp`` SDK: its package
   imports its client, FastMCP, httpx, pydantic and jsonschema).
 
-The targets are not met: memsearch_fts is about 4x its target (5x SQLite alone),
-memsearch_hybrid 5 to 6x its. Where the time goes (CPU per query, after, under load):
+Where the time went after those commits (CPU per query, under load): memsearch_fts 17 ms
+(the body query 3.8, the body hits in Python 5.0: OpenClaw's lexical boost tokenized
+each fresh chunk text; the recall join 3.2, the merge 1.9, the path queries 1.5, decay
+and sorts 1.0); memsearch_hybrid 52 ms (MMR 16.8: the Jaccard matrix 12.3, tokenizing
+fresh snippets 4.8 of it; the vector side 12.9: the float32 product about 8; the body
+query and hits 7.9; the recall join of ~340 hits 7.4).
 
-* memsearch_fts, 17 ms: the body query 3.8 (bm25 of every match unsorted 2.1, then the
-  ~140 kept rows and their live test; bare ``MATCH`` without bm25 is 0.6), the
-  body hits in Python 5.0 (OpenClaw's lexical boost tokenizes each fresh chunk text, the
-  hit records), the recall join 3.2 (three index lookups per hit and the records), the
-  merge 1.9, the three path queries 1.5, decay and OpenClaw's sorts 1.0;
-* memsearch_hybrid, 52 ms: MMR over ~400 candidates 16.8 (the Jaccard matrix 12.3:
-  tokenizing fresh snippets 4.8, hashing 16,000 tokens 2.8, numbering them 1.6, the
-  collision check 1.4, the pair counts 2.6; the greedy passes 4.7), the vector side 12.9
-  (the float32 product over the 50,000 x 384 matrix about 8, rereading the candidates'
-  stored vectors 2.0 and their rows 2.2), the body query and hits 7.9, the recall join
-  of ~340 hits 7.4.
+* after commits 3fa2b53 to 915299c (:mod:`core.openclaw.memsearch_chunks`: every
+  chunk's ASCII tokens as ids, keyed by the text itself, for the lexical boost and MMR's
+  Jaccard matrix, and every chunk's recall row, kept per index generation and built at
+  the second search of an unchanged index: 42 MB and 1.9 s of CPU, 19 MB and 0.55 s at
+  50,000 chunks; the boost's regex patterns compiled only when needed, 0.4 ms each
+  before; MMR's ids gathered and ordered by numpy's radix sort, its tie test without a
+  boolean array), 60 queries, ``OPENBLAS_NUM_THREADS=1``, each run beside commit
+  464d638 in the same minute (load average 4.2 to 4.5), p50 wall / CPU in ms, before
+  -> after: memsearch_fts 19.8 / 18.3 -> 14.5 / 13.0, memsearch_hybrid 56.1 / 53.6 ->
+  36.6 / 35.5 (p95 69.1 -> 47.6), run_search_fts 21.6 -> 19.8 (it opens the index per
+  call: no table kept for it); beside them sqlite_fts 3.6 and sqlite_hybrid 11.1-11.8;
+  the first hybrid search 1.6-1.9 s (3fa2b53 alone at load 1.2: CPU 13.4 and 35.1).
+* tried and dropped: an int8 pre-filter of the vector scan (19 MB instead of 77 MB,
+  each row's error bounded by its rounding): numpy has no BLAS for integers, and its
+  int8 matrix-vector product over 50,000 x 384 took 15.4 ms of CPU beside 6.7 for the
+  float32 one (float16: 126 ms), so it cannot pay without a compiled kernel; the token
+  table built with numpy's unique over all (chunk, token) pairs took 3.4 s beside 1.5;
+  earlier, MMR tokens as exact base-38 integer codes computed for all snippets at once
+  in numpy (commit 4df693d, reverted): 14.4 ms beside 15.0 for the hashed tokens.
 
-Reaching 5 ms would take the per-chunk work out of the query: an in-memory keyword
-index for the body query (postings and FTS5's bm25 reproduced, proven equal to SQLite),
-and per-index-generation arrays of every chunk's row, boost tokens, MMR token codes and
-recall rows, so that a query touches numbers only; 10 ms hybrid would also need a
-smaller scan than the 77 MB float32 matrix (it alone is about 8 ms, memory-bound).
-Tried and dropped: MMR tokens as exact base-38 integer codes computed for all snippets
-at once in numpy (commit 4df693d, reverted): 14.4 ms beside 15.0 for the hashed tokens.
+The targets are still not met: memsearch_fts is about 2.6x its target (3.6x SQLite
+alone), memsearch_hybrid 3.5x its. Where the time goes now (CPU per query, load 4):
+
+* memsearch_fts, 12 to 13 ms: the body query's SQL 3.4 (bm25 of every match 1.9, the
+  kept rows 1.5), the body hits in Python about 3 (the hit records, the boost from the
+  kept ids), the merge and its sort 1.7, the path queries 1.1, decay, importance and
+  OpenClaw's final sort 1.0, the recall lookups 0.9, the clock 0.4, the index
+  signatures of the kept tables 0.5 (a count(*) of the chunks each);
+* memsearch_hybrid, 35 ms: the vector side 11.6 (the float32 product over the 50,000 x
+  384 matrix about 7.5, memory-bound; rereading the ~200 candidates' float64 vectors
+  1.5 and their rows 2.4), MMR over ~400 candidates 8.6 (the Jaccard matrix 3.7: pair
+  counts 0.8, the dense product 0.7, its member matrix 0.3, the numbering 0.3; the
+  greedy passes 3.5 to 4, about 9 us per pick), the keyword side 9.6, the merge 2.4.
+
+Reaching 5 ms would take the body query itself out of SQLite (an in-memory keyword
+index, postings and FTS5's bm25 reproduced and proven equal) and the hit records out
+of Python; 10 ms hybrid would also need a smaller scan than the 77 MB float32 matrix
+(a compiled int8 or a reduced-dimension pre-filter with a proven bound) and MMR's
+greedy passes in compiled code.
 
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
