@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHeaderView,
     QLabel,
     QSplitter,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from widgets.common.record_model import Column, RecordRole, RecordTableModel
+from widgets.compaction.models import table_view
 from widgets.whatif.lane import KIND_NAMES, loss_text
 
 if TYPE_CHECKING:
@@ -141,15 +141,8 @@ class LostItemsPane(QWidget):
         self.title = QLabel()
         self.title.setWordWrap(True)
         self.model: RecordTableModel[LostRow] = RecordTableModel(LOST_COLUMNS, self)
-        self.table = QTableView()
-        self.table.setModel(self.model)
+        self.table = table_view(self.model, ())
         self.table.setAccessibleName("Items lost for good")
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(22)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
         header.resizeSection(0, 80)

@@ -25,7 +25,6 @@ import pyqtgraph as pg  # type: ignore[import-untyped]
 from PySide6.QtCore import QEvent, QModelIndex, QSignalBlocker, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -35,7 +34,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -47,6 +45,7 @@ from widgets.common.jobs import default_runner
 from widgets.common.palette import color_plots
 from widgets.common.record_model import RecordRole
 from widgets.common.view_jobs import view_key
+from widgets.compaction.models import table_view
 from widgets.timeline.style import TokenAxis, short_tokens
 from widgets.whatif.jobs import audit_job, settings_text, whatif_job, whatif_summary
 from widgets.whatif.lane import REAL_COLOR, SIMULATED_COLOR, Lane
@@ -192,19 +191,8 @@ class WhatIfView(QWidget):
 
     def _build_table(self) -> None:
         self.model = CompactionTableModel(COLUMNS, self)
-        self.table = QTableView()
-        self.table.setModel(self.model)
+        self.table = table_view(self.model, COLUMN_WIDTHS)
         self.table.setAccessibleName("What-if compactions")
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(22)
-        header = self.table.horizontalHeader()
-        header.setStretchLastSection(True)
-        for col, width in enumerate(COLUMN_WIDTHS):
-            header.resizeSection(col, width)
         self.table.clicked.connect(self._on_row_activated)
         self.table.activated.connect(self._on_row_activated)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_changed)
