@@ -282,7 +282,8 @@ def _forensics(app: QApplication, window: MainWindow) -> None:
     view.run()
     _wait_for(lambda: view.result() is not None and not view._runner.busy(view._key), 60_000)
     _wait_for(lambda: not view._runner.busy(view._audit_key), 120_000)  # each one's loss
-    view.table.setCurrentIndex(view.model.index(0, 0))  # what the first one lost for good
+    lost = [view.model.index(r, 3).data() or 0 for r in range(view.model.rowCount())]
+    view.table.setCurrentIndex(view.model.index(lost.index(max(lost)), 0))  # lost the most
     _settle(app, 600)
     _save(window, "whatif.png")
     window.splitter.setSizes(sizes)

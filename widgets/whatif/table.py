@@ -55,11 +55,7 @@ def _share(row: CompactionRow) -> str:
 COLUMNS: list[Column[CompactionRow]] = [
     Column("Kind", lambda r: KIND_NAMES[r.compaction.kind]),
     Column("After entry", lambda r: f"#{r.compaction.index}", lambda r: r.compaction.position),
-    Column("Tokens before", lambda r: r.compaction.tokens_before, align_right=True),
-    Column("Tokens after", lambda r: r.compaction.tokens_after, align_right=True),
-    Column("Summarised", lambda r: r.compaction.summarized, align_right=True),
-    Column("Kept", lambda r: r.compaction.kept, align_right=True),
-    Column("Reason", lambda r: r.compaction.reason),
+    # what it lost, next to where it happened: a narrow table still shows it
     Column("Loss", _share, lambda r: r.loss.total.loss if r.loss else -1.0, align_right=True),
     Column(
         "Lost for good",
@@ -67,8 +63,13 @@ COLUMNS: list[Column[CompactionRow]] = [
         lambda r: r.loss.total.lost if r.loss is not None else -1,
         align_right=True,
     ),
+    Column("Tokens before", lambda r: r.compaction.tokens_before, align_right=True),
+    Column("Tokens after", lambda r: r.compaction.tokens_after, align_right=True),
+    Column("Summarised", lambda r: r.compaction.summarized, align_right=True),
+    Column("Kept", lambda r: r.compaction.kept, align_right=True),
+    Column("Reason", lambda r: r.compaction.reason),
 ]
-COLUMN_WIDTHS = (80, 90, 100, 100, 90, 60, 80, 60, 100)
+COLUMN_WIDTHS = (72, 80, 56, 96, 96, 90, 84, 50, 76)
 NARROW = 900
 """Below this width the lost items go under the compactions' table, not beside it."""
 LOSS_COLUMNS = (len(COLUMNS) - 2, len(COLUMNS) - 1)

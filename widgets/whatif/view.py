@@ -237,9 +237,9 @@ class WhatIfView(QWidget):
         split = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
         split.addWidget(self.chart)
         split.addWidget(bottom)
-        split.setStretchFactor(0, 3)
+        split.setStretchFactor(0, 2)  # the two lanes, and the compactions with their losses
         split.setStretchFactor(1, 1)
-        split.setSizes([600, 200])
+        split.setSizes([500, 250])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(form)
