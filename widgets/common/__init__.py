@@ -1,5 +1,5 @@
 """Pieces every view shares.
 
 The job runner for background work, the app state object views observe, a generic
-record table model and the write preview dialog.
+record table model and its read-only table view, and the write preview dialog.
 """

@@ -39,6 +39,7 @@ from core.io.jobs import Cancelled
 from widgets.common.jobs import default_runner
 from widgets.common.palette import is_dark
 from widgets.common.record_model import RecordRole
+from widgets.common.tables import table_view
 from widgets.common.view_jobs import view_key
 from widgets.compaction.actions import add_action
 from widgets.compaction.audit_models import (
@@ -60,7 +61,6 @@ from widgets.compaction.audit_models import (
     score_rows,
 )
 from widgets.compaction.elided import ElidedLabel
-from widgets.compaction.models import table_view
 from widgets.compaction.probe_view import ProbePane
 from widgets.compaction.provider import ProviderPicker
 

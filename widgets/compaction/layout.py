@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 from typing_extensions import override
 
+from widgets.common.tables import table_view
 from widgets.compaction.audit_view import AuditView
 from widgets.compaction.diff import SummaryDiffView
 from widgets.compaction.elided import ElidedLabel
@@ -32,7 +33,6 @@ from widgets.compaction.models import (
     SECTION_COLUMNS,
     SEGMENT_COLUMNS,
     make_model,
-    table_view,
 )
 from widgets.compaction.provider import ProviderPicker
 

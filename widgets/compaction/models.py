@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QAbstractItemView, QTableView
-
 from core.io.text import one_line
 from widgets.common.record_model import Column, RecordTableModel
 from widgets.compaction.markup import is_required
@@ -108,24 +106,3 @@ CALL_COLUMNS: tuple[Column[CallRecord], ...] = (
 def make_model(columns: tuple[Column[Any], ...], parent: QObject | None) -> RecordTableModel[Any]:
     """A record model over *columns*."""
     return RecordTableModel(columns, parent)
-
-
-def table_view(model: Any, widths: tuple[int, ...], table: QTableView | None = None) -> QTableView:
-    """*table* (a new one by default) showing *model* as every table of the panel does.
-
-    Whole rows selected one at a time, read-only, compact rows, the given column widths.
-    """
-    table = table if table is not None else QTableView()
-    table.setAlternatingRowColors(True)
-    table.setWordWrap(False)
-    table.setModel(model)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.verticalHeader().hide()
-    table.verticalHeader().setDefaultSectionSize(22)
-    header = table.horizontalHeader()
-    header.setStretchLastSection(True)
-    for col, width in enumerate(widths):
-        header.resizeSection(col, width)
-    return table

@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
 from widgets.common.jobs import default_runner
 from widgets.common.palette import is_dark
 from widgets.common.record_model import RecordTableModel
+from widgets.common.tables import table_view
 from widgets.common.view_jobs import view_key
 from widgets.compaction.elided import ElidedLabel
-from widgets.compaction.models import table_view
 from widgets.compaction.probe_models import (
     GRADE_COLORS,
     NO_MODEL_TIP,

@@ -19,16 +19,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
-    QHeaderView,
     QLabel,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from widgets.common.record_model import Column, RecordRole
+from widgets.common.tables import table_view
 from widgets.common.text import esc
 from widgets.common.tip_model import TipTableModel
 
@@ -129,22 +127,6 @@ def _row_tip(row: ProvenanceRow) -> str:
     return "Enter: show the compaction that summarised this message"
 
 
-def _table(model: TipTableModel[ProvenanceRow] | TipTableModel[FactLink]) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(False)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.verticalHeader().hide()
-    view.verticalHeader().setDefaultSectionSize(22)
-    header = view.horizontalHeader()
-    header.setStretchLastSection(True)
-    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    return view
-
-
 class ProvenancePane(QWidget):
     """A fact's source messages, the compactions that summarised them, their lines.
 
@@ -172,7 +154,7 @@ class ProvenancePane(QWidget):
                 r.what == "compaction" and not (r.message.compaction and r.message.compaction.lines)
             ),
         )
-        self.table = _table(self.model)
+        self.table = table_view(self.model)
         for col, width in enumerate((340, 70, 80, 76, 76)):
             self.table.horizontalHeader().resizeSection(col, width)
         self.table.setToolTip(
@@ -253,7 +235,7 @@ class FactsFromCompaction(QDialog):
             ),
             bold=lambda k: k.line_status is not None,
         )
-        self.table = _table(self.model)
+        self.table = table_view(self.model)
         for col, width in enumerate((92, 70, 50, 96, 80)):
             self.table.horizontalHeader().resizeSection(col, width)
         self.table.activated.connect(self._on_table_activated)

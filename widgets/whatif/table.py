@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from typing_extensions import override
 
 from widgets.common.record_model import Column, RecordRole, RecordTableModel
-from widgets.compaction.models import table_view
+from widgets.common.tables import table_view
 from widgets.whatif.lane import KIND_NAMES, loss_text
 
 if TYPE_CHECKING:

@@ -44,8 +44,8 @@ from widgets.common.flow import FlowLayout
 from widgets.common.jobs import default_runner
 from widgets.common.palette import color_plots
 from widgets.common.record_model import RecordRole
+from widgets.common.tables import table_view
 from widgets.common.view_jobs import view_key
-from widgets.compaction.models import table_view
 from widgets.timeline.style import TokenAxis, short_tokens
 from widgets.whatif.jobs import audit_job, settings_text, whatif_job, whatif_summary
 from widgets.whatif.lane import REAL_COLOR, SIMULATED_COLOR, Lane
