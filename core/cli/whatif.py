@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from core.cli.compaction import CompactionCliError, open_session
 from core.compaction.whatif import replay_whatif
 from core.compaction.whatif_report import whatif_json, whatif_settings
+from core.io.text import cut
 
 if TYPE_CHECKING:
     import argparse
@@ -77,10 +78,6 @@ def _loss_cell(loss: CompactionLoss | None) -> str:
     return f"loss {t.loss:.0%} ({t.lost} lost)"
 
 
-def _short(text: str, limit: int = 100) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
-
-
 def render_text(
     path: str, result: WhatIfResult, own: WhatIfSettings, audit: WhatIfAudit | None = None
 ) -> str:
@@ -142,7 +139,7 @@ def render_text(
         if lost:
             name = "real" if c.kind == "real" else "what-if"
             lines.append(f"lost for good by the {name} compaction after #{c.index}:")
-            lines.extend(f"  {i.category}: {_short(i.text)}" for i in lost)
+            lines.extend(f"  {i.category}: {cut(i.text, 100)}" for i in lost)
     if result.failed:
         lines.append(
             f"{len(result.failed)} time(s) the trigger fired with nothing to summarise "

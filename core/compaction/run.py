@@ -367,7 +367,8 @@ def compact(
         from core.store.knowledge import load_knowledge
 
         log = load_knowledge(store_dir / "knowledge.jsonl")
-        messages = [i.message for i in (*plan.history_dropped, *plan.summarize)]
+        read = (*plan.history_dropped, *plan.summarize)  # what the extraction reads
+        messages = [i.message for i in read]
         client = (
             None
             if extract_client is None
@@ -379,7 +380,7 @@ def compact(
         result.fact_sources = extraction_sources(
             [o.candidate.content for o in extraction.operations],
             session,
-            [i.entry.id for i in (*plan.history_dropped, *plan.summarize)],
+            [i.entry.id for i in read],
             run=result.run_id,
             extractor=extraction.source,
             compaction=str(entry["id"]),

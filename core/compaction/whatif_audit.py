@@ -22,7 +22,7 @@ object of ``memlens whatif --audit --json``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from core.compaction.audit import (
@@ -74,10 +74,12 @@ class CompactionLoss:
     """A simulated one: the entry after which the previous simulated compaction happens
     (where the items of the summary it folds in were summarised)."""
 
-    @property
-    def total(self) -> Score:
-        """Counts by status over every item, and the overall loss share."""
-        return score(self.audit.items)
+    total: Score = field(init=False)
+    """Counts by status over every item, and the overall loss share (read per table
+    cell and tooltip: counted once)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "total", score(self.audit.items))
 
     def categories(self) -> dict[str, float]:
         """Loss share (missing or lost over items) of each category that has items."""

@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg  # type: ignore[import-untyped]
 
 from core.compaction.whatif import WhatIfCompaction, WhatIfFlush, WhatIfOverflow
+from core.io.text import cut
 from widgets.timeline.style import THRESHOLD_STYLES, short_tokens
 
 if TYPE_CHECKING:
@@ -32,12 +33,8 @@ def loss_text(loss: CompactionLoss, top: int = 3) -> str:
         f"Loss {t.loss:.0%}: {t.missing + t.lost:,} of {t.items:,} items not in {who}; "
         f"{t.lost:,} lost for good (no later message has them)"
     ]
-    lines += [f"  lost: {i.category}: {_short(i.text)}" for i in loss.lost_items(top)]
+    lines += [f"  lost: {i.category}: {cut(i.text, 80)}" for i in loss.lost_items(top)]
     return "\n".join(lines)
-
-
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def tip_text(item: object, loss: CompactionLoss | None = None) -> str:
