@@ -7,7 +7,6 @@ is recorded in the activity log, and is followed by a refresh from disk.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,11 +16,13 @@ from app.app_config import llm_providers, safety_defaults
 from app.context import AppContext, AppHelper
 from app.live import kept_view
 from app.paths import data_dir
+from core.compaction.extract import summary_lines_keeping
 from core.compaction.provider import ProviderChoice, Timeouts
 from core.compaction.target import target_from_dataset
 from core.dataset.load import summarize
 from core.io import fsutil
 from core.io.problems import FormatError
+from core.knowledge.provenance import ProvenanceIndex
 from core.knowledge.sources import MessageIndex, SourceHit, fact_sources
 from core.openclaw.agentdb import load_session_ref
 from core.safety.activity import ActivityLog
@@ -77,6 +78,8 @@ class Manager(AppHelper):
         views.facts_view.written.connect(self._on_facts_written)
         views.facts_view.failed.connect(status.say)
         self._messages: MessageIndex | None = None
+        self._sessions: list[Session] = []  # the snapshots both indexes read
+        self._provenance: tuple[tuple[int, int], ProvenanceIndex] | None = None
         self.apply_settings()
 
     def close(self) -> None:
@@ -124,7 +127,29 @@ class Manager(AppHelper):
         data = data if data is not None else self.app_state.data
         if data is None:
             return
-        self._messages = MessageIndex(replace(s, entries=list(s.entries)) for s in data.sessions)
+        self._sessions = [s.snapshot() for s in data.sessions]
+        self._messages = MessageIndex(self._sessions)
+
+    def provenance_index(self) -> ProvenanceIndex | None:
+        """Where the open data's facts came from, searched in the Sources tab's message index.
+
+        Made again with that index (when the sessions changed) or when segments were
+        added; the facts themselves are asked per call.
+        """
+        data = self.app_state.data
+        if data is None or self._messages is None:
+            return None
+        segments = data.segments.segments if data.segments is not None else []
+        key = (id(self._messages), len(segments))  # the old index is held: its id stays its own
+        if self._provenance is None or self._provenance[0] != key:
+            index = ProvenanceIndex(
+                self._sessions,
+                segments=list(segments),
+                keeps=summary_lines_keeping,
+                messages=self._messages,
+            )
+            self._provenance = (key, index)
+        return self._provenance[1]
 
     def set_recall(self, recall: RecallData | None) -> None:
         """The warm store and knowledge index a fact's sources are searched in."""

@@ -32,7 +32,6 @@ from typing_extensions import override
 
 from app.layout import TABS
 from app.nav_history import History, Visit
-from core.compaction.extract import summary_lines_keeping
 from core.knowledge.provenance import Provenance, ProvenanceIndex
 from core.refs.reference import BadReference, Reference, parse_reference
 from core.refs.resolve import reference_to, same_path
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
 
     from app.actions import Actions
     from app.inspector import Inspector
+    from app.manager import Manager
     from app.status import StatusBar
     from core.dataset.load import DataSet
     from core.dataset.open_recall import RecallData
@@ -80,6 +80,7 @@ class NavShell(Protocol):
     recall_view: RecallPreview
     tabs: QTabWidget
     menu_actions: Actions
+    manager: Manager
     load_job: Job | None
     recall_data: RecallData | None
     recall_job: Job | None
@@ -144,7 +145,6 @@ class Navigation(QObject):
         shell.state.entry_changed.connect(self._on_entry_changed)
         shell.facts_view.current_fact_changed.connect(self._on_current_fact_changed)
         shell.recall_view.why_box.segment_picked.connect(self._on_segment_picked)
-        self._provenance: tuple[tuple[int, ...], ProvenanceIndex] | None = None
         self._facts_key = f"navigation.facts@{id(self):x}"
         self.facts_dialog: FactsFromCompaction | None = None
         shell.facts_view.set_provenance_source(self.trace_provenance)
@@ -443,17 +443,8 @@ class Navigation(QObject):
 
     # -- provenance ---------------------------------------------------------------------
     def provenance_index(self) -> ProvenanceIndex | None:
-        """The provenance index of the open data (remade when sessions or facts changed)."""
-        data = self.shell.data
-        if data is None:
-            return None
-        stamp = _generation(data)
-        if self._provenance is None or self._provenance[0] != stamp:
-            sessions = [s.snapshot() for s in data.sessions]
-            segments = list(data.segments.segments) if data.segments is not None else []
-            index = ProvenanceIndex(sessions, segments=segments, keeps=summary_lines_keeping)
-            self._provenance = (stamp, index)
-        return self._provenance[1]
+        """The provenance index of the open data (the manager's, on its message index)."""
+        return self.shell.manager.provenance_index()
 
     def trace_provenance(self, fact: Fact) -> Callable[[], Provenance]:
         """The work (for a job) that traces *fact*'s provenance in the open data."""

@@ -61,6 +61,11 @@ def test_a_fact_leads_to_its_message_compaction_and_summary_line_and_back(qtbot,
     line_row = rows[at]
     message = line_row.message
     assert (message.entry_id, line_row.line.number, line_row.line.status) == ("00000003", 4, "kept")
+    # traced in the Sources tab's message index (the transcripts are indexed once), and
+    # kept while the sessions do not change
+    index = window.manager.provenance_index()
+    assert index is window.manager.provenance_index() and index is not None
+    assert index.messages is window.manager._messages
 
     # the source message
     detail.tabs.setCurrentIndex(3)
