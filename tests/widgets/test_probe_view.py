@@ -132,3 +132,29 @@ def test_cancel_stops_a_slow_probe_at_once(qtbot, tab, server):
     assert not pane.busy() and not pane.progress.isVisible()
     assert pane.headline.text() == "Probe cancelled." and pane.questions_model.rowCount() == 0
     assert pane.probe_button.isEnabled()
+
+
+def test_a_probe_keeps_to_the_panels_time_limits(qtbot, server, session):
+    """The Settings' time limits reach the probe: a slow model is cut at the total limit."""
+    import time
+
+    from core.compaction.provider import Timeouts
+    from widgets.compaction.panel import CompactionPanel
+
+    panel = CompactionPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.tabs.setCurrentWidget(panel.audit_view)
+    limits = Timeouts(connect=2.0, read=30.0, total=1.0)
+    panel.set_timeouts(limits)
+    pane = panel.audit_view.probe_pane
+    assert pane.timeouts is limits
+    server.add(Reply(200, {"choices": []}, delay=8.0))
+    panel.picker.set_providers([ProviderChoice("Slow", f"openai:{server.url}/v1:slow")])
+    panel.audit_view.set_session(session)
+    assert wait_idle(default_runner(), panel.audit_view._key, 30_000)
+    started = time.monotonic()
+    with qtbot.waitSignal(pane.probed, timeout=6_000) as ended:
+        assert pane.probe_button.isEnabled()
+        pane.probe_button.click()
+    assert isinstance(ended.args[0], str) and time.monotonic() - started < 6.0

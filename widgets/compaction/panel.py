@@ -153,8 +153,8 @@ class CompactionPanel(CompactionDisplay):
         self._activity = activity
 
     def set_timeouts(self, timeouts: Timeouts) -> None:
-        """Connect, read and total time limits of the model calls of each run."""
-        self._timeouts = timeouts
+        """Connect, read and total time limits of the model calls of each run (and probe)."""
+        self._timeouts = self.audit_view.probe_pane.timeouts = timeouts
 
     def timeouts(self) -> Timeouts:
         """The time limits the next run uses."""

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.compaction.provider import Timeouts
 from widgets.common.jobs import default_runner
 from widgets.common.palette import is_dark
 from widgets.common.record_model import RecordTableModel
@@ -76,6 +77,8 @@ class ProbePane(QWidget):
         self._session: Session | None = None
         self._audit: LossAudit | None = None
         self._choice: ProviderChoice | None = None
+        self.timeouts = Timeouts()
+        """The model call's time limits: the compaction panel's (Settings)."""
         self.run: ProbeRun | None = None
         self._build()
         self.cancel_button.clicked.connect(self.cancel)
@@ -171,10 +174,12 @@ class ProbePane(QWidget):
         choice, session, audit = self.choice(), self._session, self._audit
         if choice is None or session is None or audit is None or self.busy():
             return
-        snapshot = session.snapshot()
+        snapshot, timeouts = session.snapshot(), self.timeouts
 
         def job(*, progress: Callable[[int, int, str], None], cancelled: Callable[[], bool]) -> Any:
-            return run_probe(snapshot, audit, choice, progress=progress, cancelled=cancelled)
+            return run_probe(
+                snapshot, audit, choice, progress=progress, cancelled=cancelled, timeouts=timeouts
+            )
 
         self._show(None)
         self.setVisible(True)
