@@ -22,7 +22,6 @@ written here.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -32,6 +31,7 @@ from core.compaction.audit_match import Haystack
 from core.compaction.offline import RECALLED, extract_facts_offline
 from core.io import jsonio
 from core.io.jobs import check
+from core.io.json_answer import answer_body, complete_objects
 from core.io.jsstr import js_len, js_slice
 from core.recall.updater import Candidate, propose
 from core.safety.redact import redact
@@ -54,7 +54,6 @@ MAX_TOKENS = 2048
 TRUNCATED = "\n...(truncated)"
 _FACT_KEYS = frozenset({"type", "content"})
 
-_FENCE = re.compile(r"```[ \t]*(?:json5?|JSON)?[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 
 SYSTEM_PROMPT = """\
 You extract durable technical knowledge from a coding agent's conversation.
@@ -140,71 +139,8 @@ def extraction_prompt(conversation: str) -> tuple[str, str]:
 
 
 # -- parsing the answer -------------------------------------------------------------------
-def _without_trailing_commas(text: str) -> str:
-    """Drop commas that close an object or array (outside strings)."""
-    out: list[str] = []
-    in_str = escaped = False
-    pending: int | None = None  # index in out of a comma that may be trailing
-    for ch in text:
-        if in_str:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-            continue
-        if ch in "}]" and pending is not None:
-            out[pending] = ""
-        if not ch.isspace():
-            pending = None
-        if ch == ",":
-            pending = len(out)
-        elif ch == '"':
-            in_str = True
-        out.append(ch)
-    return "".join(out)
-
-
-def _complete_objects(text: str) -> list[Any]:
-    """Every complete ``{...}`` holding ``type`` or ``content``, in closing order.
-
-    Used when the answer as a whole does not parse: a truncated answer still
-    yields the facts closed before the cut.
-    """
-    found: list[Any] = []
-    starts: list[int] = []
-    in_str = escaped = False
-    for i, ch in enumerate(text):
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "{":
-            starts.append(i)
-        elif ch == "}" and starts:
-            start = starts.pop()
-            try:
-                value = jsonio.loads(text[start : i + 1])
-            except jsonio.JSONDecodeError:
-                continue
-            if isinstance(value, dict) and "facts" not in value and value.keys() & _FACT_KEYS:
-                found.append(value)
-    return found
-
-
 def _raw_facts(text: str, notes: list[str]) -> list[Any]:
-    body = text.strip()
-    fence = _FENCE.search(body)
-    if fence:
-        body = fence.group(1)
-    body = _without_trailing_commas(body)
+    body = answer_body(text)
     starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
     if not starts:
         notes.append("no JSON found in the answer")
@@ -218,7 +154,7 @@ def _raw_facts(text: str, notes: list[str]) -> list[Any]:
             return value
         if isinstance(value, dict) and value.keys() & _FACT_KEYS:
             return [value]
-    recovered = _complete_objects(body)
+    recovered = [v for v in complete_objects(body) if "facts" not in v and v.keys() & _FACT_KEYS]
     if recovered:
         notes.append(
             f"the answer was not complete JSON; recovered {len(recovered)} complete fact(s)"

@@ -42,6 +42,7 @@ from core.compaction.probe_questions import (
 )
 from core.io import jsonio
 from core.io.jobs import check
+from core.io.json_answer import answer_body, complete_objects
 from core.safety.redact import redact
 
 if TYPE_CHECKING:
@@ -55,10 +56,7 @@ if TYPE_CHECKING:
 GRADES = ("exact", "normalised", "unknown", "wrong")
 MAX_TOKENS = 2048
 MAX_EXTRA = 8
-_FENCE = re.compile(r"```[ \t]*(?:json5?|JSON)?[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 _ENDINGS = ("ing", "ed", "es", "s", "e")
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-_OBJECT = re.compile(r"\{[^{}]*\}")
 _NUMBERED = re.compile(r"(?m)^\s*(\d{1,3})[.):]\s+(.+?)\s*$")
 _UNKNOWN = re.compile(
     r"^\W*(?:unknown|not (?:stated|mentioned|given|known|in the summary)|n/?a|none"
@@ -230,22 +228,13 @@ def questions_prompt(summary: str, probes: Sequence[Probe]) -> str:
 
 
 def _json_values(text: str) -> list[Any]:
-    body = text.strip()
-    fence = _FENCE.search(body)
-    if fence:
-        body = fence.group(1)
-    body = _TRAILING_COMMA.sub(r"\1", body)
+    body = answer_body(text)
     for start in sorted(i for i in (body.find("{"), body.find("[")) if i >= 0):
         values, _ = jsonio.split_run_together(body[start:])
         if values:
             return values
-    out: list[Any] = []
-    for m in _OBJECT.finditer(body):  # a cut answer: the objects complete before the cut
-        try:
-            out.append(jsonio.loads(m.group(0)))
-        except jsonio.JSONDecodeError:
-            continue
-    return out
+    # a cut answer: the objects complete before the cut (those holding no other object)
+    return [v for v in complete_objects(body) if not any(isinstance(x, dict) for x in v.values())]
 
 
 def _answer_text(value: Any) -> str | None:

@@ -245,6 +245,13 @@ def test_answers_are_read_leniently():
     assert cut == ["a", None] and any("not complete JSON" in n for n in notes)
     assert read("1. a\n2) b") == ["a", "b"]
     assert read("I cannot help with that.") == [None, None]
+    # JSON's strings are read as strings: a comma before a bracket, braces in an answer
+    assert read('{"answers": [{"n": 1, "answer": "f(x,]"}, {"n": 2, "answer": "b"}]}') == [
+        "f(x,]",
+        "b",
+    ]
+    braces = '{"answers": [{"n": 1, "answer": "use {} here"}, {"n": 2, "answer": "b'
+    assert read(braces) == ["use {} here", None]
 
 
 # -- asking a model ----------------------------------------------------------------------------
