@@ -289,7 +289,7 @@ def _archived(
 
 def _segment_ids(archived: Sequence[tuple[str, Segment]], store_dir: Path) -> dict[str, str]:
     """Entry id -> the id its segment has (or will have) in segments.jsonl (first wins)."""
-    from core.store.segments import load_segments
+    from core.store.segments import ids_by_dedup_key, load_segments
 
     seg_path = store_dir / "segments.jsonl"
     stored = (
@@ -297,9 +297,7 @@ def _segment_ids(archived: Sequence[tuple[str, Segment]], store_dir: Path) -> di
         if seg_path.is_file()
         else []
     )
-    known: dict[str, str] = {}
-    for seg in stored:
-        known.setdefault(dedup_key(seg.session_id, seg.role, seg.content), seg.id)
+    known = ids_by_dedup_key(stored)
     out = {}
     for entry_id, seg in archived:
         out[entry_id] = known.setdefault(dedup_key(seg.session_id, seg.role, seg.content), seg.id)

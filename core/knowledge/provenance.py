@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from core.knowledge.provenance_record import segment_text
 from core.knowledge.sources import MessageIndex
 from core.safety.redact import maybe_redact
-from core.store.segments import dedup_key
+from core.store.segments import dedup_key, ids_by_dedup_key
 from core.transcript.replay import CompactionInfo, compactions
 
 if TYPE_CHECKING:
@@ -250,10 +250,7 @@ class ProvenanceIndex:
         """The id of the segment archived from a message (by the agent's dedup key)."""
         with self._lock:
             if self._segment_ids is None:
-                ids: dict[str, str] = {}
-                for seg in self._segments:
-                    ids.setdefault(dedup_key(seg.session_id, seg.role, seg.content), seg.id)
-                self._segment_ids = ids
+                self._segment_ids = ids_by_dedup_key(self._segments)
         return self._segment_ids.get(dedup_key(session_id, role, maybe_redact(text, True)))
 
     def _link(self, info: CompactionInfo, session_id: str, content: str) -> CompactionLink:

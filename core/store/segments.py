@@ -28,7 +28,7 @@ from core.store.tagging import extract_entities, extract_topics
 from core.transcript.tokens import estimate_text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
 DAY_MS = 24 * 60 * 60 * 1000
 
@@ -37,6 +37,14 @@ def dedup_key(session_id: str, role: str, content: str) -> str:
     """The agent's dedup key: ``sessionId:role:`` + 16 hex of sha256(content)."""
     digest = hashlib.sha256(js_utf8(content)).hexdigest()[:16]  # Node's UTF-8
     return f"{session_id}:{role}:{digest}"
+
+
+def ids_by_dedup_key(segments: Iterable[Segment]) -> dict[str, str]:
+    """Each dedup key's segment id: the first segment with that key, as the agent keeps."""
+    ids: dict[str, str] = {}
+    for seg in segments:
+        ids.setdefault(dedup_key(seg.session_id, seg.role, seg.content), seg.id)
+    return ids
 
 
 @dataclass(frozen=True, slots=True)
