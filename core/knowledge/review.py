@@ -371,16 +371,18 @@ def _write(item: ReviewItem, log: KnowledgeLog, target_id: str | None, at: int) 
     src = item.provenance
     if src is not None and item.edit is not None:
         src = {**src, "edited": True}
-    sources = {content_hash(cand.content): src} if src is not None else {}
-    with pinned(log, at, item.new_id), log.sourced(sources):
+    with pinned(log, at, item.new_id):  # the record given as is (content may be redacted)
         if item.op == "ADD":
-            return (log.add(cand.type, cand.content, cand.context),)
+            return (log.add(cand.type, cand.content, cand.context, source=src),)
         if item.op == "UPDATE":
             old_type = log.facts[tid].type
             new_type = cand.type if cand.type != old_type else None
-            return (log.update(tid, content=cand.content, context=cand.context, type=new_type),)
+            fact = log.update(
+                tid, content=cand.content, context=cand.context, type=new_type, source=src
+            )
+            return (fact,)
         if item.op == "SUPERSEDE":
-            new = log.supersede(tid, cand.content, type=cand.type, context=cand.context)
+            new = log.supersede(tid, cand.content, type=cand.type, context=cand.context, source=src)
             return new, log.facts[tid]
         return (log.delete(tid),)
 

@@ -282,3 +282,19 @@ def test_fact_add_records_where_the_user_took_it_from(tmp_path, capsys):
     done = orjson.loads(capsys.readouterr().out)
     record = done["lines"][0]["record"]
     assert record[SOURCE_KEY] == {"by": "user", "sessionId": "s1", "entryIds": ["e1"]}
+
+
+def test_an_accepted_edit_holding_a_secret_keeps_its_provenance(extraction):
+    """The log redacts the edit as it writes it; the record still goes with the fact."""
+    _session, store, run, _extractor = extraction
+    log = load_knowledge(store / "knowledge.jsonl")
+    item = review_items(run.facts, log, provenance=run.fact_sources)[0]
+    secret = "sk-ant-api03-" + "x" * 40
+    edited = item.edited(f"Billing calls the API with key {secret}", redaction=False)
+    (result,) = apply_review([edited], log)
+    assert result.outcome == "written"
+    (fact,) = [
+        f for f in load_knowledge(store / "knowledge.jsonl").facts.values() if "key" in f.content
+    ]
+    assert secret not in fact.content
+    assert fact.source is not None and fact.source["run"] == run.run_id and fact.source["edited"]
