@@ -136,8 +136,6 @@ def test_cancel_stops_a_slow_probe_at_once(qtbot, tab, server):
 
 def test_a_probe_keeps_to_the_panels_time_limits(qtbot, server, session):
     """The Settings' time limits reach the probe: a slow model is cut at the total limit."""
-    import time
-
     from core.compaction.provider import Timeouts
     from widgets.compaction.panel import CompactionPanel
 
@@ -153,8 +151,7 @@ def test_a_probe_keeps_to_the_panels_time_limits(qtbot, server, session):
     panel.picker.set_providers([ProviderChoice("Slow", f"openai:{server.url}/v1:slow")])
     panel.audit_view.set_session(session)
     assert wait_idle(default_runner(), panel.audit_view._key, 30_000)
-    started = time.monotonic()
-    with qtbot.waitSignal(pane.probed, timeout=6_000) as ended:
+    with qtbot.waitSignal(pane.probed, timeout=6_000) as ended:  # the default limit: 120 s
         assert pane.probe_button.isEnabled()
         pane.probe_button.click()
-    assert isinstance(ended.args[0], str) and time.monotonic() - started < 6.0
+    assert isinstance(ended.args[0], str)  # cut at the 1 s total limit, not after 8 s
