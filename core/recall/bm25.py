@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from core.recall.token_table import TABLE
+from core.recall.topk import best_k
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -289,7 +290,7 @@ class BM25Index:
 
     def _sum(self, query: Sequence[str], *, negate: bool) -> npt.NDArray[np.float64]:
         # Negated as it is summed for top(): -(a + b) is (-a) - b exactly (rounding to
-        # nearest is symmetric), so top() gets argpartition's array without a pass more.
+        # nearest is symmetric), so top() gets its keys (best first) without a pass more.
         out = np.zeros(len(self._doc_terms), dtype=np.float64)
         if not self._n:
             return out
@@ -315,21 +316,14 @@ class BM25Index:
     def top(
         self, query: Sequence[str], k: int, mask: npt.NDArray[np.bool_] | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """The *k* best slots with a positive score (optionally within *mask*).
+        """The *k* best slots with a positive score (optionally within *mask*), best first.
 
-        The k best by ``argpartition`` of the negated positive scores, ordered by a
-        stable sort: on ties, the slots ``argpartition`` leaves (its own choice, fixed
-        for a given array).
+        Ties go to the earlier slot (:func:`core.recall.topk.best_k`).
         """
         neg = self._sum(query, negate=True)
         if mask is not None:
             neg = np.where(mask[: len(neg)], neg, 0.0)
-        positive = np.flatnonzero(neg < 0)
-        if len(positive) > k:
-            part = np.argpartition(neg[positive], k - 1)[:k]
-            positive = positive[part]
-        order = np.argsort(neg[positive], kind="stable")
-        chosen = positive[order]
+        chosen = best_k(neg, k, 0.0)
         return chosen, -neg[chosen]
 
 

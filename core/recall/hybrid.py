@@ -275,10 +275,14 @@ class Standing:
 
     cosine: float
     cosine_rank: int
-    """1-based rank by cosine among the searched segments that have a vector."""
+    """1-based rank by cosine among the searched segments that have a vector (ties: the
+    earlier slot first, as the search cuts its candidates: a rank within :attr:`cutoff`
+    is a vector candidate)."""
     bm25: float
     """Raw BM25 of the segment's text for the query tokens (0: no query token)."""
     bm25_rank: int
+    """1-based rank by raw BM25, ties as :attr:`cosine_rank` (a candidate when within
+    :attr:`cutoff` and :attr:`bm25` > 0)."""
     bm25_norm: float
     decay: float
     score: float
@@ -443,9 +447,10 @@ def _standing(store: WarmStore, result: SearchResult, slot: int) -> Standing:
     allowed = alive if mask is None else alive & mask[:n]
     cos_all = np.where(has_vec, sims, 0.0)
     cos = float(cos_all[slot])
-    cos_rank = int(np.sum(allowed & has_vec & (sims > cos))) + 1
+    before = np.arange(n) < slot  # ties rank the earlier slot first, as the search's cut
+    cos_rank = int(np.sum(allowed & has_vec & ((sims > cos) | ((sims == cos) & before)))) + 1
     b = float(bm[slot])
-    bm_rank = int(np.sum(allowed & (bm > b))) + 1
+    bm_rank = int(np.sum(allowed & ((bm > b) | ((bm == b) & before)))) + 1
     max_bm = float(bm[allowed].max()) if allowed.any() else 0.0
     norm = bm / max_bm if max_bm > 0 else np.zeros(n)
     if cfg.decay >= 1:

@@ -32,6 +32,7 @@ from core.recall.bm25 import BM25Index
 from core.recall.hybrid import Hit, SearchConfig, SearchResult, search
 from core.recall.stem import STOPWORDS, stem
 from core.recall.tokenize import tokenize
+from core.recall.topk import best_k
 from core.store.segments import DAY_MS
 
 if TYPE_CHECKING:
@@ -208,11 +209,14 @@ class Scores:
 
 
 def _top_mask(values: F64, allowed: npt.NDArray[np.bool_], k: int) -> npt.NDArray[np.bool_]:
-    """The top *k* allowed slots by *values* (those > 0 for BM25, as the agent)."""
+    """The top *k* allowed slots by *values* (those > 0 for BM25, as the agent).
+
+    Ties go to the earlier slot, as in the search (:func:`core.recall.topk.best_k`).
+    """
     idx = np.flatnonzero(allowed)
     out = np.zeros(len(values), dtype=bool)
     if len(idx) > k:
-        idx = idx[np.argpartition(-values[idx], k - 1)[:k]]
+        idx = idx[best_k(np.negative(values[idx]), k)]
     out[idx] = True
     return out
 
@@ -319,9 +323,7 @@ def ranked_search(
     sc = score_all(store, query, cfg, ranking, session_id=session_id, now_ms=now)
     keep = max(1, 2 * cfg.limit)
     idx = np.flatnonzero(sc.candidate)
-    if len(idx) > keep:
-        idx = idx[np.argpartition(-sc.score[idx], keep - 1)[:keep]]
-    order = idx[np.lexsort((idx, -sc.score[idx]))]
+    order = idx[best_k(np.negative(sc.score[idx]), keep)]  # best first, ties by slot
     rank_cos = _rank_of(sc.cosine, sc.allowed, order)
     rank_text = _rank_of(np.where(sc.text > 0, sc.text, -np.inf), sc.allowed & (sc.text > 0), order)
     with store.lock:

@@ -1,13 +1,12 @@
-"""A growable matrix of unit vectors with an exact cosine top-k (see :func:`distinct_top`)."""
+"""A growable matrix of unit vectors with an exact cosine top-k."""
 
 from __future__ import annotations
-
-from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
 
 from core.embed.blas import BLAS
+from core.recall.topk import best_k
 
 SPARSE_SHARE = 4
 """A query with fewer than dim / 4 non-zero values is multiplied by those rows only."""
@@ -118,90 +117,21 @@ class VectorIndex:
         k: int,
         mask: npt.NDArray[np.bool_] | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """The *k* slots most similar to *query*, best first (only slots with vectors)."""
+        """The *k* slots most similar to *query*, best first (only slots with vectors).
+
+        Ties go to the earlier slot (:func:`core.recall.topk.best_k`).
+        """
         sims = self.cosine(query)
         n = len(sims)
         allowed = self._has[:n] if mask is None else self._has[:n] & mask[:n]
         count = self.count() if mask is None else int(np.count_nonzero(allowed))
         if count == 0 or k <= 0:
             return np.empty(0, dtype=np.int64), sims[:0]
-        if count > k:
-            best = _distinct_best(sims, allowed, count, k)
-            if best is not None:  # best first and distinct: the sort below would keep it
-                return best, sims[best]
-            # Ties at the top (or a NaN): argpartition over every allowed slot, the
-            # others scored -inf, as always (its choice among ties is its own).
-            scored = sims if count == n else np.where(allowed, sims, -np.inf)
-            cand = np.argpartition(scored, n - k)[n - k :]
+        if count == n:
+            chosen = best_k(np.negative(sims), k)
+        elif count * 4 < n:  # one session of many: its own slots only
+            idx = np.flatnonzero(allowed)
+            chosen = idx[best_k(np.negative(sims[idx]), k)]
         else:
-            cand = np.flatnonzero(allowed)
-        order = np.argsort(-sims[cand], kind="stable")
-        chosen = cand[order]
+            chosen = best_k(np.where(allowed, np.negative(sims), np.inf), k)
         return chosen, sims[chosen]
-
-
-def _distinct_best(
-    sims: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_], count: int, k: int
-) -> npt.NDArray[np.intp] | None:
-    """:func:`distinct_top` of the allowed slots (``count`` > *k* of them), or None."""
-    n = len(sims)
-    if count == n:
-        return distinct_top(sims, k)
-    if count * 4 < n:  # one session of many: its own slots only
-        idx = np.flatnonzero(allowed)
-        best = distinct_top(sims[idx], k)
-        return None if best is None else idx[best]
-    return distinct_top(np.where(allowed, sims, -np.inf), k)
-
-
-SAMPLE = 512
-"""Values sampled (evenly spaced) for the threshold of :func:`distinct_top`."""
-SAMPLE_RANK = 3
-"""The threshold: the sample's 3rd best, or lower so that about 3 x (k + 1) values reach it."""
-SORTED = 256
-"""Candidates sorted whole; more are cut to the k + 1 best by ``argpartition`` first."""
-
-
-def distinct_top(values: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.intp] | None:
-    """Positions of the *k* largest *values*, best first, if they are unambiguous, else None.
-
-    Unambiguous: the k largest are distinct and larger than every other value, so that
-    every exact top-k (``argpartition``, a full sort) gives these positions and, sorted
-    by value, this order. Faster than ``argpartition`` over a long array: the values at
-    or above a threshold (from an evenly spaced sample, so that about 3 x (k + 1)
-    values reach it: a hundred of 20,000 for k = 16) are the only ones sorted. None
-    when fewer than k + 1 reach it, when they tie or hold a NaN (``argpartition`` ranks
-    a NaN above all): the caller then runs ``argpartition`` itself.
-    """
-    n = len(values)
-    if k <= 0 or n <= k:
-        return None
-    cand: npt.NDArray[np.intp] | None = None
-    vals = values
-    if n > 4 * SAMPLE:
-        sample = values[:: n // SAMPLE]
-        m = len(sample)
-        # the rank in the sample that about SAMPLE_RANK x (k + 1) values reach, or more
-        rank = min(m, max(SAMPLE_RANK, -(-SAMPLE_RANK * (k + 1) * m // n)))
-        threshold = np.partition(sample, m - rank)[m - rank]
-        if not threshold > -np.inf:  # -inf (masked out) or NaN
-            return None
-        cand = (~(values < threshold)).nonzero()[0]  # a NaN is taken too, refused below
-        if len(cand) <= k:
-            return None
-        vals = values[cand]
-    if len(vals) > SORTED:  # the k + 1 best first, then those sorted
-        if np.isnan(vals).any():  # argpartition would put it out of sight
-            return None
-        part = np.argpartition(-vals, k)[: k + 1]
-        vals = vals[part]
-        cand = part if cand is None else cand[part]
-    order = np.argsort(-vals, kind="stable")
-    last = vals[order[-1]]
-    if last != last:  # a NaN, sorted last
-        return None
-    best = vals[order[: k + 1]].tolist()
-    if any(a <= b for a, b in pairwise(best)):
-        return None
-    top = order[:k]
-    return top if cand is None else cand[top]
