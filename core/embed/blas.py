@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 
 class BlasThreads:
@@ -33,6 +29,7 @@ class BlasThreads:
         self._set: Any = None
         self._get: Any = None
         self.available = False
+        self._single = _Single(self)
         root = Path(np.__file__).parent
         for lib in [*root.parent.glob("numpy.libs/*openblas*"), *root.glob(".dylibs/*openblas*")]:
             try:
@@ -46,24 +43,46 @@ class BlasThreads:
                     self.available = True
                     return
 
-    @contextmanager
-    def single(self) -> Iterator[None]:
-        """One BLAS thread inside, the caller's setting back when the last user leaves."""
+    def single(self) -> _Single:
+        """One BLAS thread inside a ``with`` block, the caller's setting back after it.
+
+        Nested and concurrent blocks share the hold; the setting comes back when the
+        last leaves. A plain context manager: a recall enters it once per search.
+        """
+        return self._single
+
+    def _enter(self) -> None:
         if not self.available:
-            yield
             return
         with self._lock:
             if self._users == 0:
                 self._saved = int(self._get())
-                self._set(1)
+                if self._saved != 1:
+                    self._set(1)
             self._users += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._users -= 1
-                if self._users == 0:
-                    self._set(self._saved)
+
+    def _exit(self) -> None:
+        if not self.available:
+            return
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and self._saved != 1:
+                self._set(self._saved)
+
+
+class _Single:
+    """The context manager of :meth:`BlasThreads.single` (one per :class:`BlasThreads`)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: BlasThreads) -> None:
+        self._owner = owner
+
+    def __enter__(self) -> None:
+        self._owner._enter()
+
+    def __exit__(self, *exc: object) -> None:
+        self._owner._exit()
 
 
 BLAS = BlasThreads()

@@ -30,6 +30,8 @@ class HashEmbedder:
         cancelled: Callable[[], bool] | None = None,
     ) -> Vectors:
         """Embed *texts* (see :func:`core.embed.hashembed.embed`)."""
+        if len(texts) == 1 and progress is None:  # a query: no batches to report or cancel
+            return hashembed.embed(texts[0], self.dim)[None, :]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
             check(cancelled, "hash embedding")

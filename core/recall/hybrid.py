@@ -6,7 +6,9 @@ The agent's formula (memory-context ``search.ts``):
   by BM25 (only the current session's unless cross-session);
 * BM25 scores are divided by the largest BM25 score of the BM25 candidates;
 * ``score = (vector_weight * cosine + bm25_weight * bm25_norm) * decay ** days``,
-  where a BM25-only candidate has cosine 0 and a vector-only one bm25_norm 0;
+  where a BM25-only candidate has cosine 0 and a vector-only one bm25_norm 0, days
+  are fractional days since the segment (a future one: 0), and a decay >= 1 gives 1,
+  <= 0 gives 0;
 * ``effective = score / (sum of the weights of the components that are > 0)``
   is what ``minScore`` is compared with; hits are sorted by score and cut at
   ``limit``.
@@ -42,16 +44,6 @@ class SearchConfig:
     def with_(self, **changes: float | int | bool) -> SearchConfig:
         """A copy with some fields changed."""
         return replace(self, **changes)  # type: ignore[arg-type]
-
-
-def time_decay(timestamp_ms: float, now_ms: float, decay: float) -> float:
-    """``decay ** days_since`` (fractional days; 1 when decay >= 1)."""
-    if decay >= 1:
-        return 1.0
-    if decay <= 0:
-        return 0.0
-    days = (now_ms - timestamp_ms) / DAY_MS
-    return float(decay**days) if days > 0 else 1.0  # decay ** 0 (no max(): called per hit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +133,8 @@ def _rank(
     max_bm = max(raws) if raws else 0.0  # no NaN: BM25 candidates score > 0
     b_rank = {slot: rank for rank, slot in enumerate(b_slots, 1)}
     wv, wb, low, base = cfg.vector_weight, cfg.bm25_weight, cfg.min_score, cfg.decay
+    decaying = 0 < base < 1  # else every decay is 1 (decay >= 1) or 0 (decay <= 0)
+    flat = 1.0 if base >= 1 else 0.0
     built: list[_HitBuilder] = []
     for v_rank, (slot, v) in enumerate(zip(v_slots, cosines, strict=True), 1):
         seg = segments[slot]
@@ -149,7 +143,11 @@ def _rank(
         bm_rank = b_rank.get(slot)
         raw = raws[bm_rank - 1] if bm_rank is not None else 0.0
         norm = raw / max_bm if max_bm > 0 else 0.0
-        decay = time_decay(seg.timestamp, now, base)
+        if decaying:  # decay ** days_since, fractional days, 1 for the future (inline)
+            days = (now - seg.timestamp) / DAY_MS
+            decay = float(base**days) if days > 0 else 1.0
+        else:
+            decay = flat
         score = (wv * v + wb * norm) * decay
         weights = (wv if v > 0 else 0.0) + (wb if norm > 0 else 0.0)
         eff = score / weights if weights > 0 else 0.0
@@ -175,7 +173,11 @@ def _rank(
         if slot in in_vec or seg is None:
             continue
         norm = raw / max_bm if max_bm > 0 else 0.0
-        decay = time_decay(seg.timestamp, now, base)
+        if decaying:
+            days = (now - seg.timestamp) / DAY_MS
+            decay = float(base**days) if days > 0 else 1.0
+        else:
+            decay = flat
         score = (wv * 0.0 + wb * norm) * decay  # cosine 0, in the same expression
         weights = 0.0 + (wb if norm > 0 else 0.0)
         eff = score / weights if weights > 0 else 0.0

@@ -11,7 +11,7 @@ import pytest
 from core.embed import hashembed
 from core.embed.hash import HashEmbedder
 from core.recall.bm25 import BM25Index
-from core.recall.hybrid import SearchConfig, explain, search, time_decay
+from core.recall.hybrid import SearchConfig, explain, search
 from core.recall.tokenize import tokenize
 from core.recall.vector_index import VectorIndex
 from core.recall.warm_store import StoreSettings, WarmStore, cache_path
@@ -184,11 +184,22 @@ def test_evicted_segment_is_explained(folder):
     assert explain(store, result, oldest.id).reason == "evicted"
 
 
-def test_time_decay():
-    assert time_decay(NOW, NOW, 0.995) == 1
-    assert time_decay(NOW - 2 * DAY_MS, NOW, 0.995) == pytest.approx(0.995**2)
-    assert time_decay(NOW + DAY_MS, NOW, 0.5) == 1  # future timestamps do not grow
-    assert time_decay(0, NOW, 1) == 1 and time_decay(0, NOW, 0) == 0
+def test_time_decay_of_each_hit(tmp_path):
+    store = WarmStore(tmp_path, HashEmbedder(), StoreSettings(eviction_days=0))
+    for ts in (NOW, NOW - 2 * DAY_MS, NOW + DAY_MS, NOW - DAY_MS // 2):
+        store.add("s", "user", f"the parser at {ts}", timestamp=ts, write=False)
+
+    def decays(base):
+        cfg = SearchConfig(min_score=0, decay=base)
+        hits = search(store, "parser", cfg, session_id="s", now_ms=NOW).candidates
+        return {h.segment.timestamp: h.decay for h in hits}
+
+    got = decays(0.995)
+    assert got[NOW] == 1 and got[NOW + DAY_MS] == 1  # future timestamps do not grow
+    assert got[NOW - 2 * DAY_MS] == 0.995**2.0
+    assert got[NOW - DAY_MS // 2] == 0.995**0.5  # fractional days
+    assert set(decays(1).values()) == {1.0} and set(decays(0).values()) == {0.0}
+    assert set(decays(1.5).values()) == {1.0}
 
 
 def test_vector_index_grows_without_losing_rows():

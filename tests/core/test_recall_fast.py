@@ -20,7 +20,7 @@ import pytest
 
 from core.embed.hash import HashEmbedder
 from core.recall.bm25 import length_norm, term_scores
-from core.recall.hybrid import Hit, SearchConfig, explain, search, time_decay
+from core.recall.hybrid import Hit, SearchConfig, explain, search
 from core.recall.tokenize import tokenize
 from core.recall.topk import SORTED, best_k
 from core.recall.warm_store import StoreSettings, WarmStore
@@ -134,6 +134,15 @@ class _RefBM25:
         return chosen, scores[chosen]
 
 
+def _decay(timestamp: int, base: float) -> float:
+    if base >= 1:
+        return 1.0
+    if base <= 0:
+        return 0.0
+    days = (NOW - timestamp) / DAY_MS
+    return float(base**days) if days > 0 else 1.0
+
+
 def _ref_search(store: WarmStore, bm: _RefBM25, query: str, cfg: SearchConfig, session):
     k = max(1, 2 * cfg.limit)
     mask = None if cfg.cross_session else store.session_mask(session)
@@ -148,7 +157,7 @@ def _ref_search(store: WarmStore, bm: _RefBM25, query: str, cfg: SearchConfig, s
         v, v_rank = vec.get(slot, (0.0, None))
         raw, b_rank = bms.get(slot, (0.0, None))
         norm = raw / max_bm if max_bm > 0 else 0.0
-        decay = time_decay(seg.timestamp, NOW, cfg.decay)
+        decay = _decay(seg.timestamp, cfg.decay)
         score = (cfg.vector_weight * v + cfg.bm25_weight * norm) * decay
         weights = (cfg.vector_weight if v > 0 else 0.0) + (cfg.bm25_weight if norm > 0 else 0.0)
         eff = score / weights if weights > 0 else 0.0
