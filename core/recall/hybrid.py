@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -132,16 +133,24 @@ def _rank(
     raws: list[float] = b_scores.tolist()
     max_bm = max(raws) if raws else 0.0  # no NaN: BM25 candidates score > 0
     b_rank = {slot: rank for rank, slot in enumerate(b_slots, 1)}
+    # (slot, cosine, vector rank, raw BM25, BM25 rank): the vector candidates, then the
+    # BM25-only ones (cosine 0 in the same expression below)
+    rows: list[tuple[int, float, int | None, float, int | None]] = []
+    for v_rank, (slot, v) in enumerate(zip(v_slots, cosines, strict=True), 1):
+        bm_rank = b_rank.get(slot)
+        rows.append((slot, v, v_rank, raws[bm_rank - 1] if bm_rank else 0.0, bm_rank))
+    in_vec = set(v_slots)
+    for bm_rank, (slot, raw) in enumerate(zip(b_slots, raws, strict=True), 1):
+        if slot not in in_vec:
+            rows.append((slot, 0.0, None, raw, bm_rank))
     wv, wb, low, base = cfg.vector_weight, cfg.bm25_weight, cfg.min_score, cfg.decay
     decaying = 0 < base < 1  # else every decay is 1 (decay >= 1) or 0 (decay <= 0)
     flat = 1.0 if base >= 1 else 0.0
     built: list[_HitBuilder] = []
-    for v_rank, (slot, v) in enumerate(zip(v_slots, cosines, strict=True), 1):
+    for slot, v, v_rank, raw, bm_rank in rows:
         seg = segments[slot]
         if seg is None:  # evicted meanwhile
             continue
-        bm_rank = b_rank.get(slot)
-        raw = raws[bm_rank - 1] if bm_rank is not None else 0.0
         norm = raw / max_bm if max_bm > 0 else 0.0
         if decaying:  # decay ** days_since, fractional days, 1 for the future (inline)
             days = (now - seg.timestamp) / DAY_MS
@@ -151,60 +160,18 @@ def _rank(
         score = (wv * v + wb * norm) * decay
         weights = (wv if v > 0 else 0.0) + (wb if norm > 0 else 0.0)
         eff = score / weights if weights > 0 else 0.0
-        built.append(
-            _HitBuilder(
-                seg,
-                slot,
-                v,
-                raw,
-                norm,
-                decay,
-                score,
-                eff,
-                v_rank,
-                bm_rank,
-                0,
-                low <= 0 or eff >= low,
-            )
-        )
-    in_vec = set(v_slots)
-    for bm_rank, (slot, raw) in enumerate(zip(b_slots, raws, strict=True), 1):
-        seg = segments[slot]
-        if slot in in_vec or seg is None:
-            continue
-        norm = raw / max_bm if max_bm > 0 else 0.0
-        if decaying:
-            days = (now - seg.timestamp) / DAY_MS
-            decay = float(base**days) if days > 0 else 1.0
-        else:
-            decay = flat
-        score = (wv * 0.0 + wb * norm) * decay  # cosine 0, in the same expression
-        weights = 0.0 + (wb if norm > 0 else 0.0)
-        eff = score / weights if weights > 0 else 0.0
-        built.append(
-            _HitBuilder(
-                seg,
-                slot,
-                0.0,
-                raw,
-                norm,
-                decay,
-                score,
-                eff,
-                None,
-                bm_rank,
-                0,
-                low <= 0 or eff >= low,
-            )
-        )
-    built.sort(key=_minus_score)  # stable: vector candidates first on ties, as the agent
+        ok = low <= 0 or eff >= low
+        hit = _HitBuilder(seg, slot, v, raw, norm, decay, score, eff, v_rank, bm_rank, 0, ok)
+        built.append(hit)
+    # stable, and stable reversed: vector candidates first on ties, as the agent
+    built.sort(key=_SCORE, reverse=True)
     for rank, b in enumerate(built, 1):
         b.rank = rank
-    return [b.hit() for b in built]
+        b.__class__ = Hit  # type: ignore[assignment]  # see _HitBuilder
+    return built  # type: ignore[return-value]
 
 
-def _minus_score(built: _HitBuilder) -> float:
-    return -built.score
+_SCORE = attrgetter("score")
 
 
 class _HitBuilder:
@@ -246,11 +213,6 @@ class _HitBuilder:
         self.bm25_rank = bm25_rank
         self.rank = rank
         self.passed_min_score = passed_min_score
-
-    def hit(self) -> Hit:
-        """The same object, now a :class:`Hit` (frozen from here on)."""
-        self.__class__ = Hit  # type: ignore[assignment]
-        return self  # type: ignore[return-value]
 
 
 Reason = Literal[
