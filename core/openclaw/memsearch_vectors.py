@@ -9,8 +9,8 @@ float32 matrix, and answers a query in three steps:
 
 1. a float32 matrix-vector product picks every row whose score can reach the
    *limit* best: the rows within a proven error margin of the limit-th float32
-   score (rounding the vectors to float32 and summing d products moves a cosine
-   by at most ``(d + 4) * 2**-24``, both sides taken);
+   score (rounding the vectors to float32 and summing d products, in any order
+   BLAS takes, moves a cosine by at most ``(d + 4) * 2**-24``, both sides taken);
 2. those rows' stored vectors are read again from SQLite and scored in float64
    with the uncached path's formula (``cosineSimilarity``), one product per row:
    the same cosines to within an ulp or two (the order of the sums differs), and
@@ -66,8 +66,10 @@ def _error_margin(dims: int) -> float:
 class VectorMatrix:
     """The searchable vectors of one index, model and sources.
 
-    ``rowids`` / ``matrix``: the rows with a usable vector of the common length,
-    unit-normalised, float32. ``zero_rowids``: rows scored 0 whatever the query
+    ``rowids`` / ``columns``: the rows with a usable vector of the common length,
+    unit-normalised, float32, one column each (``dims x rows``: the product with a
+    query reads long contiguous rows, which BLAS runs about 1.5x as fast on one
+    thread: 4.9 ms against 7.5 for 50,000 x 384). ``zero_rowids``: rows scored 0 whatever the query
     (no vector, an unusable one, a zero vector), in rowid order. ``odd``: rows with
     a vector of another length or an extreme norm, scored exactly per query.
     ``problems``: ``(chunk id, path, state)`` of unusable vectors, in rowid order.
@@ -76,7 +78,7 @@ class VectorMatrix:
     signature: tuple[Any, ...]
     dims: int
     rowids: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]
+    columns: npt.NDArray[np.float32]
     zero_rowids: npt.NDArray[np.int64]
     odd: tuple[tuple[int, npt.NDArray[np.float64]], ...]
     problems: tuple[tuple[str, str, str], ...]
@@ -113,6 +115,14 @@ def index_signature(index: MemoryIndex) -> tuple[Any, ...]:
     """
     table = index.layout.chunks
     assert table is not None
+    # five queries (two count the chunks): once per change of the database, not per search
+    found: tuple[Any, ...] = index.db.per_version(
+        f"index_signature {table}", lambda: _signature(index, table)
+    )
+    return found
+
+
+def _signature(index: MemoryIndex, table: str) -> tuple[Any, ...]:
     t = quote(table)
     # two queries: together in one SELECT, SQLite scans the table
     out: list[Any] = [index.db.rows(f"SELECT max(rowid) FROM {t}")[0][0]]
@@ -225,7 +235,7 @@ def build_matrix(
         signature,
         dims,
         np.asarray(rows_in, dtype=np.int64),
-        np.ascontiguousarray(matrix),
+        np.ascontiguousarray(matrix.T),
         np.asarray(sorted(zero), dtype=np.int64),
         tuple(sorted(odd, key=lambda r: r[0])),
         tuple(p[1:] for p in problems),
@@ -329,7 +339,7 @@ def top_rows(
     n = cached.rowids.size
     if n:
         with BLAS.single():  # a second thread only waits on memory bandwidth (2 cores)
-            approx = cached.matrix @ (q / qnorm).astype(np.float32)
+            approx = (q / qnorm).astype(np.float32) @ cached.columns
         if n > limit:
             kth = float(np.partition(approx, n - limit)[n - limit])
             keep = np.flatnonzero(approx >= kth - _error_margin(cached.dims))

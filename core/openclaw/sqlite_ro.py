@@ -147,6 +147,7 @@ class ReadOnlyDb(Closing):
         self._snapshot_dir: str | None = None
         self._db: sqlite3.Connection | None = None
         self._stamp: tuple[int, ...] | None = None
+        self._memo: dict[str, tuple[int, Any]] = {}
         self._connect()
 
     # -- opening -----------------------------------------------------------------
@@ -193,6 +194,7 @@ class ReadOnlyDb(Closing):
             db.close()
             raise
         self._db = db
+        self._memo = {}  # a new connection: nothing it has seen is known
         self.mode = mode
 
     def _copy_snapshot(self, target: Path) -> Path:
@@ -273,6 +275,22 @@ class ReadOnlyDb(Closing):
                 db.execute("COMMIT")  # a read transaction: nothing to write
 
         return retry(run, self.path, seconds=self.timeout)
+
+    def per_version(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()``, run again only when the database changed since its last run.
+
+        SQLite's ``PRAGMA data_version`` of this connection changes whenever another
+        connection commits (OpenClaw writing anything); while it stands, every query of
+        this connection reads the same database, so a value derived from it (an index
+        signature of a few ``count(*)`` queries) is the same. Reopening forgets them.
+        """
+        version = int(self.rows("PRAGMA data_version")[0][0])
+        found = self._memo.get(key)
+        if found is not None and found[0] == version:
+            return found[1]
+        value = compute()
+        self._memo[key] = (version, value)
+        return value
 
     def tables(self) -> set[str]:
         """Names of every table (virtual and shadow tables included)."""
