@@ -137,12 +137,12 @@ def _rank(
     # BM25-only ones (cosine 0 in the same expression below)
     rows: list[tuple[int, float, int | None, float, int | None]] = []
     for v_rank, (slot, v) in enumerate(zip(v_slots, cosines, strict=True), 1):
-        bm_rank = b_rank.get(slot)
-        rows.append((slot, v, v_rank, raws[bm_rank - 1] if bm_rank else 0.0, bm_rank))
+        found = b_rank.get(slot)
+        rows.append((slot, v, v_rank, raws[found - 1] if found else 0.0, found))
     in_vec = set(v_slots)
-    for bm_rank, (slot, raw) in enumerate(zip(b_slots, raws, strict=True), 1):
+    for b_at, (slot, raw) in enumerate(zip(b_slots, raws, strict=True), 1):
         if slot not in in_vec:
-            rows.append((slot, 0.0, None, raw, bm_rank))
+            rows.append((slot, 0.0, None, raw, b_at))
     wv, wb, low, base = cfg.vector_weight, cfg.bm25_weight, cfg.min_score, cfg.decay
     decaying = 0 < base < 1  # else every decay is 1 (decay >= 1) or 0 (decay <= 0)
     flat = 1.0 if base >= 1 else 0.0
