@@ -147,7 +147,7 @@ def _rank(
     decaying = 0 < base < 1  # else every decay is 1 (decay >= 1) or 0 (decay <= 0)
     flat = 1.0 if base >= 1 else 0.0
     built: list[_HitBuilder] = []
-    for slot, v, v_rank, raw, bm_rank in rows:
+    for slot, v, vr, raw, br in rows:
         seg = segments[slot]
         if seg is None:  # evicted meanwhile
             continue
@@ -161,7 +161,7 @@ def _rank(
         weights = (wv if v > 0 else 0.0) + (wb if norm > 0 else 0.0)
         eff = score / weights if weights > 0 else 0.0
         ok = low <= 0 or eff >= low
-        hit = _HitBuilder(seg, slot, v, raw, norm, decay, score, eff, v_rank, bm_rank, 0, ok)
+        hit = _HitBuilder(seg, slot, v, raw, norm, decay, score, eff, vr, br, 0, ok)
         built.append(hit)
     # stable, and stable reversed: vector candidates first on ties, as the agent
     built.sort(key=_SCORE, reverse=True)
