@@ -18,7 +18,7 @@ from core.openclaw.memsearch import memory_search, search_vector
 from core.openclaw.memsearch_keyword import MemoryHit
 from core.openclaw.memsearch_rank import _mmr_arrays, _mmr_loop
 from core.openclaw.memsearch_records import MemoryCandidate
-from core.openclaw.memsearch_vectors import VectorCache
+from core.openclaw.memsearch_vectors import VectorCache, start_top_rows, top_rows
 from tests.core.test_memindex import f64, make_v23
 
 if TYPE_CHECKING:
@@ -111,6 +111,19 @@ def test_cached_vectors_answer_as_the_scan(index_path: Path, limit: int) -> None
         q = list(rng.standard_normal(DIMS))
         assert _vector(index_path, q, limit, cache) == _vector(index_path, q, limit, None)
     assert cache.builds == 1  # one matrix, reused across opens of the same file
+
+
+def test_a_product_started_early_answers_as_inline(index_path: Path) -> None:
+    rng = np.random.default_rng(21)
+    cache = VectorCache()
+    with open_memory_index(index_path) as idx:
+        cached = cache.matrix(idx, ["fake-embed"], ["memory"])
+        for limit in (1, 4, 59):
+            q = list(rng.standard_normal(DIMS))
+            started = start_top_rows(cached, q, limit)
+            assert started is not None
+            assert top_rows(idx, cached, q, limit, started) == top_rows(idx, cached, q, limit)
+        assert start_top_rows(cached, [float("nan")] * DIMS, 3) is None  # refused: the scan
 
 
 def test_equal_scores_keep_the_earliest_row(index_path: Path) -> None:
