@@ -64,6 +64,24 @@ def content_columns(index: MemoryIndex, table: str) -> list[str] | None:
         return known[table]
 
 
+def fts5_options(index: MemoryIndex, table: str) -> dict[str, str] | None:
+    """The ``name=value`` options *table* was declared with (lower case); None if unsure.
+
+    None when the declaration is not a plain ``fts5(...)`` one (quotes, brackets,
+    parentheses: a tokenizer with arguments) or not found.
+    """
+    rows = index.db.rows("SELECT sql FROM sqlite_master WHERE name = ?", (table,))
+    m = _FTS5_ARGS.match(str(rows[0][0] or "")) if rows else None
+    if m is None or any(c in m.group(1) for c in "\"'`[()"):
+        return None
+    out: dict[str, str] = {}
+    for arg in (a.strip() for a in m.group(1).split(",")):
+        if "=" in arg:
+            name, value = arg.split("=", 1)
+            out[name.strip().lower()] = value.strip().lower()
+    return out
+
+
 def _content_columns(index: MemoryIndex, table: str) -> list[str] | None:
     rows = index.db.rows("SELECT sql FROM sqlite_master WHERE name = ?", (table,))
     m = _FTS5_ARGS.match(str(rows[0][0] or "")) if rows else None

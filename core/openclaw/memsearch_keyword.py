@@ -28,6 +28,7 @@ from core.openclaw.memsearch_boost import (
 )
 from core.openclaw.memsearch_chunks import SNIPPET_CHARS, chunk_tokens
 from core.openclaw.memsearch_fts import ranked_body_rows
+from core.openclaw.memsearch_postings import body_postings
 from core.openclaw.memsearch_sqlfn import CONTAINS_FN, EXACT_FN, sql_functions
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
@@ -230,6 +231,11 @@ def search_body(
     src_sql, src_params = _source_filter(ctx, None)
 
     def load(match: str | None, terms: Sequence[str]) -> list[tuple[Any, ...]]:
+        if match and not terms:  # the postings in memory, when the index has them now
+            post = body_postings(ctx.index, str(ctx.body_table), ctx.chunks_table)
+            rows = post.ranked_rows(match, ctx.sources, limit) if post is not None else None
+            if rows is not None:
+                return rows
         found = ranked_body_rows(
             ctx.index, str(ctx.body_table), ctx.chunks_table, ctx.sources, match, terms, limit
         )

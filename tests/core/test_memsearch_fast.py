@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from core.openclaw import memsearch_chunks, memsearch_fts, memsearch_rank
+from core.openclaw import memsearch_chunks, memsearch_fts, memsearch_postings, memsearch_rank
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_keyword import keyword_context, search_body
@@ -89,6 +89,7 @@ def _first_difference(fast: list[Any], plain: list[Any]) -> tuple[Any, Any] | No
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     """The straightforward paths: OpenClaw's statement, MMR's loop."""
     monkeypatch.setattr(memsearch_fts, "ENABLED", False)
+    monkeypatch.setattr(memsearch_postings, "ENABLED", False)
     monkeypatch.setattr(memsearch_rank, "MMR_ARRAY_MIN", 10**9)
     monkeypatch.setattr(memsearch_chunks, "ENABLED", False)
 
@@ -104,6 +105,7 @@ def test_body_rows_in_openclaws_order(index: MemoryIndex, monkeypatch: pytest.Mo
             through_fts = [search_body(ctx, q, limit, None) for q, limit in cases]
         with monkeypatch.context() as m:
             m.setattr(memsearch_fts, "ENABLED", False)
+            m.setattr(memsearch_postings, "ENABLED", False)
             plain = [search_body(ctx, q, limit, None) for q, limit in cases]
         assert _first_difference(fast, plain) is None
         assert _first_difference(through_fts, plain) is None
