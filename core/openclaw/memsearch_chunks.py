@@ -15,7 +15,8 @@ by two searches in a row, its chunks are read once and kept:
   without its ``WHERE``). It is keyed by a signature that changes with any write to
   the database: :func:`core.openclaw.memsearch_vectors.index_signature`, the
   database and WAL files' inode, size and mtime, and SQLite's ``data_version`` of
-  the connection.
+  the connection with the connection's serial number (a version read by another
+  connection says nothing: a search that opens the index afresh reads its rows).
 
 Memory and time, measured at 50,000 chunks of 60 words (bench/bench_mcp_search.py,
 tracemalloc): the token table 42 MB (the texts it is keyed by, the ids, the
@@ -196,7 +197,7 @@ def _recall_signature(index: MemoryIndex) -> tuple[Any, ...]:
         index_signature(index),
         _stat(index.path),
         _stat(index.path + "-wal"),
-        id(index.db),
+        index.db.serial,  # data_version is per connection
         version,
     )
 

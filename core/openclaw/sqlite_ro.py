@@ -28,6 +28,7 @@ naming the file.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import sqlite3
@@ -137,8 +138,18 @@ def retry(
             raise FormatError(name, detail) from exc
 
 
+_SERIALS = itertools.count(1)
+
+
 class ReadOnlyDb(Closing):
-    """A read-only connection to an SQLite database that OpenClaw may be writing."""
+    """A read-only connection to an SQLite database that OpenClaw may be writing.
+
+    :attr:`serial` numbers each connection it opens, never twice in a process (unlike
+    ``id()``, which a later object may take): what one connection has seen (its
+    ``data_version``) is only comparable with what the same connection sees.
+    """
+
+    serial: int
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float | None = None) -> None:
         self.path = os.fspath(path)
@@ -195,6 +206,7 @@ class ReadOnlyDb(Closing):
             raise
         self._db = db
         self._memo = {}  # a new connection: nothing it has seen is known
+        self.serial = next(_SERIALS)
         self.mode = mode
 
     def _copy_snapshot(self, target: Path) -> Path:

@@ -173,6 +173,22 @@ def test_a_changed_index_is_searched_as_it_is_now(tmp_path: Path) -> None:
     assert after["results"][0]["path"] == "memory/zebra.md"
 
 
+def test_no_two_connections_share_a_recall_signature(tmp_path: Path) -> None:
+    """``data_version`` is per connection: a later one (maybe at a freed one's id) differs."""
+    from core.openclaw.memsearch_chunks import _recall_signature
+
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(20))
+    serials, signatures = set(), set()
+    for _ in range(12):
+        with open_memory_index(path) as index:
+            serials.add(index.db.serial)
+            signatures.add(_recall_signature(index))
+            index.db.close()
+            index.db._connect()
+            serials.add(index.db.serial)
+    assert len(serials) == 24 and len(signatures) == 12
+
+
 def test_a_reopened_connection_gets_the_functions_again(tmp_path: Path) -> None:
     path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(20))
     with open_memory_index(path) as index:
