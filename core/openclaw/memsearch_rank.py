@@ -10,6 +10,7 @@ keyword-only finish.
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
 import math
 import os
@@ -237,23 +238,25 @@ def _mmr_arrays(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidat
     lam_rel = lam * rel  # the loop's lam * rel[i], the same products every time
     keep = 1 - lam
     # the loop's (1 - lam) * max_sim[i], kept as the max of (1 - lam) * sim: the same
-    # numbers (rounding is monotonic, keep > 0); a picked item's is +inf, its MMR -inf
+    # numbers (rounding is monotonic, keep > 0)
     ksim = keep * sim
+    # Lazy greedy: a heap of (-MMR, -score, index) as of each item's last look. An item's
+    # MMR only falls as picks raise its penalty, so a popped item whose MMR has not
+    # changed is the best (the order of the key is the loop's: the higher MMR, then the
+    # higher score, then the earlier item); one that changed goes back with its new MMR.
+    rel_list = lam_rel.tolist()
+    heap = [(-m, -s, i) for i, (m, s) in enumerate(zip(rel_list, scores.tolist(), strict=True))]
+    heapq.heapify(heap)
     penalty = np.zeros(n, dtype=np.float64)
     picked: list[MemoryCandidate] = []
-    m = np.empty(n, dtype=np.float64)
-    for _ in range(n):
-        np.subtract(lam_rel, penalty, out=m)
-        best = int(m.argmax())
-        top = m[best]
-        if (
-            best + 1 < n and m[best + 1 :].max() == top
-        ):  # equal MMR: the higher score, then the earlier
-            ties = np.flatnonzero(m == top)
-            best = int(ties[int(scores[ties].argmax())])
-        picked.append(items[best])
-        np.maximum(penalty, ksim[best], out=penalty)
-        penalty[best] = np.inf
+    while heap:
+        key, neg_score, i = heapq.heappop(heap)
+        m = rel_list[i] - float(penalty[i])  # the loop's lam * rel - (1 - lam) * max_sim
+        if -m != key:
+            heapq.heappush(heap, (-m, neg_score, i))
+            continue
+        picked.append(items[i])
+        np.maximum(penalty, ksim[i], out=penalty)
     return picked
 
 

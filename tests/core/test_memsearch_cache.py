@@ -261,11 +261,12 @@ def _candidates(rng: np.random.Generator, n: int) -> list[MemoryCandidate]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(10))
 def test_mmr_on_arrays_picks_as_the_loop(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    items = _candidates(rng, int(rng.integers(9, 80)))
-    for lam in (0.7, 0.0, 0.5):
+    n = int(rng.integers(9, 80)) if seed % 4 else int(rng.integers(200, 330))  # a search's size
+    items = _candidates(rng, n)
+    for lam in (0.7, 0.0, 0.5, 0.999):
         assert [c.hit.id for c in _mmr_arrays(items, lam)] == [
             c.hit.id for c in _mmr_loop(items, lam)
         ]
