@@ -141,8 +141,8 @@ average 0.7 to 1.2), 60 queries, ``OPENBLAS_NUM_THREADS=1``, p50 wall / CPU in m
 * MMR's greedy passes as a lazy greedy over a heap (an item's MMR only falls): 8.4 ->
   6.5 ms over ~395 candidates.
 
-Where the time goes now (wall, ms, one search; the stage sums of
-``/tmp``-style instrumentation): memsearch_fts 9: the keyword merge and its sort 2.0
+Where the time goes now (wall ms of one search, stages timed in one instrumented
+run): memsearch_fts 9: the keyword merge and its sort 2.0
 (every hit's locale keys: the bench's bm25 scores tie a lot, 60-word texts), finalize
 (decay, importance, OpenClaw's sort) 1.2, the path queries 1.1, the lexical boost 1.0,
 the body hits 1.5, the recall rows 0.7, the clock's mtimes 0.4; memsearch_hybrid 25:
