@@ -377,7 +377,9 @@ def test_killed_compaction_leaves_whole_backups_and_whole_lines(runs, fast_dir, 
     print(f"\n{killed} kills of {KILLS} runs ({total:.2f} s each, backup ~{window * 1000:.0f} ms):")
     for phase in ("before backup", "during backup", "after backup, before append", "after append"):
         print(f"  {phase}: {phases[phase]}")
-    assert killed >= 100
+    # Most runs are killed; under a loaded suite (2 cores, 4 workers) some finish before
+    # their drawn moment (a finished run is checked as well: "after append").
+    assert killed >= KILLS * 2 // 3
     # every phase was hit, so each kind of leftover was checked
     assert phases["before backup"] and phases["during backup"] and phases["after append"]
     assert phases["after backup, before append"]
