@@ -219,7 +219,7 @@ def test_search_equals_the_straightforward_computation(store: WarmStore) -> None
 def test_why_not_ranks_agree_with_the_candidate_cut(store: WarmStore) -> None:
     """A standing rank within the cut-off is a candidate, ties included, and vice versa."""
     checked = tied = 0
-    for i, query in enumerate(_queries(random.Random(11), 40)):
+    for i, query in enumerate(_queries(random.Random(11), 24)):
         cfg, session = CONFIGS[i % len(CONFIGS)]
         result = search(store, query, cfg, session_id=session, now_ms=NOW)
         by_slot = {h.slot: h for h in result.candidates}
@@ -229,7 +229,7 @@ def test_why_not_ranks_agree_with_the_candidate_cut(store: WarmStore) -> None:
             for s, seg in enumerate(store.segments)
             if seg is not None and (mask is None or (s < len(mask) and mask[s]))
         ]
-        for slot in slots[:: max(1, len(slots) // 60)] + list(by_slot):
+        for slot in slots[:: max(1, len(slots) // 30)] + list(by_slot):
             st = explain(store, result, store.segments[slot].id).standing
             assert st is not None
             hit = by_slot.get(slot)
@@ -241,7 +241,7 @@ def test_why_not_ranks_agree_with_the_candidate_cut(store: WarmStore) -> None:
                 assert hit.bm25_rank == st.bm25_rank
                 tied += sum(h.bm25_raw == hit.bm25_raw for h in result.candidates) > 1
             checked += 1
-    assert checked > 1000 and tied > 20
+    assert checked > 500 and tied > 10
 
 
 def test_bm25_scores_equal_the_reference(store: WarmStore) -> None:
