@@ -190,31 +190,34 @@ def truncate_utf16(text: str, limit: int) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def locale_key(text: str) -> tuple[tuple[int, str], ...]:
+def locale_key(text: str) -> str:
     """Sort key approximating ``a.localeCompare(b)`` (ICU root collation).
 
     Punctuation and symbols sort before digits, digits before letters, letters
     without regard to case; exact ties fall back on the code points (see
-    :func:`locale_cmp`).
+    :func:`locale_cmp`). Each character of the NFD text (combining marks left out)
+    is a pair (its class, its case-folded form), and the key is those pairs spelled
+    as one string: ``chr(class + 1) + folded + chr(0)`` each. Two keys compare as
+    the tuples of pairs would (a folded form that is a prefix of another ends at the
+    ``chr(0)``, below any character a case fold gives) but as one string comparison,
+    and an ASCII text's key is one ``str.translate``.
     """
     if text.isascii():
-        return tuple(map(_ASCII_LOCALE.__getitem__, text))
-    out: list[tuple[int, str]] = []
-    for c in unicodedata.normalize("NFD", text):
-        if not unicodedata.combining(c):
-            out.append(_char_key(c))
-    return tuple(out)
+        return text.translate(_ASCII_LOCALE)
+    return "".join(
+        _spelled(c) for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c)
+    )
 
 
-def _char_key(c: str) -> tuple[int, str]:
+def _spelled(c: str) -> str:
     if c.isalpha():
-        return 3, c.casefold()
+        return f"\x04{c.casefold()}\x00"
     if c.isdigit():
-        return 2, c
-    return (0, c) if c.isspace() else (1, c)
+        return f"\x03{c}\x00"
+    return f"\x01{c}\x00" if c.isspace() else f"\x02{c}\x00"
 
 
-_ASCII_LOCALE = {chr(i): _char_key(chr(i)) for i in range(128)}
+_ASCII_LOCALE = {i: _spelled(chr(i)) for i in range(128)}
 """:func:`locale_key` of each ASCII character (NFD and combining marks change none)."""
 
 
@@ -230,7 +233,7 @@ def locale_cmp(a: str, b: str) -> int:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def locale_sort_key(text: str) -> tuple[tuple[tuple[int, str], ...], str]:
+def locale_sort_key(text: str) -> tuple[str, str]:
     """A sort key ordering strings as :func:`locale_cmp` does."""
     return locale_key(text), text.swapcase()
 

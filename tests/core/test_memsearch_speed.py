@@ -119,6 +119,37 @@ def test_sort_by_sorts_as_the_comparator(scores: list[float]) -> None:
     assert got == sorted(items, key=functools.cmp_to_key(_cmp))
 
 
+def _tuple_locale_key(text: str) -> tuple[tuple[int, str], ...]:
+    """The locale key as pairs (class, folded character): the order the string key keeps."""
+    import unicodedata
+
+    out = []
+    for c in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(c):
+            continue
+        if c.isalpha():
+            out.append((3, c.casefold()))
+        elif c.isdigit():
+            out.append((2, c))
+        else:
+            out.append((0, c) if c.isspace() else (1, c))
+    return tuple(out)
+
+
+def test_locale_key_orders_as_its_pairs() -> None:
+    from core.openclaw.memsearch_text import locale_key
+
+    rng = random.Random(17)
+    alphabet = "aAbBzZ09 _-./\x00\t\u00df\ufb01\u00e9e\u0301\u0130i\u03a3\u03c3\u00c5ss\u4e2d\U0001f600"
+    texts = ["", "s", "ss", "\u00df", "\u00dfa", "ssa", "fi", "\ufb01", "\ufb01x", "a\x00", "a"]
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(0, 6))) for _ in range(600)]
+    for a in texts:
+        for b in texts[:80]:
+            ta, tb = _tuple_locale_key(a), _tuple_locale_key(b)
+            ka, kb = locale_key(a), locale_key(b)
+            assert (ta < tb, ta == tb) == (ka < kb, ka == kb), (a, b)
+
+
 def test_path_caches_answer_as_fresh_calls() -> None:
     for path in ("memory/2026-11-01.md", "memory/2026-02-30.md", "MEMORY.md", "memory/x.md"):
         assert memory_date_ms(path) == memory_date_ms.__wrapped__(path)
