@@ -119,12 +119,13 @@ of Python; 10 ms hybrid would also need a smaller scan than the 77 MB float32 ma
 (a compiled int8 or a reduced-dimension pre-filter with a proven bound) and MMR's
 greedy passes in compiled code.
 
-Next session (2026-11-28 evening, commits dcf51f0 to 56d7e2c), quiet machine (load
-average 0.7 to 1.2), 60 queries, ``OPENBLAS_NUM_THREADS=1``, p50 wall / CPU in ms, before
-(the session's start, same day) -> after: memsearch_fts 11.6 / 11.6 -> 9.1 / 9.1 (p95
-10.9), memsearch_hybrid 34.7 / 34.7 -> 25.0 / 29.5 (p95 26.9), run_search_fts 20.0 ->
-16.1; beside them sqlite_fts 3.3 and sqlite_hybrid 9.9; ``memlens mcp`` answers
-``initialize`` in 0.89 s, ``sessions_list`` in 1.41 s. What it took:
+Next session (2026-11-28 evening, commits dcf51f0 to the locale-key one), quiet machine
+(load average 0.7 to 1.4), 60 queries, ``OPENBLAS_NUM_THREADS=1``, p50 wall / CPU in ms,
+before (the session's start, same day) -> after: memsearch_fts 11.6 / 11.6 -> 7.8 / 7.8
+(p95 9.7), memsearch_hybrid 34.7 / 34.7 -> 23.9 / 28.5 (p95 26.6), run_search_fts 20.0
+-> 13.6; beside them sqlite_fts 3.3 and sqlite_hybrid 9.9 to 10.1; ``memlens mcp``
+answers ``initialize`` in 0.82 to 0.89 s, ``sessions_list`` in 1.30 to 1.41 s. What it
+took:
 
 * :mod:`core.openclaw.memsearch_postings`: the body query's matches and FTS5
   ``bm25()`` ranks computed from postings held in memory (unicode61 tables of ASCII
@@ -139,20 +140,23 @@ average 0.7 to 1.2), 60 queries, ``OPENBLAS_NUM_THREADS=1``, p50 wall / CPU in m
   before the keyword search (the answer waits for it 0.01 ms), which costs the other
   core some memory bandwidth: about 2.4 ms off the answer rather than 4.9;
 * MMR's greedy passes as a lazy greedy over a heap (an item's MMR only falls): 8.4 ->
-  6.5 ms over ~395 candidates.
+  6.5 ms over ~395 candidates;
+* OpenClaw's locale sort key as one string (each character's class and case fold
+  spelled out; one ``str.translate`` for ASCII) instead of a tuple of pairs: the same
+  order, compared in C: the keyword merge 1.95 -> 1.33 ms.
 
 Where the time goes now (wall ms of one search, stages timed in one instrumented
-run): memsearch_fts 9: the keyword merge and its sort 2.0
-(every hit's locale keys: the bench's bm25 scores tie a lot, 60-word texts), finalize
+run): memsearch_fts 7.8: the keyword merge and its sort 1.3 (the bench's bm25 scores tie
+a lot, 60-word texts, so the path and id keys decide), finalize
 (decay, importance, OpenClaw's sort) 1.2, the path queries 1.1, the lexical boost 1.0,
-the body hits 1.5, the recall rows 0.7, the clock's mtimes 0.4; memsearch_hybrid 25:
+the body hits 1.5, the recall rows 0.7, the clock's mtimes 0.4; memsearch_hybrid 24:
 MMR 6.5 (the Jaccard matrix of ~395 snippets 4.7, every pair sharing tokens here), the
 keyword side 7.8, the vector side after the product 4.5 (the ~200 candidates' float64
 vectors and rows read again from SQLite), the merge's sorts and decay 2.5, the recall
 rows 1.4. Neither target is met: 5 ms would need the keyword pipeline's per-hit Python
 (merge, sorts, boost, decay: about 6 ms for ~190 hits) as arrays over per-generation
 columns (locale ranks of every path and id precomputed), and 10 ms hybrid is below the
-bare SQLite + numpy floor printed beside it (9.9 ms) until the keyword side leaves
+bare SQLite + numpy floor printed beside it (about 10 ms) until the keyword side leaves
 SQLite too and MMR's Jaccard matrix and the candidates' float64 rereads are cut.
 
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
