@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from core.io.problems import FormatError
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_chunks import _Tables
-from core.openclaw.memsearch_fts import content_columns, fts5_options
+from core.openclaw.memsearch_fts import content_columns, fts5_options, ranked_body_rows
 from core.openclaw.memsearch_vectors import index_signature
 
 if TYPE_CHECKING:
@@ -55,8 +56,11 @@ K1, B = 1.2, 0.75
 _TOKEN = re.compile(rb"[0-9a-z]+")
 """unicode61's ASCII tokens (of lowered text)."""
 _QUERY = re.compile(r'"([^"]*)"')
-MAX_TOKENS = 1 << 24
-"""Corpora with more tokens than this get no postings (about 16 bytes a token: 270 MB)."""
+MAX_TOKENS = 1 << 22
+"""Tables of more tokens get no postings: about 30 bytes a token are kept (120 MB here)
+and the build peaks near 75 (300 MB); the total is read from FTS5's averages first."""
+MAX_TOKEN_BYTES = 32_768
+"""``FTS5_MAX_TOKEN_SIZE``: FTS5 cuts longer tokens; a text or query holding one is left to it."""
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -140,8 +144,8 @@ class BodyPostings:
             if not token.isascii():
                 return None
             words = _TOKEN.findall(token.encode("ascii").lower())
-            if not words:
-                return None  # an empty phrase: what FTS5 makes of it is its own
+            if not words or max(map(len, words)) >= MAX_TOKEN_BYTES:
+                return None  # an empty phrase, a token FTS5 cuts short: FTS5's own business
             out.append([self.terms.get(w, -1) for w in words])
         return out
 
@@ -208,18 +212,20 @@ def _build(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
     if opts.get("detail", "full") != "full" or opts.get("columnsize", "1") != "1":
         return None
     cols = content_columns(index, table)
-    if cols is None:
+    if cols is None or not _text_ids(index, chunks):
+        return None
+    avg = index.db.rows(f"SELECT block FROM {quote(table + '_data')} WHERE id = 1")
+    if not avg or not isinstance(avg[0][0], bytes):
+        return None
+    totals = _varints(avg[0][0])
+    n_row, n_token = totals[0], sum(totals[1:])
+    if n_row == 0 or n_token == 0 or n_token > MAX_TOKENS:  # too big: nothing read
         return None
     content = index.db.rows(
         f"SELECT id, {', '.join(cols)} FROM {quote(table + '_content')} ORDER BY id"
     )
     sizes = dict(index.db.rows(f"SELECT id, sz FROM {quote(table + '_docsize')}"))
-    avg = index.db.rows(f"SELECT block FROM {quote(table + '_data')} WHERE id = 1")
-    if not avg or not isinstance(avg[0][0], bytes) or len(sizes) != len(content):
-        return None
-    totals = _varints(avg[0][0])
-    n_row, n_token = totals[0], sum(totals[1:])
-    if n_row != len(content) or n_row == 0 or n_token == 0:
+    if n_row != len(content) or len(sizes) != len(content):
         return None
     texts = [r[6] for r in content]
     if not all(isinstance(t, str) and t.isascii() for t in texts):
@@ -232,6 +238,8 @@ def _build(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
     lengths = np.zeros(len(texts), dtype=np.int64)
     for r, text in enumerate(texts):  # term ids numbered in order of first appearance
         words = text.encode("ascii").translate(_WORDS).split()
+        if len(text) >= MAX_TOKEN_BYTES and max(map(len, words), default=0) >= MAX_TOKEN_BYTES:
+            return None  # FTS5 cuts such a token short: its postings are not these
         lengths[r] = len(words)
         ids.extend([number(w, len(terms)) for w in words])
         if len(ids) > MAX_TOKENS:
@@ -274,9 +282,11 @@ def _build(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
 
 PROBES = 12
 """Queries answered both ways when a table is built (any difference turns it off)."""
+PROBE_ROWS = 300
+"""Rows of each probe compared with SQLite's through OpenClaw's live and source conditions."""
 
 
-def _agrees(index: MemoryIndex, post: BodyPostings) -> bool:
+def _agrees(index: MemoryIndex, post: BodyPostings, chunks: str) -> bool:
     """Whether SQLite gives the same matches and rank bits for a few of the table's words.
 
     The most common word (its idf may clamp to 1e-6), the rarest and a few between, two
@@ -308,15 +318,47 @@ def _agrees(index: MemoryIndex, post: BodyPostings) -> bool:
             return False
         if not np.array_equal(ranks[order].view(np.int64), ours[1].view(np.int64)):
             return False
+        for sources in ((), (str(post.sources[0]),)):  # the live and source conditions too
+            want = ranked_body_rows(index, post.table, chunks, sources, match, (), PROBE_ROWS)
+            if want != post.ranked_rows(match, sources, PROBE_ROWS):
+                return False
     return True
 
 
 def _checked(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
     post = _build(index, table, chunks)
-    return post if post is not None and _agrees(index, post) else None
+    return post if post is not None and _agrees(index, post, chunks) else None
 
 
-POSTINGS = _Tables(index_signature)
+def _text_ids(index: MemoryIndex, chunks: str) -> bool:
+    """Whether the chunks' ``id`` compares as Python strings do (TEXT, no collation)."""
+    cols = {
+        str(r[1]): str(r[2]).upper() for r in index.db.rows(f"PRAGMA table_info({quote(chunks)})")
+    }
+    ddl = index.db.rows("SELECT sql FROM sqlite_master WHERE name = ?", (chunks,))
+    return cols.get("id") == "TEXT" and bool(ddl) and "COLLATE" not in str(ddl[0][0]).upper()
+
+
+def _signature(index: MemoryIndex) -> tuple[Any, ...]:
+    """:func:`index_signature` and FTS5's own averages and structure records of the body table.
+
+    The chunks' signature alone misses a write to the FTS table only; FTS5 rewrites its
+    structure record (id 10) on every write and its averages (id 1) on every row change.
+    """
+    table = index.layout.fts
+    if table is None:
+        return index_signature(index)
+    sql = f"SELECT id, block FROM {quote(table + '_data')} WHERE id IN (1, 10) ORDER BY id"
+    try:
+        fts: list[tuple[Any, ...]] = index.db.per_version(
+            f"fts records {table}", lambda: index.db.rows(sql)
+        )
+    except FormatError:  # no readable records: the postings are never built (see _build)
+        fts = [("unreadable",)]
+    return (index_signature(index), tuple(fts))
+
+
+POSTINGS = _Tables(_signature)
 
 
 def body_postings(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:

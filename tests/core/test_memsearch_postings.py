@@ -113,6 +113,38 @@ def test_body_search_is_the_same_through_sqlite(
             assert sum(map(len, fast)) > 500
 
 
+def test_a_write_to_the_fts_table_alone_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.core.test_memsearch_cache import REVISION
+
+    path = _index(tmp_path, 8)
+    with sqlite3.connect(path) as db:  # OpenClaw's revision triggers: chunk writes bump it
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            db.executescript(REVISION.format(event))
+    db.close()
+    with open_memory_index(path) as index:
+        ctx = keyword_context(index, ())
+        for q in ("deploy", "tea", "apply_discount"):
+            search_body(ctx, q, 50, None)
+        assert body_postings(index, FTS, CHUNKS) is not None
+        with sqlite3.connect(path) as db:  # rows gone from the FTS table only
+            db.execute(f"DELETE FROM {FTS} WHERE rowid IN (1, 2, 3, 5001)")
+        db.close()
+        fast = [search_body(ctx, q, 50, None) for q in ("deploy", "tea", "apply_discount")]
+        monkeypatch.setattr(memsearch_postings, "ENABLED", False)
+        assert fast == [search_body(ctx, q, 50, None) for q in ("deploy", "tea", "apply_discount")]
+
+
+def test_tokens_fts5_cuts_short_are_left_to_sqlite(tmp_path: Path) -> None:
+    with open_memory_index(_index(tmp_path, 9, extra="a" * 32_768 + "x deploy")) as index:
+        assert _build(index, FTS, CHUNKS) is None
+    (tmp_path / "q").mkdir()
+    with open_memory_index(_index(tmp_path / "q", 9)) as index:
+        post = _checked(index, FTS, CHUNKS)
+        assert post is not None and post.ranks('"' + "a" * 32_768 + '"') is None
+
+
 def test_non_ascii_text_leaves_it_to_sqlite(tmp_path: Path) -> None:
     with open_memory_index(_index(tmp_path, 6, extra="caf\u00e9 deploy")) as index:
         assert _build(index, FTS, CHUNKS) is None
