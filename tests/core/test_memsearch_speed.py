@@ -140,7 +140,9 @@ def test_locale_key_orders_as_its_pairs() -> None:
     from core.openclaw.memsearch_text import locale_key
 
     rng = random.Random(17)
-    alphabet = "aAbBzZ09 _-./\x00\t\u00df\ufb01\u00e9e\u0301\u0130i\u03a3\u03c3\u00c5ss\u4e2d\U0001f600"
+    alphabet = (
+        "aAbBzZ09 _-./\x00\t\u00df\ufb01\u00e9e\u0301\u0130i\u03a3\u03c3\u00c5ss\u4e2d\U0001f600"
+    )
     texts = ["", "s", "ss", "\u00df", "\u00dfa", "ssa", "fi", "\ufb01", "\ufb01x", "a\x00", "a"]
     texts += ["".join(rng.choices(alphabet, k=rng.randint(0, 6))) for _ in range(600)]
     for a in texts:
