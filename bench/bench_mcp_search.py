@@ -131,7 +131,7 @@ took:
   ``bm25()`` ranks computed from postings held in memory (unicode61 tables of ASCII
   texts; row sizes and totals read from FTS5's own ``_docsize`` and averages records;
   phrases from underscored tokens by positions), checked bit for bit against SQLite on
-  a dozen of the table's words when built (2.2 s and about 90 MB at 50,000 chunks of 60
+  a dozen of the table's words when built (3.1 s and about 90 MB at 50,000 chunks of 60
   words, at the second search of an unchanged index): the body step 3.7 -> about 0.5;
 * the index signature (five queries, two of them ``count(*)`` of the chunks) read once
   per ``PRAGMA data_version`` of the connection, not twice a search;
