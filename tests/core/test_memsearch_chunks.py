@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.openclaw import memsearch_chunks, memsearch_rank
+from core.openclaw import memsearch_chunks, memsearch_mmr
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_boost import boost_matcher, boosted_score, boosted_scores, path_boost
@@ -64,16 +64,16 @@ def test_jaccard_from_the_table_as_tokenizing(monkeypatch: pytest.MonkeyPatch) -
         MemoryCandidate(MemoryHit(f"c{i}", "MEMORY.md", 1, 2, "memory", truncate_utf16(t, 700)))
         for i, t in enumerate(texts)
     ]
-    plain = memsearch_rank._jaccard_matrix(items)
+    plain = memsearch_mmr._jaccard_matrix(items)
     monkeypatch.setattr(memsearch_chunks, "token_ids_of", table.token_ids)
-    monkeypatch.setattr(memsearch_rank, "token_ids_of", table.token_ids)
+    monkeypatch.setattr(memsearch_mmr, "token_ids_of", table.token_ids)
     found = table.token_ids([c.hit.snippet for c in items])
     assert found is not None
     words = {i: w for w, i in table.vocab.items()}
     ends = np.cumsum(found[0]).tolist()
     for c, start, end in zip(items, [0, *ends[:-1]], ends, strict=True):  # the snippet's MMR tokens
         assert {words[i] for i in found[1][start:end].tolist()} == mmr_token_bytes(c.hit.snippet)
-    assert np.array_equal(memsearch_rank._jaccard_matrix(items), plain)
+    assert np.array_equal(memsearch_mmr._jaccard_matrix(items), plain)
     assert plain[plain < 1].max() > 0  # some pairs share tokens, some do not
 
 
@@ -116,6 +116,6 @@ def test_numbering_of_32_bit_ids_by_halves() -> None:
     rng = np.random.default_rng(2)
     for high in (300, 1 << 20, (1 << 31) - 1):  # one half, two halves
         flat = rng.integers(0, high, 3000).astype(np.int32)
-        fast = memsearch_rank._number(flat)
-        plain = memsearch_rank._number(flat.astype(np.int64))  # numpy's argsort
+        fast = memsearch_mmr._number(flat)
+        plain = memsearch_mmr._number(flat.astype(np.int64))  # numpy's argsort
         assert all(np.array_equal(a, b) for a, b in zip(fast, plain, strict=True))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from core.openclaw import memsearch_chunks, memsearch_fts, memsearch_postings, memsearch_rank
+from core.openclaw import memsearch_chunks, memsearch_fts, memsearch_mmr, memsearch_postings
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_keyword import keyword_context, search_body
@@ -90,7 +90,7 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     """The straightforward paths: OpenClaw's statement, MMR's loop."""
     monkeypatch.setattr(memsearch_fts, "ENABLED", False)
     monkeypatch.setattr(memsearch_postings, "ENABLED", False)
-    monkeypatch.setattr(memsearch_rank, "MMR_ARRAY_MIN", 10**9)
+    monkeypatch.setattr(memsearch_mmr, "MMR_ARRAY_MIN", 10**9)
     monkeypatch.setattr(memsearch_chunks, "ENABLED", False)
 
 

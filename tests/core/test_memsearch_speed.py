@@ -275,7 +275,7 @@ def _loop_jaccard(items: list[Any]) -> list[list[float]]:
 
 
 def test_jaccard_by_hashes_as_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    from core.openclaw import memsearch_rank
+    from core.openclaw import memsearch_mmr
 
     items = _cands(SNIPPETS)
     expected = _loop_jaccard(items)
@@ -284,10 +284,10 @@ def test_jaccard_by_hashes_as_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
         rows: list[list[float]] = sim.tolist() if hasattr(sim, "tolist") else sim
         return [[v for j, v in enumerate(row) if j != i] for i, row in enumerate(rows)]
 
-    assert pairs(memsearch_rank._jaccard_matrix(items)) == pairs(expected)
+    assert pairs(memsearch_mmr._jaccard_matrix(items)) == pairs(expected)
     # every token the same hash: numbered one by one instead, the same matrix
-    monkeypatch.setattr(memsearch_rank, "hash", lambda _t: 7, raising=False)
-    assert pairs(memsearch_rank._jaccard_matrix(items)) == pairs(expected)
+    monkeypatch.setattr(memsearch_mmr, "hash", lambda _t: 7, raising=False)
+    assert pairs(memsearch_mmr._jaccard_matrix(items)) == pairs(expected)
 
 
 def test_recall_of_both_sides_in_one_read_as_one_per_side(tmp_path: Path) -> None:
@@ -357,7 +357,7 @@ def test_recall_join_is_not_used_without_unique_keys(tmp_path: Path) -> None:
 def test_numbering_as_unique_and_a_stable_sort(size: int) -> None:
     import numpy as np
 
-    from core.openclaw.memsearch_rank import _number
+    from core.openclaw.memsearch_mmr import _number
 
     flat = np.random.default_rng(size).integers(-5, 40, size).astype(np.int64)
     order, local, counts = _number(flat)
