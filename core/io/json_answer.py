@@ -10,9 +10,12 @@ or brace inside a quoted value is left alone.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.io import jsonio
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _FENCE = re.compile(r"```[ \t]*(?:json5?|JSON)?[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 
@@ -26,29 +29,39 @@ def answer_body(text: str) -> str:
     return without_trailing_commas(body)
 
 
-def without_trailing_commas(text: str) -> str:
-    """Drop commas that close an object or array (outside strings)."""
-    out: list[str] = []
+def _scanned(text: str) -> Iterator[tuple[int, str, bool]]:
+    """Each character of *text*, its position, and whether it lies in a JSON string.
+
+    A string's closing quote is in it, its opening quote not (as a reader that has not
+    yet seen it).
+    """
     in_str = escaped = False
-    pending: int | None = None  # index in out of a comma that may be trailing
-    for ch in text:
+    for i, ch in enumerate(text):
+        inside = in_str
         if in_str:
-            out.append(ch)
             if escaped:
                 escaped = False
             elif ch == "\\":
                 escaped = True
             elif ch == '"':
                 in_str = False
-            continue
-        if ch in "}]" and pending is not None:
-            out[pending] = ""
-        if not ch.isspace():
-            pending = None
-        if ch == ",":
-            pending = len(out)
         elif ch == '"':
             in_str = True
+        yield i, ch, inside
+
+
+def without_trailing_commas(text: str) -> str:
+    """Drop commas that close an object or array (outside strings)."""
+    out: list[str] = []
+    pending: int | None = None  # index in out of a comma that may be trailing
+    for _, ch, inside in _scanned(text):
+        if not inside:
+            if ch in "}]" and pending is not None:
+                out[pending] = ""
+            if not ch.isspace():
+                pending = None
+            if ch == ",":
+                pending = len(out)
         out.append(ch)
     return "".join(out)
 
@@ -61,18 +74,10 @@ def complete_objects(text: str) -> list[dict[str, Any]]:
     """
     found: list[dict[str, Any]] = []
     starts: list[int] = []
-    in_str = escaped = False
-    for i, ch in enumerate(text):
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == "{":
+    for i, ch, inside in _scanned(text):
+        if inside:
+            continue
+        if ch == "{":
             starts.append(i)
         elif ch == "}" and starts:
             start = starts.pop()
