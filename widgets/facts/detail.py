@@ -20,6 +20,7 @@ from core.io import jsonio
 from core.io.timefmt import utc_minute_ms
 from core.knowledge.history import ChainLink, HistoryRow, fact_chain, fact_history
 from widgets.common.record_model import Column, RecordRole, SortRole
+from widgets.common.tables import table_view
 from widgets.common.text import esc
 from widgets.common.tip_model import TipTableModel
 from widgets.facts.model import STATUS_COLORS, STATUS_TIPS
@@ -96,23 +97,14 @@ def _chain_tip(link: ChainLink) -> str:
 
 
 def _table(model: TipTableModel[Any], widths: Sequence[int]) -> QTableView:
+    """The panels' record table over a sortable proxy of *model* (rows multi-selectable)."""
     proxy = QSortFilterProxyModel(model)
     proxy.setSourceModel(model)
     proxy.setSortRole(SortRole)
-    view = QTableView()
-    view.setModel(proxy)
+    view = table_view(proxy, tuple(widths))
+    view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
     view.setSortingEnabled(True)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(False)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.verticalHeader().hide()
-    view.verticalHeader().setDefaultSectionSize(22)
-    header = view.horizontalHeader()
-    header.setStretchLastSection(True)
-    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    for col, width in enumerate(widths):
-        header.resizeSection(col, width)
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     return view
 
 

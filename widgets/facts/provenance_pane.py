@@ -154,9 +154,7 @@ class ProvenancePane(QWidget):
                 r.what == "compaction" and not (r.message.compaction and r.message.compaction.lines)
             ),
         )
-        self.table = table_view(self.model)
-        for col, width in enumerate((340, 70, 80, 76, 76)):
-            self.table.horizontalHeader().resizeSection(col, width)
+        self.table = table_view(self.model, (340, 70, 80, 76, 76))
         self.table.setToolTip(
             "Where the fact came from: Enter or double-click goes to the message, "
             "or to the compaction that summarised it (a summary line marked)"
@@ -235,9 +233,7 @@ class FactsFromCompaction(QDialog):
             ),
             bold=lambda k: k.line_status is not None,
         )
-        self.table = table_view(self.model)
-        for col, width in enumerate((92, 70, 50, 96, 80)):
-            self.table.horizontalHeader().resizeSection(col, width)
+        self.table = table_view(self.model, (92, 70, 50, 96, 80))
         self.table.activated.connect(self._on_table_activated)
         layout = QVBoxLayout(self)
         layout.addWidget(self.note)

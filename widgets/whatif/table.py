@@ -142,7 +142,7 @@ class LostItemsPane(QWidget):
         self.title = QLabel()
         self.title.setWordWrap(True)
         self.model: RecordTableModel[LostRow] = RecordTableModel(LOST_COLUMNS, self)
-        self.table = table_view(self.model, ())
+        self.table = table_view(self.model)
         self.table.setAccessibleName("Items lost for good")
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
