@@ -139,7 +139,7 @@ class RecallTable:
     info: dict[str, RecallInfo]
 
 
-class _Tables:
+class GenerationTables:
     """Tables of one kind, per index file, built once the index was seen unchanged twice."""
 
     def __init__(self, signature: Callable[[MemoryIndex], tuple[Any, ...]]) -> None:
@@ -202,8 +202,8 @@ def _recall_signature(index: MemoryIndex) -> tuple[Any, ...]:
     )
 
 
-TOKENS = _Tables(index_signature)
-RECALL = _Tables(_recall_signature)
+TOKENS = GenerationTables(index_signature)
+RECALL = GenerationTables(_recall_signature)
 
 
 def chunk_tokens(index: MemoryIndex) -> ChunkTokens | None:

@@ -37,7 +37,7 @@ import numpy as np
 
 from core.io.problems import FormatError
 from core.openclaw.memindex import quote
-from core.openclaw.memsearch_chunks import _Tables
+from core.openclaw.memsearch_chunks import GenerationTables
 from core.openclaw.memsearch_fts import content_columns, fts5_options, ranked_body_rows
 from core.openclaw.memsearch_vectors import index_signature
 
@@ -358,7 +358,7 @@ def _signature(index: MemoryIndex) -> tuple[Any, ...]:
     return (index_signature(index), tuple(fts))
 
 
-POSTINGS = _Tables(_signature)
+POSTINGS = GenerationTables(_signature)
 
 
 def body_postings(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
