@@ -22,6 +22,8 @@ from core.openclaw.memsearch_text import ascii_words, search_tokens, utf16_len
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import numpy.typing as npt
+
     from core.openclaw.memsearch_chunks import ChunkTokens
 
 
@@ -60,6 +62,25 @@ def boost_of_counts(
     return min(1.0, fts_score + lexical)
 
 
+def _counts_boost(
+    matchers: int, overlap: npt.NDArray[np.float64], distinct: npt.NDArray[np.int64],
+    length: npt.NDArray[np.int64], fts_score: npt.NDArray[np.float64],
+    path_score: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]:  # fmt: skip
+    """:func:`boost_of_counts` of many hits, the same operations in the same order.
+
+    Each float operation rounds as Python's does (IEEE doubles); Python's
+    ``min(a, b)`` is ``b if b < a else a``, spelled so (a NaN stays as ``min`` leaves it).
+    """
+    unique_overlap = overlap / float(matchers)
+    density = overlap / np.maximum(distinct, 1).astype(np.float64)
+    by_length = length.astype(np.float64) / 160
+    length_boost = np.where(0.18 < by_length, 0.18, by_length)
+    lexical = unique_overlap * 0.45 + density * 0.2 + path_score + length_boost
+    total = fts_score + lexical
+    return np.where(total < 1.0, total, 1.0)
+
+
 def boosted_scores(
     matchers: Sequence[Matcher], texts: Sequence[str], paths: Sequence[str],
     fts_scores: Sequence[float], path_scores: Sequence[float], tokens: ChunkTokens | None,
@@ -77,13 +98,18 @@ def boosted_scores(
     if known and tokens is not None and all(m.plain for m in matchers):
         at = [rows[i] or 0 for i in known]
         wanted = [tokens.vocab[m.raw] for m in matchers if m.raw in tokens.vocab]
-        counts = tokens.counts(at, wanted).tolist()
-        distinct = (tokens.starts[np.add(at, 1)] - tokens.starts[at]).tolist()
-        lengths = tokens.lengths[at].tolist()
+        counts = tokens.counts(at, wanted).astype(np.float64)
+        distinct = tokens.starts[np.add(at, 1)] - tokens.starts[at]
+        lengths = tokens.lengths[at]
+        fts = np.asarray(fts_scores, dtype=np.float64)
+        paths_at = np.asarray(path_scores, dtype=np.float64)
+        if len(known) < n:
+            fts, paths_at = fts[known], paths_at[known]
+        found = _counts_boost(len(matchers), counts, distinct, lengths, fts, paths_at).tolist()
+        if len(known) == n:
+            return found  # type: ignore[no-any-return]
         for k, i in enumerate(known):
-            out[i] = boost_of_counts(
-                len(matchers), counts[k], distinct[k], lengths[k], fts_scores[i], path_scores[i]
-            )
+            out[i] = found[k]
     return [
         boosted_score(matchers, paths[i], texts[i], fts_scores[i], path_scores[i])
         if s is None

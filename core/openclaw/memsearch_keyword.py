@@ -13,7 +13,7 @@ place, and the order of those updates is part of the result.
 from __future__ import annotations
 
 import functools
-import math
+import operator
 import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,11 +33,13 @@ from core.openclaw.memsearch_sqlfn import CONTAINS_FN, EXACT_FN, sql_functions
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
     FTS_TOKEN_MARKS,
+    all_finite,
     bm25_rank_to_score,
     build_fts_query,
     entries,
     exact_path_patterns,
     extract_keywords,
+    fts_rank_scores,
     is_ascii,
     locale_cmp,
     locale_sort_key,
@@ -269,7 +271,7 @@ def search_body(
     path_boosts: dict[str, float] = {}  # chunks of one file share it
     texts = [text if isinstance(text, str) else "" for *_, text, _ in rows]
     paths = [str(r[1]) for r in rows]
-    text_scores = [bm25_rank_to_score(r[6]) if used_match else 0.0 for r in rows]
+    text_scores = fts_rank_scores([r[6] for r in rows]) if used_match else [0.0] * len(rows)
     boosts = []
     for path in paths:
         boost = path_boosts.get(path)
@@ -471,22 +473,26 @@ def compare_keyword_hits(a: MemoryHit, b: MemoryHit, prefer_exact_body: bool = T
 
 
 def _keyword_key(prefer_exact_body: bool) -> Callable[[MemoryHit], tuple[Any, ...]]:
-    """The sort key equivalent to :func:`compare_keyword_hits` (finite scores)."""
+    """The sort key of :func:`compare_keyword_hits` (finite scores), the id bare (see sort_by)."""
 
     def key(h: MemoryHit) -> tuple[Any, ...]:
         body = -int(h.has_body) if prefer_exact_body and h.exact > 0 else 0
         path = -h.path_score if h.exact == 0 else 0.0
         return (-h.exact, body, -h.score, -h.text_score, path, locale_sort_key(h.path),
-                h.start_line, locale_sort_key(h.id))  # fmt: skip
+                h.start_line, h.id)  # fmt: skip
 
     return key
+
+
+def _id_key(h: MemoryHit) -> tuple[str, str]:
+    """The last element of :func:`_keyword_key`, exactly (its key holds the bare id)."""
+    return locale_sort_key(h.id)
 
 
 _KEYS = {True: _keyword_key(True), False: _keyword_key(False)}
 
 
-def _hit_numbers(h: MemoryHit) -> tuple[float, float, float]:
-    return h.score, h.text_score, h.path_score
+_HIT_NUMBERS = tuple(map(operator.attrgetter, ("score", "text_score", "path_score")))
 
 
 def sort_keyword_hits(hits: Iterable[MemoryHit], prefer_exact_body: bool = True) -> list[MemoryHit]:
@@ -495,7 +501,8 @@ def sort_keyword_hits(hits: Iterable[MemoryHit], prefer_exact_body: bool = True)
         hits,
         _KEYS[prefer_exact_body],
         functools.partial(compare_keyword_hits, prefer_exact_body=prefer_exact_body),
-        _hit_numbers,
+        _HIT_NUMBERS,
+        _id_key,
     )
 
 
@@ -538,7 +545,7 @@ def limit_keyword_hits(
     this order; with finite numbers that sort was by the key, and sorting by it again
     changes nothing (a NaN: sorted again by the comparator, as OpenClaw does).
     """
-    finite = presorted and math.isfinite(sum(map(sum, map(_hit_numbers, results))))
+    finite = presorted and all_finite(results, _HIT_NUMBERS)
     ranked = list(results) if finite else sort_keyword_hits(results)
     exact_body = [h for h in ranked if h.exact > 0 and h.has_body][:non_exact_limit]
     exact_only = [h for h in ranked if h.exact > 0 and not h.has_body]

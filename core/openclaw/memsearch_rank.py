@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import os
 import re
 from dataclasses import dataclass
@@ -209,8 +210,7 @@ def _non_exact_key(c: MemoryCandidate) -> tuple[object, ...]:
     return (-c.score, *_ranking_key(c))
 
 
-def _ranking_numbers(c: MemoryCandidate) -> tuple[float, float, float]:
-    return c.score, c.ranking_score, c.lexical_rank
+_RANKING_NUMBERS = tuple(map(operator.attrgetter, ("score", "ranking_score", "lexical_rank")))
 
 
 def _cmp_non_exact(a: MemoryCandidate, b: MemoryCandidate) -> int:
@@ -269,12 +269,12 @@ def merge_hybrid(
         c.ranking_score = c.score
         c.score = 1.0 if c.exact > 0 else (0.0 if c.content_score == 0 else c.score)
     non_exact = sort_by(
-        (c for c in ranked if c.exact == 0), _non_exact_key, _cmp_non_exact, _ranking_numbers
+        (c for c in ranked if c.exact == 0), _non_exact_key, _cmp_non_exact, _RANKING_NUMBERS
     )
     out: list[MemoryCandidate] = []
     for tier in (3, 2, 1):
         group = sort_by(
-            (c for c in ranked if c.exact == tier), _ranking_key, _cmp_ranking, _ranking_numbers
+            (c for c in ranked if c.exact == tier), _ranking_key, _cmp_ranking, _RANKING_NUMBERS
         )
         for c in group:
             c.score = c.ranking_score

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 import threading
 import unicodedata
@@ -22,7 +23,7 @@ import numpy as np
 import regex
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     import numpy.typing as npt
 
@@ -120,6 +121,17 @@ def bm25_rank_to_score(rank: float | None) -> float:
         relevance = -rank
         return relevance / (1 + relevance)
     return 1 / (1 + rank)
+
+
+def fts_rank_scores(ranks: Sequence[float | None]) -> list[float]:
+    """:func:`bm25_rank_to_score` of each of *ranks*, in numpy (the same bits)."""
+    if not ranks:
+        return []
+    r = np.array([math.nan if k is None else k for k in ranks], dtype=np.float64)
+    with np.errstate(all="ignore"):
+        relevance = -r
+        scores = np.where(r < 0, relevance / (1 + relevance), 1 / (1 + r))
+    return np.where(np.isfinite(r), scores, 1 / 1e3).tolist()  # type: ignore[no-any-return]
 
 
 # -- exact path candidates (manager-search) ---------------------------------------
@@ -233,8 +245,9 @@ def locale_cmp(a: str, b: str) -> int:
 
 
 @functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 15)
 def locale_sort_key(text: str) -> tuple[str, str]:
-    """A sort key ordering strings as :func:`locale_cmp` does."""
+    """A sort key ordering strings as :func:`locale_cmp` does (kept: a search sorts twice)."""
     return locale_key(text), text.swapcase()
 
 
@@ -242,18 +255,38 @@ def sort_by(
     items: Iterable[T],
     key: Callable[[T], Any],
     cmp: Callable[[T, T], int],
-    numbers: Callable[[T], Iterable[float]],
+    numbers: Sequence[Callable[[T], float]],
+    last: Callable[[T], Any] | None = None,
 ) -> list[T]:
     """*items* sorted by the comparator *cmp*, through the equivalent *key* when it is one.
 
     A key sorts many times faster than a comparator; the two agree while the
-    compared *numbers* are finite (a NaN makes the comparator's order its own).
+    compared *numbers* (getters: ``operator.attrgetter``) are finite (a NaN makes the
+    comparator's order its own). *last*: the key's last element, exactly; *key* then
+    ends with a cheap stand-in (a chunk id's locale key costs a microsecond, and only
+    items tied on every other element need it), and where any two are so tied the
+    items are sorted again with *last*.
     """
     items = list(items)
-    # a NaN or an infinity makes the sum non-finite (so may an overflow: the comparator then)
-    if math.isfinite(sum(map(sum, map(numbers, items)))):
+    if not all_finite(items, numbers):
+        return sorted(items, key=functools.cmp_to_key(cmp))
+    if last is None:
         return sorted(items, key=key)
-    return sorted(items, key=functools.cmp_to_key(cmp))
+    keys = list(map(key, items))
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    heads = [keys[i][:-1] for i in order]
+    if any(map(operator.eq, heads, heads[1:])):
+        return sorted(items, key=lambda item: (*key(item)[:-1], last(item)))
+    return [items[i] for i in order]
+
+
+def all_finite(items: Sequence[T], numbers: Sequence[Callable[[T], float]]) -> bool:
+    """Whether every number *numbers* gets from each of *items* is finite.
+
+    A NaN or an infinity makes a sum non-finite (so may an overflow: a false
+    alarm, which only costs the caller its slow path); summed in C per getter.
+    """
+    return all(math.isfinite(sum(map(get, items))) for get in numbers)
 
 
 # -- MMR (tokenize.ts) -----------------------------------------------------------------

@@ -25,7 +25,12 @@ from core.openclaw.memsearch_embed import (
 )
 from core.openclaw.memsearch_keyword import exact_path_matcher, fallback_terms
 from core.openclaw.memsearch_rank import importance_multiplier, is_evergreen, memory_date_ms
-from core.openclaw.memsearch_text import bm25_rank_to_score, build_fts_query, extract_keywords
+from core.openclaw.memsearch_text import (
+    bm25_rank_to_score,
+    build_fts_query,
+    extract_keywords,
+    fts_rank_scores,
+)
 from tests.core.test_memindex import f64, make_v23
 from tests.llm_server import Reply
 
@@ -386,3 +391,13 @@ def test_openai_without_a_key_never_calls_out() -> None:
     emb = OpenAIQueryEmbedder(SearchSettings(provider="openai"), environ={})
     with pytest.raises(EmbedError, match="no API key"):
         emb.embed_query("deploy")
+
+
+def test_fts_rank_scores_are_the_scalar_mapping() -> None:
+    ranks = [-3.0, 1.0, 0.0, -0.0, -1e-300, 5e-324, -1e308, float("nan"), float("inf"),
+             float("-inf"), None, -7.123456789, 2.5]  # fmt: skip
+    want = [bm25_rank_to_score(k) for k in ranks]
+    assert fts_rank_scores(ranks) == want
+    assert [math.copysign(1, x) for x in fts_rank_scores(ranks)] == [
+        math.copysign(1, x) for x in want
+    ]

@@ -20,10 +20,13 @@ import pytest
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_boost import boost_matcher, boosted_score
+from core.openclaw.memsearch_keyword import MemoryHit, compare_keyword_hits, sort_keyword_hits
 from core.openclaw.memsearch_rank import is_evergreen, memory_date_ms
 from core.openclaw.memsearch_sqlfn import sql_functions
 from core.openclaw.memsearch_text import (
     ascii_words,
+    locale_cmp,
+    locale_sort_key,
     lower_trimmed,
     mmr_tokens,
     search_tokens,
@@ -115,8 +118,50 @@ def _cmp(a: tuple[float, str], b: tuple[float, str]) -> int:
 )
 def test_sort_by_sorts_as_the_comparator(scores: list[float]) -> None:
     items = [(s, f"p{i}") for i, s in enumerate(scores)]
-    got = sort_by(items, lambda t: (-t[0], t[1]), _cmp, lambda t: (t[0],))
+    got = sort_by(items, lambda t: (-t[0], t[1]), _cmp, [lambda t: t[0]])
     assert got == sorted(items, key=functools.cmp_to_key(_cmp))
+
+
+def _cmp_locale(a: tuple[float, str], b: tuple[float, str]) -> int:
+    if a[0] != b[0]:
+        return -1 if b[0] < a[0] else 1
+    return locale_cmp(a[1], b[1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sort_by_with_a_stand_in_last_element(seed: int) -> None:
+    """The key ends with the bare string; ties on the rest are sorted again by its locale key."""
+    rng = random.Random(seed)
+    names = ["B", "a", "_x", "a1", "A", "b", "10", "9", "\u00e9", "e"]
+    scores = [0.5, 0.25] if seed % 2 else [float(i) for i in range(40)]  # many ties, or none
+    items = [(rng.choice(scores), rng.choice(names) + str(i)) for i in range(30)]
+    got = sort_by(
+        items, lambda t: (-t[0], t[1]), _cmp_locale, [lambda t: t[0]],
+        lambda t: locale_sort_key(t[1]),
+    )  # fmt: skip
+    assert got == sorted(items, key=functools.cmp_to_key(_cmp_locale))
+
+
+@pytest.mark.parametrize("prefer_exact_body", [True, False])
+def test_keyword_hit_sort_is_the_comparator(prefer_exact_body: bool) -> None:
+    """Hits tied on everything but the id (a path's two chunks at one line) too."""
+    rng = random.Random(5)
+    hits = []
+    for i in range(120):
+        hits.append(MemoryHit(
+            rng.choice(["B", "a", "_", "A", "e\u0301"]) + str(rng.randint(0, 3)) + f"-{i}",
+            rng.choice(["MEMORY.md", "memory/a.md", "memory/B.md", "notes/\u00e9.md"]),
+            rng.randint(1, 3), 9, "memory", "", rng.choice([1.0, 0.5]),
+            rng.choice([0.25, 0.5]), rng.choice([0.0, 0.18]), rng.choice([0, 0, 2]),
+            rng.random() < 0.5,
+        ))  # fmt: skip
+    want = sorted(
+        hits,
+        key=functools.cmp_to_key(
+            functools.partial(compare_keyword_hits, prefer_exact_body=prefer_exact_body)
+        ),
+    )
+    assert sort_keyword_hits(hits, prefer_exact_body) == want
 
 
 def _tuple_locale_key(text: str) -> tuple[tuple[int, str], ...]:
