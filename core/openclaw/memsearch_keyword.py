@@ -367,22 +367,26 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
         return ctx.index.db.rows(sql, [*params, exact_limit, SNIPPET_MAX_CHARS * 4])
 
     lexical_exact = is_ascii(exact_query) and (plan.match is not None or bool(plan.terms))
-    exact_rows: list[tuple[Any, ...]] = []
-    if patterns and exact_limit > 0:
-        try:
-            exact_rows = load_exact(lexical_exact)
-        except FormatError:
-            if not lexical_exact:
-                raise
-            exact_rows = load_exact(False)
-    exact_hits = [
-        MemoryHit(str(r[0]), str(r[1]), int(r[3]), int(r[4]), str(r[2]),
-            truncate_utf16(r[5] if isinstance(r[5], str) else "", SNIPPET_MAX_CHARS),
-            exact=int(r[6]))
-        for r in exact_rows
-    ]  # fmt: skip
+
+    def exact_hits() -> list[MemoryHit]:
+        exact_rows: list[tuple[Any, ...]] = []
+        if patterns and exact_limit > 0:
+            _register_contains(ctx, plan.terms)
+            try:
+                exact_rows = load_exact(lexical_exact)
+            except FormatError:
+                if not lexical_exact:
+                    raise
+                exact_rows = load_exact(False)
+        return [
+            MemoryHit(str(r[0]), str(r[1]), int(r[3]), int(r[4]), str(r[2]),
+                truncate_utf16(r[5] if isinstance(r[5], str) else "", SNIPPET_MAX_CHARS),
+                exact=int(r[6]))
+            for r in exact_rows
+        ]  # fmt: skip
+
     if not any(p.match or p.terms for p in plans):
-        return exact_hits
+        return exact_hits()
 
     def load_lexical(match: str | None, terms: Sequence[str], exact: bool, n: int) -> list[Any]:
         filt, fparams = _substring_filter(terms, col)
@@ -404,19 +408,27 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
         params = ([match] if match else []) + fparams + src_params
         return ctx.index.db.rows(sql, [*params, n, SNIPPET_MAX_CHARS * 4])
 
+    no_exact: list[bool] = []
+
     def partitions(match: str | None, terms: Sequence[str]) -> list[Any]:
         _register_contains(ctx, terms)
         rows = load_lexical(match, terms, True, exact_limit) if exact_limit > 0 else []
+        no_exact.append(not rows)
         return rows + load_lexical(match, terms, False, limit)
 
     lexical: dict[str, MemoryHit] = {}
-    for p in plans:
+    # The exact-path query's lexical candidates are the first plan's matches, and its
+    # rows need an exact specificity and a live chunk: the first plan's exact
+    # partition with more conditions. That partition empty, so is the query's answer.
+    skip_exact = False
+    for k, p in enumerate(plans):
         if not p.match and not p.terms:
             continue
         used = False
         if p.match:
             try:
                 rows, used = partitions(p.match, p.terms), True
+                skip_exact = skip_exact or (k == 0 and lexical_exact and no_exact[-1])
             except FormatError:
                 tokens = entries(FTS_TOKEN_MARKS.findall(p.query))
                 rows = partitions(None, unique(tokens + list(p.terms)))
@@ -436,7 +448,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
             old.path_score = max(old.path_score, hit.path_score)
             old.score = max(old.score, hit.score)
             old.exact = max(old.exact, hit.exact)
-    by_id = {h.id: h for h in exact_hits}
+    by_id = {h.id: h for h in ([] if skip_exact else exact_hits())}
     non_exact = 0
     for hit in sorted(lexical.values(), key=functools.cmp_to_key(_cmp_path_hits)):
         known = by_id.get(hit.id)

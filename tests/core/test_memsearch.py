@@ -231,6 +231,13 @@ def test_exact_path_tiers_come_first(tmp_path: Path) -> None:
     # an exact hit ranks by (1 + content) / 2 before its score becomes 1
     assert first.ranking_score == pytest.approx((1 + first.content_score) / 2)
     assert second.hit.path == "MEMORY.md" and second.exact == 0
+    # keyword-only: the path table alone finds memory/deploy.md (its text lacks "deploy")
+    for query in ("deploy", "deploy.md"):
+        result = run(path, query, no_embed_reason="test")
+        first = result.results[0]
+        assert (first.hit.path, first.exact, first.score, first.has_body) == (
+            "memory/deploy.md", 1 if query == "deploy" else 2, 1.0, False
+        )  # fmt: skip
 
 
 def test_decay_evergreen_and_importance(tmp_path: Path) -> None:
