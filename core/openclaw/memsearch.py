@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 
 import numpy as np
 
@@ -54,6 +54,7 @@ from core.openclaw.memsearch_rank import (
     memory_date_ms,
     merge_hybrid,
     select_hybrid,
+    warm_path_caches,
 )
 from core.openclaw.memsearch_records import MemoryCandidate, MemorySearchResult
 from core.openclaw.memsearch_text import locale_cmp, truncate_utf16
@@ -69,7 +70,7 @@ from core.openclaw.memsearch_vectors import (
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from concurrent.futures import Future
 
     from core.openclaw.memindex import MemoryIndex
@@ -180,6 +181,23 @@ def _scan_vectors(
 # -- the search -----------------------------------------------------------------------
 
 
+_P = ParamSpec("_P")
+
+
+def _one_version(
+    fn: Callable[Concatenate[MemoryIndex, _P], MemorySearchResult],
+) -> Callable[Concatenate[MemoryIndex, _P], MemorySearchResult]:
+    """*fn* (of an index) run with the index's ``data_version`` read once (see sqlite_ro)."""
+
+    @functools.wraps(fn)
+    def run(index: MemoryIndex, /, *args: _P.args, **kwargs: _P.kwargs) -> MemorySearchResult:
+        with index.db.one_version():
+            return fn(index, *args, **kwargs)
+
+    return run
+
+
+@_one_version
 def memory_search(
     index: MemoryIndex,
     query: str,
@@ -231,6 +249,7 @@ def memory_search(
         result.mode, result.reason = "empty", "empty query" if not text else "no memory index here"
         return result
     ctx = keyword_context(index, sources, meta)
+    warm_path_caches(index)
     cap = max(SEARCH_CANDIDATE_UNIVERSE, max_results)
     candidates = min(200, max(1, math.floor(cap * CANDIDATE_MULTIPLIER)))
     query_vec: list[float] | None = None

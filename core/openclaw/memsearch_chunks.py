@@ -28,7 +28,6 @@ searches take the per-hit paths).
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -154,7 +153,7 @@ class GenerationTables:
         """The table of *index* as it is now, or None (not yet seen unchanged, or too big)."""
         if not ENABLED or index.layout.chunks is None:
             return None
-        key = os.path.realpath(index.path)
+        key = index.db.real_path
         with self._lock:
             sig = self._signature(index)
             found = self._tables.get(key)
@@ -192,7 +191,7 @@ def _build_tokens(index: MemoryIndex) -> ChunkTokens | None:
 
 
 def _recall_signature(index: MemoryIndex) -> tuple[Any, ...]:
-    version = index.db.rows("PRAGMA data_version")[0][0]
+    version = index.db.data_version()
     return (
         index_signature(index),
         _stat(index.path),

@@ -137,6 +137,42 @@ def fts_rank_scores(ranks: Sequence[float | None]) -> list[float]:
 # -- exact path candidates (manager-search) ---------------------------------------
 
 
+def _norm_path_id(value: str) -> str:
+    value = value.strip().replace("\\", "/")
+    if value.startswith("./"):
+        value = value[2:]
+    return unicodedata.normalize("NFC", value).lower()
+
+
+def exact_path_matcher(query: str) -> Callable[[str], int]:
+    """``prepareExactPathMatcher``: 3 whole path, 2 file name, 1 stem, else 0."""
+    q = _norm_path_id(query)
+    if not q or q == ".":
+        return lambda _path: 0
+    has_dir = "/" in q
+
+    def match(candidate: str) -> int:
+        p, base, stem = path_forms(candidate)
+        if q == p:
+            return 3
+        if has_dir:
+            return 0
+        if q == base:
+            return 2
+        return 1 if q == stem else 0
+
+    return match
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def path_forms(candidate: str) -> tuple[str, str, str]:
+    """A path as :func:`exact_path_matcher` compares it: normalized, its file name, its stem."""
+    p = _norm_path_id(candidate)
+    base = p.split("/")[-1]
+    dot = base.rfind(".")
+    return p, base, base[:dot] if dot > 0 else base
+
+
 def _like_escape(term: str) -> str:
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 

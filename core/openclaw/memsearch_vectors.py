@@ -263,7 +263,7 @@ class VectorCache:
         has_source = index.layout.chunks is not None and "source" in index.columns(
             index.layout.chunks
         )
-        key = (os.path.realpath(index.path), tuple(models), tuple(sources) if has_source else ())
+        key = (index.db.real_path, tuple(models), tuple(sources) if has_source else ())
         with self._lock:
             signature = index_signature(index)
             found = self._entries.pop(key, None)

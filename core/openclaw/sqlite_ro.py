@@ -28,11 +28,13 @@ naming the file.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
 import sqlite3
 import tempfile
+import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -43,7 +45,7 @@ from core.io.problems import FormatError
 from core.io.safe_read import open_regular
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 RETRY_SECONDS = 5.0
@@ -150,9 +152,12 @@ class ReadOnlyDb(Closing):
     """
 
     serial: int
+    real_path: str
+    """The file this connection opened: :attr:`path` with every symbolic link resolved."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float | None = None) -> None:
         self.path = os.fspath(path)
+        self._pinned = threading.local()
         self.timeout = RETRY_SECONDS if timeout is None else timeout
         self.mode: OpenMode = "ro"
         self._snapshot_dir: str | None = None
@@ -181,6 +186,7 @@ class ReadOnlyDb(Closing):
         mode = choose_mode(self.path, header)
         self._stamp = self._file_stamp()
         target = Path(self.path).resolve()
+        self.real_path = str(target)
         if mode == "snapshot":
             target = self._copy_snapshot(target)
         uri = target.as_uri() + ("?mode=ro&immutable=1" if mode == "immutable" else "?mode=ro")
@@ -296,13 +302,37 @@ class ReadOnlyDb(Closing):
         this connection reads the same database, so a value derived from it (an index
         signature of a few ``count(*)`` queries) is the same. Reopening forgets them.
         """
-        version = int(self.rows("PRAGMA data_version")[0][0])
+        version = self.data_version()
         found = self._memo.get(key)
         if found is not None and found[0] == version:
             return found[1]
         value = compute()
         self._memo[key] = (version, value)
         return value
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version`` of this connection (see :meth:`one_version`)."""
+        pinned: int | None = getattr(self._pinned, "version", None)
+        if pinned is not None:
+            return pinned
+        return int(self.rows("PRAGMA data_version")[0][0])
+
+    @contextlib.contextmanager
+    def one_version(self) -> Iterator[None]:
+        """Within it, this thread reads :meth:`data_version` once (re-entrant).
+
+        One search asks several per-generation tables whether the database changed:
+        they then agree on the answer, and the pragma runs once, not five times. A
+        write landing mid-search is seen by the next search, as without it.
+        """
+        if getattr(self._pinned, "version", None) is not None:
+            yield
+            return
+        self._pinned.version = self.data_version()
+        try:
+            yield
+        finally:
+            self._pinned.version = None
 
     def tables(self) -> set[str]:
         """Names of every table (virtual and shadow tables included)."""

@@ -23,11 +23,12 @@ from core.openclaw.memsearch_embed import (
     embedder_for,
     settings_from_config,
 )
-from core.openclaw.memsearch_keyword import exact_path_matcher, fallback_terms
+from core.openclaw.memsearch_keyword import fallback_terms
 from core.openclaw.memsearch_rank import importance_multiplier, is_evergreen, memory_date_ms
 from core.openclaw.memsearch_text import (
     bm25_rank_to_score,
     build_fts_query,
+    exact_path_matcher,
     extract_keywords,
     fts_rank_scores,
 )

@@ -410,3 +410,50 @@ def test_numbering_as_unique_and_a_stable_sort(size: int) -> None:
     assert local.tolist() == inverse.ravel().tolist()
     assert counts.tolist() == np.bincount(inverse.ravel(), minlength=cols.size).tolist()
     assert order.tolist() == np.argsort(inverse.ravel(), kind="stable").tolist()
+
+
+def test_one_search_reads_data_version_once(tmp_path: Path) -> None:
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(20))
+    with open_memory_index(path) as index:
+        for _ in range(3):  # every per-generation table built
+            _search(index, "zebra deploy")
+        pragmas = []
+        rows = index.db.rows
+
+        def counting(sql: str, params: Any = ()) -> Any:
+            pragmas.append(sql == "PRAGMA data_version")
+            return rows(sql, params)
+
+        index.db.rows = counting  # type: ignore[method-assign]
+        _search(index, "zebra deploy")
+        assert sum(pragmas) == 1
+        with index.db.one_version():
+            version = index.db.data_version()
+            with sqlite3.connect(path) as db:
+                db.execute("DELETE FROM memory_index_chunks WHERE rowid = 1")
+            db.close()
+            assert index.db.data_version() == version  # pinned within
+            with index.db.one_version():  # re-entrant
+                assert index.db.data_version() == version
+        assert index.db.data_version() != version  # and read again after
+
+
+def test_an_index_s_paths_fill_the_path_caches(tmp_path: Path) -> None:
+    from core.openclaw.memsearch_rank import PATH_CACHES
+    from core.openclaw.memsearch_text import path_forms
+
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(20))
+    paths = {c["path"] for c in _chunks(20)}
+    caches = (locale_sort_key, path_forms, memory_date_ms, is_evergreen)
+    for cache in caches:
+        cache.cache_clear()
+    builds = PATH_CACHES.builds
+    with open_memory_index(path) as index:
+        for _ in range(2):  # built at the second search of an unchanged index
+            _search(index, "tea")
+    assert PATH_CACHES.builds == builds + 1
+    for cache in caches:
+        hits = cache.cache_info().hits
+        for p in paths:
+            cache(p)
+        assert cache.cache_info().hits == hits + len(paths), cache
