@@ -36,6 +36,7 @@ import numpy as np
 from core.io.problems import Problem
 from core.openclaw.memindex import FTS_ONLY_MODEL, quote
 from core.openclaw.memindex_embedding import decode_embedding, embedding_problem
+from core.openclaw.memsearch_chunks import chunk_tokens
 from core.openclaw.memsearch_embed import EmbedError
 from core.openclaw.memsearch_keyword import (
     SNIPPET_MAX_CHARS,
@@ -293,6 +294,7 @@ def memory_search(
         vector = search_vector(
             index, query_vec, models, sources, candidates, result.problems, vector_cache, early
         )
+    chunk_tokens(index)  # MMR's snippet tokens come from it (the postings serve keywords)
     # the recall rows of both sides in one read (OpenClaw reads them per side)
     keyword, vector = attach_recall_each(index, [keyword, vector])
     if not ctx.available:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from core.openclaw.memsearch_chunks import ChunkTokens
+    from core.openclaw.memsearch_postings import BodyPostings
 
 
 @functools.lru_cache(maxsize=4096)
@@ -116,6 +117,34 @@ def boosted_scores(
         else s
         for i, s in enumerate(out)
     ]
+
+
+def boosted_from_postings(
+    matchers: Sequence[Matcher], post: BodyPostings, rows: npt.NDArray[np.int64],
+    texts: Sequence[str], paths: Sequence[str], fts_scores: npt.NDArray[np.float64],
+    path_scores: Sequence[float],
+) -> list[float] | None:  # fmt: skip
+    """:func:`boosted_score` of the body *rows* (positions) of *post*, from its postings.
+
+    *texts* and *paths* are the rows'. An ASCII text without an underscore has for
+    search tokens exactly its FTS terms (both ``[0-9a-z]+`` of the lowered text), so
+    a plain query token is a whole token of the text when the row is in that term's
+    postings, and the text's distinct tokens are its distinct terms; a text with an
+    underscore is tokenized. None unless every query token is plain.
+    """
+    if not matchers or not all(m.plain for m in matchers):
+        return None
+    overlap = np.zeros(len(rows), dtype=np.float64)
+    for m in matchers:  # a token with an underscore is no term, and no token of such a text
+        if b"_" not in m.raw:
+            overlap += post.holding(post.terms.get(m.raw, -1), rows)
+    boosts = np.asarray(path_scores, dtype=np.float64)
+    scores: list[float] = _counts_boost(
+        len(matchers), overlap, post.distinct[rows], post.lengths[rows], fts_scores, boosts
+    ).tolist()
+    for i in np.flatnonzero(post.underscore[rows]).tolist():
+        scores[i] = boosted_score(matchers, paths[i], texts[i], float(fts_scores[i]), boosts[i])
+    return scores
 
 
 def path_boost(matchers: Sequence[Matcher], path: str) -> float:

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from core.io.problems import FormatError
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_boost import (
+    Matcher,
     boost_matcher,
+    boosted_from_postings,
     boosted_scores,
     literal_pattern,
     path_boost,
@@ -40,6 +42,7 @@ from core.openclaw.memsearch_text import (
     exact_path_matcher,
     exact_path_patterns,
     extract_keywords,
+    fts_rank_score_array,
     fts_rank_scores,
     is_ascii,
     locale_cmp,
@@ -197,12 +200,13 @@ def search_body(
     live = f" AND EXISTS (SELECT 1 FROM {quote(ctx.chunks_table)} c WHERE c.id = {fts}.id)"
     src_sql, src_params = _source_filter(ctx, None)
 
+    matchers = [boost_matcher(t) for t in unique(search_tokens(ranking_query or query))]
+    if plan.match and not plan.terms:  # the postings in memory, when the index has them now
+        hits = _postings_hits(ctx, plan.match, limit, matchers)
+        if hits is not None:
+            return hits
+
     def load(match: str | None, terms: Sequence[str]) -> list[tuple[Any, ...]]:
-        if match and not terms:  # the postings in memory, when the index has them now
-            post = body_postings(ctx.index, str(ctx.body_table), ctx.chunks_table)
-            rows = post.ranked_rows(match, ctx.sources, limit) if post is not None else None
-            if rows is not None:
-                return rows
         found = ranked_body_rows(
             ctx.index, str(ctx.body_table), ctx.chunks_table, ctx.sources, match, terms, limit
         )
@@ -232,28 +236,63 @@ def search_body(
             rows = load(None, unique(tokens + list(plan.terms)))
     else:
         rows = load(None, plan.terms)
-    matchers = [boost_matcher(t) for t in unique(search_tokens(ranking_query or query))]
-    path_boosts: dict[str, float] = {}  # chunks of one file share it
     texts = [text if isinstance(text, str) else "" for *_, text, _ in rows]
     paths = [str(r[1]) for r in rows]
     text_scores = fts_rank_scores([r[6] for r in rows]) if used_match else [0.0] * len(rows)
-    boosts = []
-    for path in paths:
-        boost = path_boosts.get(path)
-        if boost is None:
-            boost = path_boosts[path] = path_boost(matchers, path)
-        boosts.append(boost)
+    boosts = _path_boosts(matchers, paths)
     scores = boosted_scores(matchers, texts, paths, text_scores, boosts, chunk_tokens(ctx.index))
+    return _body_hits(rows, paths, texts, scores, text_scores)
+
+
+def _path_boosts(matchers: Sequence[Matcher], paths: Sequence[str]) -> list[float]:
+    """:func:`path_boost` of each of *paths* (chunks of one file share it)."""
+    known: dict[str, float] = {}
+    out = []
+    for path in paths:
+        boost = known.get(path)
+        if boost is None:
+            boost = known[path] = path_boost(matchers, path)
+        out.append(boost)
+    return out
+
+
+def _body_hits(
+    rows: Sequence[Sequence[Any]], paths: Sequence[str], texts: Sequence[str],
+    scores: Sequence[float], text_scores: Sequence[float],
+) -> list[MemoryHit]:  # fmt: skip
+    """The body hits of *rows* (``id, path, source, start_line, end_line, ...``)."""
     return [
         MemoryHit(
             str(cid), path, int(start), int(end), str(source),
-            truncate_utf16(text, SNIPPET_MAX_CHARS), score, text_score,
-            has_body=True,
+            truncate_utf16(text, SNIPPET_MAX_CHARS), score, text_score, 0.0, 0, True,
         )
         for (cid, _, source, start, end, *_), path, text, score, text_score in zip(
             rows, paths, texts, scores, text_scores, strict=True
         )
     ]  # fmt: skip
+
+
+def _postings_hits(
+    ctx: KeywordContext, match: str, limit: int, matchers: Sequence[Matcher]
+) -> list[MemoryHit] | None:
+    """:func:`search_body`'s hits from the body postings in memory, or None (ask SQLite)."""
+    post = body_postings(ctx.index, str(ctx.body_table), ctx.chunks_table)
+    found = post.ranked(match, ctx.sources, limit) if post is not None else None
+    if post is None or found is None:
+        return None
+    at, ranks = found
+    rows = [post.rows[r] for r in at.tolist()]  # (id, path, source, start, end, text)
+    texts = [r[5] for r in rows]  # ASCII strings (the postings hold no other)
+    paths = [str(r[1]) for r in rows]
+    fts_scores = fts_rank_score_array(ranks)
+    text_scores: list[float] = fts_scores.tolist()
+    boosts = _path_boosts(matchers, paths)
+    scores = boosted_from_postings(matchers, post, at, texts, paths, fts_scores, boosts)
+    if scores is None:
+        scores = boosted_scores(
+            matchers, texts, paths, text_scores, boosts, chunk_tokens(ctx.index)
+        )
+    return _body_hits(rows, paths, texts, scores, text_scores)
 
 
 # -- path search ----------------------------------------------------------------------

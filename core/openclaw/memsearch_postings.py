@@ -133,6 +133,21 @@ class BodyPostings:
     places: npt.NDArray[np.int32]
     """Term t's places in :attr:`seq` are ``places[place_at[t]:place_at[t + 1]]``."""
     place_at: npt.NDArray[np.int64]
+    distinct: npt.NDArray[np.int64]
+    """Each row's distinct terms."""
+    lengths: npt.NDArray[np.int64]
+    """Each row's text length (characters: the texts are ASCII)."""
+    underscore: npt.NDArray[np.bool_]
+    """The row's text holds an underscore (its search tokens are not its terms)."""
+
+    def holding(self, term: int, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Which of *rows* (positions) hold the term *term* (-1: none do)."""
+        if term < 0:
+            return np.zeros(len(rows), dtype=bool)
+        posting = self.post_rows[self.starts[term] : self.starts[term + 1]]
+        at = np.searchsorted(posting, rows)
+        np.minimum(at, len(posting) - 1, out=at)
+        return posting[at] == rows  # type: ignore[no-any-return]
 
     def phrases(self, match: str) -> list[list[int]] | None:
         """OpenClaw's MATCH string as term ids per phrase (-1: a term no row has)."""
@@ -173,8 +188,10 @@ class BodyPostings:
             return None
         found = [self._phrase(p) for p in phrases]
         rows = found[0][0]
-        for other, _ in found[1:]:
-            rows = np.intersect1d(rows, other, assume_unique=True)
+        for other, _ in found[1:]:  # sorted, distinct: kept where a mask of the other says
+            mask = np.zeros(self.n_row, dtype=bool)
+            mask[other] = True
+            rows = rows[mask[rows]]
         score = np.zeros(len(rows), dtype=np.float64)
         norm = (1 - B) + (B * self.sizes[rows]) / self.avgdl
         for p_rows, p_freq in found:  # in query order, as fts5Bm25Function adds them
@@ -186,10 +203,10 @@ class BodyPostings:
             score += idf * ((f * (K1 + 1.0)) / (f + K1 * norm))
         return rows, -1.0 * score
 
-    def ranked_rows(
+    def ranked(
         self, match: str, sources: Sequence[str], limit: int
-    ) -> list[tuple[Any, ...]] | None:
-        """:func:`~core.openclaw.memsearch_fts.ranked_body_rows`'s answer, or None."""
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+        """:meth:`ranked_rows` as row positions and their ranks, or None."""
         found = self.ranks(match)
         if found is None:
             return None
@@ -199,9 +216,18 @@ class BodyPostings:
             keep &= np.isin(self.sources[rows], list(sources))
         rows, ranks = rows[keep], ranks[keep]
         order = np.lexsort((rows, ranks))[: max(limit, 0)]  # by rank, then rowid
+        return rows[order], ranks[order]
+
+    def ranked_rows(
+        self, match: str, sources: Sequence[str], limit: int
+    ) -> list[tuple[Any, ...]] | None:
+        """:func:`~core.openclaw.memsearch_fts.ranked_body_rows`'s answer, or None."""
+        found = self.ranked(match, sources, limit)
+        if found is None:
+            return None
         return [
             (*self.rows[r], rank)
-            for r, rank in zip(rows[order].tolist(), ranks[order].tolist(), strict=True)
+            for r, rank in zip(found[0].tolist(), found[1].tolist(), strict=True)
         ]
 
 
@@ -277,6 +303,9 @@ def _build(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
         seq_at,
         places.astype(np.int32),
         place_at.astype(np.int64),
+        np.bincount(post_rows, minlength=len(content)).astype(np.int64),
+        np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)),
+        np.fromiter(("_" in t for t in texts), dtype=bool, count=len(texts)),
     )
 
 

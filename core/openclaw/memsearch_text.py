@@ -128,10 +128,15 @@ def fts_rank_scores(ranks: Sequence[float | None]) -> list[float]:
     if not ranks:
         return []
     r = np.array([math.nan if k is None else k for k in ranks], dtype=np.float64)
+    return fts_rank_score_array(r).tolist()  # type: ignore[no-any-return]
+
+
+def fts_rank_score_array(r: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """:func:`fts_rank_scores` of an array of ranks (NaN: no rank)."""
     with np.errstate(all="ignore"):
         relevance = -r
         scores = np.where(r < 0, relevance / (1 + relevance), 1 / (1 + r))
-    return np.where(np.isfinite(r), scores, 1 / 1e3).tolist()  # type: ignore[no-any-return]
+    return np.where(np.isfinite(r), scores, 1 / 1e3)
 
 
 # -- exact path candidates (manager-search) ---------------------------------------

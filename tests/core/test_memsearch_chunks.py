@@ -26,6 +26,7 @@ from core.openclaw.memsearch_keyword import MemoryHit
 from core.openclaw.memsearch_records import MemoryCandidate
 from core.openclaw.memsearch_text import mmr_token_bytes, search_tokens, truncate_utf16, unique
 from tests.core.test_memindex import make_v23
+from tests.core.test_memsearch import Fixed, unit
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -82,26 +83,33 @@ def test_jaccard_from_the_table_as_tokenizing(monkeypatch: pytest.MonkeyPatch) -
 def test_tables_built_once_unchanged_and_again_after_a_write(tmp_path: Path) -> None:
     path = tmp_path / "openclaw-agent.sqlite"
     chunks = [
-        {"id": f"c{i}", "path": "MEMORY.md", "text": f"tea deploy note {i}", "embedding": b""}
+        {"id": f"c{i}", "path": "MEMORY.md", "text": f"tea deploy note {i}", "embedding": unit(0.5)}
         for i in range(5)
     ]
     make_v23(path, chunks, recall=[("c1", 9)], wal=True)
     tokens, recall = memsearch_chunks.TOKENS.builds, memsearch_chunks.RECALL.builds
 
-    def importance() -> int | None:
+    def importance(embedder: Fixed | None = None) -> int | None:
         with open_memory_index(path) as idx:  # as the server reopens a changed index
-            found = [memory_search(idx, "tea", now_ms=0, min_score=0) for _ in range(3)]
+            found = [
+                memory_search(idx, "tea", now_ms=0, min_score=0, embedder=embedder)
+                for _ in range(3)
+            ]
         assert all(r.to_json() == found[0].to_json() for r in found)
         return next(c.hit.importance for c in found[0].candidates if c.hit.id == "c1")
 
     assert importance() == 9  # seen, then built, then kept
     assert memsearch_chunks.RECALL.builds == recall + 1
+    # keyword-only: the body postings answer the lexical boost, no token table is made
+    assert memsearch_chunks.TOKENS.builds == tokens
+    assert importance(Fixed()) == 9  # hybrid: MMR's snippet tokens are
     assert memsearch_chunks.TOKENS.builds == tokens + 1
+    assert memsearch_chunks.RECALL.builds == recall + 2  # a new connection's
     with sqlite3.connect(path) as db:
         db.execute("UPDATE memory_index_chunk_recall_metadata SET importance = 2")
     db.close()
     assert importance() == 2  # the write seen: the recall table made again
-    assert memsearch_chunks.RECALL.builds == recall + 2
+    assert memsearch_chunks.RECALL.builds == recall + 3
 
 
 def test_path_boost_of_ascii_paths_as_the_patterns() -> None:
