@@ -40,7 +40,6 @@ from core.openclaw.memsearch_chunks import chunk_tokens
 from core.openclaw.memsearch_embed import EmbedError
 from core.openclaw.memsearch_keyword import (
     SNIPPET_MAX_CHARS,
-    MemoryHit,
     keyword_context,
     search_keyword_with_fallback,
 )
@@ -57,7 +56,7 @@ from core.openclaw.memsearch_rank import (
     select_hybrid,
     warm_path_caches,
 )
-from core.openclaw.memsearch_records import MemoryCandidate, MemorySearchResult
+from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit, MemorySearchResult
 from core.openclaw.memsearch_text import locale_cmp, truncate_utf16
 from core.openclaw.memsearch_vectors import (
     DEFAULT_CACHE,

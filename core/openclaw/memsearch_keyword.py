@@ -15,22 +15,20 @@ from __future__ import annotations
 import functools
 import operator
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.io.problems import FormatError
 from core.openclaw.memindex import quote
+from core.openclaw.memsearch_body import body_hits, path_boosts, postings_hits
 from core.openclaw.memsearch_boost import (
-    Matcher,
     boost_matcher,
-    boosted_from_postings,
     boosted_scores,
     literal_pattern,
-    path_boost,
 )
 from core.openclaw.memsearch_chunks import SNIPPET_CHARS, chunk_tokens
 from core.openclaw.memsearch_fts import ranked_body_rows
-from core.openclaw.memsearch_postings import body_postings
+from core.openclaw.memsearch_records import MemoryHit
 from core.openclaw.memsearch_sqlfn import CONTAINS_FN, EXACT_FN, sql_functions
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
@@ -42,7 +40,6 @@ from core.openclaw.memsearch_text import (
     exact_path_matcher,
     exact_path_patterns,
     extract_keywords,
-    fts_rank_score_array,
     fts_rank_scores,
     is_ascii,
     locale_cmp,
@@ -63,30 +60,6 @@ if TYPE_CHECKING:
 SNIPPET_MAX_CHARS = SNIPPET_CHARS
 EXACT_PATH_CANDIDATE_LIMIT = 200
 KEYWORD_FALLBACK_SEARCH_TERM_LIMIT = 6
-
-
-@dataclass(slots=True)
-class MemoryHit:
-    """One search hit (a chunk), as OpenClaw's keyword and vector searches build it."""
-
-    id: str
-    path: str
-    start_line: int
-    end_line: int
-    source: str
-    snippet: str
-    score: float = 0.0
-    text_score: float = 0.0
-    path_score: float = 0.0
-    exact: int = 0
-    """``exactPathSpecificity``: 3 the whole path, 2 the file name, 1 the stem."""
-    has_body: bool = False
-    importance: int | None = None
-    triggers: str | None = None
-    project_key: str | None = None
-    provenance: dict[str, Any] | None = None
-    source_mtime: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +175,8 @@ def search_body(
 
     matchers = [boost_matcher(t) for t in unique(search_tokens(ranking_query or query))]
     if plan.match and not plan.terms:  # the postings in memory, when the index has them now
-        hits = _postings_hits(ctx, plan.match, limit, matchers)
+        tables = (str(ctx.body_table), ctx.chunks_table)
+        hits = postings_hits(ctx.index, tables, ctx.sources, plan.match, limit, matchers)
         if hits is not None:
             return hits
 
@@ -239,60 +213,9 @@ def search_body(
     texts = [text if isinstance(text, str) else "" for *_, text, _ in rows]
     paths = [str(r[1]) for r in rows]
     text_scores = fts_rank_scores([r[6] for r in rows]) if used_match else [0.0] * len(rows)
-    boosts = _path_boosts(matchers, paths)
+    boosts = path_boosts(matchers, paths)
     scores = boosted_scores(matchers, texts, paths, text_scores, boosts, chunk_tokens(ctx.index))
-    return _body_hits(rows, paths, texts, scores, text_scores)
-
-
-def _path_boosts(matchers: Sequence[Matcher], paths: Sequence[str]) -> list[float]:
-    """:func:`path_boost` of each of *paths* (chunks of one file share it)."""
-    known: dict[str, float] = {}
-    out = []
-    for path in paths:
-        boost = known.get(path)
-        if boost is None:
-            boost = known[path] = path_boost(matchers, path)
-        out.append(boost)
-    return out
-
-
-def _body_hits(
-    rows: Sequence[Sequence[Any]], paths: Sequence[str], texts: Sequence[str],
-    scores: Sequence[float], text_scores: Sequence[float],
-) -> list[MemoryHit]:  # fmt: skip
-    """The body hits of *rows* (``id, path, source, start_line, end_line, ...``)."""
-    return [
-        MemoryHit(
-            str(cid), path, int(start), int(end), str(source),
-            truncate_utf16(text, SNIPPET_MAX_CHARS), score, text_score, 0.0, 0, True,
-        )
-        for (cid, _, source, start, end, *_), path, text, score, text_score in zip(
-            rows, paths, texts, scores, text_scores, strict=True
-        )
-    ]  # fmt: skip
-
-
-def _postings_hits(
-    ctx: KeywordContext, match: str, limit: int, matchers: Sequence[Matcher]
-) -> list[MemoryHit] | None:
-    """:func:`search_body`'s hits from the body postings in memory, or None (ask SQLite)."""
-    post = body_postings(ctx.index, str(ctx.body_table), ctx.chunks_table)
-    found = post.ranked(match, ctx.sources, limit) if post is not None else None
-    if post is None or found is None:
-        return None
-    at, ranks = found
-    rows = [post.rows[r] for r in at.tolist()]  # (id, path, source, start, end, text)
-    texts = [r[5] for r in rows]  # ASCII strings (the postings hold no other)
-    paths = [str(r[1]) for r in rows]
-    fts_scores = fts_rank_score_array(ranks)
-    text_scores: list[float] = fts_scores.tolist()
-    boosts = _path_boosts(matchers, paths)
-    scores = boosted_from_postings(matchers, post, at, texts, paths, fts_scores, boosts)
-    if scores is None:
-        scores = boosted_scores(
-            matchers, texts, paths, text_scores, boosts, chunk_tokens(ctx.index)
-        )
-    return _body_hits(rows, paths, texts, scores, text_scores)
+    return body_hits(rows, paths, texts, scores, text_scores)
 
 
 # -- path search ----------------------------------------------------------------------

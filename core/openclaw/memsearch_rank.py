@@ -36,8 +36,7 @@ from core.openclaw.memsearch_vectors import index_signature
 
 if TYPE_CHECKING:
     from core.openclaw.memindex import MemoryIndex
-    from core.openclaw.memsearch_keyword import MemoryHit
-    from core.openclaw.memsearch_records import TimeFrom
+    from core.openclaw.memsearch_records import MemoryHit, TimeFrom
 
 VECTOR_WEIGHT = 0.7
 TEXT_WEIGHT = 0.3

@@ -13,10 +13,32 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from core.io.problems import Problem
-    from core.openclaw.memsearch_keyword import MemoryHit
 
 Mode = Literal["hybrid", "fts-only", "vector-only", "empty"]
 TimeFrom = Literal["path-date", "evergreen", "file-mtime", "index-mtime", "session-mtime", "none"]
+
+
+@dataclass(slots=True)
+class MemoryHit:
+    """One search hit (a chunk), as OpenClaw's keyword and vector searches build it."""
+
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    source: str
+    snippet: str
+    score: float = 0.0
+    text_score: float = 0.0
+    path_score: float = 0.0
+    exact: int = 0
+    """``exactPathSpecificity``: 3 the whole path, 2 the file name, 1 the stem."""
+    has_body: bool = False
+    importance: int | None = None
+    triggers: str | None = None
+    project_key: str | None = None
+    provenance: dict[str, Any] | None = None
+    source_mtime: float | None = None
 
 
 @dataclass(slots=True)

@@ -15,9 +15,8 @@ import pytest
 
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search, search_vector
-from core.openclaw.memsearch_keyword import MemoryHit
 from core.openclaw.memsearch_mmr import _mmr_arrays, _mmr_loop
-from core.openclaw.memsearch_records import MemoryCandidate
+from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit
 from core.openclaw.memsearch_vectors import VectorCache, start_top_rows, top_rows
 from tests.core.test_memindex import f64, make_v23
 

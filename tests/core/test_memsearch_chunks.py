@@ -22,8 +22,7 @@ from core.openclaw import memsearch_chunks, memsearch_mmr
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_boost import boost_matcher, boosted_score, boosted_scores, path_boost
-from core.openclaw.memsearch_keyword import MemoryHit
-from core.openclaw.memsearch_records import MemoryCandidate
+from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit
 from core.openclaw.memsearch_text import mmr_token_bytes, search_tokens, truncate_utf16, unique
 from tests.core.test_memindex import make_v23
 from tests.core.test_memsearch import Fixed, unit

@@ -20,8 +20,9 @@ import pytest
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_boost import boost_matcher, boosted_score
-from core.openclaw.memsearch_keyword import MemoryHit, compare_keyword_hits, sort_keyword_hits
+from core.openclaw.memsearch_keyword import compare_keyword_hits, sort_keyword_hits
 from core.openclaw.memsearch_rank import is_evergreen, memory_date_ms
+from core.openclaw.memsearch_records import MemoryHit
 from core.openclaw.memsearch_sqlfn import sql_functions
 from core.openclaw.memsearch_text import (
     ascii_words,
@@ -279,8 +280,7 @@ def test_a_reopened_connection_gets_the_functions_again(tmp_path: Path) -> None:
 
 
 def _cands(snippets: list[str]) -> list[Any]:
-    from core.openclaw.memsearch_keyword import MemoryHit
-    from core.openclaw.memsearch_records import MemoryCandidate
+    from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit
 
     return [
         MemoryCandidate(MemoryHit(f"c{i}", f"p{i}.md", 1, 2, "memory", s), score=1.0 - i / 100)
@@ -336,8 +336,8 @@ def test_jaccard_by_hashes_as_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_recall_of_both_sides_in_one_read_as_one_per_side(tmp_path: Path) -> None:
-    from core.openclaw.memsearch_keyword import MemoryHit
     from core.openclaw.memsearch_rank import attach_recall, attach_recall_each
+    from core.openclaw.memsearch_records import MemoryHit
 
     path = make_v23(
         tmp_path / "openclaw-agent.sqlite",
