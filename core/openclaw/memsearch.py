@@ -278,7 +278,9 @@ def memory_search(
     early = None
     if query_vec is not None and any(v != 0 for v in query_vec):
         early = start_vector(index, query_vec, models, sources, candidates, vector_cache)
-    keyword = search_keyword_with_fallback(ctx, text, candidates) if ctx.available else []
+    # keyword-only, the finish sorts every hit by a total order: none needed before it
+    ordered = query_vec is not None
+    keyword = search_keyword_with_fallback(ctx, text, candidates, ordered) if ctx.available else []
     if query_vec is None:
         keyword = attach_recall(index, keyword)
         result.mode, result.reason = "fts-only", reason

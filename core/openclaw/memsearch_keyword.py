@@ -445,8 +445,13 @@ def sort_keyword_hits(hits: Iterable[MemoryHit], prefer_exact_body: bool = True)
     )
 
 
-def merge_keyword_hits(sets: Sequence[Sequence[MemoryHit]], exact_query: str) -> list[MemoryHit]:
-    """``mergeKeywordSearchHits``: one hit per chunk, the best body score, the longest snippet."""
+def merge_keyword_hits(
+    sets: Sequence[Sequence[MemoryHit]], exact_query: str, ordered: bool = True
+) -> list[MemoryHit]:
+    """``mergeKeywordSearchHits``: one hit per chunk, the best body score, the longest snippet.
+
+    *ordered* False: unsorted, for :func:`limit_keyword_hits` with ``ordered=False``.
+    """
     match_exact = exact_path_matcher(exact_query)
     seen: dict[str, MemoryHit] = {}
     for results in sets:
@@ -472,19 +477,34 @@ def merge_keyword_hits(sets: Sequence[Sequence[MemoryHit]], exact_query: str) ->
     for r in merged:
         if not r.has_body:
             r.score = 1.0 if r.exact > 0 else r.path_score
-    return sort_keyword_hits(merged)
+    return sort_keyword_hits(merged) if ordered else merged
 
 
 def limit_keyword_hits(
-    results: Sequence[MemoryHit], non_exact_limit: int, presorted: bool = False
-) -> list[MemoryHit]:
+    results: Sequence[MemoryHit], non_exact_limit: int, presorted: bool = False,
+    ordered: bool = True,
+) -> list[MemoryHit]:  # fmt: skip
     """``limitKeywordSearchHits``: exact-path hits (bounded), then the best others.
 
     *presorted*: *results* come straight from :func:`merge_keyword_hits`, sorted in
     this order; with finite numbers that sort was by the key, and sorting by it again
     changes nothing (a NaN: sorted again by the comparator, as OpenClaw does).
+    *ordered* False: the caller sorts the hits again by a total order (OpenClaw's
+    keyword-only finish, by :func:`sort_keyword_hits`, which ends with the chunk
+    id), so where no limit cuts the others keep any order, and need no sort here.
     """
-    finite = presorted and all_finite(results, _HIT_NUMBERS)
+    if not ordered and all_finite(results, _HIT_NUMBERS):
+        exact = [h for h in results if h.exact > 0]
+        others = [h for h in results if h.exact == 0]
+        files = {f"{h.source}:{h.path}" for h in exact}
+        with_body = sum(1 for h in exact if h.has_body)
+        if (
+            len(others) <= non_exact_limit
+            and with_body <= non_exact_limit
+            and len(files) < EXACT_PATH_CANDIDATE_LIMIT
+        ):
+            return sort_keyword_hits(exact) + others
+    finite = presorted and ordered and all_finite(results, _HIT_NUMBERS)
     ranked = list(results) if finite else sort_keyword_hits(results)
     exact_body = [h for h in ranked if h.exact > 0 and h.has_body][:non_exact_limit]
     exact_only = [h for h in ranked if h.exact > 0 and not h.has_body]
@@ -500,9 +520,12 @@ def limit_keyword_hits(
 
 def search_keyword(
     ctx: KeywordContext, query: str, limit: int, *, exact_query: str | None = None,
-    ranking_query: str | None = None,
+    ranking_query: str | None = None, ordered: bool = True,
 ) -> list[MemoryHit]:  # fmt: skip
-    """``MemoryKeywordRetrieval.searchKeyword``: body and path hits, merged and limited."""
+    """``MemoryKeywordRetrieval.searchKeyword``: body and path hits, merged and limited.
+
+    *ordered*: see :func:`limit_keyword_hits`.
+    """
     if not ctx.available:
         return []
     exact_q = exact_query if exact_query is not None else query
@@ -510,7 +533,8 @@ def search_keyword(
     for h in body:
         h.path_score = 0.0
     paths = search_paths(ctx, query, limit, exact_q)
-    return limit_keyword_hits(merge_keyword_hits([body, paths], exact_q), limit, True)
+    merged = merge_keyword_hits([body, paths], exact_q, ordered)
+    return limit_keyword_hits(merged, limit, True, ordered)
 
 
 def fallback_terms(query: str, tokenizer: str) -> list[str]:
@@ -520,9 +544,15 @@ def fallback_terms(query: str, tokenizer: str) -> list[str]:
     return terms[:KEYWORD_FALLBACK_SEARCH_TERM_LIMIT]
 
 
-def search_keyword_with_fallback(ctx: KeywordContext, query: str, limit: int) -> list[MemoryHit]:
-    """``searchKeywordWithFallback`` (without the recall metadata, see memsearch)."""
-    full = search_keyword(ctx, query, limit)
+def search_keyword_with_fallback(
+    ctx: KeywordContext, query: str, limit: int, ordered: bool = True
+) -> list[MemoryHit]:
+    """``searchKeywordWithFallback`` (without the recall metadata, see memsearch).
+
+    *ordered* False: the hits in OpenClaw's order only where a limit needs it (see
+    :func:`limit_keyword_hits`); the same hits.
+    """
+    full = search_keyword(ctx, query, limit, ordered=ordered)
     if sum(1 for h in full if h.exact == 0) >= limit:
         return full
     terms = fallback_terms(query, ctx.tokenizer)
@@ -532,5 +562,10 @@ def search_keyword_with_fallback(ctx: KeywordContext, query: str, limit: int) ->
     keyword = build_fts_query(" ".join(terms))
     if full and (strict and strict.lower()) == (keyword and keyword.lower()):
         return full
-    sets = [search_keyword(ctx, t, limit, exact_query=query, ranking_query=query) for t in terms]
-    return limit_keyword_hits(merge_keyword_hits([full, *sets], query), limit, True)
+    sets = [
+        search_keyword(ctx, t, limit, exact_query=query, ranking_query=query, ordered=ordered)
+        for t in terms
+    ]
+    return limit_keyword_hits(
+        merge_keyword_hits([full, *sets], query, ordered), limit, True, ordered
+    )

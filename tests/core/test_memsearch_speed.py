@@ -457,3 +457,31 @@ def test_an_index_s_paths_fill_the_path_caches(tmp_path: Path) -> None:
         for p in paths:
             cache(p)
         assert cache.cache_info().hits == hits + len(paths), cache
+
+
+@pytest.mark.parametrize("corpus", ["mixed", "ascii"])
+def test_keyword_only_hits_need_no_order_before_the_finish(
+    tmp_path: Path, corpus: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keyword hits unsorted where no limit cuts: the same answer, every candidate."""
+    from core.openclaw import memsearch
+    from core.openclaw.memsearch_keyword import search_keyword_with_fallback
+    from tests.core.test_memsearch_postings import _index, _queries
+
+    if corpus == "mixed":  # non-ASCII texts (no postings); "note" finds more than 200
+        path = make_v23(tmp_path / "openclaw-agent.sqlite", _chunks(260))
+        queries = [*QUERIES, "note", "note deploy", "what about tea and deploy", "note 7"]
+    else:  # the postings corpus: underscores, phrases, the keyword fallback
+        path = _index(tmp_path, 3)
+        queries = [*_queries(random.Random(3), 40), "what about the deploy plan"]
+    with open_memory_index(path) as index:
+        for q in queries[:3]:
+            _search(index, q)  # the per-generation tables built
+        unordered = [_search(index, q) for q in queries]
+        monkeypatch.setattr(
+            memsearch,
+            "search_keyword_with_fallback",
+            lambda ctx, text, n, ordered=True: search_keyword_with_fallback(ctx, text, n),
+        )
+        assert [_search(index, q) for q in queries] == unordered
+    assert sum(len(r["results"]) for r in unordered) > 40
