@@ -149,11 +149,22 @@ def boosted_from_postings(
 
 def path_boost(matchers: Sequence[Matcher], path: str) -> float:
     """0.18 per query token found in *path* (NFC), ignoring case."""
+    found = 0
     if path.isascii():  # a plain token is in an ASCII path ignoring case iff in its lower case
         lower = path.lower()
-        return sum(0.18 for m in matchers if (m.token in lower if m.plain else m.sub.search(path)))
-    npath = unicodedata.normalize("NFC", path)
-    return sum(0.18 for m in matchers if m.sub.search(npath))
+        for m in matchers:
+            if m.token in lower if m.plain else m.sub.search(path):
+                found += 1
+    else:
+        npath = unicodedata.normalize("NFC", path)
+        found = sum(1 for m in matchers if m.sub.search(npath))
+    return _eighteens(found)
+
+
+@functools.lru_cache(maxsize=64)
+def _eighteens(n: int) -> float:
+    """``0.18`` added *n* times from 0, as OpenClaw's loop (and Python's ``sum``) adds it."""
+    return sum(0.18 for _ in range(n))
 
 
 @functools.lru_cache(maxsize=4096)

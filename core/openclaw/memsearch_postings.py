@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -139,6 +139,8 @@ class BodyPostings:
     """Each row's text length (characters: the texts are ASCII)."""
     underscore: npt.NDArray[np.bool_]
     """The row's text holds an underscore (its search tokens are not its terms)."""
+    source_masks: dict[tuple[str, ...], npt.NDArray[np.bool_]] = field(default_factory=dict)
+    """:meth:`_from`'s masks."""
 
     def holding(self, term: int, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         """Which of *rows* (positions) hold the term *term* (-1: none do)."""
@@ -213,10 +215,19 @@ class BodyPostings:
         rows, ranks = found
         keep = self.live[rows]
         if sources:
-            keep &= np.isin(self.sources[rows], list(sources))
+            keep &= self._from(tuple(sources))[rows]
         rows, ranks = rows[keep], ranks[keep]
         order = np.lexsort((rows, ranks))[: max(limit, 0)]  # by rank, then rowid
         return rows[order], ranks[order]
+
+    def _from(self, sources: tuple[str, ...]) -> npt.NDArray[np.bool_]:
+        """Which rows are of one of *sources* (kept per sources: a search reads ~200 rows)."""
+        found = self.source_masks.get(sources)
+        if found is None:
+            found = np.isin(self.sources, list(sources))
+            if len(self.source_masks) < 8:
+                self.source_masks[sources] = found
+        return found
 
     def ranked_rows(
         self, match: str, sources: Sequence[str], limit: int
