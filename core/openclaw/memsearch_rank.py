@@ -268,10 +268,10 @@ def merge_hybrid(
     """``mergeHybridResults`` (with ``projectHybridCandidates``): the ranked union."""
     match_exact = exact_path_matcher(query)
     by_id: dict[str, MemoryCandidate] = {}
+    # candidates built positionally (the fields' order: hit, vector, text, keyword and
+    # path scores, exact, has_vector, has_keyword, has_body): half the time of keywords
     for h in vector:
-        by_id[h.id] = MemoryCandidate(
-            h, vector_score=h.score, exact=match_exact(h.path), has_vector=True
-        )
+        by_id[h.id] = MemoryCandidate(h, h.score, 0.0, 0.0, 0.0, match_exact(h.path), True)
     for h in keyword:
         c = by_id.get(h.id)
         if c is not None:
@@ -292,9 +292,8 @@ def merge_hybrid(
                 v.snippet = h.snippet
         else:
             by_id[h.id] = MemoryCandidate(
-                h, text_score=h.text_score, keyword_score=h.score, path_score=h.path_score,
-                exact=h.exact, has_body=h.has_body, has_keyword=True,
-            )  # fmt: skip
+                h, 0.0, h.text_score, h.score, h.path_score, h.exact, False, True, h.has_body
+            )
     cands = list(by_id.values())
     for c in cands:
         raw = c.keyword_score  # the keyword side's rankingScore (boosted, or the path score)

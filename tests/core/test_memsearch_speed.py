@@ -485,3 +485,15 @@ def test_keyword_only_hits_need_no_order_before_the_finish(
         )
         assert [_search(index, q) for q in queries] == unordered
     assert sum(len(r["results"]) for r in unordered) > 40
+
+
+def test_candidate_fields_keep_the_order_the_search_builds_them_in() -> None:
+    """merge_hybrid and the keyword-only finish pass a candidate's first fields by position."""
+    from dataclasses import fields
+
+    from core.openclaw.memsearch_records import MemoryCandidate
+
+    assert [f.name for f in fields(MemoryCandidate)][:9] == [
+        "hit", "vector_score", "text_score", "keyword_score", "path_score", "exact",
+        "has_vector", "has_keyword", "has_body",
+    ]  # fmt: skip
