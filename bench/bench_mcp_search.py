@@ -159,6 +159,46 @@ columns (locale ranks of every path and id precomputed), and 10 ms hybrid is bel
 bare SQLite + numpy floor printed beside it (about 10 ms) until the keyword side leaves
 SQLite too and MMR's Jaccard matrix and the candidates' float64 rereads are cut.
 
+Next session (2026-11-28 night, commits 8b27c5f to the one adding this paragraph), the
+machine slower than that evening (``sqlite_fts`` 3.8 to 4.1 ms where it was 3.3; load
+average 0.9 to 1.5), 60 queries, ``OPENBLAS_NUM_THREADS=1``, p50 in ms: memsearch_fts
+7.8 (that evening) -> 4.8 (p95 6.1) beside sqlite_fts 4.1 in the same run: the keyword
+target is met, at 1.2 times SQLite alone; memsearch_hybrid 23.9 -> 24.2 (CPU 28.0)
+beside sqlite_hybrid 12.4: not met. run_search_fts 12.5; ``memlens mcp`` answers
+``initialize`` in 0.95 s (max 0.99) and ``sessions_list`` in 1.5 s. What it took (each
+checked against the path it replaces, see tests/core/test_memsearch_speed.py and
+test_memsearch_postings.py):
+
+* body hits built from the postings directly (:mod:`core.openclaw.memsearch_body`): the
+  lexical boost's whole-token counts read from the term postings (an ASCII text
+  without an underscore has its FTS terms for search tokens), the boost and the bm25
+  score mapping in numpy (the same operations, the same bits), phrase intersections by
+  a row mask instead of ``np.intersect1d``; a keyword-only search needs no token table
+  (42 MB and 1.9 s less at 50,000 chunks; MMR still builds it);
+* the exact-path query (0.34 ms, four materialized CTEs) skipped when the first plan's
+  exact partition, which holds its candidates with fewer conditions, is empty;
+* keyword-only, the merged hits left unsorted where no limit cuts them (the finish
+  sorts them by a total order), a chunk id's locale key computed only for hits tied on
+  everything else, finiteness checked per getter in C;
+* ``PRAGMA data_version`` read once a search (:meth:`ReadOnlyDb.one_version`, five
+  times before), the tables keyed by the connection's resolved path (no ``realpath``
+  per lookup), every file's locale key, date, evergreen test and exact-path forms
+  computed once per index generation (5,000 files: 15 ms);
+* candidates built positionally, path boosts counted in a loop, each sources filter
+  kept as a row mask.
+
+Where the hybrid time goes now (one instrumented run, ms): MMR over ~335 candidates
+7.5 (the Jaccard matrix 4, the lazy greedy 3.5), waiting for the vector product and
+reading the ~200 candidates' rows and float64 vectors again 6 to 8 (the product runs
+beside the keyword search, but the keyword side is Python now and holds the GIL the
+worker needs to start and to return: starting it early still saves 1.5 to 2 ms), the
+keyword side 3, the recall rows of ~340 hits 1.4, the merge's decay, importance and sorts
+2.8. The product itself is memory-bound (77 MB of float32, 4.7 ms on one core, 4.5 on
+two sharing it) and the bare SQLite + numpy floor printed beside it is 12.4 ms on this
+machine, above the 10 ms target: meeting it would need the vector scan cut below a full
+float32 pass (a proven pre-filter on structured embeddings; the benchmark's random ones
+defeat any) and MMR in compiled code.
+
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
 
