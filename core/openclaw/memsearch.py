@@ -97,22 +97,23 @@ def search_vector(
     table = index.layout.chunks
     if limit <= 0 or table is None or "embedding" not in index.columns(table):
         return []
+    src = bool(sources) and "source" in index.columns(table)  # as OpenClaw's query reads it
+    cols = "id, path, start_line, end_line, text, source" if src else (
+        "id, path, start_line, end_line, text, 'memory'"
+    )  # fmt: skip
+    found: dict[int, tuple[Any, ...]] = {}  # the rows read with their vectors, then the others
     top: list[tuple[float, int]] | None = None
     if cache is not None:
         if early is None:
             early = (cache.matrix(index, models, sources), None)
         cached, started = early
-        top = top_rows(index, cached, query_vec, limit, started)
+        top = top_rows(index, cached, query_vec, limit, started, (cols, found))
         if top is not None:
             problems += [embedding_problem(index.path, *p) for p in cached.problems]
     if top is None:
+        found.clear()
         top = _scan_vectors(index, query_vec, models, sources, limit, problems)
-    src = bool(sources) and "source" in index.columns(table)  # as OpenClaw's query reads it
-    cols = "id, path, start_line, end_line, text, source" if src else (
-        "id, path, start_line, end_line, text, 'memory'"
-    )  # fmt: skip
-    found: dict[int, tuple[Any, ...]] = {}
-    wanted = [rowid for _, rowid in top]
+    wanted = [rowid for _, rowid in top if rowid not in found]
     for i in range(0, len(wanted), 500):
         part = wanted[i : i + 500]
         marks = ", ".join("?" * len(part))

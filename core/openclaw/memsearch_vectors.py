@@ -284,21 +284,27 @@ DEFAULT_CACHE = VectorCache()
 
 
 def _rescore(
-    index: MemoryIndex, rowids: list[int], q: npt.NDArray[np.float64], dims: int
-) -> list[tuple[float, int]] | None:
+    index: MemoryIndex, rowids: list[int], q: npt.NDArray[np.float64], dims: int,
+    also: tuple[str, dict[int, tuple[Any, ...]]] | None = None,
+) -> list[tuple[float, int]] | None:  # fmt: skip
     """The float64 ``cosineSimilarity`` of *rowids*, their stored vectors read again.
 
     One product per row (``einsum``, the same operations for equal rows: equal
     vectors keep equal scores); None when a row changed since the matrix was made.
+    *also*: more columns (SQL) read in the same statement, each row's kept by rowid
+    in the dictionary (what the caller reads of its hits: one lookup per row, not two).
     """
     table = quote(index.layout.chunks or "")
     found: list[int] = []
     blobs: list[bytes] = []
+    cols = f", {also[0]}" if also is not None else ""
     for i in range(0, len(rowids), 500):
         part = rowids[i : i + 500]
         marks = ", ".join("?" * len(part))
-        sql = f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})"
-        for rowid, value in index.db.rows(sql, part):
+        sql = f"SELECT rowid, embedding{cols} FROM {table} WHERE rowid IN ({marks})"
+        for rowid, value, *rest in index.db.rows(sql, part):
+            if also is not None:
+                also[1][int(rowid)] = tuple(rest)
             if not isinstance(value, bytes) or len(value) != 8 * dims:
                 vec, _ = decode_embedding(value)  # a JSON array (before schema v23)
                 if vec is None or vec.size != dims:
@@ -334,10 +340,16 @@ def _prepare(
 
 
 def _keep(
-    cached: VectorMatrix, q: npt.NDArray[np.float64], qnorm: float, limit: int
-) -> npt.NDArray[np.intp]:
-    """Positions of the rows whose float32 score is within the error margin of the limit-th."""
+    cached: VectorMatrix, q: npt.NDArray[np.float64], qnorm: float, limit: int,
+    started: threading.Event | None = None,
+) -> npt.NDArray[np.intp]:  # fmt: skip
+    """Positions of the rows whose float32 score is within the error margin of the limit-th.
+
+    *started*: set as the product begins (see :func:`start_top_rows`).
+    """
     n = cached.rowids.size
+    if started is not None:
+        started.set()
     if not n:
         return np.zeros(0, dtype=np.intp)
     with BLAS.single():  # a second thread only waits on memory bandwidth (2 cores)
@@ -369,7 +381,17 @@ def start_top_rows(
     with _POOL_LOCK:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlens-vectors")
-    return _POOL.submit(_keep, cached, *prepared, limit)
+    started = threading.Event()
+    future = _POOL.submit(_keep, cached, *prepared, limit, started)
+    # The worker needs the GIL to reach the product, and the caller's keyword search,
+    # mostly Python, would hold it until its first SQL statement or for the whole
+    # switch interval (5 ms): waiting here lets it in (a few microseconds).
+    started.wait(_START_WAIT)
+    return future
+
+
+_START_WAIT = 0.05
+"""Seconds :func:`start_top_rows` waits for the worker to begin (it never needs them)."""
 
 
 def top_rows(
@@ -378,11 +400,13 @@ def top_rows(
     query_vec: Sequence[float],
     limit: int,
     started: Future[npt.NDArray[np.intp]] | None = None,
+    also: tuple[str, dict[int, tuple[Any, ...]]] | None = None,
 ) -> list[tuple[float, int]] | None:
     """``(score, rowid)`` of the *limit* best rows, best first; None to take the slow path.
 
     The scores are the uncached path's float64 cosines of the same rows. *started*:
     :func:`start_top_rows`'s future of the same *cached*, *query_vec* and *limit*.
+    *also*: see :func:`_rescore` (rows it reads again; others are not in it).
     """
     prepared = _prepare(cached, query_vec)
     if prepared is None:
@@ -392,7 +416,7 @@ def top_rows(
     candidates: list[int] = cached.rowids[keep].tolist()
     scored: list[tuple[float, int]] = []
     if candidates:
-        exact = _rescore(index, candidates, q, cached.dims)
+        exact = _rescore(index, candidates, q, cached.dims, also)
         if exact is None:
             return None
         scored += exact
