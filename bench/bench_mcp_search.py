@@ -159,15 +159,16 @@ columns (locale ranks of every path and id precomputed), and 10 ms hybrid is bel
 bare SQLite + numpy floor printed beside it (about 10 ms) until the keyword side leaves
 SQLite too and MMR's Jaccard matrix and the candidates' float64 rereads are cut.
 
-Next session (2026-11-28 night, commits 8b27c5f to the one adding this paragraph), the
-machine slower than that evening (``sqlite_fts`` 3.8 to 4.1 ms where it was 3.3; load
-average 0.9 to 1.5), 60 queries, ``OPENBLAS_NUM_THREADS=1``, p50 in ms: memsearch_fts
-7.8 (that evening) -> 4.8 (p95 6.1) beside sqlite_fts 4.1 in the same run: the keyword
-target is met, at 1.2 times SQLite alone; memsearch_hybrid 23.9 -> 24.2 (CPU 28.0)
-beside sqlite_hybrid 12.4: not met. run_search_fts 12.5; ``memlens mcp`` answers
-``initialize`` in 0.95 s (max 0.99) and ``sessions_list`` in 1.5 s. What it took (each
-checked against the path it replaces, see tests/core/test_memsearch_speed.py and
-test_memsearch_postings.py):
+Next session (2026-11-28 night, commits 8b27c5f to 3a57b74), the machine slower than
+that evening (``sqlite_fts`` 3.8 to 4.1 ms where it was 3.3; load average 0.9 to 2), 60
+queries, ``OPENBLAS_NUM_THREADS=1``, p50 in ms, two runs: memsearch_fts 7.8 (that
+evening) -> 4.81 and 4.87 (p95 6.1 and 6.6) beside sqlite_fts 4.14 and 3.99 in the same
+runs: the keyword target is met, at 1.2 times SQLite alone; memsearch_hybrid 23.9 ->
+24.2 and 23.5 (CPU 28.0 and 27.1) beside sqlite_hybrid 12.4 and 12.9: not met.
+run_search_fts 12.5 to 12.6; ``memlens mcp`` answers ``initialize`` in 0.95 and 0.97 s
+(max 0.99 and 1.00; importing the ``mcp`` SDK is 0.85 s of it, ``mcp.types`` alone
+0.24) and ``sessions_list`` in 1.5 s. What it took (each checked against the path it
+replaces, see tests/core/test_memsearch_speed.py and test_memsearch_postings.py):
 
 * body hits built from the postings directly (:mod:`core.openclaw.memsearch_body`): the
   lexical boost's whole-token counts read from the term postings (an ASCII text
@@ -185,7 +186,14 @@ test_memsearch_postings.py):
   per lookup), every file's locale key, date, evergreen test and exact-path forms
   computed once per index generation (5,000 files: 15 ms);
 * candidates built positionally, path boosts counted in a loop, each sources filter
-  kept as a row mask.
+  kept as a row mask;
+* hybrid: the vector worker let in before the keyword search (it needs the GIL to
+  start the product, and the keyword side is Python that held it up to its first SQL
+  statement), and the candidates' rows read with their float64 vectors in one statement.
+
+Tried and dropped: MMR's lazy-greedy heap replaced by one argmax a pick over the items in
+tie order (the same picks; no faster: four numpy calls a pick cost what the heap does);
+the product split into blocks that both threads take (4.5 ms against 4.7: memory-bound).
 
 Where the hybrid time goes now (one instrumented run, ms): MMR over ~335 candidates
 7.5 (the Jaccard matrix 4, the lazy greedy 3.5), waiting for the vector product and
