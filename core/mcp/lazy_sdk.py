@@ -1,0 +1,51 @@
+"""The ``mcp`` SDK's server modules imported without its packages' ``__init__``.
+
+``import mcp.types`` first runs ``mcp/__init__.py``, which imports the SDK's client,
+and ``mcp.server.lowlevel`` runs ``mcp/server/__init__.py``, which imports FastMCP
+(uvicorn, starlette, sse-starlette, httpx): a quarter of a second on a 2-core machine
+that ``memlens mcp`` never uses, and an MCP host waits for its first answer.
+:func:`defer_package_init` puts the package in ``sys.modules`` with its path but not
+its ``__init__`` run: its submodules import as usual, and the first name asked of the
+package itself (``from mcp import ClientSession``) runs the real ``__init__`` then,
+so nothing that needs it goes without (PEP 562's module ``__getattr__``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Any
+
+SDK_PACKAGES = ("mcp", "mcp.server")
+"""The packages whose ``__init__`` the server defers, outermost first."""
+
+
+def defer_package_init(name: str) -> bool:
+    """Make *name* importable without running its ``__init__`` yet; False if it can't.
+
+    Only before the package is imported (a process that imported it keeps it whole).
+    """
+    if name in sys.modules:
+        return False
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return False
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def __getattr__(attr: str) -> Any:  # PEP 562: asked for a name the module lacks
+        # the real __init__, once, in this module (its submodules already imported stay)
+        module.__dict__.pop("__getattr__", None)
+        loader.exec_module(module)
+        return getattr(module, attr)
+
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    sys.modules[name] = module
+    return True
+
+
+def defer_sdk_init() -> None:
+    """:func:`defer_package_init` of the SDK's packages the server imports through."""
+    for name in SDK_PACKAGES:
+        if not defer_package_init(name):
+            return
