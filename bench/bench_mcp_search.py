@@ -191,6 +191,12 @@ replaces, see tests/core/test_memsearch_speed.py and test_memsearch_postings.py)
   start the product, and the keyword side is Python that held it up to its first SQL
   statement), and the candidates' rows read with their float64 vectors in one statement.
 
+Then ``memlens mcp`` defers the SDK's ``mcp`` and ``mcp.server`` package ``__init__``s
+(:mod:`core.mcp.lazy_sdk`: they import the SDK's client and FastMCP with uvicorn,
+starlette and httpx, 0.25 s; the server's modules import without them, and the first
+name asked of either package runs its ``__init__``): ``initialize`` answered in 0.64 s
+(max 0.67 of 7 starts), ``sessions_list`` in 1.16 s.
+
 Tried and dropped: MMR's lazy-greedy heap replaced by one argmax a pick over the items in
 tie order (the same picks; no faster: four numpy calls a pick cost what the heap does);
 the product split into blocks that both threads take (4.5 ms against 4.7: memory-bound).
