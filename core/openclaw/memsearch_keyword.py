@@ -450,7 +450,9 @@ def merge_keyword_hits(
 ) -> list[MemoryHit]:
     """``mergeKeywordSearchHits``: one hit per chunk, the best body score, the longest snippet.
 
-    *ordered* False: unsorted, for :func:`limit_keyword_hits` with ``ordered=False``.
+    *ordered* False: unsorted, for :func:`limit_keyword_hits` with ``ordered=False``
+    (with a NaN score, sorted all the same: the comparator's order then depends on
+    its input's, and OpenClaw sorts here).
     """
     match_exact = exact_path_matcher(exact_query)
     seen: dict[str, MemoryHit] = {}
@@ -477,7 +479,9 @@ def merge_keyword_hits(
     for r in merged:
         if not r.has_body:
             r.score = 1.0 if r.exact > 0 else r.path_score
-    return sort_keyword_hits(merged) if ordered else merged
+    if not ordered and all_finite(merged, _HIT_NUMBERS):
+        return merged
+    return sort_keyword_hits(merged)  # a NaN: OpenClaw's comparator order depends on it
 
 
 def limit_keyword_hits(

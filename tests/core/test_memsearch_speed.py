@@ -497,3 +497,28 @@ def test_candidate_fields_keep_the_order_the_search_builds_them_in() -> None:
         "hit", "vector_score", "text_score", "keyword_score", "path_score", "exact",
         "has_vector", "has_keyword", "has_body",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_unordered_keyword_hits_with_a_nan_are_sorted_as_openclaw_sorts_them(seed: int) -> None:
+    """A NaN score makes the comparator's order depend on its input's: then both sorts run."""
+    import copy
+    import math
+
+    from core.openclaw.memsearch_keyword import limit_keyword_hits, merge_keyword_hits
+
+    rng = random.Random(seed)
+    hits = [
+        MemoryHit(f"c{i}", f"memory/n{rng.randint(0, 5)}.md", i, i + 1, "memory", "",
+                  rng.choice([0.5, 0.25, math.nan, 0.75]), rng.choice([0.1, math.nan, 0.2]),
+                  0.0, 0, True)
+        for i in range(40)
+    ]  # fmt: skip
+    rng.shuffle(hits)
+    merges, answers = [], []
+    for ordered in (True, False):
+        merged = merge_keyword_hits([copy.deepcopy(hits)], "zzz", ordered)
+        merges.append([h.id for h in merged])
+        limit = 30 if seed % 2 else 100  # a cut, or none
+        answers.append([h.id for h in limit_keyword_hits(merged, limit, True, ordered)])
+    assert merges[0] == merges[1] and answers[0] == answers[1]
