@@ -120,7 +120,10 @@ def summarizer_for(
 
 
 FALLBACK_HINT = "use --allow-fallback to write the fallback summary anyway"
-EXTRACTION_HINT = "use --allow-fallback to write the compaction without the facts"
+EXTRACTION_HINT = (
+    "use --allow-fallback to write the compaction with only the facts read"
+    " (none if the call failed)"
+)
 
 
 def cmd_plan(args: argparse.Namespace) -> tuple[dict[str, Any], str]:

@@ -401,8 +401,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-fallback",
         action="store_true",
         help="when the summariser fails, write the fallback summary anyway (its first line "
-        "says it is a fallback); without it a failed summary writes nothing and the command "
-        "exits 1, dry run included (with --json the run and its attempt log are printed)",
+        "says it is a fallback); when the knowledge extraction fails or its answer cannot be "
+        "read whole, write the compaction with only the facts read; without it a failed "
+        "summary or extraction writes nothing and the command exits 1, dry run included "
+        "(with --json the run and its attempt log are printed)",
     )
     p.add_argument(
         "--timeout",

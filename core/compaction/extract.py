@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 MIN_MESSAGES = 5
 MAX_CHARS = 8000
 MAX_FACTS = 15
+CUT_NOTE = "the answer stopped at the output-token limit"
 MIN_CONVERSATION_CHARS = 50
 MAX_TOKENS = 2048
 TRUNCATED = "\n...(truncated)"
@@ -100,6 +101,10 @@ class ExtractionResult:
         ``"offline"`` or the client's name.
     skipped
         Why nothing was extracted, when nothing was (else None).
+    unreadable
+        Why the model's answer could not be read whole (cut at the output-token limit,
+        no JSON, only some objects complete), when it could not: the facts proposed are
+        then only those read, and writing them is a lossy fallback (else None).
     """
 
     candidates: tuple[Candidate, ...] = ()
@@ -107,6 +112,7 @@ class ExtractionResult:
     notes: tuple[str, ...] = ()
     source: str = "offline"
     skipped: str | None = None
+    unreadable: str | None = None
 
 
 def _text(m: Message) -> str:
@@ -139,21 +145,22 @@ def extraction_prompt(conversation: str) -> tuple[str, str]:
 
 
 # -- parsing the answer -------------------------------------------------------------------
-def _raw_facts(text: str, notes: list[str]) -> list[Any]:
+def _raw_facts(text: str, notes: list[str]) -> tuple[list[Any], str | None]:
+    """The answer's fact values, and why it could not be read whole (None: it was)."""
     body = answer_body(text)
     starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
     if not starts:
         notes.append("no JSON found in the answer")
-        return []
+        return [], notes[-1]
     for start in sorted(starts):
         values, _ = jsonio.split_run_together(body[start:])
         value = values[0] if values else None
         if isinstance(value, dict) and isinstance(value.get("facts"), list):
-            return list(value["facts"])
+            return list(value["facts"]), None
         if isinstance(value, list):
-            return value
+            return value, None
         if isinstance(value, dict) and value.keys() & _FACT_KEYS:
-            return [value]
+            return [value], None
     recovered = [v for v in complete_objects(body) if "facts" not in v and v.keys() & _FACT_KEYS]
     if recovered:
         notes.append(
@@ -161,7 +168,7 @@ def _raw_facts(text: str, notes: list[str]) -> list[Any]:
         )
     else:
         notes.append("the answer held no readable facts")
-    return recovered
+    return recovered, notes[-1]
 
 
 def _text_field(value: Any) -> str | None:
@@ -182,9 +189,16 @@ def parse_facts(text: str) -> tuple[list[Candidate], list[str]]:
         At most :data:`MAX_FACTS` candidates (trimmed, not yet redacted), and one
         note per thing dropped or recovered, saying why.
     """
+    out, notes, _ = _read_facts(text)
+    return out, notes
+
+
+def _read_facts(text: str) -> tuple[list[Candidate], list[str], str | None]:
+    """:func:`parse_facts`, and why the answer could not be read whole (None: it was)."""
     notes: list[str] = []
     out: list[Candidate] = []
-    for n, raw in enumerate(_raw_facts(text, notes), 1):
+    raws, unreadable = _raw_facts(text, notes)
+    for n, raw in enumerate(raws, 1):
         if not isinstance(raw, dict):
             notes.append(f"fact {n} dropped: not an object")
             continue
@@ -199,7 +213,7 @@ def parse_facts(text: str) -> tuple[list[Candidate], list[str]]:
     if len(out) > MAX_FACTS:
         notes.append(f"{len(out) - MAX_FACTS} fact(s) beyond the limit of {MAX_FACTS} dropped")
         out = out[:MAX_FACTS]
-    return out, notes
+    return out, notes, unreadable
 
 
 # -- the extraction ------------------------------------------------------------------------
@@ -253,7 +267,8 @@ def extract_knowledge(
         with the reason.
 
         A failed model call (:class:`~core.llm.base.LLMError`) is ``skipped`` with
-        its message, as the agent returns no facts then.
+        its message, as the agent returns no facts then. An answer that could not be
+        read whole says why in ``unreadable`` (the facts read are still proposed).
 
     Raises
     ------
@@ -261,6 +276,7 @@ def extract_knowledge(
         When *cancelled* says so.
     """
     source = "offline" if client is None else client.name
+    unreadable: str | None = None
     if len(messages) < MIN_MESSAGES:
         return ExtractionResult(
             source=source,
@@ -280,16 +296,19 @@ def extract_knowledge(
         answer, truncated, error = _ask(client, conversation, cancelled)
         if error is not None:
             return ExtractionResult(source=source, skipped=f"the model call failed: {error}")
-        if truncated:
-            notes.append("the answer stopped at the output-token limit")
-        parsed, notes_ = parse_facts(answer)
+        parsed, notes_, unreadable = _read_facts(answer)
+        if truncated:  # even a whole JSON value: the facts after it were never written
+            notes.append(CUT_NOTE)
+            unreadable = CUT_NOTE if unreadable is None else f"{CUT_NOTE}; {unreadable}"
         notes.extend(notes_)
         candidates = [
             Candidate(c.type, redact(c.content), None if c.context is None else redact(c.context))
             for c in parsed
         ]
     operations = propose(log, candidates, allow_delete=allow_delete)
-    return ExtractionResult(tuple(candidates), tuple(operations), tuple(notes), source)
+    return ExtractionResult(
+        tuple(candidates), tuple(operations), tuple(notes), source, unreadable=unreadable
+    )
 
 
 # -- which summary lines keep a fact -------------------------------------------------------

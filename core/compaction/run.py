@@ -36,7 +36,7 @@ import math
 import secrets
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -387,6 +387,13 @@ def compact(
         result.fact_notes = list(extraction.notes)
         if extraction.skipped:
             result.fact_notes.append(str(extraction.skipped))
+        if extraction.unreadable and result.extract_log and result.extract_log[-1].ok:
+            # an answer read only in part is a failed extraction: writing the run would
+            # lose the facts it did not read without a word (CompactionRun.failure)
+            call = result.extract_log[-1]
+            result.extract_log[-1] = replace(
+                call, ok=False, kind="unreadable", message=extraction.unreadable
+            )
     return result
 
 

@@ -264,6 +264,12 @@ def test_truncated_answer_is_noted(tmp_path):
     result = extract_knowledge(messages(), log, client=client)
     assert [c.content for c in result.candidates] == ["Use SQLite"]
     assert result.notes[0] == "the answer stopped at the output-token limit"
+    assert result.unreadable == (
+        "the answer stopped at the output-token limit; "
+        "the answer was not complete JSON; recovered 1 complete fact(s)"
+    )
+    whole = extract_knowledge(messages(), log, client=ScriptedClient([PLAIN]))
+    assert whole.unreadable is None and whole.candidates
 
 
 def test_failed_call_is_skipped(tmp_path):

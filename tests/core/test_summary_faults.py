@@ -265,7 +265,8 @@ def test_allow_fallback_writes_one_entry_that_says_it_is_a_fallback(capsys, home
 
 def test_a_working_summariser_still_writes(capsys, home, faulty):
     """The control: the same set-up with a server that answers writes the compaction."""
-    faulty.set(Fault(body=ok_answer(HEADINGS)))
+    good = Fault(body=ok_answer(HEADINGS))
+    faulty.set(Fault(body=ok_answer('{"facts": []}')), good, good)  # the extraction's: no fact
     path = transcript(home)
     before = path.read_bytes()
     assert compact(home, faulty.url, "--json") == 0
@@ -300,7 +301,7 @@ def test_a_failed_extraction_writes_nothing_unless_allowed(capsys, home, faulty)
     err = capsys.readouterr().err
     assert err.startswith("memlens: error: knowledge extraction failed, nothing was written")
     assert "(extracting knowledge)" in err and "HTTP 500" in err
-    assert "write the compaction without the facts" in err
+    assert "write the compaction with only the facts read (none if the call failed)" in err
     assert tree(home) == before
     faulty.set(Fault(status=500, body={"error": {"message": "boom"}}), good, good)
     path = transcript(home)
@@ -310,6 +311,42 @@ def test_a_failed_extraction_writes_nothing_unless_allowed(capsys, home, faulty)
     assert out["written"] and out["facts_written"] == []
     entry = orjson.loads(path.read_bytes()[size:])
     assert entry["summary"].startswith("## Decisions")  # the summary itself is real
+
+
+CUT = '{"facts": [{"type": "decision", "content": "Use SQLite for the cache"}, {"type": "is'
+
+
+@pytest.mark.parametrize(
+    ("answer", "finish", "why", "read"),
+    [
+        (CUT, "length", "the answer stopped at the output-token limit", 1),
+        (CUT, "stop", "the answer was not complete JSON; recovered 1 complete fact(s)", 1),
+        ("Sorry, I cannot help with that.", "stop", "no JSON found in the answer", 0),
+        ('{"facts": []}', "length", "the answer stopped at the output-token limit", 0),
+    ],
+)
+def test_an_extraction_answer_read_in_part_writes_nothing_unless_allowed(
+    capsys, home, faulty, answer, finish, why, read
+):
+    """A parse failure is a failure: the facts not read would be lost without a word."""
+    good = Fault(body=ok_answer(HEADINGS))
+    cut = ok_answer(answer)
+    cut["choices"][0]["finish_reason"] = finish
+    faulty.set(Fault(body=cut), good, good)
+    before = tree(home)
+    assert compact(home, faulty.url) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("memlens: error: knowledge extraction failed, nothing was written")
+    assert "(extracting knowledge)" in err and why in err
+    assert tree(home) == before
+    faulty.set(Fault(body=cut), good, good)
+    path = transcript(home)
+    size = path.stat().st_size
+    assert compact(home, faulty.url, "--allow-fallback", "--json") == 0  # asked for: written
+    out = orjson.loads(capsys.readouterr().out)
+    assert out["written"] and out["degraded"] and why in out["failure"]
+    assert len(out["facts_written"]) == read  # only the facts read
+    assert orjson.loads(path.read_bytes()[size:])["summary"].startswith("## Decisions")
 
 
 def test_no_extraction_is_sent_after_a_failed_summary(capsys, home, faulty):

@@ -130,7 +130,10 @@ def test_the_compact_command_sends_the_configs_instructions(server, tmp_path, ca
     os.utime(path, (old, old))
     server.add(*[_answer()] * 20)
     url = f"openai:{server.url}/v1:m"
-    assert run_cli(["compact", str(path), "--llm", url, "--json"]) == 0
+    # every call is answered with a summary, the extraction's too: an unreadable answer,
+    # which fails the run unless the fallback is asked for
+    assert run_cli(["compact", str(path), "--llm", url, "--json"]) == 1
+    assert run_cli(["compact", str(path), "--llm", url, "--json", "--allow-fallback"]) == 0
     capsys.readouterr()
     prompts = [s.body["messages"][-1]["content"] for s in server.seen]
     summaries = [p for p in prompts if p.startswith("<conversation>")]  # not the extraction

@@ -380,15 +380,21 @@ def test_providers_offline_first_and_key_status(qtbot, monkeypatch):
     assert panel.provider().label == "Claude again"
 
 
+def _model_replies(calls: int, facts: str = '{"facts": []}', finish: str = "stop") -> list[Reply]:
+    """A summary for each of *calls* summary calls, then the knowledge extraction's answer."""
+    body = "\n\n".join(f"{h}\n- from the model" for h in REQUIRED_HEADINGS)
+    summary = Reply(200, {"choices": [{"message": {"content": body}, "finish_reason": "stop"}]})
+    extraction = {"choices": [{"message": {"content": facts}, "finish_reason": finish}]}
+    return [summary] * calls + [Reply(200, extraction)]
+
+
 def test_llm_provider_summarises(qtbot, demo, server):
     data, session = demo
-    body = "\n\n".join(f"{h}\n- from the model" for h in REQUIRED_HEADINGS)
-    answer = {"choices": [{"message": {"content": body}, "finish_reason": "stop"}]}
-    server.add(*[Reply(200, answer) for _ in range(12)])
     panel = _panel(qtbot)
     panel.set_providers([ProviderChoice("Local", f"openai:{server.url}/v1:test-model")])
     panel.set_provider(1)
     _planned(qtbot, panel, target_from_dataset(data, session))
+    server.add(*_model_replies(panel.plan().calls))
     result = _run(qtbot, panel)
     assert result.summary.provider.startswith("openai:") and result.summary.fallback == 0
     assert "- from the model" in panel.summary_text()
@@ -479,15 +485,38 @@ def test_a_failed_summary_shows_why_and_write_is_disabled_until_retry(qtbot, dem
     assert confirm.calls == [] and _snapshot(*files) == before
     assert _backups(files[0]) == []
     # Retry (keyboard): the summariser answers this time; the failure goes away
-    body = "\n\n".join(f"{h}\n- from the model" for h in REQUIRED_HEADINGS)
-    ok = Reply(200, {"choices": [{"message": {"content": body}, "finish_reason": "stop"}]})
-    _fail_then(server, *[ok] * 12)
+    _fail_then(server, *_model_replies(panel.plan().calls))
     panel.retry_button.setFocus()
     with qtbot.waitSignal(panel.summary_ready, timeout=30_000) as ready:
         qtbot.keyClick(panel.retry_button, Qt.Key.Key_Space)
     assert ready.args[0].failure is None
     assert not panel.failure_box.isVisible() and panel.write_button.isEnabled()
     assert not panel.fallback_button.isEnabled()
+
+
+def test_an_extraction_answer_read_in_part_is_a_failure_with_its_own_fallback(qtbot, demo, server):
+    """The summary is real, the facts answer was cut: nothing is written unless asked for."""
+    data, session = demo
+    files = _demo_files(data, session)
+    before = _snapshot(*files)
+    panel = _panel(qtbot, Recorder(True))
+    panel.set_providers([ProviderChoice("Local", f"openai:{server.url}/v1:test-model")])
+    panel.set_provider(1)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _planned(qtbot, panel, target_from_dataset(data, session))
+    cut = '{"facts": [{"type": "decision", "content": "Use SQLite"}, {"ty'
+    _fail_then(server, *_model_replies(panel.plan().calls, cut, "length"))
+    result = _failed_run(qtbot, panel)
+    assert not result.summary_failed and result.failure.kind == "unreadable"
+    assert panel.failure_box.title().startswith("Knowledge extraction failed")
+    assert "without the missing facts" in panel.fallback_button.text()
+    assert "output-token limit" in panel.failure_label.text()
+    assert "Knowledge extraction failed" in panel.message_label.text()
+    assert not panel.write_button.isEnabled() and panel.fallback_button.isEnabled()
+    panel.write()
+    qtbot.wait(100)
+    assert _snapshot(*files) == before
 
 
 def test_write_the_fallback_anyway_is_explicit_and_says_so(qtbot, demo, server):

@@ -126,11 +126,23 @@ class CompactionDisplay(CompactionLayout):
             return
         self.calls_model.set_records(result.call_log)
         step, told = failure.step, failure.describe()
+        if result.summary_failed:
+            title, button = "Summary failed", "Write the fallback summary an&yway…"
+            anyway = "write the fallback summary anyway (its first line says it is a fallback)."
+        else:  # the summary is real; the facts were not (all) read
+            title, button = (
+                "Knowledge extraction failed",
+                "Write without the missing facts an&yway…",
+            )
+            anyway = (
+                "write the compaction anyway with only the facts read (none if the call failed)."
+            )
+        self.failure_box.setTitle(f"{title}: nothing will be written as it is")
+        self.fallback_button.setText(button)
         self.failure_label.setText(
             f"<b>{html.escape(step[:1].upper() + step[1:])} failed: "
             f"{html.escape(failure.message)}</b><br>{html.escape(told[:1].upper() + told[1:])}.<br>"
-            "Nothing was written. Retry, use another summariser, or write the fallback "
-            "summary anyway (its first line says it is a fallback)."
+            f"Nothing was written. Retry, use another summariser, or {anyway}"
         )
         self.failure_box.show()
 

@@ -24,7 +24,7 @@ from typing_extensions import override
 
 from core.compaction.provider import Timeouts
 from core.compaction.refusals import CompactionRefused, RecentlyModified
-from core.compaction.run import CompactionRun, SummaryFailed
+from core.compaction.run import CompactionRun, SummaryFailed, failure_headline
 from core.io.writes import planned_backup
 from core.openclaw.gateway import GatewayCompaction, GatewayError
 from widgets.common.jobs import default_runner
@@ -479,8 +479,9 @@ class CompactionPanel(CompactionDisplay):
         s = result.summary
         failure = result.failure
         if failure is not None:
-            message = f"Summary failed, nothing was written: {failure.describe()}"
-            self.state_label.setText("Summary failed: nothing was written.")
+            headline = failure_headline(failure)
+            message = f"{headline.capitalize()}, nothing was written: {failure.describe()}"
+            self.state_label.setText(f"{headline.capitalize()}: nothing was written.")
             self.set_message(message, error=True)
             self.retry_button.setFocus()
             self.summary_failed.emit(result)
