@@ -175,7 +175,7 @@ def _text_field(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) else None
 
 
-def parse_facts(text: str) -> tuple[list[Candidate], list[str]]:
+def parse_facts(text: str) -> tuple[list[Candidate], list[str], str | None]:
     """Read the model's answer leniently.
 
     Accepts plain JSON, JSON inside ```json fences, prose around it, a top-level
@@ -185,16 +185,11 @@ def parse_facts(text: str) -> tuple[list[Candidate], list[str]]:
 
     Returns
     -------
-    candidates, notes
-        At most :data:`MAX_FACTS` candidates (trimmed, not yet redacted), and one
-        note per thing dropped or recovered, saying why.
+    candidates, notes, unreadable
+        At most :data:`MAX_FACTS` candidates (trimmed, not yet redacted), one note
+        per thing dropped or recovered, saying why, and why the answer could not be
+        read whole (no JSON, only some facts complete), or None when it was.
     """
-    out, notes, _ = _read_facts(text)
-    return out, notes
-
-
-def _read_facts(text: str) -> tuple[list[Candidate], list[str], str | None]:
-    """:func:`parse_facts`, and why the answer could not be read whole (None: it was)."""
     notes: list[str] = []
     out: list[Candidate] = []
     raws, unreadable = _raw_facts(text, notes)
@@ -296,7 +291,7 @@ def extract_knowledge(
         answer, truncated, error = _ask(client, conversation, cancelled)
         if error is not None:
             return ExtractionResult(source=source, skipped=f"the model call failed: {error}")
-        parsed, notes_, unreadable = _read_facts(answer)
+        parsed, notes_, unreadable = parse_facts(answer)
         if truncated:  # even a whole JSON value: the facts after it were never written
             notes.append(CUT_NOTE)
             unreadable = CUT_NOTE if unreadable is None else f"{CUT_NOTE}; {unreadable}"

@@ -154,9 +154,9 @@ PLAIN = '{"facts": [{"type": "decision", "content": "Use SQLite for the cache", 
     ids=["plain", "fenced", "prose", "bare-fence", "list", "trailing-commas", "case"],
 )
 def test_parse_facts_damaged_forms(answer):
-    facts, notes = parse_facts(answer)
+    facts, notes, unreadable = parse_facts(answer)
     assert facts == [Candidate("decision", "Use SQLite for the cache", "cache design")]
-    assert notes == []
+    assert notes == [] and unreadable is None  # read whole
 
 
 def test_parse_facts_truncated_answer_keeps_complete_facts():
@@ -166,12 +166,13 @@ def test_parse_facts_truncated_answer_keeps_complete_facts():
         '  {"type": "config", "content": "Cache at ~/.cache/memlens/embed.db"},\n'
         '  {"type": "issue", "content": "WAL mode fails on NF'
     )
-    facts, notes = parse_facts(answer)
+    facts, notes, unreadable = parse_facts(answer)
     assert facts == [
         Candidate("decision", "Use SQLite", "cache"),
         Candidate("config", "Cache at ~/.cache/memlens/embed.db"),
     ]
     assert any("recovered 2" in n for n in notes)
+    assert unreadable == "the answer was not complete JSON; recovered 2 complete fact(s)"
 
 
 def test_parse_facts_drops_with_notes():
@@ -187,8 +188,9 @@ def test_parse_facts_drops_with_notes():
             ]
         }
     ).decode()
-    facts, notes = parse_facts(answer)
+    facts, notes, unreadable = parse_facts(answer)
     assert facts == [Candidate("decision", "Keep it"), Candidate("task_state", "Parser done")]
+    assert unreadable is None  # facts dropped one by one: the answer itself was read whole
     assert len(notes) == 4
     assert "unknown type 'opinion'" in notes[0]
     assert "no content" in notes[1] and "no content" in notes[2]
@@ -199,7 +201,7 @@ def test_parse_facts_caps_at_15():
     answer = orjson.dumps(
         {"facts": [{"type": "config", "content": f"setting {i}"} for i in range(20)]}
     ).decode()
-    facts, notes = parse_facts(answer)
+    facts, notes, _ = parse_facts(answer)
     assert len(facts) == MAX_FACTS
     assert facts[-1].content == "setting 14"
     assert notes == [f"5 fact(s) beyond the limit of {MAX_FACTS} dropped"]
@@ -207,12 +209,12 @@ def test_parse_facts_caps_at_15():
 
 @pytest.mark.parametrize("answer", ["", "I could not find any facts.", "{not json at all"])
 def test_parse_facts_nothing_readable(answer):
-    facts, notes = parse_facts(answer)
-    assert facts == [] and len(notes) == 1
+    facts, notes, unreadable = parse_facts(answer)
+    assert facts == [] and len(notes) == 1 and unreadable == notes[0]
 
 
 def test_parse_facts_empty_list_is_fine():
-    assert parse_facts('{"facts": []}') == ([], [])
+    assert parse_facts('{"facts": []}') == ([], [], None)
 
 
 # -- extract_knowledge ----------------------------------------------------------------------

@@ -102,8 +102,7 @@ class CompactionPanel(CompactionDisplay):
         self._plan: CompactionPlan | None = None
         self._result: CompactionRun | None = None
         self._runner = runner if runner is not None else default_runner()
-        # A newer plan (or run) drops whatever an older one still delivers; writes have
-        # no key: they always report.
+        # a newer plan (or run) drops what an older one still delivers; writes always report
         self._plan_key = view_key(self, self._runner, "compaction-plan")
         self._run_key = view_key(self, self._runner, "compaction-run")
         self._active: Job | None = None
@@ -479,9 +478,9 @@ class CompactionPanel(CompactionDisplay):
         s = result.summary
         failure = result.failure
         if failure is not None:
-            headline = failure_headline(failure)
-            message = f"{headline.capitalize()}, nothing was written: {failure.describe()}"
-            self.state_label.setText(f"{headline.capitalize()}: nothing was written.")
+            headline = failure_headline(failure).capitalize()  # the summary's or the facts'
+            message = f"{headline}, nothing was written: {failure.describe()}"
+            self.state_label.setText(f"{headline}: nothing was written.")
             self.set_message(message, error=True)
             self.retry_button.setFocus()
             self.summary_failed.emit(result)
