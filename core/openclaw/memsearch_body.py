@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from core.openclaw.memindex import MemoryIndex
     from core.openclaw.memsearch_boost import Matcher
 
-SNIPPET_MAX_CHARS = SNIPPET_CHARS
-
 
 def path_boosts(matchers: Sequence[Matcher], paths: Sequence[str]) -> list[float]:
     """:func:`path_boost` of each of *paths* (chunks of one file share it)."""
@@ -47,7 +45,7 @@ def body_hits(
     return [
         MemoryHit(
             str(cid), path, int(start), int(end), str(source),
-            truncate_utf16(text, SNIPPET_MAX_CHARS), score, text_score, 0.0, 0, True,
+            truncate_utf16(text, SNIPPET_CHARS), score, text_score, 0.0, 0, True,
         )
         for (cid, _, source, start, end, *_), path, text, score, text_score in zip(
             rows, paths, texts, scores, text_scores, strict=True

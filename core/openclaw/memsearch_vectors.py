@@ -390,8 +390,10 @@ def start_top_rows(
     return future
 
 
-_START_WAIT = 0.05
-"""Seconds :func:`start_top_rows` waits for the worker to begin (it never needs them)."""
+_START_WAIT = 0.005
+"""Seconds :func:`start_top_rows` waits at most for the worker to begin: the switch
+interval it saves (an idle worker begins in microseconds; a busy one, still on another
+search's product, is not waited for longer than the keyword search would have)."""
 
 
 def top_rows(
