@@ -410,11 +410,7 @@ def test_cancel_stops_a_slow_llm_at_once(qtbot, demo, server):
     answer = {"choices": [{"message": {"content": "late"}, "finish_reason": "stop"}]}
     server.add(Reply(200, answer, delay=8.0))
     panel = _panel(qtbot, Recorder(True))
-    panel.set_providers([ProviderChoice("Slow", f"openai:{server.url}/v1:slow-model")])
-    panel.set_provider(1)
-    panel.show()
-    qtbot.waitExposed(panel)
-    _planned(qtbot, panel, target_from_dataset(data, session))
+    _shown_and_planned(qtbot, panel, demo, ("Slow", f"openai:{server.url}/v1:slow-model"))
     panel.run_button.setFocus()
     qtbot.keyClick(panel.run_button, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert panel.is_busy() and panel.cancel_button.isEnabled()
@@ -431,6 +427,16 @@ def test_cancel_stops_a_slow_llm_at_once(qtbot, demo, server):
 
 
 # -- a failed summary (issue 13) ------------------------------------------------------------------
+
+
+def _shown_and_planned(qtbot, panel, demo, provider):  # type: ignore[no-untyped-def]
+    """*panel* on screen with the one *provider* ``(label, spec)`` chosen, the demo planned."""
+    data, session = demo
+    panel.set_providers([ProviderChoice(*provider)])
+    panel.set_provider(1)
+    panel.show()
+    qtbot.waitExposed(panel)
+    _planned(qtbot, panel, target_from_dataset(data, session))
 
 
 def _fail_then(server, *replies):  # type: ignore[no-untyped-def]
@@ -453,11 +459,7 @@ def test_a_failed_summary_shows_why_and_write_is_disabled_until_retry(qtbot, dem
     _fail_then(server, *[denied] * 30)
     confirm = Recorder(True)
     panel = _panel(qtbot, confirm)
-    panel.set_providers([ProviderChoice("Local", f"openai:{server.url}/v1:test-model")])
-    panel.set_provider(1)
-    panel.show()
-    qtbot.waitExposed(panel)
-    _planned(qtbot, panel, target_from_dataset(data, session))
+    _shown_and_planned(qtbot, panel, demo, ("Local", f"openai:{server.url}/v1:test-model"))
     with qtbot.waitSignal(panel.failed, timeout=30_000) as failed:
         result = _failed_run(qtbot, panel)
     failure = result.failure
@@ -500,11 +502,7 @@ def test_an_extraction_answer_read_in_part_is_a_failure_with_its_own_fallback(qt
     files = _demo_files(data, session)
     before = _snapshot(*files)
     panel = _panel(qtbot, Recorder(True))
-    panel.set_providers([ProviderChoice("Local", f"openai:{server.url}/v1:test-model")])
-    panel.set_provider(1)
-    panel.show()
-    qtbot.waitExposed(panel)
-    _planned(qtbot, panel, target_from_dataset(data, session))
+    _shown_and_planned(qtbot, panel, demo, ("Local", f"openai:{server.url}/v1:test-model"))
     cut = '{"facts": [{"type": "decision", "content": "Use SQLite"}, {"ty'
     _fail_then(server, *_model_replies(panel.plan().calls, cut, "length"))
     result = _failed_run(qtbot, panel)
@@ -520,17 +518,13 @@ def test_an_extraction_answer_read_in_part_is_a_failure_with_its_own_fallback(qt
 
 
 def test_write_the_fallback_anyway_is_explicit_and_says_so(qtbot, demo, server):
-    data, session = demo
+    _, session = demo
     transcript = Path(session.path)
     before = transcript.read_bytes()
     _fail_then(server, *[Reply(500, {"error": {"message": "boom"}}, {"retry-after": "0"})] * 60)
     confirm = Recorder(True)
     panel = _panel(qtbot, confirm)
-    panel.set_providers([ProviderChoice("Down", f"openai:{server.url}/v1:down")])
-    panel.set_provider(1)
-    panel.show()
-    qtbot.waitExposed(panel)
-    _planned(qtbot, panel, target_from_dataset(data, session))
+    _shown_and_planned(qtbot, panel, demo, ("Down", f"openai:{server.url}/v1:down"))
     result = _failed_run(qtbot, panel)
     assert result.failure.kind == "server"
     panel.fallback_button.setFocus()
@@ -551,14 +545,9 @@ def test_write_the_fallback_anyway_is_explicit_and_says_so(qtbot, demo, server):
 
 
 def test_another_summariser_after_a_failure(qtbot, demo, server):
-    data, session = demo
     _fail_then(server, *[Reply(401, {"error": {"message": "no"}})] * 30)
     panel = _panel(qtbot)
-    panel.set_providers([ProviderChoice("Local", f"openai:{server.url}/v1:m")])
-    panel.set_provider(1)
-    panel.show()
-    qtbot.waitExposed(panel)
-    _planned(qtbot, panel, target_from_dataset(data, session))
+    _shown_and_planned(qtbot, panel, demo, ("Local", f"openai:{server.url}/v1:m"))
     _failed_run(qtbot, panel)
     qtbot.mouseClick(panel.other_button, Qt.MouseButton.LeftButton)
     assert panel.provider_combo.hasFocus()  # the keyboard picks from here
