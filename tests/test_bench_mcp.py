@@ -13,7 +13,8 @@ from tests.conftest import ROOT
 if TYPE_CHECKING:
     from pathlib import Path
 
-TIMED = ("sqlite_fts", "sqlite_hybrid", "memsearch_fts", "memsearch_hybrid", "run_search_fts",
+TIMED = ("sqlite_fts", "sqlite_hybrid", "memsearch_fts", "memsearch_hybrid",
+         "memsearch_hybrid_rank_all", "run_search_fts",
          "openclaudecode_sqlite")  # fmt: skip
 
 

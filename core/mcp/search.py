@@ -173,6 +173,7 @@ class _Search:
             settings=settings,
             index=opened.index,
             identity=identity,
+            rank_all=False,  # the answer shows the results only
         )
         include = opened.citations != "off"
         hits = []

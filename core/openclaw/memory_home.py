@@ -262,6 +262,7 @@ def run_search(
     index: MemoryIndex | None = None,
     identity: IndexIdentity | None = None,
     check: bool = False,
+    rank_all: bool = True,
 ) -> MemorySearchResult:
     """Search the home's index with its config (the embedder is built from it unless given).
 
@@ -272,6 +273,7 @@ def run_search(
     (mode ``empty``, the reason and a warning say why), one whose chunking
     implementation only is older is searched keyword-only, as OpenClaw serves it
     until its rebuild. Without, the index is searched whatever its identity.
+    *rank_all*: as :func:`~core.openclaw.memsearch.memory_search`'s.
     """
     if identity is None and not check:
         identity = VALID
@@ -279,15 +281,18 @@ def run_search(
     if index is None:
         with open_memory_index(home.index) as opened:
             return _search(
-                home, opened, cfg, query, now_ms, max_results, min_score, embedder, identity
-            )
-    return _search(home, index, cfg, query, now_ms, max_results, min_score, embedder, identity)
+                home, opened, cfg, query, now_ms, max_results, min_score, embedder, identity,
+                rank_all,
+            )  # fmt: skip
+    return _search(
+        home, index, cfg, query, now_ms, max_results, min_score, embedder, identity, rank_all
+    )
 
 
 def _search(
     home: MemoryHome, index: MemoryIndex, cfg: SearchSettings, query: str, now_ms: int,
     max_results: int | None, min_score: float | None, embedder: QueryEmbedder | None,
-    identity: IndexIdentity | None,
+    identity: IndexIdentity | None, rank_all: bool,
 ) -> MemorySearchResult:  # fmt: skip
     state = identity if identity is not None else check_identity(home, index, cfg)
     if state.paused:
@@ -317,6 +322,7 @@ def _search(
         min_score=cfg.min_score if min_score is None else min_score,
         sources=cfg.sources,
         workspace=home.workspace,
+        rank_all=rank_all,
     )
 
 

@@ -211,6 +211,7 @@ def memory_search(
     sources: Sequence[str] = ("memory",),
     workspace: str | os.PathLike[str] | None = None,
     vector_cache: VectorCache | None = DEFAULT_CACHE,
+    rank_all: bool = True,
 ) -> MemorySearchResult:
     """Search *index* the way OpenClaw 2026.9.6 does.
 
@@ -235,6 +236,10 @@ def memory_search(
     vector_cache
         Where decoded embeddings are kept between searches (None: decode them
         every time, as OpenClaw's scan does; the answer is the same).
+    rank_all
+        Place every hybrid candidate in OpenClaw's order (False: MMR orders them only
+        as far as the results need; the others are listed after, with order 0. The
+        results are the same: an MCP tool answer, which shows only those, needs no more).
     """
     text = query.strip()
     meta = index.meta_dict()
@@ -309,9 +314,12 @@ def memory_search(
         ranked.sort(key=functools.cmp_to_key(_cmp_vec))
         chosen = [c for c in ranked if c.score >= min_score][:max_results]
         return _finish(result, ranked, chosen, min_score)
-    merged = merge_hybrid(text, vector, keyword, _clock(index, now_ms, space, vector + keyword))
-    chosen = select_hybrid(merged, keyword, cap, min_score)[:max_results]
-    return _finish(result, merged, chosen, min_score)
+    clock = _clock(index, now_ms, space, vector + keyword)
+    merged = merge_hybrid(text, vector, keyword, clock, lazy=not rank_all)
+    chosen = select_hybrid(merged, keyword, max_results, min_score)
+    if rank_all:
+        return _finish(result, merged.ordered(), chosen, min_score)
+    return _finish(result, merged.done, chosen, min_score, merged.unordered())
 
 
 def _clock(index: MemoryIndex, now_ms: int, space: Path | None, hits: list[MemoryHit]) -> Clock:
@@ -347,12 +355,18 @@ def _finish(
     ranked: list[MemoryCandidate],
     chosen: list[MemoryCandidate],
     min_score: float,
+    unranked: list[MemoryCandidate] | None = None,
 ) -> MemorySearchResult:
+    """*result* with its candidates (*ranked* in order, then *unranked*: order 0) and results."""
+    unranked = unranked or []
     picked = {id(c) for c in chosen}
     for i, c in enumerate(ranked, 1):
         c.order = i
         c.selected = id(c) in picked
         c.below_min_score = c.score < min_score
-    result.candidates = ranked
+    for c in unranked:
+        c.order = 0
+        c.below_min_score = c.score < min_score
+    result.candidates = ranked + unranked
     result.results = list(chosen)
     return result

@@ -26,6 +26,8 @@ from core.openclaw.memsearch_text import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from core.openclaw.memsearch_records import MemoryCandidate
 
 MMR_LAMBDA = 0.7
@@ -38,18 +40,37 @@ def mmr_rerank(items: list[MemoryCandidate], lam: float = MMR_LAMBDA) -> list[Me
     on arrays (:func:`_mmr_arrays`): every Jaccard similarity at once, then one pass
     of vector operations per pick, with the same float64 arithmetic and tie order.
     """
+    return list(mmr_picks(items, lam, lazy=False))
+
+
+def mmr_picks(
+    items: list[MemoryCandidate], lam: float = MMR_LAMBDA, *, lazy: bool = True
+) -> Iterator[MemoryCandidate]:
+    """:func:`mmr_rerank`'s picks, in its order; *lazy*: each made when asked for.
+
+    A caller that needs only the first picks (the few results of a search among
+    hundreds of candidates) pays for those: the first :data:`LAZY_PICKS` picks each
+    compare one snippet with the others, the rest (when asked for) use the whole
+    matrix. The picks are the same either way.
+    """
     if len(items) <= 1:
-        return list(items)
+        yield from items
+        return
     lam = max(0.0, min(1.0, lam))
     if lam == 1:
-        return sorted(items, key=lambda c: -c.score)
-    if len(items) > MMR_ARRAY_MIN and all(math.isfinite(c.score) for c in items):
-        return _mmr_arrays(items, lam)
-    return _mmr_loop(items, lam)
+        yield from sorted(items, key=lambda c: -c.score)
+    elif len(items) > MMR_ARRAY_MIN and all(math.isfinite(c.score) for c in items):
+        yield from _mmr_arrays(items, lam, LAZY_PICKS if lazy else 0)
+    else:
+        yield from _mmr_loop(items, lam)
 
 
 MMR_ARRAY_MIN = 8
 """Above this many items MMR runs on arrays (below, the loop is as fast)."""
+
+LAZY_PICKS = 24
+"""Lazy picks made one similarity row at a time before the whole matrix pays (its
+cost is that of about 100 rows; a search's answer needs about as many picks as results)."""
 
 
 def _relevance(items: list[MemoryCandidate]) -> list[float]:
@@ -58,57 +79,123 @@ def _relevance(items: list[MemoryCandidate]) -> list[float]:
     return [1.0 if span == 0 else (c.score - lo) / span for c in items]
 
 
-def _mmr_arrays(items: list[MemoryCandidate], lam: float) -> list[MemoryCandidate]:
-    """:func:`_mmr_loop` on arrays: the same picks, in the same order."""
+def _mmr_arrays(
+    items: list[MemoryCandidate], lam: float, by_rows: int = 0
+) -> Iterator[MemoryCandidate]:
+    """:func:`_mmr_loop` on arrays: the same picks, in the same order.
+
+    The first *by_rows* picks take the best ``lam * rel - penalty`` directly (ties to
+    the higher score, then the earlier item, as the loop) and compare the pick with
+    every item (:class:`_SimilarityRows`); the rest go by a lazy heap over the matrix.
+    """
     n = len(items)
-    sim = _jaccard_matrix(items)
-    rel = np.array(_relevance(items), dtype=np.float64)
-    scores = np.array([c.score for c in items], dtype=np.float64)
+    scores = np.fromiter((c.score for c in items), dtype=np.float64, count=n)
+    lo, span = scores.min(), scores.max() - scores.min()
+    # the loop's relevance, (score - lo) / span: the same float64 operations
+    rel = np.ones(n) if span == 0 else (scores - lo) / span
     lam_rel = lam * rel  # the loop's lam * rel[i], the same products every time
     keep = 1 - lam
     # the loop's (1 - lam) * max_sim[i], kept as the max of (1 - lam) * sim: the same
     # numbers (rounding is monotonic, keep > 0)
-    ksim = keep * sim
+    penalty = np.zeros(n, dtype=np.float64)
+    taken = np.zeros(n, dtype=bool)
+    lengths, ids = _token_ids(items)
+    if by_rows:
+        rows = _SimilarityRows(items, lengths, ids)
+        for _ in range(min(by_rows, n)):
+            mmr = lam_rel - penalty
+            mmr[taken] = -np.inf
+            tied = np.flatnonzero(mmr == mmr.max())
+            i = int(tied[int(np.argmax(scores[tied]))]) if tied.size > 1 else int(tied[0])
+            taken[i] = True
+            yield items[i]
+            np.maximum(penalty, keep * rows.row(i), out=penalty)
+        if taken.all():
+            return
+    ksim = keep * _jaccard_matrix(items, (lengths, ids))
     # Lazy greedy: a heap of (-MMR, -score, index) as of each item's last look. An item's
     # MMR only falls as picks raise its penalty, so a popped item whose MMR has not
     # changed is the best (the order of the key is the loop's: the higher MMR, then the
     # higher score, then the earlier item); one that changed goes back with its new MMR.
     rel_list = lam_rel.tolist()
-    heap = [(-m, -s, i) for i, (m, s) in enumerate(zip(rel_list, scores.tolist(), strict=True))]
+    now = (lam_rel - penalty).tolist()
+    heap = [(-now[i], -float(scores[i]), i) for i in np.flatnonzero(~taken).tolist()]
     heapq.heapify(heap)
-    penalty = np.zeros(n, dtype=np.float64)
-    picked: list[MemoryCandidate] = []
     while heap:
         key, neg_score, i = heapq.heappop(heap)
         m = rel_list[i] - float(penalty[i])  # the loop's lam * rel - (1 - lam) * max_sim
         if -m != key:
             heapq.heappush(heap, (-m, neg_score, i))
             continue
-        picked.append(items[i])
+        yield items[i]
         np.maximum(penalty, ksim[i], out=penalty)
-    return picked
 
 
-def _jaccard_matrix(items: list[MemoryCandidate]) -> np.ndarray[Any, np.dtype[np.float64]]:
+class _SimilarityRows:
+    """One snippet's Jaccard similarity with every snippet, the matrix's row, on demand."""
+
+    def __init__(
+        self, items: list[MemoryCandidate], lengths: list[int], ids: np.ndarray[Any, Any]
+    ) -> None:
+        self.n = len(items)
+        self.sizes = np.array(lengths, dtype=np.float64)
+        self.offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+        self.ids = ids
+        self.owner = np.repeat(np.arange(self.n), lengths)  # the snippet of each token
+        self.mark = np.zeros(int(ids.max()) + 1 if ids.size else 0, dtype=bool)
+        self.empty = {
+            i: lower_trimmed(items[i].hit.snippet) for i, size in enumerate(lengths) if size == 0
+        }
+
+    def row(self, i: int) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """:func:`_similarities`'s row *i*: the same divisions of the same counts."""
+        mine = self.ids[self.offsets[i] : self.offsets[i + 1]]
+        self.mark[mine] = True
+        inter = np.bincount(self.owner, weights=self.mark[self.ids], minlength=self.n)
+        self.mark[mine] = False
+        union = self.sizes[i] + self.sizes - inter
+        sim: np.ndarray[Any, np.dtype[np.float64]] = np.divide(
+            inter, union, out=np.zeros(self.n), where=union > 0
+        )
+        if i in self.empty:  # two token-less snippets are alike when their trimmed texts are
+            text = self.empty[i]
+            for j, other in self.empty.items():
+                sim[j] = float(text == other)
+        return sim
+
+
+def _jaccard_matrix(
+    items: list[MemoryCandidate], tokens: tuple[list[int], np.ndarray[Any, Any]] | None = None
+) -> np.ndarray[Any, np.dtype[np.float64]]:
     """Every pair's ``jaccardSimilarity`` of snippet tokens (as the loop computes it).
 
-    The tokens are the ids of a kept table (:mod:`core.openclaw.memsearch_chunks`) when
-    it has every snippet; otherwise numbered by their hashes: as :data:`TOKEN_IDS`
-    numbers them (equal tokens, equal numbers) exactly when there are as many distinct
-    hashes as distinct tokens; otherwise by :data:`TOKEN_IDS`.
+    *tokens*: :func:`_token_ids` of *items*, when the caller has them.
+    """
+    lengths, ids = tokens if tokens is not None else _token_ids(items)
+    return _similarities(items, lengths, *_number(ids))
+
+
+def _token_ids(items: list[MemoryCandidate]) -> tuple[list[int], np.ndarray[Any, Any]]:
+    """Each snippet's count of distinct tokens, and their ids, snippet after snippet.
+
+    The ids are small non-negative integers, equal for equal tokens: those of a kept
+    table (:mod:`core.openclaw.memsearch_chunks`) when it has every snippet; otherwise
+    the tokens' hashes numbered (:func:`_number`): as :data:`TOKEN_IDS` numbers them
+    exactly when there are as many distinct hashes as distinct tokens; otherwise
+    :data:`TOKEN_IDS`'s.
     """
     known = token_ids_of([c.hit.snippet for c in items])
     if known is not None:  # every snippet's token ids kept (ASCII: the same tokens)
-        return _similarities(items, known[0].tolist(), *_number(known[1]))
+        return known[0].tolist(), known[1]
     sets = [mmr_token_bytes(c.hit.snippet) for c in items]
     lengths = [len(t) for t in sets]
     flat = np.fromiter(map(hash, itertools.chain.from_iterable(sets)), np.int64, sum(lengths))
-    order, local, counts = _number(flat)
+    _, local, counts = _number(flat)
     if counts.size != len(set[bytes]().union(*sets)):  # two tokens share a hash
         ids = TOKEN_IDS.of([c.hit.snippet for c in items])
         lengths = [a.size for a in ids]
-        order, local, counts = _number(np.concatenate(ids) if ids else np.zeros(0, np.int64))
-    return _similarities(items, lengths, order, local, counts)
+        _, local, _ = _number(np.concatenate(ids) if ids else np.zeros(0, np.int64))
+    return lengths, local.astype(np.int32)
 
 
 def _similarities(

@@ -10,6 +10,7 @@ keyword-only finish.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import operator
 import os
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_chunks import GenerationTables
 from core.openclaw.memsearch_keyword import sort_keyword_hits
-from core.openclaw.memsearch_mmr import mmr_rerank
+from core.openclaw.memsearch_mmr import mmr_picks, mmr_rerank
 from core.openclaw.memsearch_recall import live_recall
 from core.openclaw.memsearch_records import MemoryCandidate
 from core.openclaw.memsearch_text import (
@@ -35,6 +36,8 @@ from core.openclaw.memsearch_text import (
 from core.openclaw.memsearch_vectors import index_signature
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from core.openclaw.memindex import MemoryIndex
     from core.openclaw.memsearch_records import MemoryHit, TimeFrom
 
@@ -262,10 +265,57 @@ def _cmp_non_exact(a: MemoryCandidate, b: MemoryCandidate) -> int:
     return _cmp_ranking(a, b)
 
 
+class HybridOrder:
+    """The hybrid candidates (:attr:`members`, in no order) and their order, made as read.
+
+    Iterating gives the candidates in OpenClaw's order; its MMR picks are made as the
+    iteration asks for them (:func:`~core.openclaw.memsearch_mmr.mmr_picks`), so that
+    reading the first few costs what they cost. :meth:`ordered` is the whole order.
+    """
+
+    def __init__(
+        self, members: list[MemoryCandidate], head: list[MemoryCandidate],
+        rest: Iterator[MemoryCandidate],
+    ) -> None:  # fmt: skip
+        self.members = members
+        self.done = list(head)
+        """The candidates ordered so far."""
+        self._rest: Iterator[MemoryCandidate] | None = rest
+
+    def __iter__(self) -> Iterator[MemoryCandidate]:
+        i = 0
+        while True:
+            if i < len(self.done):
+                yield self.done[i]
+                i += 1
+                continue
+            if self._rest is None:
+                return
+            nxt = next(self._rest, None)
+            if nxt is None:
+                self._rest = None
+                return
+            self.done.append(nxt)
+
+    def ordered(self) -> list[MemoryCandidate]:
+        """Every candidate, in order."""
+        return list(self)
+
+    def unordered(self) -> list[MemoryCandidate]:
+        """The candidates not ordered yet (in no particular order)."""
+        placed = {id(c) for c in self.done}
+        return [c for c in self.members if id(c) not in placed]
+
+
 def merge_hybrid(
-    query: str, vector: list[MemoryHit], keyword: list[MemoryHit], clock: Clock
-) -> list[MemoryCandidate]:
-    """``mergeHybridResults`` (with ``projectHybridCandidates``): the ranked union."""
+    query: str, vector: list[MemoryHit], keyword: list[MemoryHit], clock: Clock,
+    *, lazy: bool = False,
+) -> HybridOrder:  # fmt: skip
+    """``mergeHybridResults`` (with ``projectHybridCandidates``): the ranked union.
+
+    *lazy*: MMR picks only as many of the other (not exact-path) candidates as the
+    :class:`HybridOrder`'s reader asks for (the same picks, in the same order).
+    """
     match_exact = exact_path_matcher(query)
     by_id: dict[str, MemoryCandidate] = {}
     # candidates built positionally (the fields' order: hit, vector, text, keyword and
@@ -324,7 +374,8 @@ def merge_hybrid(
         for c in group:
             c.score = 1.0
         out += group
-    return out + mmr_rerank(non_exact)
+    rest = mmr_picks(non_exact) if lazy else iter(mmr_rerank(non_exact))
+    return HybridOrder(ranked, out, rest)
 
 
 def _range_key(h: MemoryHit) -> str:
@@ -332,25 +383,38 @@ def _range_key(h: MemoryHit) -> str:
 
 
 def select_hybrid(
-    merged: list[MemoryCandidate], keyword: list[MemoryHit], max_results: int, min_score: float
+    merged: HybridOrder, keyword: list[MemoryHit], max_results: int, min_score: float
 ) -> list[MemoryCandidate]:
-    """``selectHybridSearchResults``: over minScore, then keyword-only hits to fill."""
-    strict = [c for c in merged if c.score >= min_score]
-    selected = strict[:max_results]
-    if not keyword or len(selected) == max_results:
-        return selected
+    """``selectHybridSearchResults``: over minScore, then keyword-only hits to fill.
+
+    OpenClaw takes every candidate over minScore (in order), fills with keyword-only
+    ones below it (their ranges among the keyword hits, not yet taken), and cuts at
+    *max_results*; the same, reading *merged*'s order only as far as the answer is known.
+    """
+    if max_results <= 0:
+        return []
+    strict = sum(1 for c in merged.members if c.score >= min_score)
+    if not keyword or strict >= max_results:
+        want = min(strict, max_results)
+        return list(itertools.islice((c for c in merged if c.score >= min_score), want))
     keys = {_range_key(h) for h in keyword}
     if not strict:
-        return [c for c in merged if c.score >= 0 and _range_key(c.hit) in keys][:max_results]
-    seen = {_range_key(c.hit) for c in selected}
+        found = (c for c in merged if c.score >= 0 and _range_key(c.hit) in keys)
+        return list(itertools.islice(found, max_results))
+    seen = {_range_key(c.hit) for c in merged.members if c.score >= min_score}
+    over: list[MemoryCandidate] = []
+    fills: list[MemoryCandidate] = []
     for c in merged:
-        if len(selected) == max_results:
+        if c.score >= min_score:
+            over.append(c)
+        elif len(fills) < max_results - strict and c.score < min_score and c.vector_score == 0:
+            key = _range_key(c.hit)
+            if key in keys and key not in seen:
+                seen.add(key)
+                fills.append(c)
+        if len(over) == strict and len(fills) == max_results - strict:
             break
-        key = _range_key(c.hit)
-        if c.score < min_score and c.vector_score == 0 and key in keys and key not in seen:
-            seen.add(key)
-            selected.append(c)
-    return selected
+    return over + fills
 
 
 def finalize_keyword_only(

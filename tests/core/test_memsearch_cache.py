@@ -15,7 +15,8 @@ import pytest
 
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search, search_vector
-from core.openclaw.memsearch_mmr import _mmr_arrays, _mmr_loop
+from core.openclaw.memsearch_mmr import _mmr_arrays, _mmr_loop, mmr_picks
+from core.openclaw.memsearch_rank import HybridOrder, select_hybrid
 from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit
 from core.openclaw.memsearch_vectors import VectorCache, start_top_rows, top_rows
 from tests.core.test_memindex import f64, make_v23
@@ -266,6 +267,86 @@ def test_mmr_on_arrays_picks_as_the_loop(seed: int) -> None:
     n = int(rng.integers(9, 80)) if seed % 4 else int(rng.integers(200, 330))  # a search's size
     items = _candidates(rng, n)
     for lam in (0.7, 0.0, 0.5, 0.999):
-        assert [c.hit.id for c in _mmr_arrays(items, lam)] == [
-            c.hit.id for c in _mmr_loop(items, lam)
-        ]
+        loop = [c.hit.id for c in _mmr_loop(items, lam)]
+        assert [c.hit.id for c in _mmr_arrays(items, lam)] == loop
+        # one similarity row per pick (the first picks), then the matrix: the same picks
+        assert [c.hit.id for c in _mmr_arrays(items, lam, by_rows=n)] == loop
+        assert [c.hit.id for c in mmr_picks(items, lam)] == loop
+
+
+@pytest.mark.parametrize("min_score", [0.0, 0.3, 0.45, 0.6, 2.0])
+def test_results_ranked_only_as_far_as_needed_are_the_same(
+    index_path: Path, min_score: float
+) -> None:
+    """``rank_all=False`` (the MCP tool's search): the same results, ranks and order."""
+    rng = np.random.default_rng(int(min_score * 100))
+    fewer = 0
+    for query in ("tea deploy", "coffee", "note 12", "n3.md", "nothing here"):
+        for max_results in (1, 3, 6, 50):
+            q = list(rng.standard_normal(DIMS))
+            with open_memory_index(index_path) as idx:
+                args: dict[str, Any] = {"now_ms": NOW, "embedder": Fixed(q)}
+                full = memory_search(
+                    idx, query, max_results=max_results, min_score=min_score, **args
+                )
+                part = memory_search(
+                    idx, query, max_results=max_results, min_score=min_score, rank_all=False,
+                    **args,
+                )  # fmt: skip
+            assert part.to_json()["results"] == full.to_json()["results"]
+            ranked = [c.hit.id for c in part.candidates if c.order]
+            assert ranked == [c.hit.id for c in full.candidates][: len(ranked)]
+            assert sorted(c.hit.id for c in part.candidates) == sorted(
+                c.hit.id for c in full.candidates
+            )
+            fewer += len(ranked) < len(full.candidates)
+    assert fewer  # the point: fewer placed than all, where the answer allows
+
+
+def _select_as_openclaw(
+    merged: list[MemoryCandidate], keyword: list[MemoryHit], max_results: int, min_score: float
+) -> list[MemoryCandidate]:
+    """``selectHybridSearchResults`` as OpenClaw writes it (the whole order read)."""
+
+    def key(h: MemoryHit) -> str:
+        return f"{h.source}:{h.path}:{h.start_line}:{h.end_line}"
+
+    strict = [c for c in merged if c.score >= min_score]
+    selected = strict[:max_results]
+    if not keyword or len(selected) == max_results:
+        return selected
+    keys = {key(h) for h in keyword}
+    if not strict:
+        return [c for c in merged if c.score >= 0 and key(c.hit) in keys][:max_results]
+    seen = {key(c.hit) for c in selected}
+    for c in merged:
+        if len(selected) == max_results:
+            break
+        if c.score < min_score and c.vector_score == 0 and key(c.hit) in keys:
+            if key(c.hit) not in seen:
+                seen.add(key(c.hit))
+                selected.append(c)
+    return selected
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_selection_read_as_far_as_needed_is_openclaws(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 40))
+    merged = []
+    for i in range(n):  # few ranges: the same range twice (seen), scores around minScore
+        line = int(rng.integers(0, 12))
+        hit = MemoryHit(f"c{i}", f"p{line % 3}.md", line, line + 1, "memory", "x")
+        score = float(rng.choice([-0.1, 0.1, 0.3, 0.5, 0.9, float("nan")]))
+        vector = float(rng.choice([0.0, 0.0, 0.4]))
+        merged.append(MemoryCandidate(hit, vector_score=vector, score=score))
+    keyword = [c.hit for c in merged if rng.random() < 0.6]
+    keyword += [MemoryHit("k", "p1.md", 3, 4, "memory", "x")] * int(rng.integers(0, 2))
+    min_score = float(rng.choice([0.0, 0.2, 0.4, 0.95]))
+    max_results = int(rng.integers(0, 10))
+    order = [merged[i] for i in rng.permutation(n)]
+    ranking = HybridOrder(merged, order[:2], iter(order[2:]))
+    chosen = select_hybrid(ranking, keyword, max_results, min_score)
+    assert [c.hit.id for c in chosen] == [
+        c.hit.id for c in _select_as_openclaw(order, keyword, 200, min_score)[:max_results]
+    ]
