@@ -48,7 +48,6 @@ from core.openclaw.memsearch_rank import (
     apply_decay,
     apply_importance,
     attach_recall,
-    attach_recall_each,
     finalize_keyword_only,
     is_evergreen,
     memory_date_ms,
@@ -296,14 +295,16 @@ def memory_search(
         clock = _clock(index, now_ms, space, keyword)
         ranked, chosen = finalize_keyword_only(keyword, clock, cap, min_score)
         return _finish(result, ranked, chosen[:max_results], min_score)
+    # while the vector product runs: the keyword side's recall rows and file times
+    keyword = attach_recall(index, keyword)
+    mtimes = _clock(index, now_ms, space, keyword).index_mtimes
     vector = []
     if any(v != 0 for v in query_vec):
         vector = search_vector(
             index, query_vec, models, sources, candidates, result.problems, vector_cache, early
         )
     chunk_tokens(index)  # MMR's snippet tokens come from it (the postings serve keywords)
-    # the recall rows of both sides in one read (OpenClaw reads them per side)
-    keyword, vector = attach_recall_each(index, [keyword, vector])
+    vector = attach_recall(index, vector)
     if not ctx.available:
         result.mode, result.reason = "vector-only", "the index has no FTS table"
         cands = [
@@ -314,7 +315,8 @@ def memory_search(
         ranked.sort(key=functools.cmp_to_key(_cmp_vec))
         chosen = [c for c in ranked if c.score >= min_score][:max_results]
         return _finish(result, ranked, chosen, min_score)
-    clock = _clock(index, now_ms, space, vector + keyword)
+    clock = _clock(index, now_ms, space, vector)
+    clock.index_mtimes.update(mtimes)
     merged = merge_hybrid(text, vector, keyword, clock, lazy=not rank_all)
     chosen = select_hybrid(merged, keyword, max_results, min_score)
     if rank_all:
