@@ -59,9 +59,11 @@ from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit, MemorySe
 from core.openclaw.memsearch_text import locale_cmp, truncate_utf16
 from core.openclaw.memsearch_vectors import (
     DEFAULT_CACHE,
+    HIT_COLUMNS,
     VectorCache,
     VectorMatrix,
     cosine,
+    source_column,
     start_top_rows,
     top_rows,
     vector_filter,
@@ -96,21 +98,19 @@ def search_vector(
     table = index.layout.chunks
     if limit <= 0 or table is None or "embedding" not in index.columns(table):
         return []
-    src = bool(sources) and "source" in index.columns(table)  # as OpenClaw's query reads it
-    cols = "id, path, start_line, end_line, text, source" if src else (
-        "id, path, start_line, end_line, text, 'memory'"
-    )  # fmt: skip
-    found: dict[int, tuple[Any, ...]] = {}  # the rows read with their vectors, then the others
+    cols = HIT_COLUMNS.format(source=source_column(index, sources))  # as OpenClaw reads them
+    found: dict[int, tuple[Any, ...]] = {}  # the hits' rows: kept with the matrix, or read
     top: list[tuple[float, int]] | None = None
     if cache is not None:
         if early is None:
             early = (cache.matrix(index, models, sources), None)
         cached, started = early
-        top = top_rows(index, cached, query_vec, limit, started, (cols, found))
+        top = top_rows(index, cached, query_vec, limit, started)
         if top is not None:
             problems += [embedding_problem(index.path, *p) for p in cached.problems]
+            kept = cached.hits
+            found = {rowid: kept[rowid] for _, rowid in top if rowid in kept}
     if top is None:
-        found.clear()
         top = _scan_vectors(index, query_vec, models, sources, limit, problems)
     wanted = [rowid for _, rowid in top if rowid not in found]
     for i in range(0, len(wanted), 500):

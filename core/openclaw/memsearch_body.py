@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from core.openclaw.memsearch_boost import boosted_from_postings, boosted_scores, path_boost
-from core.openclaw.memsearch_chunks import SNIPPET_CHARS, chunk_tokens
+from core.openclaw.memsearch_chunks import chunk_tokens
 from core.openclaw.memsearch_postings import body_postings
 from core.openclaw.memsearch_records import MemoryHit
-from core.openclaw.memsearch_text import fts_rank_score_array, truncate_utf16
+from core.openclaw.memsearch_text import SNIPPET_CHARS, fts_rank_score_array, truncate_utf16
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

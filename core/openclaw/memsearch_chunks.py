@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.openclaw.memindex import quote
-from core.openclaw.memsearch_text import ascii_words, truncate_utf16
+from core.openclaw.memsearch_text import SNIPPET_CHARS, ascii_words, truncate_utf16
 from core.openclaw.memsearch_vectors import _stat, index_signature
 
 if TYPE_CHECKING:
@@ -55,8 +55,6 @@ MAX_TABLES = 2
 MAX_CHUNKS = 300_000
 """Indexes with more chunks get no table (about 250 MB of tokens at that size)."""
 
-SNIPPET_CHARS = 700
-"""``SNIPPET_MAX_CHARS`` of :mod:`core.openclaw.memsearch_keyword` (which imports this)."""
 
 
 @dataclass(frozen=True, slots=True)

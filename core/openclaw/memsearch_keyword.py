@@ -26,13 +26,14 @@ from core.openclaw.memsearch_boost import (
     boosted_scores,
     literal_pattern,
 )
-from core.openclaw.memsearch_chunks import SNIPPET_CHARS, chunk_tokens
+from core.openclaw.memsearch_chunks import chunk_tokens
 from core.openclaw.memsearch_fts import ranked_body_rows
 from core.openclaw.memsearch_records import MemoryHit
 from core.openclaw.memsearch_sqlfn import CONTAINS_FN, EXACT_FN, sql_functions
 from core.openclaw.memsearch_text import (
     FTS_TOKEN,
     FTS_TOKEN_MARKS,
+    SNIPPET_CHARS,
     all_finite,
     bm25_rank_to_score,
     build_fts_query,

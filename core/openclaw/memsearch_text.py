@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 from core.openclaw.memsearch_stopwords import KO_PARTICLES, STOP_KO, STOP_WORDS
 
+SNIPPET_CHARS = 700
+"""``SNIPPET_MAX_CHARS``: a hit's snippet is its text's first 700 UTF-16 units."""
+
 T = TypeVar("T")
 
 FTS_TOKEN = regex.compile(r"[\p{L}\p{N}_]+")
