@@ -87,7 +87,7 @@ class VectorMatrix:
     hits: dict[int, tuple[Any, ...]]
     """Each row's ``(id, path, start_line, end_line, snippet, source)`` as the hit reads
     them (:data:`HIT_COLUMNS`; the text cut to its snippet), by rowid: a search reads
-    only its candidates' vectors again (about 40 MB more at 50,000 chunks)."""
+    only its candidates' vectors again (about 45 MB more at 50,000 chunks)."""
 
 
 HIT_COLUMNS = "id, path, start_line, end_line, text, {source}"
