@@ -213,6 +213,46 @@ machine, above the 10 ms target: meeting it would need the vector scan cut below
 float32 pass (a proven pre-filter on structured embeddings; the benchmark's random ones
 defeat any) and MMR in compiled code.
 
+Next session (2026-11-29, commits 8ffacb3 to the one that prints
+``memsearch_hybrid_rank_all``), quiet machine (load average 0.5 to 0.9), 60 queries,
+``OPENBLAS_NUM_THREADS=1``, p50 in ms: memsearch_fts 3.73 (p95 5.7) beside sqlite_fts
+3.29; memsearch_hybrid 23.5 (last session) -> 15.0 (p95 16.6, CPU 19.8) beside
+sqlite_hybrid 10.5, and 19.4 with every candidate ranked (``rank_all=True``, the app's
+search, printed as ``memsearch_hybrid_rank_all``); ``memlens mcp`` answers ``initialize``
+in 0.58 s (max 0.62). ``memsearch_hybrid`` is now timed as the MCP tool runs the search:
+``rank_all=False``, the results ranked, not every candidate (the results, their ranks and
+order are the same; tests/core/test_memsearch_cache.py). What it took:
+
+* MMR's picks made as the selection reads them (:func:`core.openclaw.memsearch_mmr.
+  mmr_picks`): a search's answer needs about as many picks as results (6 of ~390 here),
+  each from one row of Jaccard similarities (the pick against every snippet, counted
+  from the kept token ids), the whole matrix only past 24 picks; ``select_hybrid``
+  counts the candidates over minScore first and reads the order only as far as the
+  answer is known (checked against OpenClaw's selection, which reads it all): MMR 7.5
+  -> about 1.5;
+* the keyword side's recall rows and file times read while the vector product runs
+  (the answer waited 1.2 to 1.7 ms for the product after the keyword search; 0.3 to 1.1
+  now);
+* each vector hit's row (id, path, lines, snippet, source) kept with the cached matrix,
+  read in the scan that builds it (46 MB more at 50,000 chunks, tracemalloc): a search
+  reads only its ~200 candidates' float64 vectors again (2.3 -> 1.5 to 2.0 ms).
+
+Tried and dropped: an int8 pre-filter through SimSIMD's integer kernels (exact integer
+dot products, a bound per row from each row's and the query's rounding): 3.3 ms against
+4.1 to 5.2 for the float32 product on this AVX2 machine, and a second float32 pass over
+the ~1,300 rows the bound keeps: about 1 ms off the answer for a new binary dependency;
+float16 columns converted block by block for BLAS (numpy casts float16 at 3 ns a value
+here: 54 ms).
+
+Where the hybrid time goes now (one instrumented run, ms): the product 5.5 in the worker
+beside the keyword search 3.4 and the keyword recall rows and mtimes 1.0 on the caller
+(then a wait of 0.3 to 1.1), the ~200 candidates' float64 vectors read again 2.0, MMR's
+picks and the selection 2.6, the merge 2.3 (candidates 0.7, decay 0.5, sort 0.4,
+importance 0.25), the vector side's recall rows and mtimes 1.0. Not met: the product
+(memory-bound, 77 MB) and the float64 rereads (SQLite, ~200 random rows) alone take 7 ms
+on the critical path; 10 ms needs a compiled quantized scan with a proven bound and the
+merge's per-candidate Python as arrays.
+
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
 

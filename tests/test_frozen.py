@@ -2,15 +2,20 @@
 
 The build runs PyInstaller in this interpreter (``PYTHON``) on a copy of the source tree, so the
 repo stays clean. The frozen ``memlens`` must run its CLI and find its bundled resources (icons,
-desktop entry) inside the bundle, never in the source tree it was built from.
+desktop entry) inside the bundle, never in the source tree it was built from. A bundle built
+from the same inputs (the checkout's code and resources, the interpreter, every installed
+package's version: :func:`build_key`) by an earlier run is reused, as a compiler cache
+would: any change of them builds again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -24,6 +29,44 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 
 
+FROZEN_INPUTS = ("app", "core", "widgets", "resources", "packaging", "pyproject.toml")
+"""What the build reads of the checkout (with the interpreter and its installed packages)."""
+
+
+def build_key() -> str:
+    """A digest of everything the frozen build depends on: the same key, the same bundle."""
+    digest = hashlib.sha256(f"{sys.version}\n{sys.executable}\n".encode())
+    for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()):
+        digest.update(f"{dist}\n".encode())
+    for name in FROZEN_INPUTS:
+        top = ROOT / name
+        files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+        for path in files:
+            if "__pycache__" in path.parts:
+                continue
+            digest.update(f"{path.relative_to(ROOT).as_posix()}\n".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:24]
+
+
+def cached_bundle(src: Path, env: dict[str, str]) -> Path:
+    """``dist/memlens`` built by ``packaging/build.sh`` in *src*, or the bundle built from
+    the same inputs by an earlier run (``MEMLENS_FROZEN_CACHE``, default
+    ``~/.cache/memlens-frozen``; one kept): the build takes one to two minutes of CPU."""
+    root = Path(os.environ.get("MEMLENS_FROZEN_CACHE") or Path.home() / ".cache" / "memlens-frozen")
+    kept = root / build_key() / "memlens"
+    if (kept / "memlens").is_file():
+        return kept
+    run(["bash", "packaging/build.sh"], env, src, timeout=900)
+    if root.is_dir():
+        for old in root.iterdir():
+            shutil.rmtree(old, ignore_errors=True)
+    partial = root / f".{kept.parent.name}.partial"  # whole or absent under its name
+    shutil.copytree(src / "dist" / "memlens", partial / "memlens", symlinks=True)
+    partial.rename(kept.parent)
+    return kept
+
+
 @pytest.fixture(scope="module")
 def frozen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     tmp = tmp_path_factory.mktemp("frozen")
@@ -31,8 +74,7 @@ def frozen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     shutil.copytree(ROOT, src, ignore=NOT_SOURCE)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(PYTHON=sys.executable, QT_QPA_PLATFORM="offscreen")
-    run(["bash", "packaging/build.sh"], env, src, timeout=900)
-    app = src / "dist" / "memlens" / "memlens"
+    app = cached_bundle(src, env) / "memlens"  # run where it is: nothing writes into it
     assert app.is_file() and os.access(app, os.X_OK)
     shutil.rmtree(src / "resources")  # only the bundle's copy may be found from now on
     home = tmp / "home"
