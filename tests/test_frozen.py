@@ -35,7 +35,8 @@ FROZEN_INPUTS = ("app", "core", "widgets", "resources", "packaging", "pyproject.
 
 def build_key() -> str:
     """A digest of everything the frozen build depends on: the same key, the same bundle."""
-    digest = hashlib.sha256(f"{sys.version}\n{sys.executable}\n".encode())
+    # the base interpreter, not the venv's path: a fresh clone's venv builds the same bundle
+    digest = hashlib.sha256(f"{sys.version}\n{sys.base_prefix}\n".encode())
     for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()):
         digest.update(f"{dist}\n".encode())
     for name in FROZEN_INPUTS:
