@@ -90,6 +90,9 @@ class VectorMatrix:
     only its candidates' vectors again (about 45 MB more at 50,000 chunks)."""
 
 
+HITS_MAX_ROWS = 100_000
+"""Matrices of more rows keep no hit rows (about 90 MB at that size): their searches read them."""
+
 HIT_COLUMNS = "id, path, start_line, end_line, text, {source}"
 """What a vector hit reads of its row (``{source}``: :func:`source_column`)."""
 
@@ -202,8 +205,10 @@ def build_matrix(
             truncate_utf16(r[8], SNIPPET_CHARS) if isinstance(r[8], str) else r[8],
             r[9],
         )
-        for r in found
+        for r in found[: HITS_MAX_ROWS + 1]
     }
+    if len(hits) > HITS_MAX_ROWS:  # a search reads its hits' rows instead
+        hits = {}
     found = [r[:4] for r in found]
     sizes: dict[int, int] = {}
     for r in found:

@@ -350,3 +350,24 @@ def test_selection_read_as_far_as_needed_is_openclaws(seed: int) -> None:
     assert [c.hit.id for c in chosen] == [
         c.hit.id for c in _select_as_openclaw(order, keyword, 200, min_score)[:max_results]
     ]
+
+
+def test_a_matrix_too_big_to_keep_its_hits_reads_them(
+    index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past HITS_MAX_ROWS the matrix keeps no hit rows: the search reads them, the same answer."""
+    import core.openclaw.memsearch_vectors as vectors
+
+    rng = np.random.default_rng(21)
+    small, kept = VectorCache(), VectorCache()
+    for query in ("tea deploy", "n3.md"):
+        q = list(rng.standard_normal(DIMS))
+        with open_memory_index(index_path) as idx:
+            args: dict[str, Any] = {"now_ms": NOW, "embedder": Fixed(q), "min_score": 0.0}
+            with_rows = memory_search(idx, query, vector_cache=kept, **args)
+            monkeypatch.setattr(vectors, "HITS_MAX_ROWS", 5)
+            without = memory_search(idx, query, vector_cache=small, **args)
+            monkeypatch.undo()
+        assert without.to_json() == with_rows.to_json()
+        assert next(iter(small._entries.values())).hits == {}
+        assert len(next(iter(kept._entries.values())).hits) == 60
