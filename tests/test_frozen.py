@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from importlib import metadata
 from pathlib import Path
 
@@ -59,12 +60,20 @@ def cached_bundle(src: Path, env: dict[str, str]) -> Path:
     if (kept / "memlens").is_file():
         return kept
     run(["bash", "packaging/build.sh"], env, src, timeout=900)
-    if root.is_dir():
+    built = src / "dist" / "memlens"
+    partial: Path | None = None
+    try:  # kept whole or not at all: copied aside, then renamed into place
+        root.mkdir(parents=True, exist_ok=True)
         for old in root.iterdir():
-            shutil.rmtree(old, ignore_errors=True)
-    partial = root / f".{kept.parent.name}.partial"  # whole or absent under its name
-    shutil.copytree(src / "dist" / "memlens", partial / "memlens", symlinks=True)
-    partial.rename(kept.parent)
+            if not old.name.startswith("."):  # another run's copy in progress is left alone
+                shutil.rmtree(old, ignore_errors=True)
+        partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
+        shutil.copytree(built, partial / "memlens", symlinks=True)
+        partial.rename(kept.parent)
+    except OSError:  # no room, or another run kept the same bundle first: use this build
+        if partial is not None:
+            shutil.rmtree(partial, ignore_errors=True)
+        return kept if (kept / "memlens").is_file() else built
     return kept
 
 
