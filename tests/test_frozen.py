@@ -51,22 +51,37 @@ def build_key() -> str:
     return digest.hexdigest()[:24]
 
 
+KEEP_BUNDLES = 2
+"""Bundles kept (about 280 MB each), the last used: a developer's venv and a fresh clone's
+may differ in a package version."""
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def cached_bundle(src: Path, env: dict[str, str]) -> Path:
     """``dist/memlens`` built by ``packaging/build.sh`` in *src*, or the bundle built from
     the same inputs by an earlier run (``MEMLENS_FROZEN_CACHE``, default
-    ``~/.cache/memlens-frozen``; one kept): the build takes one to two minutes of CPU."""
+    ``~/.cache/memlens-frozen``; :data:`KEEP_BUNDLES` kept): the build takes one to two minutes
+    of CPU."""
     root = Path(os.environ.get("MEMLENS_FROZEN_CACHE") or Path.home() / ".cache" / "memlens-frozen")
     kept = root / build_key() / "memlens"
     if (kept / "memlens").is_file():
+        os.utime(kept.parent)  # the last used, for the next build's clean-up
         return kept
     run(["bash", "packaging/build.sh"], env, src, timeout=900)
     built = src / "dist" / "memlens"
     partial: Path | None = None
     try:  # kept whole or not at all: copied aside, then renamed into place
         root.mkdir(parents=True, exist_ok=True)
-        for old in root.iterdir():
-            if not old.name.startswith("."):  # another run's copy in progress is left alone
-                shutil.rmtree(old, ignore_errors=True)
+        # another run's copy in progress (a dot name) is left alone
+        done = sorted((p for p in root.iterdir() if not p.name.startswith(".")), key=_mtime)
+        for old in done[: max(0, len(done) - (KEEP_BUNDLES - 1))]:
+            shutil.rmtree(old, ignore_errors=True)
         partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
         shutil.copytree(built, partial / "memlens", symlinks=True)
         partial.rename(kept.parent)
