@@ -10,6 +10,7 @@ would: any change of them builds again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -71,7 +72,8 @@ def cached_bundle(src: Path, env: dict[str, str]) -> Path:
     root = Path(os.environ.get("MEMLENS_FROZEN_CACHE") or Path.home() / ".cache" / "memlens-frozen")
     kept = root / build_key() / "memlens"
     if (kept / "memlens").is_file():
-        os.utime(kept.parent)  # the last used, for the next build's clean-up
+        with contextlib.suppress(OSError):
+            os.utime(kept.parent)  # the last used, for the next build's clean-up
         return kept
     run(["bash", "packaging/build.sh"], env, src, timeout=900)
     built = src / "dist" / "memlens"
