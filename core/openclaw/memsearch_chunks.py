@@ -56,7 +56,6 @@ MAX_CHUNKS = 300_000
 """Indexes with more chunks get no table (about 250 MB of tokens at that size)."""
 
 
-
 @dataclass(frozen=True, slots=True)
 class ChunkTokens:
     """The ASCII search tokens of chunk texts, as ids: row *r*'s are ``ids[starts[r]:starts[r+1]]``.
