@@ -14,9 +14,11 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -35,19 +37,21 @@ FROZEN_INPUTS = ("app", "core", "widgets", "resources", "packaging", "pyproject.
 """What the build reads of the checkout (with the interpreter and its installed packages)."""
 
 
-def build_key() -> str:
-    """A digest of everything the frozen build depends on: the same key, the same bundle."""
+def build_key(tree: Path) -> str:
+    """A digest of everything the frozen build of *tree* depends on: the same key, the same
+    bundle (the build's options from the environment included)."""
     # the base interpreter, not the venv's path: a fresh clone's venv builds the same bundle
-    digest = hashlib.sha256(f"{sys.version}\n{sys.base_prefix}\n".encode())
+    options = os.environ.get("MEMLENS_FREEZE_TRANSFORMER", "")
+    digest = hashlib.sha256(f"{sys.version}\n{sys.base_prefix}\n{options}\n".encode())
     for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()):
         digest.update(f"{dist}\n".encode())
     for name in FROZEN_INPUTS:
-        top = ROOT / name
+        top = tree / name
         files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
         for path in files:
             if "__pycache__" in path.parts:
                 continue
-            digest.update(f"{path.relative_to(ROOT).as_posix()}\n".encode())
+            digest.update(f"{path.relative_to(tree).as_posix()}\n".encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:24]
 
@@ -56,12 +60,31 @@ KEEP_BUNDLES = 2
 """Bundles kept (about 280 MB each), the last used: a developer's venv and a fresh clone's
 may differ in a package version."""
 
+IN_USE_SECONDS = 3600
+"""A bundle used this recently is never removed (another run may be running it)."""
 
-def _mtime(path: Path) -> float:
+_KEY_NAME = re.compile(r"[0-9a-f]{24}")
+
+
+def _age(path: Path) -> float:
     try:
-        return path.stat().st_mtime
+        return time.time() - path.stat().st_mtime
     except OSError:
         return 0.0
+
+
+def _clean(root: Path) -> None:
+    """Room for one more bundle in *root*: the least recently used removed, past
+    :data:`KEEP_BUNDLES`, unless in use; a copy left half made a day ago removed. Nothing
+    but bundles (a key's name) and copies (``.partial-``) is ever touched."""
+    entries = list(root.iterdir())
+    for old in entries:
+        if old.name.startswith(".partial-") and _age(old) > 86_400:
+            shutil.rmtree(old, ignore_errors=True)
+    done = sorted((p for p in entries if _KEY_NAME.fullmatch(p.name)), key=_age, reverse=True)
+    for old in done[: max(0, len(done) - (KEEP_BUNDLES - 1))]:
+        if _age(old) > IN_USE_SECONDS:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def cached_bundle(src: Path, env: dict[str, str]) -> Path:
@@ -70,7 +93,7 @@ def cached_bundle(src: Path, env: dict[str, str]) -> Path:
     ``~/.cache/memlens-frozen``; :data:`KEEP_BUNDLES` kept): the build takes one to two minutes
     of CPU."""
     root = Path(os.environ.get("MEMLENS_FROZEN_CACHE") or Path.home() / ".cache" / "memlens-frozen")
-    kept = root / build_key() / "memlens"
+    kept = root / build_key(src) / "memlens"
     if (kept / "memlens").is_file():
         with contextlib.suppress(OSError):
             os.utime(kept.parent)  # the last used, for the next build's clean-up
@@ -80,11 +103,9 @@ def cached_bundle(src: Path, env: dict[str, str]) -> Path:
     partial: Path | None = None
     try:  # kept whole or not at all: copied aside, then renamed into place
         root.mkdir(parents=True, exist_ok=True)
-        # another run's copy in progress (a dot name) is left alone
-        done = sorted((p for p in root.iterdir() if not p.name.startswith(".")), key=_mtime)
-        for old in done[: max(0, len(done) - (KEEP_BUNDLES - 1))]:
-            shutil.rmtree(old, ignore_errors=True)
+        _clean(root)
         partial = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
+        partial.chmod(0o755)
         shutil.copytree(built, partial / "memlens", symlinks=True)
         partial.rename(kept.parent)
     except OSError:  # no room, or another run kept the same bundle first: use this build

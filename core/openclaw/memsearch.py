@@ -318,7 +318,7 @@ def memory_search(
     clock = _clock(index, now_ms, space, vector)
     clock.index_mtimes.update(mtimes)
     merged = merge_hybrid(text, vector, keyword, clock, lazy=not rank_all)
-    chosen = select_hybrid(merged, keyword, max_results, min_score)
+    chosen = select_hybrid(merged, keyword, max_results, min_score, cap)
     if rank_all:
         return _finish(result, merged.ordered(), chosen, min_score)
     return _finish(result, merged.done, chosen, min_score, merged.unordered())

@@ -59,10 +59,22 @@ def mmr_picks(
     lam = max(0.0, min(1.0, lam))
     if lam == 1:
         yield from sorted(items, key=lambda c: -c.score)
-    elif len(items) > MMR_ARRAY_MIN and all(math.isfinite(c.score) for c in items):
+    elif len(items) > MMR_ARRAY_MIN and picks_every(items):
         yield from _mmr_arrays(items, lam, LAZY_PICKS if lazy else 0)
     else:
         yield from _mmr_loop(items, lam)
+
+
+def picks_every(items: list[MemoryCandidate]) -> bool:
+    """Whether every relevance is a number, so that MMR picks every item.
+
+    The scores and their span must be finite (OpenClaw's loop passes over an item of
+    NaN relevance: ``(score - min) / (max - min)`` of an infinite span, for one).
+    """
+    scores = [c.score for c in items]
+    return all(math.isfinite(s) for s in scores) and (
+        not scores or math.isfinite(max(scores) - min(scores))
+    )
 
 
 MMR_ARRAY_MIN = 8

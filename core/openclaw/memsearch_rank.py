@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_chunks import GenerationTables
 from core.openclaw.memsearch_keyword import sort_keyword_hits
-from core.openclaw.memsearch_mmr import mmr_picks, mmr_rerank
+from core.openclaw.memsearch_mmr import mmr_picks, mmr_rerank, picks_every
 from core.openclaw.memsearch_recall import live_recall
 from core.openclaw.memsearch_records import MemoryCandidate
 from core.openclaw.memsearch_text import (
@@ -374,8 +374,10 @@ def merge_hybrid(
         for c in group:
             c.score = 1.0
         out += group
-    rest = mmr_picks(non_exact) if lazy else iter(mmr_rerank(non_exact))
-    return HybridOrder(ranked, out, rest)
+    if lazy and picks_every(non_exact):  # the members are the order's, picked as read
+        return HybridOrder(out + non_exact, out, mmr_picks(non_exact))
+    order = out + mmr_rerank(non_exact)  # (MMR drops an item of no number, as OpenClaw's)
+    return HybridOrder(order, order, iter(()))
 
 
 def _range_key(h: MemoryHit) -> str:
@@ -383,15 +385,20 @@ def _range_key(h: MemoryHit) -> str:
 
 
 def select_hybrid(
-    merged: HybridOrder, keyword: list[MemoryHit], max_results: int, min_score: float
-) -> list[MemoryCandidate]:
+    merged: HybridOrder, keyword: list[MemoryHit], max_results: int, min_score: float,
+    cap: int = 200,
+) -> list[MemoryCandidate]:  # fmt: skip
     """``selectHybridSearchResults``: over minScore, then keyword-only hits to fill.
 
     OpenClaw takes every candidate over minScore (in order), fills with keyword-only
-    ones below it (their ranges among the keyword hits, not yet taken), and cuts at
-    *max_results*; the same, reading *merged*'s order only as far as the answer is known.
+    ones below it (their ranges among the keyword hits, not yet taken), up to *cap*
+    (its candidate universe), and cuts at *max_results*; the same, reading *merged*'s
+    order only as far as the answer is known.
     """
-    if max_results <= 0:
+    if max_results < 0:  # JavaScript's slice(0, n): all but the last -n of the selection
+        return select_hybrid(merged, keyword, cap, min_score, cap)[:max_results]
+    max_results = min(max_results, cap)
+    if max_results == 0:
         return []
     strict = sum(1 for c in merged.members if c.score >= min_score)
     if not keyword or strict >= max_results:

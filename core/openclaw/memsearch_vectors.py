@@ -92,7 +92,7 @@ class VectorMatrix:
 
 
 HITS_MAX_ROWS = 100_000
-"""Matrices of more rows keep no hit rows (about 90 MB at that size): their searches read them."""
+"""Indexes of more chunks keep no hit rows (about 90 MB at that size): their searches read them."""
 
 HIT_COLUMNS = "id, path, start_line, end_line, text, {source}"
 """What a vector hit reads of its row (``{source}``: :func:`source_column`)."""
@@ -198,6 +198,9 @@ def build_matrix(
     assert table is not None
     where, params = vector_filter(index, models, sources)
     cols = HIT_COLUMNS.format(source=source_column(index, sources))
+    chunks = int(index.db.rows(f"SELECT count(*) FROM {quote(table)}")[0][0])
+    if chunks > HITS_MAX_ROWS:  # its searches read their hits' rows: no text read here
+        cols = "NULL, NULL, NULL, NULL, NULL, NULL"
     sql = f"SELECT rowid, id, path, embedding, {cols} FROM {quote(table)} {where} ORDER BY rowid"
     found = index.db.rows(sql, params)
     hits = {
@@ -206,10 +209,8 @@ def build_matrix(
             truncate_utf16(r[8], SNIPPET_CHARS) if isinstance(r[8], str) else r[8],
             r[9],
         )
-        for r in found[: HITS_MAX_ROWS + 1]
+        for r in (found if chunks <= HITS_MAX_ROWS else ())
     }
-    if len(hits) > HITS_MAX_ROWS:  # a search reads its hits' rows instead
-        hits = {}
     found = [r[:4] for r in found]
     sizes: dict[int, int] = {}
     for r in found:

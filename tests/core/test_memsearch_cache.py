@@ -261,6 +261,16 @@ def _candidates(rng: np.random.Generator, n: int) -> list[MemoryCandidate]:
     return out
 
 
+def test_mmr_over_scores_whose_span_overflows_is_the_loops() -> None:
+    """Finite scores, an infinite span: NaN relevance, which OpenClaw's loop passes over."""
+    items = _candidates(np.random.default_rng(4), 12)
+    items[0].score, items[1].score = 1.7e308, -1.7e308
+    loop = [c.hit.id for c in _mmr_loop(items, 0.7)]
+    assert [c.hit.id for c in mmr_picks(items, 0.7)] == loop
+    assert [c.hit.id for c in mmr_picks(items, 0.7, lazy=False)] == loop
+    assert len(loop) < len(items)  # the loop dropped one: a real difference to keep
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_mmr_on_arrays_picks_as_the_loop(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -343,7 +353,7 @@ def test_selection_read_as_far_as_needed_is_openclaws(seed: int) -> None:
     keyword = [c.hit for c in merged if rng.random() < 0.6]
     keyword += [MemoryHit("k", "p1.md", 3, 4, "memory", "x")] * int(rng.integers(0, 2))
     min_score = float(rng.choice([0.0, 0.2, 0.4, 0.95]))
-    max_results = int(rng.integers(0, 10))
+    max_results = int(rng.integers(-3, 10))  # a negative one: all but the last -n
     order = [merged[i] for i in rng.permutation(n)]
     ranking = HybridOrder(merged, order[:2], iter(order[2:]))
     chosen = select_hybrid(ranking, keyword, max_results, min_score)
