@@ -221,9 +221,9 @@ sqlite_hybrid 10.5, and 19.4 with every candidate ranked (``rank_all=True``, the
 search, printed as ``memsearch_hybrid_rank_all``); ``memlens mcp`` answers ``initialize``
 in 0.58 s (max 0.62). A last run after the review fixes (load average 1.8): memsearch_fts
 3.52 beside sqlite_fts 2.88, memsearch_hybrid 14.5 (p95 17.1) beside sqlite_hybrid 9.5,
-rank_all 18.7, ``initialize`` 0.54 s. ``memsearch_hybrid`` is now timed as the MCP tool runs the search:
-``rank_all=False``, the results ranked, not every candidate (the results, their ranks and
-order are the same; tests/core/test_memsearch_cache.py). What it took:
+rank_all 18.7, ``initialize`` 0.54 s. ``memsearch_hybrid`` is now timed as the MCP tool
+runs the search: ``rank_all=False``, the results ranked, not every candidate (the results,
+their ranks and order are the same; tests/core/test_memsearch_cache.py). What it took:
 
 * MMR's picks made as the selection reads them (:func:`core.openclaw.memsearch_mmr.
   mmr_picks`): a search's answer needs about as many picks as results (6 of ~390 here),
