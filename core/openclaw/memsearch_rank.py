@@ -54,14 +54,8 @@ _DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)
 
 def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
     """``attachRecallMetadata``: keep live chunks; importance, provenance, session mtimes."""
-    return attach_recall_each(index, [hits])[0]
-
-
-def attach_recall_each(index: MemoryIndex, lists: list[list[MemoryHit]]) -> list[list[MemoryHit]]:
-    """:func:`attach_recall` of each of *lists*, the rows they need read once for all."""
-    hits = [h for part in lists for h in part]
     if not hits or index.layout.chunks is None:
-        return lists
+        return hits
     ids = list({h.id for h in hits})
     found = live_recall(index, ids)  # one join where it reads the same rows
     if found is not None:
@@ -91,7 +85,7 @@ def attach_recall_each(index: MemoryIndex, lists: list[list[MemoryHit]]) -> list
                 h.provenance = prov
         if h.source == "sessions":
             h.source_mtime = session_mtimes.get(h.path)
-    return [[h for h in part if h.id in live] for part in lists]
+    return [h for h in hits if h.id in live]
 
 
 @functools.lru_cache(maxsize=1 << 16)

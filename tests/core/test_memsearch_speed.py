@@ -335,8 +335,8 @@ def test_jaccard_by_hashes_as_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     assert pairs(memsearch_mmr._jaccard_matrix(items)) == pairs(expected)
 
 
-def test_recall_of_both_sides_in_one_read_as_one_per_side(tmp_path: Path) -> None:
-    from core.openclaw.memsearch_rank import attach_recall, attach_recall_each
+def test_recall_keeps_live_chunks_with_their_rows(tmp_path: Path) -> None:
+    from core.openclaw.memsearch_rank import attach_recall
     from core.openclaw.memsearch_records import MemoryHit
 
     path = make_v23(
@@ -349,15 +349,13 @@ def test_recall_of_both_sides_in_one_read_as_one_per_side(tmp_path: Path) -> Non
     def hits(ids: list[str]) -> list[MemoryHit]:
         return [MemoryHit(i, "MEMORY.md", 1, 2, "memory", "s") for i in ids]
 
-    with open_memory_index(path) as index:
-        sides = (["c001", "gone", "c004"], ["c004", "c007", "gone2"])
-        one = [attach_recall(index, hits(list(s))) for s in sides]
-        both = attach_recall_each(index, [hits(list(s)) for s in sides])
-    assert [[(h.id, h.importance, h.provenance) for h in s] for s in both] == [
-        [(h.id, h.importance, h.provenance) for h in s] for s in one
-    ]
-    assert [h.id for h in both[0]] == ["c001", "c004"] and both[0][0].importance == 9
-    assert both[1][0].provenance is not None
+    with open_memory_index(path) as index:  # each side read on its own, as OpenClaw does
+        first = attach_recall(index, hits(["c001", "gone", "c004"]))
+        second = attach_recall(index, hits(["c004", "c007", "gone2"]))
+    assert [h.id for h in first] == ["c001", "c004"] and first[0].importance == 9
+    assert [h.id for h in second] == ["c004", "c007"]
+    assert second[0].provenance is not None and second[0].importance == 2
+    assert second[1].importance is None and second[1].provenance is None
 
 
 def test_recall_join_reads_what_the_separate_reads_do(tmp_path: Path) -> None:
