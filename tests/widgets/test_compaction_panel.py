@@ -527,6 +527,8 @@ def test_write_the_fallback_anyway_is_explicit_and_says_so(qtbot, demo, server):
     _shown_and_planned(qtbot, panel, demo, ("Down", f"openai:{server.url}/v1:down"))
     result = _failed_run(qtbot, panel)
     assert result.failure.kind == "server"
+    assert panel.failure_box.title().startswith("Summary failed")
+    assert "fallback summary" in panel.fallback_button.text()
     panel.fallback_button.setFocus()
     with qtbot.waitSignal(panel.written, timeout=10_000) as done:
         qtbot.keyClick(panel.fallback_button, Qt.Key.Key_Space)

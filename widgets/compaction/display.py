@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QPalette
 
 from core.compaction.breakdown import plan_groups
+from core.compaction.run import failure_headline
 from core.compaction.sections import missing_headings, summary_sections
 from widgets.compaction.layout import CompactionLayout
 from widgets.compaction.markup import blend, summary_html
@@ -127,16 +128,14 @@ class CompactionDisplay(CompactionLayout):
         self.calls_model.set_records(result.call_log)
         step, told = failure.step, failure.describe()
         if result.summary_failed:
-            title, button = "Summary failed", "Write the fallback summary an&yway…"
+            button = "Write the fallback summary an&yway…"
             anyway = "write the fallback summary anyway (its first line says it is a fallback)."
         else:  # the summary is real; the facts were not (all) read
-            title, button = (
-                "Knowledge extraction failed",
-                "Write without the missing facts an&yway…",
-            )
+            button = "Write without the missing facts an&yway…"
             anyway = (
                 "write the compaction anyway with only the facts read (none if the call failed)."
             )
+        title = failure_headline(failure).capitalize()  # as the panel's state line says it
         self.failure_box.setTitle(f"{title}: nothing will be written as it is")
         self.fallback_button.setText(button)
         self.failure_label.setText(
