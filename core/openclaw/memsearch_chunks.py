@@ -36,7 +36,7 @@ import numpy as np
 
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_text import SNIPPET_CHARS, ascii_words, truncate_utf16
-from core.openclaw.memsearch_vectors import _stat, index_signature
+from core.openclaw.memsearch_vectors import _stat, chunk_count, index_signature
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -176,8 +176,7 @@ class GenerationTables:
 
 
 def _too_big(index: MemoryIndex) -> bool:
-    table = quote(index.layout.chunks or "")
-    return int(index.db.rows(f"SELECT count(*) FROM {table}")[0][0]) > MAX_CHUNKS
+    return chunk_count(index) > MAX_CHUNKS
 
 
 def _build_tokens(index: MemoryIndex) -> ChunkTokens | None:

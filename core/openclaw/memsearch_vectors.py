@@ -142,6 +142,11 @@ def index_signature(index: MemoryIndex) -> tuple[Any, ...]:
     return found
 
 
+def chunk_count(index: MemoryIndex) -> int:
+    """How many rows the chunks table has (read with :func:`index_signature`, once a version)."""
+    return int(index_signature(index)[1])
+
+
 def _signature(index: MemoryIndex, table: str) -> tuple[Any, ...]:
     t = quote(table)
     # two queries: together in one SELECT, SQLite scans the table
@@ -198,7 +203,7 @@ def build_matrix(
     assert table is not None
     where, params = vector_filter(index, models, sources)
     cols = HIT_COLUMNS.format(source=source_column(index, sources))
-    chunks = int(index.db.rows(f"SELECT count(*) FROM {quote(table)}")[0][0])
+    chunks = chunk_count(index)
     if chunks > HITS_MAX_ROWS:  # its searches read their hits' rows: no text read here
         cols = "NULL, NULL, NULL, NULL, NULL, NULL"
     sql = f"SELECT rowid, id, path, embedding, {cols} FROM {quote(table)} {where} ORDER BY rowid"
