@@ -11,7 +11,8 @@ float32 matrix, and answers a query in three steps:
    *limit* best: the rows within a proven error margin of the limit-th float32
    score (rounding the vectors to float32 and summing d products, in any order
    BLAS takes, moves a cosine by at most ``(d + 4) * 2**-24``, both sides taken);
-2. those rows' stored vectors are read again from SQLite and scored in float64
+2. those rows' stored vectors (kept as float64 beside the matrix while that stays
+   under :data:`RAW_MAX_BYTES`, else read again from SQLite) are scored in float64
    with the uncached path's formula (``cosineSimilarity``), one product per row:
    the same cosines to within an ulp or two (the order of the sums differs), and
    equal vectors get equal scores;
@@ -89,10 +90,17 @@ class VectorMatrix:
     them (:data:`HIT_COLUMNS`; the text cut to its snippet), by rowid: a search reads
     only its candidates' vectors again (about 45 MB more at 50,000 chunks, and 0.6 s more
     to build: the texts decoded)."""
+    raw: npt.NDArray[np.float64] | None
+    """The stored vectors as decoded (float64, not normalised), one row per ``rowids``
+    entry, for the exact rescoring; None past :data:`RAW_MAX_BYTES` (the search reads
+    its candidates' vectors from SQLite again, about 2 ms for 200 of them)."""
 
 
 HITS_MAX_ROWS = 100_000
 """Indexes of more chunks keep no hit rows (about 90 MB at that size): their searches read them."""
+
+RAW_MAX_BYTES = 256 * 1024 * 1024
+"""The largest float64 copy of the vectors kept for rescoring (50,000 x 384: 154 MB)."""
 
 HIT_COLUMNS = "id, path, start_line, end_line, text, {source}"
 """What a vector hit reads of its row (``{source}``: :func:`source_column`)."""
@@ -257,6 +265,7 @@ def build_matrix(
     odd = [(int(rowids[i]), x[i]) for i in np.flatnonzero(finite & nonzero & ~usual).tolist()]
     rows_in = rowids[usual].tolist()
     parts = [(x[usual] / norms[usual, None]).astype(np.float32)] if usual.any() else []
+    raws = [x if usual.all() else x[usual]] if usual.any() else []
     for rowid, vec in vectors:  # JSON arrays (before schema v23), and other lengths
         with np.errstate(over="ignore"):
             norm = math.sqrt(float(np.dot(vec, vec)))
@@ -265,10 +274,14 @@ def build_matrix(
         elif vec.size == dims and _NORM_RANGE[0] < norm < _NORM_RANGE[1]:
             rows_in.append(rowid)
             parts.append((vec / norm).astype(np.float32)[None, :])
+            raws.append(vec[None, :])
         else:
             odd.append((rowid, vec))
     problems.sort()
     matrix = np.vstack(parts) if parts else np.zeros((0, dims), dtype=np.float32)
+    raw = None
+    if 8 * len(rows_in) * dims <= RAW_MAX_BYTES:
+        raw = raws[0] if len(raws) == 1 else np.vstack(raws) if raws else np.zeros((0, dims))
     return VectorMatrix(
         signature,
         dims,
@@ -278,6 +291,7 @@ def build_matrix(
         tuple(sorted(odd, key=lambda r: r[0])),
         tuple(p[1:] for p in problems),
         hits,
+        raw,
     )
 
 
@@ -349,13 +363,20 @@ def _rescore(
     x = np.frombuffer(b"".join(blobs), dtype="<f8").astype(np.float64).reshape(len(found), dims)
     if not np.all(np.isfinite(x)):
         return None
+    return _cosines(x, q, found)
+
+
+def _cosines(
+    x: npt.NDArray[np.float64], q: npt.NDArray[np.float64], rowids: list[int]
+) -> list[tuple[float, int]]:
+    """``(cosineSimilarity(x[i], q), rowids[i])``: one product per row (see :func:`_rescore`)."""
     na = np.einsum("ij,ij->i", x, x)
     nb = float(np.dot(q, q))
     dot = np.einsum("ij,j->i", x, q)
     with np.errstate(divide="ignore", invalid="ignore"):
         scores = dot / (np.sqrt(na) * math.sqrt(nb))
     scores[na == 0] = 0.0
-    return list(zip(scores.tolist(), found, strict=True))
+    return list(zip(scores.tolist(), rowids, strict=True))
 
 
 def _prepare(
@@ -447,7 +468,9 @@ def top_rows(
     keep = started.result() if started is not None else _keep(cached, q, qnorm, limit)
     candidates: list[int] = cached.rowids[keep].tolist()
     scored: list[tuple[float, int]] = []
-    if candidates:
+    if candidates and cached.raw is not None:
+        scored += _cosines(cached.raw[keep], q, candidates)
+    elif candidates:
         exact = _rescore(index, candidates, q, cached.dims)
         if exact is None:
             return None

@@ -381,3 +381,21 @@ def test_a_matrix_too_big_to_keep_its_hits_reads_them(
         assert without.to_json() == with_rows.to_json()
         assert next(iter(small._entries.values())).hits == {}
         assert len(next(iter(kept._entries.values())).hits) == 60
+
+
+def test_a_matrix_too_big_to_keep_its_vectors_reads_them_again(
+    index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past RAW_MAX_BYTES the candidates' float64 vectors come from SQLite: the same scores."""
+    import core.openclaw.memsearch_vectors as vectors
+
+    rng = np.random.default_rng(22)
+    with open_memory_index(index_path) as idx:
+        kept = VectorCache().matrix(idx, ["fake-embed"], [])
+        monkeypatch.setattr(vectors, "RAW_MAX_BYTES", 8 * DIMS)
+        reread = VectorCache().matrix(idx, ["fake-embed"], [])
+        assert kept.raw is not None and reread.raw is None
+        for _ in range(5):
+            q = list(rng.standard_normal(DIMS))
+            with_raw = top_rows(idx, kept, q, 20)
+            assert with_raw is not None and top_rows(idx, reread, q, 20) == with_raw
