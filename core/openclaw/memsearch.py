@@ -39,7 +39,6 @@ from core.openclaw.memindex_embedding import decode_embedding, embedding_problem
 from core.openclaw.memsearch_chunks import chunk_tokens
 from core.openclaw.memsearch_embed import EmbedError
 from core.openclaw.memsearch_keyword import (
-    SNIPPET_MAX_CHARS,
     keyword_context,
     search_keyword_with_fallback,
 )
@@ -56,13 +55,14 @@ from core.openclaw.memsearch_rank import (
     warm_path_caches,
 )
 from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit, MemorySearchResult
-from core.openclaw.memsearch_text import locale_cmp, truncate_utf16
+from core.openclaw.memsearch_text import locale_cmp
 from core.openclaw.memsearch_vectors import (
     DEFAULT_CACHE,
     HIT_COLUMNS,
     VectorCache,
     VectorMatrix,
     cosine,
+    hit_fields,
     source_column,
     start_top_rows,
     top_rows,
@@ -99,7 +99,7 @@ def search_vector(
     if limit <= 0 or table is None or "embedding" not in index.columns(table):
         return []
     cols = HIT_COLUMNS.format(source=source_column(index, sources))  # as OpenClaw reads them
-    found: dict[int, tuple[Any, ...]] = {}  # the hits' rows: kept with the matrix, or read
+    found: dict[int, tuple[str, str, int, int, str, str]] = {}  # kept with the matrix, or read
     top: list[tuple[float, int]] | None = None
     if cache is not None:
         if early is None:
@@ -117,15 +117,8 @@ def search_vector(
         part = wanted[i : i + 500]
         marks = ", ".join("?" * len(part))
         sql = f"SELECT rowid, {cols} FROM {quote(table)} WHERE rowid IN ({marks})"
-        found.update((int(r[0]), r[1:]) for r in index.db.rows(sql, part))
-    out = []
-    for score, rowid in top:
-        cid, cpath, start, end, text, source = found[rowid]
-        snippet = truncate_utf16(text if isinstance(text, str) else "", SNIPPET_MAX_CHARS)
-        out.append(
-            MemoryHit(str(cid), str(cpath), int(start), int(end), str(source), snippet, score)
-        )
-    return out
+        found.update((int(r[0]), hit_fields(r[1:])) for r in index.db.rows(sql, part))
+    return [MemoryHit(*found[rowid], score) for score, rowid in top]
 
 
 Early = tuple[VectorMatrix, "Future[Any] | None"]
