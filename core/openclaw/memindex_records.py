@@ -132,6 +132,21 @@ class RecallInfo:
         return out
 
 
+    def attached(self) -> Attached:
+        """What ``attachRecallMetadata`` sets on a hit of this chunk (see :data:`Attached`)."""
+        trig, proj = self.triggers, self.project_key
+        return (
+            self.importance,
+            trig.strip() if trig and trig.strip() else None,
+            proj.strip() if proj and proj.strip() else None,
+            self.provenance(),
+        )
+
+
+Attached = tuple[int | None, str | None, str | None, dict[str, Any] | None]
+"""A hit's importance, triggers and project key (stripped; None: left as they are) and
+provenance (None: left), from its chunk's recall row (:meth:`RecallInfo.attached`)."""
+
 _ORIGIN_CLASSES = frozenset({"owner", "agent", "untrusted", "system"})
 _SESSION_KINDS = frozenset({"interactive", "cron", "heartbeat", "subagent", "unknown"})
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from core.openclaw.memindex import MemoryIndex
-    from core.openclaw.memindex_records import RecallInfo
+    from core.openclaw.memindex_records import Attached, RecallInfo
 
 ENABLED = True
 """False: every search takes the per-hit paths (a test compares the two)."""
@@ -129,10 +129,15 @@ def _tokens_of(texts: Sequence[str]) -> ChunkTokens:
 
 @dataclass(frozen=True, slots=True)
 class RecallTable:
-    """Every chunk id of an index (``live``) and the recall row of those that have one."""
+    """Every chunk id of an index (``live``) and the recall row of those that have one.
+
+    ``attached``: each row's :meth:`~core.openclaw.memindex_records.RecallInfo.attached`,
+    worked out once (a hit's provenance object is shared, not copied).
+    """
 
     live: frozenset[str]
     info: dict[str, RecallInfo]
+    attached: dict[str, Attached]
 
 
 class GenerationTables:

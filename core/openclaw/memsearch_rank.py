@@ -59,7 +59,7 @@ def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
     ids = list({h.id for h in hits})
     found = live_recall(index, ids)  # one join where it reads the same rows
     if found is not None:
-        live, info = found
+        live, attached = found
     else:
         live = set()
         for i in range(0, len(ids), 500):
@@ -67,25 +67,28 @@ def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
             marks = ", ".join("?" * len(part))
             sql = f"SELECT id FROM {quote(index.layout.chunks)} WHERE id IN ({marks})"
             live.update(str(r[0]) for r in index.db.rows(sql, part))
-        info = index.recall_info(ids)
+        attached = {i: r.attached() for i, r in index.recall_info(ids).items()}
     session_mtimes = index.file_mtimes("sessions", [h.path for h in hits if h.source == "sessions"])
+    get = attached.get
+    out = []
     for h in hits:
-        r = info.get(h.id)
         if h.id not in live:
             continue
-        if r is not None:
-            if r.importance is not None:
-                h.importance = r.importance
-            if r.triggers and r.triggers.strip():
-                h.triggers = r.triggers.strip()
-            if r.project_key and r.project_key.strip():
-                h.project_key = r.project_key.strip()
-            prov = r.provenance()
-            if prov:
-                h.provenance = prov
+        out.append(h)
+        a = get(h.id)
+        if a is not None:
+            importance, triggers, project_key, provenance = a
+            if importance is not None:
+                h.importance = importance
+            if triggers is not None:
+                h.triggers = triggers
+            if project_key is not None:
+                h.project_key = project_key
+            if provenance:
+                h.provenance = provenance
         if h.source == "sessions":
             h.source_mtime = session_mtimes.get(h.path)
-    return [h for h in hits if h.id in live]
+    return out
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -212,9 +215,13 @@ def apply_importance(cands: list[MemoryCandidate]) -> list[MemoryCandidate]:
     """Importance, then OpenClaw's project step (drops invalid project annotations)."""
     out = []
     for c in cands:
-        c.importance_multiplier = importance_multiplier(c.hit.importance)
-        c.score = c.score * c.importance_multiplier
-        key = c.hit.project_key
+        h = c.hit
+        if h.importance is not None:
+            c.importance_multiplier = importance_multiplier(h.importance)
+            c.score = c.score * c.importance_multiplier
+        else:  # a multiplier of 1.0: the same score
+            c.importance_multiplier = 1.0
+        key = h.project_key
         if not key or INVALID_PROJECT_KEY not in [k.strip() for k in key.split(";")]:
             out.append(c)
     return out
@@ -311,11 +318,15 @@ def merge_hybrid(
     :class:`HybridOrder`'s reader asks for (the same picks, in the same order).
     """
     match_exact = exact_path_matcher(query)
+    exact_of: dict[str, int] = {}
     by_id: dict[str, MemoryCandidate] = {}
     # candidates built positionally (the fields' order: hit, vector, text, keyword and
     # path scores, exact, has_vector, has_keyword, has_body): half the time of keywords
     for h in vector:
-        by_id[h.id] = MemoryCandidate(h, h.score, 0.0, 0.0, 0.0, match_exact(h.path), True)
+        exact = exact_of.get(h.path)
+        if exact is None:
+            exact = exact_of[h.path] = match_exact(h.path)
+        by_id[h.id] = MemoryCandidate(h, h.score, 0.0, 0.0, 0.0, exact, True)
     for h in keyword:
         c = by_id.get(h.id)
         if c is not None:
@@ -351,17 +362,19 @@ def merge_hybrid(
             c.score = c.lexical_rank if c.content_score == 0 else c.content_score
     apply_decay(cands, clock)
     ranked = apply_importance(cands)
+    tiers: dict[int, list[MemoryCandidate]] = {0: [], 1: [], 2: [], 3: []}
     for c in ranked:
         c.ranking_score = c.score
         c.score = 1.0 if c.exact > 0 else (0.0 if c.content_score == 0 else c.score)
-    non_exact = sort_by(
-        (c for c in ranked if c.exact == 0), _non_exact_key, _cmp_non_exact, _RANKING_NUMBERS
-    )
+        group = tiers.get(c.exact)  # (an exactness of no tier is dropped, as OpenClaw's)
+        if group is not None:
+            group.append(c)
+    non_exact = sort_by(tiers[0], _non_exact_key, _cmp_non_exact, _RANKING_NUMBERS)
     out: list[MemoryCandidate] = []
     for tier in (3, 2, 1):
-        group = sort_by(
-            (c for c in ranked if c.exact == tier), _ranking_key, _cmp_ranking, _RANKING_NUMBERS
-        )
+        if not tiers[tier]:
+            continue
+        group = sort_by(tiers[tier], _ranking_key, _cmp_ranking, _RANKING_NUMBERS)
         for c in group:
             c.score = c.ranking_score
         group = mmr_rerank(group)

@@ -17,7 +17,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from core.openclaw.memindex import quote
-from core.openclaw.memindex_records import RecallInfo
+from core.openclaw.memindex_records import Attached, RecallInfo
 from core.openclaw.memsearch_chunks import RecallTable, recall_table
 
 if TYPE_CHECKING:
@@ -33,8 +33,8 @@ _LOCK = threading.Lock()
 
 def live_recall(
     index: MemoryIndex, ids: Sequence[str]
-) -> tuple[set[str], dict[str, RecallInfo]] | None:
-    """Which of *ids* are chunks now, and the :meth:`~MemoryIndex.recall_info` of those.
+) -> tuple[set[str], dict[str, Attached]] | None:
+    """Which of *ids* are chunks now, and what their :meth:`~MemoryIndex.recall_info` attaches.
 
     None when the schema does not make one join the same as the separate reads.
     """
@@ -46,10 +46,12 @@ def live_recall(
         return None
     table = recall_table(index, lambda i: _whole_table(i, joins))
     if table is not None:  # every chunk's row, read once for this state of the index
-        alive = {i for i in ids if i in table.live}
-        return alive, {i: table.info[i] for i in alive if i in table.info}
+        live_ids = table.live
+        alive = {i for i in ids if i in live_ids}
+        attached = table.attached
+        return alive, {i: attached[i] for i in alive if i in attached}
     live: set[str] = set()
-    out: dict[str, RecallInfo] = {}
+    out: dict[str, Attached] = {}
     wanted = sorted(set(ids))
     for i in range(0, len(wanted), 500):
         part = wanted[i : i + 500]
@@ -58,7 +60,7 @@ def live_recall(
             live.add(str(row[0]))
             info = _info(row)
             if info is not None:
-                out[info.chunk_id] = info
+                out[info.chunk_id] = info.attached()
     return live, out
 
 
@@ -71,7 +73,7 @@ def _whole_table(index: MemoryIndex, joins: str) -> RecallTable:
         info = _info(row)
         if info is not None:
             out[info.chunk_id] = info
-    return RecallTable(frozenset(live), out)
+    return RecallTable(frozenset(live), out, {i: r.attached() for i, r in out.items()})
 
 
 def _info(row: Sequence[Any]) -> RecallInfo | None:

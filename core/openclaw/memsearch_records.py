@@ -92,7 +92,7 @@ class MemoryCandidate:
         if h.project_key:
             out["projectKey"] = h.project_key
         if h.provenance:
-            out["provenance"] = h.provenance
+            out["provenance"] = dict(h.provenance)  # a recall table's object: shared
         out["memlens"] = {
             "id": h.id,
             "keywordScore": self.keyword_score,

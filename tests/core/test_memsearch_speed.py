@@ -371,10 +371,11 @@ def test_recall_join_reads_what_the_separate_reads_do(tmp_path: Path) -> None:
     with open_memory_index(path) as index:
         found = live_recall(index, ids)
         assert found is not None  # OpenClaw's schema: one join
-        live, info = found
+        live, attached = found
         assert live == {"c001", "c004", "c005", "c007"}
-        assert info == index.recall_info(ids)
-        assert set(info) == {"c001", "c004", "c005"}
+        assert attached == {i: r.attached() for i, r in index.recall_info(ids).items()}
+        assert set(attached) == {"c001", "c004", "c005"}
+        assert attached["c001"] == (9, None, None, None)
 
 
 def test_recall_join_is_not_used_without_unique_keys(tmp_path: Path) -> None:
