@@ -101,7 +101,7 @@ class ChunkTokens:
         r = np.asarray(rows, dtype=np.int64)
         first, sizes = self.starts[r], self.starts[r + 1] - self.starts[r]
         offset = np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
-        return sizes, self.ids[offset + np.arange(int(sizes.sum()))]
+        return sizes, np.take(self.ids, offset + np.arange(int(sizes.sum())))
 
 
 def _tokens_of(texts: Sequence[str]) -> ChunkTokens:

@@ -153,9 +153,11 @@ class _SimilarityRows:
         self.n = len(items)
         self.sizes = np.array(lengths, dtype=np.float64)
         self.offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
-        self.ids = ids
-        self.owner = np.repeat(np.arange(self.n), lengths)  # the snippet of each token
-        self.mark = np.zeros(int(ids.max()) + 1 if ids.size else 0, dtype=bool)
+        self.ids = ids.astype(np.intp)  # (np.take: three times as fast as indexing)
+        # each snippet's tokens counted by one reduceat over the non-empty ones
+        self.filled = np.flatnonzero(self.sizes > 0)
+        self.firsts = self.offsets[self.filled]
+        self.mark = np.zeros(int(ids.max()) + 1 if ids.size else 0, dtype=np.uint8)
         self.empty = {
             i: lower_trimmed(items[i].hit.snippet) for i, size in enumerate(lengths) if size == 0
         }
@@ -163,9 +165,12 @@ class _SimilarityRows:
     def row(self, i: int) -> np.ndarray[Any, np.dtype[np.float64]]:
         """:func:`_similarities`'s row *i*: the same divisions of the same counts."""
         mine = self.ids[self.offsets[i] : self.offsets[i + 1]]
-        self.mark[mine] = True
-        inter = np.bincount(self.owner, weights=self.mark[self.ids], minlength=self.n)
-        self.mark[mine] = False
+        self.mark[mine] = 1
+        inter = np.zeros(self.n)
+        if self.firsts.size:
+            shared = np.take(self.mark, self.ids)
+            inter[self.filled] = np.add.reduceat(shared, self.firsts, dtype=np.int64)
+        self.mark[mine] = 0
         union = self.sizes[i] + self.sizes - inter
         sim: np.ndarray[Any, np.dtype[np.float64]] = np.divide(
             inter, union, out=np.zeros(self.n), where=union > 0

@@ -254,7 +254,11 @@ def _ranking_key(c: MemoryCandidate) -> tuple[object, ...]:
 
 def _non_exact_key(c: MemoryCandidate) -> tuple[object, ...]:
     """:func:`_cmp_non_exact` as a key (finite scores)."""
-    return (-c.score, *_ranking_key(c))
+    h = c.hit  # (:func:`_ranking_key` spelled out: a key per candidate, per search)
+    return (
+        -c.score, -c.ranking_score, -c.lexical_rank, locale_sort_key(h.path), h.start_line,
+        h.end_line,
+    )  # fmt: skip
 
 
 _RANKING_NUMBERS = tuple(map(operator.attrgetter, ("score", "ranking_score", "lexical_rank")))
