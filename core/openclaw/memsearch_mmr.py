@@ -95,14 +95,24 @@ def _relevance(items: list[MemoryCandidate]) -> list[float]:
 def _mmr_arrays(
     items: list[MemoryCandidate], lam: float, by_rows: int = 0
 ) -> Iterator[MemoryCandidate]:
-    """:func:`_mmr_loop` on arrays: the same picks, in the same order.
+    """:func:`_mmr_loop` on arrays: the same picks, in the same order (see :func:`mmr_order`)."""
+    scores = np.fromiter((c.score for c in items), dtype=np.float64, count=len(items))
+    for i in mmr_order(scores, [c.hit.snippet for c in items], lam, by_rows):
+        yield items[i]
 
-    The first *by_rows* picks take the best ``lam * rel - penalty`` directly (ties to
-    the higher score, then the earlier item, as the loop) and compare the pick with
-    every item (:class:`_SimilarityRows`); the rest go by a lazy heap over the matrix.
+
+def mmr_order(
+    scores: np.ndarray[Any, np.dtype[np.float64]], snippets: list[str], lam: float,
+    by_rows: int = 0,
+) -> Iterator[int]:  # fmt: skip
+    """The positions of :func:`_mmr_loop`'s picks among items of *scores* and *snippets*.
+
+    Finite scores of a finite span (:func:`picks_every`), *lam* in [0, 1). The first
+    *by_rows* picks take the best ``lam * rel - penalty`` directly (ties to the higher
+    score, then the earlier item, as the loop) and compare the pick with every item
+    (:class:`_SimilarityRows`); the rest go by a lazy heap over the matrix.
     """
-    n = len(items)
-    scores = np.fromiter((c.score for c in items), dtype=np.float64, count=n)
+    n = len(snippets)
     lo, span = scores.min(), scores.max() - scores.min()
     # the loop's relevance, (score - lo) / span: the same float64 operations
     rel = np.ones(n) if span == 0 else (scores - lo) / span
@@ -112,20 +122,20 @@ def _mmr_arrays(
     # numbers (rounding is monotonic, keep > 0)
     penalty = np.zeros(n, dtype=np.float64)
     taken = np.zeros(n, dtype=bool)
-    lengths, ids = _token_ids(items)
+    lengths, ids = _token_ids(snippets)
     if by_rows:
-        rows = _SimilarityRows(items, lengths, ids)
+        rows = _SimilarityRows(snippets, lengths, ids)
         for _ in range(min(by_rows, n)):
             mmr = lam_rel - penalty
             mmr[taken] = -np.inf
             tied = np.flatnonzero(mmr == mmr.max())
             i = int(tied[int(np.argmax(scores[tied]))]) if tied.size > 1 else int(tied[0])
             taken[i] = True
-            yield items[i]
+            yield i
             np.maximum(penalty, keep * rows.row(i), out=penalty)
         if taken.all():
             return
-    ksim = keep * _jaccard_matrix(items, (lengths, ids))
+    ksim = keep * _jaccard_matrix(snippets, (lengths, ids))
     # Lazy greedy: a heap of (-MMR, -score, index) as of each item's last look. An item's
     # MMR only falls as picks raise its penalty, so a popped item whose MMR has not
     # changed is the best (the order of the key is the loop's: the higher MMR, then the
@@ -140,17 +150,15 @@ def _mmr_arrays(
         if -m != key:
             heapq.heappush(heap, (-m, neg_score, i))
             continue
-        yield items[i]
+        yield i
         np.maximum(penalty, ksim[i], out=penalty)
 
 
 class _SimilarityRows:
     """One snippet's Jaccard similarity with every snippet, the matrix's row, on demand."""
 
-    def __init__(
-        self, items: list[MemoryCandidate], lengths: list[int], ids: np.ndarray[Any, Any]
-    ) -> None:
-        self.n = len(items)
+    def __init__(self, snippets: list[str], lengths: list[int], ids: np.ndarray[Any, Any]) -> None:
+        self.n = len(snippets)
         self.sizes = np.array(lengths, dtype=np.float64)
         self.offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
         self.ids = ids.astype(np.intp)  # (np.take: three times as fast as indexing)
@@ -158,9 +166,7 @@ class _SimilarityRows:
         self.filled = np.flatnonzero(self.sizes > 0)
         self.firsts = self.offsets[self.filled]
         self.mark = np.zeros(int(ids.max()) + 1 if ids.size else 0, dtype=np.uint8)
-        self.empty = {
-            i: lower_trimmed(items[i].hit.snippet) for i, size in enumerate(lengths) if size == 0
-        }
+        self.empty = {i: lower_trimmed(snippets[i]) for i, size in enumerate(lengths) if size == 0}
 
     def row(self, i: int) -> np.ndarray[Any, np.dtype[np.float64]]:
         """:func:`_similarities`'s row *i*: the same divisions of the same counts."""
@@ -183,17 +189,17 @@ class _SimilarityRows:
 
 
 def _jaccard_matrix(
-    items: list[MemoryCandidate], tokens: tuple[list[int], np.ndarray[Any, Any]] | None = None
+    snippets: list[str], tokens: tuple[list[int], np.ndarray[Any, Any]] | None = None
 ) -> np.ndarray[Any, np.dtype[np.float64]]:
     """Every pair's ``jaccardSimilarity`` of snippet tokens (as the loop computes it).
 
-    *tokens*: :func:`_token_ids` of *items*, when the caller has them.
+    *tokens*: :func:`_token_ids` of *snippets*, when the caller has them.
     """
-    lengths, ids = tokens if tokens is not None else _token_ids(items)
-    return _similarities(items, lengths, *_number(ids))
+    lengths, ids = tokens if tokens is not None else _token_ids(snippets)
+    return _similarities(snippets, lengths, *_number(ids))
 
 
-def _token_ids(items: list[MemoryCandidate]) -> tuple[list[int], np.ndarray[Any, Any]]:
+def _token_ids(snippets: list[str]) -> tuple[list[int], np.ndarray[Any, Any]]:
     """Each snippet's count of distinct tokens, and their ids, snippet after snippet.
 
     The ids are small non-negative integers, equal for equal tokens: those of a kept
@@ -202,26 +208,26 @@ def _token_ids(items: list[MemoryCandidate]) -> tuple[list[int], np.ndarray[Any,
     exactly when there are as many distinct hashes as distinct tokens; otherwise
     :data:`TOKEN_IDS`'s.
     """
-    known = token_ids_of([c.hit.snippet for c in items])
+    known = token_ids_of(snippets)
     if known is not None:  # every snippet's token ids kept (ASCII: the same tokens)
         return known[0].tolist(), known[1]
-    sets = [mmr_token_bytes(c.hit.snippet) for c in items]
+    sets = [mmr_token_bytes(s) for s in snippets]
     lengths = [len(t) for t in sets]
     flat = np.fromiter(map(hash, itertools.chain.from_iterable(sets)), np.int64, sum(lengths))
     _, local, counts = _number(flat)
     if counts.size != len(set[bytes]().union(*sets)):  # two tokens share a hash
-        ids = TOKEN_IDS.of([c.hit.snippet for c in items])
+        ids = TOKEN_IDS.of(snippets)
         lengths = [a.size for a in ids]
         _, local, _ = _number(np.concatenate(ids) if ids else np.zeros(0, np.int64))
     return lengths, local.astype(np.int32)
 
 
 def _similarities(
-    items: list[MemoryCandidate], lengths: list[int], order: np.ndarray[Any, Any],
+    snippets: list[str], lengths: list[int], order: np.ndarray[Any, Any],
     local: np.ndarray[Any, Any], counts: np.ndarray[Any, Any],
 ) -> np.ndarray[Any, np.dtype[np.float64]]:  # fmt: skip
     """The Jaccard matrix of snippets with *lengths* tokens, numbered by :func:`_number`."""
-    n = len(items)
+    n = len(snippets)
     sizes = np.array(lengths, dtype=np.float64)
     rows = np.repeat(np.arange(n), lengths)
     inter = _intersections(n, rows, local, counts, order)
@@ -231,7 +237,7 @@ def _similarities(
     )
     empty = [i for i, size in enumerate(lengths) if size == 0]
     if empty:  # two token-less snippets are alike when their trimmed texts are
-        texts = [lower_trimmed(items[i].hit.snippet) for i in empty]
+        texts = [lower_trimmed(snippets[i]) for i in empty]
         for a, i in enumerate(empty):
             for b, j in enumerate(empty):
                 sim[i, j] = float(texts[a] == texts[b])

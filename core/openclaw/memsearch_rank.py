@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from core.openclaw.memindex import MemoryIndex
+    from core.openclaw.memindex_records import Attached
     from core.openclaw.memsearch_records import MemoryHit, TimeFrom
 
 VECTOR_WEIGHT = 0.7
@@ -56,18 +57,7 @@ def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
     """``attachRecallMetadata``: keep live chunks; importance, provenance, session mtimes."""
     if not hits or index.layout.chunks is None:
         return hits
-    ids = list({h.id for h in hits})
-    found = live_recall(index, ids)  # one join where it reads the same rows
-    if found is not None:
-        live, attached = found
-    else:
-        live = set()
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            marks = ", ".join("?" * len(part))
-            sql = f"SELECT id FROM {quote(index.layout.chunks)} WHERE id IN ({marks})"
-            live.update(str(r[0]) for r in index.db.rows(sql, part))
-        attached = {i: r.attached() for i, r in index.recall_info(ids).items()}
+    live, attached = recall_rows(index, list({h.id for h in hits}))
     session_mtimes = index.file_mtimes("sessions", [h.path for h in hits if h.source == "sessions"])
     get = attached.get
     out = []
@@ -89,6 +79,20 @@ def attach_recall(index: MemoryIndex, hits: list[MemoryHit]) -> list[MemoryHit]:
         if h.source == "sessions":
             h.source_mtime = session_mtimes.get(h.path)
     return out
+
+
+def recall_rows(index: MemoryIndex, ids: list[str]) -> tuple[set[str], dict[str, Attached]]:
+    """Which of *ids* (distinct) are chunks now, and what their recall rows attach to a hit."""
+    found = live_recall(index, ids)  # one join where it reads the same rows
+    if found is not None:
+        return found
+    live: set[str] = set()
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        marks = ", ".join("?" * len(part))
+        sql = f"SELECT id FROM {quote(index.layout.chunks or '')} WHERE id IN ({marks})"
+        live.update(str(r[0]) for r in index.db.rows(sql, part))
+    return live, {i: r.attached() for i, r in index.recall_info(ids).items()}
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -158,25 +162,31 @@ class Clock:
 
 
 def _timestamp(c: MemoryCandidate, clock: Clock) -> tuple[float | None, TimeFrom]:
-    """``extractTimestamp`` (whole milliseconds, as a JavaScript Date)."""
     h = c.hit
-    if h.source == "sessions":
-        m = h.source_mtime
+    return timestamp(h.source, h.path, h.source_mtime, clock)
+
+
+def timestamp(
+    source: str, path: str, source_mtime: float | None, clock: Clock
+) -> tuple[float | None, TimeFrom]:
+    """``extractTimestamp`` of a hit (whole milliseconds, as a JavaScript Date)."""
+    if source == "sessions":
+        m = source_mtime
         return (
             (math.trunc(m), "session-mtime")
             if m is not None and math.isfinite(m)
             else (None, "none")
         )
-    dated = memory_date_ms(h.path)
+    dated = memory_date_ms(path)
     if dated is not None:
         return float(dated), "path-date"
-    if h.source == "memory" and is_evergreen(h.path):
+    if source == "memory" and is_evergreen(path):
         return None, "evergreen"
     if clock.workspace is None:
         # OpenClaw stats the workspace file; without a workspace the indexed mtime stands in.
-        m = clock.index_mtimes.get(h.path)
+        m = clock.index_mtimes.get(path)
         return (math.trunc(m), "index-mtime") if m is not None else (None, "none")
-    target = Path(h.path) if os.path.isabs(h.path) else clock.workspace / h.path
+    target = Path(path) if os.path.isabs(path) else clock.workspace / path
     try:
         return float(target.stat().st_mtime_ns // 1_000_000), "file-mtime"
     except OSError:
@@ -196,12 +206,19 @@ def apply_decay(cands: list[MemoryCandidate], clock: Clock) -> None:
         if ts is None:
             continue
         c.time_ms = ts
-        age = max(0.0, (clock.now_ms - ts) / DAY_MS)
-        c.age_days = age
-        if not math.isfinite(age):
+        c.age_days, decay = decay_at(ts, clock.now_ms)
+        if decay is None:
             continue
-        c.decay = math.exp(_DECAY_RATE * age)
-        c.score = c.score * c.decay
+        c.decay = decay
+        c.score = c.score * decay
+
+
+def decay_at(ts: float, now_ms: int) -> tuple[float, float | None]:
+    """The age in days of a time *ts* and its decay factor (None: an age of no number)."""
+    age = max(0.0, (now_ms - ts) / DAY_MS)
+    if not math.isfinite(age):
+        return age, None
+    return age, math.exp(_DECAY_RATE * age)
 
 
 def importance_multiplier(importance: int | None) -> float:
@@ -221,10 +238,14 @@ def apply_importance(cands: list[MemoryCandidate]) -> list[MemoryCandidate]:
             c.score = c.score * c.importance_multiplier
         else:  # a multiplier of 1.0: the same score
             c.importance_multiplier = 1.0
-        key = h.project_key
-        if not key or INVALID_PROJECT_KEY not in [k.strip() for k in key.split(";")]:
+        if project_ok(h.project_key):
             out.append(c)
     return out
+
+
+def project_ok(key: str | None) -> bool:
+    """Whether a hit of this project key stays (OpenClaw drops invalid annotations)."""
+    return not key or INVALID_PROJECT_KEY not in [k.strip() for k in key.split(";")]
 
 
 def _exact_tie(content: float) -> float:

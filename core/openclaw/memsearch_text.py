@@ -289,7 +289,6 @@ def locale_cmp(a: str, b: str) -> int:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-@functools.lru_cache(maxsize=1 << 15)
 def locale_sort_key(text: str) -> tuple[str, str]:
     """A sort key ordering strings as :func:`locale_cmp` does (kept: a search sorts twice)."""
     return locale_key(text), text.swapcase()

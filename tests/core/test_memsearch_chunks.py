@@ -66,7 +66,7 @@ def test_jaccard_from_the_table_as_tokenizing(monkeypatch: pytest.MonkeyPatch) -
         MemoryCandidate(MemoryHit(f"c{i}", "MEMORY.md", 1, 2, "memory", truncate_utf16(t, 700)))
         for i, t in enumerate(texts)
     ]
-    plain = memsearch_mmr._jaccard_matrix(items)
+    plain = memsearch_mmr._jaccard_matrix([c.hit.snippet for c in items])
     monkeypatch.setattr(memsearch_chunks, "token_ids_of", table.token_ids)
     monkeypatch.setattr(memsearch_mmr, "token_ids_of", table.token_ids)
     found = table.token_ids([c.hit.snippet for c in items])
@@ -75,7 +75,7 @@ def test_jaccard_from_the_table_as_tokenizing(monkeypatch: pytest.MonkeyPatch) -
     ends = np.cumsum(found[0]).tolist()
     for c, start, end in zip(items, [0, *ends[:-1]], ends, strict=True):  # the snippet's MMR tokens
         assert {words[i] for i in found[1][start:end].tolist()} == mmr_token_bytes(c.hit.snippet)
-    assert np.array_equal(memsearch_mmr._jaccard_matrix(items), plain)
+    assert np.array_equal(memsearch_mmr._jaccard_matrix([c.hit.snippet for c in items]), plain)
     assert plain[plain < 1].max() > 0  # some pairs share tokens, some do not
 
 

@@ -329,10 +329,10 @@ def test_jaccard_by_hashes_as_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
         rows: list[list[float]] = sim.tolist() if hasattr(sim, "tolist") else sim
         return [[v for j, v in enumerate(row) if j != i] for i, row in enumerate(rows)]
 
-    assert pairs(memsearch_mmr._jaccard_matrix(items)) == pairs(expected)
+    assert pairs(memsearch_mmr._jaccard_matrix([c.hit.snippet for c in items])) == pairs(expected)
     # every token the same hash: numbered one by one instead, the same matrix
     monkeypatch.setattr(memsearch_mmr, "hash", lambda _t: 7, raising=False)
-    assert pairs(memsearch_mmr._jaccard_matrix(items)) == pairs(expected)
+    assert pairs(memsearch_mmr._jaccard_matrix([c.hit.snippet for c in items])) == pairs(expected)
 
 
 def test_recall_keeps_live_chunks_with_their_rows(tmp_path: Path) -> None:
