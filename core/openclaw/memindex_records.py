@@ -131,7 +131,6 @@ class RecallInfo:
             out["supersedesKey"] = self.supersedes_key
         return out
 
-
     def attached(self) -> Attached:
         """What ``attachRecallMetadata`` sets on a hit of this chunk (see :data:`Attached`)."""
         trig, proj = self.triggers, self.project_key

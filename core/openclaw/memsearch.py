@@ -42,6 +42,7 @@ from core.openclaw.memsearch_keyword import (
     keyword_context,
     search_keyword_with_fallback,
 )
+from core.openclaw.memsearch_merge import VectorRow, merge_hybrid, select_hybrid
 from core.openclaw.memsearch_rank import (
     Clock,
     apply_decay,
@@ -50,8 +51,7 @@ from core.openclaw.memsearch_rank import (
     finalize_keyword_only,
     is_evergreen,
     memory_date_ms,
-    merge_hybrid,
-    select_hybrid,
+    recall_rows,
     warm_path_caches,
 )
 from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit, MemorySearchResult
@@ -95,6 +95,16 @@ def search_vector(
     (:mod:`core.openclaw.memsearch_vectors`); the answer is the same. *early*:
     :func:`start_vector`'s product, started before the keyword search.
     """
+    found = vector_rows(index, query_vec, models, sources, limit, problems, cache, early)
+    return [MemoryHit(*fields, score) for fields, score in found]
+
+
+def vector_rows(
+    index: MemoryIndex, query_vec: Sequence[float], models: Sequence[str],
+    sources: Sequence[str], limit: int, problems: list[Problem],
+    cache: VectorCache | None = DEFAULT_CACHE, early: Early | None = None,
+) -> list[VectorRow]:  # fmt: skip
+    """:func:`search_vector`'s hits as their fields and scores (no hit made)."""
     table = index.layout.chunks
     if limit <= 0 or table is None or "embedding" not in index.columns(table):
         return []
@@ -118,7 +128,7 @@ def search_vector(
         marks = ", ".join("?" * len(part))
         sql = f"SELECT rowid, {cols} FROM {quote(table)} WHERE rowid IN ({marks})"
         found.update((int(r[0]), hit_fields(r[1:])) for r in index.db.rows(sql, part))
-    return [MemoryHit(*found[rowid], score) for score, rowid in top]
+    return [(found[rowid], score) for score, rowid in top]
 
 
 Early = tuple[VectorMatrix, "Future[Any] | None"]
@@ -230,8 +240,9 @@ def memory_search(
         every time, as OpenClaw's scan does; the answer is the same).
     rank_all
         Place every hybrid candidate in OpenClaw's order (False: MMR orders them only
-        as far as the results need; the others are listed after, with order 0. The
-        results are the same: an MCP tool answer, which shows only those, needs no more).
+        as far as the results need, and the candidates listed are those placed; the
+        others are scored but never made. The results are the same: an MCP tool
+        answer, which shows only those, needs no more).
     """
     text = query.strip()
     meta = index.meta_dict()
@@ -285,40 +296,46 @@ def memory_search(
         if not ctx.available:
             result.reason = f"{reason}; and the index has no FTS table"
             return result
-        clock = _clock(index, now_ms, space, keyword)
+        clock = _clock(index, now_ms, space, [(h.source, h.path) for h in keyword])
         ranked, chosen = finalize_keyword_only(keyword, clock, cap, min_score)
         return _finish(result, ranked, chosen[:max_results], min_score)
     # while the vector product runs: the keyword side's recall rows and file times
     keyword = attach_recall(index, keyword)
-    mtimes = _clock(index, now_ms, space, keyword).index_mtimes
-    vector = []
+    mtimes = _clock(index, now_ms, space, [(h.source, h.path) for h in keyword]).index_mtimes
+    rows: list[VectorRow] = []
     if any(v != 0 for v in query_vec):
-        vector = search_vector(
+        rows = vector_rows(
             index, query_vec, models, sources, candidates, result.problems, vector_cache, early
         )
     chunk_tokens(index)  # MMR's snippet tokens come from it (the postings serve keywords)
-    vector = attach_recall(index, vector)
     if not ctx.available:
+        vector = attach_recall(index, [MemoryHit(*fields, score) for fields, score in rows])
         result.mode, result.reason = "vector-only", "the index has no FTS table"
         cands = [
             MemoryCandidate(h, vector_score=h.score, has_vector=True, score=h.score) for h in vector
         ]
-        apply_decay(cands, _clock(index, now_ms, space, vector))
+        apply_decay(cands, _clock(index, now_ms, space, [(h.source, h.path) for h in vector]))
         ranked = apply_importance(cands)
         ranked.sort(key=functools.cmp_to_key(_cmp_vec))
         chosen = [c for c in ranked if c.score >= min_score][:max_results]
         return _finish(result, ranked, chosen, min_score)
-    clock = _clock(index, now_ms, space, vector)
+    # the vector hits' recall rows and times (attachRecallMetadata), without making hits
+    live, attached = recall_rows(index, list({f[0] for f, _ in rows})) if rows else (set(), {})
+    session_mtimes = index.file_mtimes("sessions", [f[1] for f, _ in rows if f[4] == "sessions"])
+    clock = _clock(index, now_ms, space, [(f[4], f[1]) for f, _ in rows])
     clock.index_mtimes.update(mtimes)
-    merged = merge_hybrid(text, vector, keyword, clock, lazy=not rank_all)
+    recall = (live, attached, session_mtimes)
+    merged = merge_hybrid(text, rows, keyword, clock, recall, lazy=not rank_all)
     chosen = select_hybrid(merged, keyword, max_results, min_score, cap)
     if rank_all:
         return _finish(result, merged.ordered(), chosen, min_score)
-    return _finish(result, merged.done, chosen, min_score, merged.unordered())
+    return _finish(result, merged.done, chosen, min_score)
 
 
-def _clock(index: MemoryIndex, now_ms: int, space: Path | None, hits: list[MemoryHit]) -> Clock:
-    """The clock, with the indexed mtimes the decay of *hits* reads (and only those).
+def _clock(
+    index: MemoryIndex, now_ms: int, space: Path | None, hits: list[tuple[str, str]]
+) -> Clock:
+    """The clock, with the indexed mtimes the decay of *hits* (source, path) reads (only those).
 
     A session's time is its transcript's, a dated note's its date, an evergreen
     note has none: only the other notes need their file's indexed mtime.
@@ -326,11 +343,11 @@ def _clock(index: MemoryIndex, now_ms: int, space: Path | None, hits: list[Memor
     if space is not None:
         return Clock(now_ms, space, {})
     paths = [
-        h.path
-        for h in hits
-        if h.source != "sessions"
-        and memory_date_ms(h.path) is None
-        and not (h.source == "memory" and is_evergreen(h.path))
+        path
+        for source, path in hits
+        if source != "sessions"
+        and memory_date_ms(path) is None
+        and not (source == "memory" and is_evergreen(path))
     ]
     return Clock(now_ms, space, index.file_mtimes("memory", paths))
 
@@ -350,18 +367,13 @@ def _finish(
     ranked: list[MemoryCandidate],
     chosen: list[MemoryCandidate],
     min_score: float,
-    unranked: list[MemoryCandidate] | None = None,
 ) -> MemorySearchResult:
-    """*result* with its candidates (*ranked* in order, then *unranked*: order 0) and results."""
-    unranked = unranked or []
+    """*result* with its candidates (*ranked*, in order) and results."""
     picked = {id(c) for c in chosen}
     for i, c in enumerate(ranked, 1):
         c.order = i
         c.selected = id(c) in picked
         c.below_min_score = c.score < min_score
-    for c in unranked:
-        c.order = 0
-        c.below_min_score = c.score < min_score
-    result.candidates = ranked + unranked
+    result.candidates = list(ranked)
     result.results = list(chosen)
     return result

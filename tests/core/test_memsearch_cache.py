@@ -15,8 +15,8 @@ import pytest
 
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search, search_vector
+from core.openclaw.memsearch_merge import HybridOrder, select_hybrid
 from core.openclaw.memsearch_mmr import _mmr_arrays, _mmr_loop, mmr_picks
-from core.openclaw.memsearch_rank import HybridOrder, select_hybrid
 from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit
 from core.openclaw.memsearch_vectors import VectorCache, start_top_rows, top_rows
 from tests.core.test_memindex import f64, make_v23
@@ -304,11 +304,11 @@ def test_results_ranked_only_as_far_as_needed_are_the_same(
                     **args,
                 )  # fmt: skip
             assert part.to_json()["results"] == full.to_json()["results"]
-            ranked = [c.hit.id for c in part.candidates if c.order]
+            ranked = [c.hit.id for c in part.candidates]
             assert ranked == [c.hit.id for c in full.candidates][: len(ranked)]
-            assert sorted(c.hit.id for c in part.candidates) == sorted(
-                c.hit.id for c in full.candidates
-            )
+            assert [c.to_json("hybrid") for c in part.candidates] == [
+                c.to_json("hybrid") for c in full.candidates[: len(ranked)]
+            ]
             fewer += len(ranked) < len(full.candidates)
     assert fewer  # the point: fewer placed than all, where the answer allows
 

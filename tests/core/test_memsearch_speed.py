@@ -487,14 +487,17 @@ def test_keyword_only_hits_need_no_order_before_the_finish(
 
 
 def test_candidate_fields_keep_the_order_the_search_builds_them_in() -> None:
-    """merge_hybrid and the keyword-only finish pass a candidate's first fields by position."""
+    """The hybrid merge's records and the keyword-only finish pass a candidate's fields by
+    position (memsearch_merge: all of them up to ``score``)."""
     from dataclasses import fields
 
     from core.openclaw.memsearch_records import MemoryCandidate
 
-    assert [f.name for f in fields(MemoryCandidate)][:9] == [
+    assert [f.name for f in fields(MemoryCandidate)][:19] == [
         "hit", "vector_score", "text_score", "keyword_score", "path_score", "exact",
-        "has_vector", "has_keyword", "has_body",
+        "has_vector", "has_keyword", "has_body", "content_score", "lexical_rank", "pre_decay",
+        "decay", "age_days", "time_ms", "time_from", "importance_multiplier", "ranking_score",
+        "score",
     ]  # fmt: skip
 
 
