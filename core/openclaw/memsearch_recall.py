@@ -12,6 +12,7 @@ index is seen unchanged, every chunk's row is read once and kept
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -69,7 +70,7 @@ def _whole_table(index: MemoryIndex, joins: str) -> RecallTable:
     live: set[str] = set()
     out: dict[str, RecallInfo] = {}
     for row in index.db.rows(joins):
-        live.add(str(row[0]))
+        live.add(sys.intern(str(row[0])))  # (the hits' ids are interned too: see hit_fields)
         info = _info(row)
         if info is not None:
             out[info.chunk_id] = info
@@ -83,7 +84,7 @@ def _info(row: Sequence[Any]) -> RecallInfo | None:
     imp, trig, proj = row[2:5] if row[1] is not None else (None, None, None)
     origin, kind, seen, sup = row[6:10] if row[5] is not None else (None,) * 4
     return RecallInfo(
-        str(row[0]),
+        sys.intern(str(row[0])),
         imp if isinstance(imp, int) else None,
         trig if isinstance(trig, str) else None,
         proj if isinstance(proj, str) else None,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -113,7 +114,9 @@ def hit_fields(row: Sequence[Any]) -> tuple[str, str, int, int, str, str]:
     """
     cid, cpath, start, end, text, source = row
     snippet = truncate_utf16(text if isinstance(text, str) else "", SNIPPET_CHARS)
-    return str(cid), str(cpath), int(start), int(end), str(source), snippet
+    # ids and paths interned: the recall table's and the postings' are the same objects,
+    # and a lookup among tens of thousands of them then compares no characters
+    return sys.intern(str(cid)), sys.intern(str(cpath)), int(start), int(end), str(source), snippet
 
 
 def source_column(index: MemoryIndex, sources: Sequence[str]) -> str:
