@@ -314,13 +314,7 @@ def _finite(records: list[_Record]) -> bool:
 
 def _lazy_order(head: list[MemoryCandidate], others: list[_Record]) -> HybridOrder:
     """*head* (the exact-path tiers), then MMR's picks of *others* made as read."""
-    keys = [
-        (-r[19], -r[18], -r[11], locale_sort_key(f[0][1]), f[0][2], f[0][3])
-        if (f := r[1]) is not None
-        else (-r[19], -r[18], -r[11], locale_sort_key(r[0].path), r[0].start_line, r[0].end_line)
-        for r in others
-    ]  # the key of _non_exact_key, stable: sort_by's order
-    ranked = [others[i] for i in sorted(range(len(others)), key=keys.__getitem__)]
+    ranked = _non_exact_order(others)
     made: dict[int, MemoryCandidate] = {}
 
     def member(i: int) -> MemoryCandidate:
@@ -336,6 +330,36 @@ def _lazy_order(head: list[MemoryCandidate], others: list[_Record]) -> HybridOrd
     picks = mmr_order(scores, snippets, max(0.0, min(1.0, MMR_LAMBDA)), LAZY_PICKS)
     rest = (member(len(head) + i) for i in picks)
     return HybridOrder([], head, rest, ([c.score for c in head] + scores.tolist(), member))
+
+
+def _non_exact_order(records: list[_Record]) -> list[_Record]:
+    """*records* sorted by :func:`_non_exact_key`, stably (as :func:`sort_by` sorts them).
+
+    By the score first, in numpy (stable); only records of equal scores (few: scores
+    are products of cosines) are put in order by the rest of the key.
+    """
+    neg = -np.fromiter((r[19] for r in records), dtype=np.float64, count=len(records))
+    order = np.argsort(neg, kind="stable")
+    ranked = neg[order]
+    cuts = [0, *(np.flatnonzero(ranked[1:] != ranked[:-1]) + 1).tolist(), len(records)]
+    at = order.tolist()
+    out: list[_Record] = []
+    for a, b in itertools.pairwise(cuts):
+        if b - a == 1:
+            out.append(records[at[a]])
+            continue
+        tied = [records[i] for i in at[a:b]]  # in their first order: the sort is stable
+        out += sorted(tied, key=_rest_key)
+    return out
+
+
+def _rest_key(r: _Record) -> tuple[object, ...]:
+    """:func:`_ranking_key` of a record."""
+    f = r[1]
+    if f is not None:
+        return (-r[18], -r[11], locale_sort_key(f[0][1]), f[0][2], f[0][3])
+    h = r[0]
+    return (-r[18], -r[11], locale_sort_key(h.path), h.start_line, h.end_line)
 
 
 def _range_key(h: MemoryHit) -> str:

@@ -399,3 +399,35 @@ def test_a_matrix_too_big_to_keep_its_vectors_reads_them_again(
             q = list(rng.standard_normal(DIMS))
             with_raw = top_rows(idx, kept, q, 20)
             assert with_raw is not None and top_rows(idx, reread, q, 20) == with_raw
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_records_ordered_by_score_then_ties_are_sort_bys_order(seed: int) -> None:
+    """memsearch_merge's order of the other candidates: the same as sorting them all by key."""
+    from core.openclaw.memsearch_merge import _non_exact_key, _non_exact_order
+    from core.openclaw.memsearch_records import MemoryHit
+
+    rng = np.random.default_rng(seed)
+    records = []
+    for i in range(int(rng.integers(1, 60))):
+        score = float(rng.choice([0.0, -0.0, 0.25, 0.5, float(rng.random())]))
+        ranking = float(rng.choice([score, 0.1, 0.3]))
+        path = str(rng.choice(["a.md", "B.md", "b.md", "memory/x.md"]))
+        start = int(rng.integers(1, 4))
+        hit = MemoryHit(f"c{i}", path, start, start + int(rng.integers(0, 3)), "memory", "")
+        fields = ((hit.id, hit.path, hit.start_line, hit.end_line, "memory", ""),)
+        lexical = float(rng.choice([0.0, 0.2]))
+        rec: list[object] = [None] * 20
+        rec[0], rec[1] = (hit, None) if i % 2 else (None, fields)
+        rec[11], rec[18], rec[19] = lexical, ranking, score
+        records.append(tuple(rec))
+    cands = [
+        MemoryCandidate(
+            MemoryHit(f"c{i}", *(r[1][0][1:4] if r[1] else (r[0].path, r[0].start_line,
+                      r[0].end_line)), "memory", ""),
+            lexical_rank=r[11], ranking_score=r[18], score=r[19],
+        )
+        for i, r in enumerate(records)
+    ]  # fmt: skip
+    expected = [int(c.hit.id[1:]) for c in sorted(cands, key=_non_exact_key)]
+    assert [records.index(r) for r in _non_exact_order(records)] == expected
