@@ -28,6 +28,7 @@ searches take the per-hit paths).
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -117,6 +118,9 @@ def _tokens_of(texts: Sequence[str]) -> ChunkTokens:
         for t in (text, snippet) if snippet != text else (text,):
             if t in rows:
                 continue
+            # interned, as the hits' snippets are: a lookup by a snippet finds the very
+            # object, and compares no characters
+            t = sys.intern(t)
             rows[t] = len(parts)
             parts.append(sorted(setdefault(w, len(vocab)) for w in set(ascii_words(t).split())))
             lengths.append(len(t))

@@ -301,7 +301,7 @@ def _build(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
     return BodyPostings(
         table,
         np.array([r[0] for r in content], dtype=np.int64),
-        [(sys.intern(r[1]), _interned(r[2]), *r[3:]) for r in content],  # see hit_fields
+        [(sys.intern(r[1]), _interned(r[2]), *r[3:6], sys.intern(r[6])) for r in content],
         np.array([r[1] in live_ids for r in content], dtype=bool),
         np.array([r[3] for r in content], dtype=object),
         fts_sizes.astype(np.float64),

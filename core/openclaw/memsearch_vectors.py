@@ -116,7 +116,8 @@ def hit_fields(row: Sequence[Any]) -> tuple[str, str, int, int, str, str]:
     snippet = truncate_utf16(text if isinstance(text, str) else "", SNIPPET_CHARS)
     # ids and paths interned: the recall table's and the postings' are the same objects,
     # and a lookup among tens of thousands of them then compares no characters
-    return sys.intern(str(cid)), sys.intern(str(cpath)), int(start), int(end), str(source), snippet
+    cid, cpath = sys.intern(str(cid)), sys.intern(str(cpath))
+    return cid, cpath, int(start), int(end), str(source), sys.intern(snippet)
 
 
 def source_column(index: MemoryIndex, sources: Sequence[str]) -> str:
