@@ -42,7 +42,7 @@ from core.openclaw.memsearch_keyword import (
     keyword_context,
     search_keyword_with_fallback,
 )
-from core.openclaw.memsearch_merge import VectorRow, merge_hybrid, select_hybrid
+from core.openclaw.memsearch_merge import KeywordSide, VectorRow, merge_hybrid, select_hybrid
 from core.openclaw.memsearch_rank import (
     Clock,
     apply_decay,
@@ -301,7 +301,8 @@ def memory_search(
         return _finish(result, ranked, chosen[:max_results], min_score)
     # while the vector product runs: the keyword side's recall rows and file times
     keyword = attach_recall(index, keyword)
-    mtimes = _clock(index, now_ms, space, [(h.source, h.path) for h in keyword]).index_mtimes
+    keyword_clock = _clock(index, now_ms, space, [(h.source, h.path) for h in keyword])
+    side = KeywordSide(keyword, keyword_clock) if ctx.available else None
     rows: list[VectorRow] = []
     if any(v != 0 for v in query_vec):
         rows = vector_rows(
@@ -323,10 +324,11 @@ def memory_search(
     live, attached = recall_rows(index, list({f[0] for f, _ in rows})) if rows else (set(), {})
     session_mtimes = index.file_mtimes("sessions", [f[1] for f, _ in rows if f[4] == "sessions"])
     clock = _clock(index, now_ms, space, [(f[4], f[1]) for f, _ in rows])
-    clock.index_mtimes.update(mtimes)
+    clock.index_mtimes.update(keyword_clock.index_mtimes)
     recall = (live, attached, session_mtimes)
-    merged = merge_hybrid(text, rows, keyword, clock, recall, lazy=not rank_all)
-    chosen = select_hybrid(merged, keyword, max_results, min_score, cap)
+    assert side is not None
+    merged = merge_hybrid(text, rows, side, clock, recall, lazy=not rank_all)
+    chosen = select_hybrid(merged, keyword, max_results, min_score, cap, side.range_keys)
     if rank_all:
         return _finish(result, merged.ordered(), chosen, min_score)
     return _finish(result, merged.done, chosen, min_score)

@@ -127,8 +127,28 @@ def _candidate(r: _Record) -> MemoryCandidate:
     return MemoryCandidate(hit, *r[2:])
 
 
+class KeywordSide:
+    """The keyword hits, scored as keyword-only candidates while the vector side runs.
+
+    *hits*: the keyword hits, their recall rows attached, one per chunk id; *clock*:
+    with the indexed mtimes of their files. :func:`score_candidates` scores again the
+    few a vector hit of the same chunk joins.
+    """
+
+    def __init__(self, hits: list[MemoryHit], clock: Clock) -> None:
+        self.hits = hits
+        self.at = {h.id: i for i, h in enumerate(hits)}
+        self.records = [
+            _score(h, None, 0.0, h.text_score, h.score, h.path_score, h.exact, True,
+                   h.has_body, clock)
+            for h in hits
+        ]  # fmt: skip
+        self.range_keys = {_range_key(h) for h in hits}
+        """The hits' ranges (``selectHybridSearchResults``' keys)."""
+
+
 def score_candidates(
-    query: str, vector: list[VectorRow], keyword: list[MemoryHit], clock: Clock,
+    query: str, vector: list[VectorRow], keyword: KeywordSide, clock: Clock,
     live: set[str] | frozenset[str], attached: Mapping[str, Attached],
     session_mtimes: Mapping[str, float | None],
 ) -> list[_Record]:  # fmt: skip
@@ -136,8 +156,8 @@ def score_candidates(
 
     *vector*: the vector hits; *live*, *attached*, *session_mtimes*: their chunks'
     recall rows (:func:`core.openclaw.memsearch_rank.recall_rows`: a vector hit of a
-    chunk gone is dropped, as ``attachRecallMetadata`` drops it). *keyword*: the
-    keyword hits, their recall rows attached, one per chunk id.
+    chunk gone is dropped, as ``attachRecallMetadata`` drops it). *clock*: with the
+    indexed mtimes of the vector hits' files.
     """
     match_exact = exact_path_matcher(query)
     exact_of: dict[str, int] = {}
@@ -146,17 +166,18 @@ def score_candidates(
         cid = row[0][0]
         if cid in live:
             by_id[cid] = (_row_fields(row, attached, session_mtimes), row[1])
-    keyword_of = {h.id: h for h in keyword}
+    joined: set[int] = set()
     out: list[_Record] = []
     for cid, (fields, vs) in by_id.items():
         path = fields[0][1]
         exact = exact_of.get(path)
         if exact is None:
             exact = exact_of[path] = match_exact(path)
-        h = keyword_of.pop(cid, None)
-        if h is None:
+        at = keyword.at.get(cid)
+        if at is None:
             r = _score(None, fields, vs, 0.0, 0.0, 0.0, exact, False, False, clock)
         else:
+            h = keyword.hits[at]
             base, importance, triggers, project_key, provenance, mtime, snippet = fields
             merged = (
                 base,
@@ -168,18 +189,15 @@ def score_candidates(
                 h.snippet if h.snippet else snippet,
             )
             exact = max(exact, h.exact)
+            joined.add(at)
             r = _score(
                 None, merged, vs, h.text_score, h.score, h.path_score, exact, True, h.has_body,
                 clock,
             )  # fmt: skip
         if r is not None:
             out.append(r)
-    for h in keyword_of.values():  # keyword-only, in the keyword hits' order
-        r = _score(
-            h, None, 0.0, h.text_score, h.score, h.path_score, h.exact, True, h.has_body, clock
-        )
-        if r is not None:
-            out.append(r)
+    # keyword-only, in the keyword hits' order (dropped by the project step: None)
+    out += [r for i, r in enumerate(keyword.records) if r is not None and i not in joined]
     return out
 
 
@@ -263,7 +281,7 @@ class HybridOrder:
 
 
 def merge_hybrid(
-    query: str, vector: list[VectorRow], keyword: list[MemoryHit], clock: Clock,
+    query: str, vector: list[VectorRow], keyword: KeywordSide, clock: Clock,
     recall: tuple[set[str] | frozenset[str], Mapping[str, Attached], Mapping[str, float | None]],
     *, lazy: bool = False,
 ) -> HybridOrder:  # fmt: skip
@@ -368,17 +386,18 @@ def _range_key(h: MemoryHit) -> str:
 
 def select_hybrid(
     merged: HybridOrder, keyword: list[MemoryHit], max_results: int, min_score: float,
-    cap: int = 200,
+    cap: int = 200, keys: set[str] | None = None,
 ) -> list[MemoryCandidate]:  # fmt: skip
     """``selectHybridSearchResults``: over minScore, then keyword-only hits to fill.
 
     OpenClaw takes every candidate over minScore (in order), fills with keyword-only
     ones below it (their ranges among the keyword hits, not yet taken), up to *cap*
     (its candidate universe), and cuts at *max_results*; the same, reading *merged*'s
-    order only as far as the answer is known.
+    order only as far as the answer is known. *keys*: the keyword hits' ranges, when
+    the caller has them (:attr:`KeywordSide.range_keys`).
     """
     if max_results < 0:  # JavaScript's slice(0, n): all but the last -n of the selection
-        return select_hybrid(merged, keyword, cap, min_score, cap)[:max_results]
+        return select_hybrid(merged, keyword, cap, min_score, cap, keys)[:max_results]
     max_results = min(max_results, cap)
     if max_results == 0:
         return []
@@ -386,7 +405,8 @@ def select_hybrid(
     if not keyword or strict >= max_results:
         want = min(strict, max_results)
         return list(itertools.islice((c for c in merged if c.score >= min_score), want))
-    keys = {_range_key(h) for h in keyword}
+    if keys is None:
+        keys = {_range_key(h) for h in keyword}
     if not strict:
         found = (c for c in merged if c.score >= 0 and _range_key(c.hit) in keys)
         return list(itertools.islice(found, max_results))
