@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from core.openclaw.memindex import MemoryIndex
-    from core.openclaw.memindex_records import Attached, RecallInfo
+    from core.openclaw.memindex_records import Attached
 
 ENABLED = True
 """False: every search takes the per-hit paths (a test compares the two)."""
@@ -133,15 +133,14 @@ def _tokens_of(texts: Sequence[str]) -> ChunkTokens:
 
 @dataclass(frozen=True, slots=True)
 class RecallTable:
-    """Every chunk id of an index (``live``) and the recall row of those that have one.
+    """Every chunk id of an index, with what its recall row attaches to a hit.
 
-    ``attached``: each row's :meth:`~core.openclaw.memindex_records.RecallInfo.attached`,
-    worked out once (a hit's provenance object is shared, not copied).
+    ``rows``: each chunk id -> :meth:`~core.openclaw.memindex_records.RecallInfo.attached`
+    of its recall row, worked out once (a hit's provenance object is shared, not
+    copied), or None when it has none: one lookup answers both.
     """
 
-    live: frozenset[str]
-    info: dict[str, RecallInfo]
-    attached: dict[str, Attached]
+    rows: dict[str, Attached | None]
 
 
 class GenerationTables:

@@ -47,10 +47,17 @@ def live_recall(
         return None
     table = recall_table(index, lambda i: _whole_table(i, joins))
     if table is not None:  # every chunk's row, read once for this state of the index
-        live_ids = table.live
-        alive = {i for i in ids if i in live_ids}
-        attached = table.attached
-        return alive, {i: attached[i] for i in alive if i in attached}
+        rows = table.rows
+        alive: set[str] = set()
+        attached: dict[str, Attached] = {}
+        for cid in ids:
+            a = rows.get(cid, _GONE)
+            if a is _GONE:
+                continue
+            alive.add(cid)
+            if a is not None:
+                attached[cid] = a  # type: ignore[assignment]
+        return alive, attached
     live: set[str] = set()
     out: dict[str, Attached] = {}
     wanted = sorted(set(ids))
@@ -67,14 +74,16 @@ def live_recall(
 
 def _whole_table(index: MemoryIndex, joins: str) -> RecallTable:
     """Every chunk's id and recall row (the join of :func:`live_recall` without its WHERE)."""
-    live: set[str] = set()
-    out: dict[str, RecallInfo] = {}
+    rows: dict[str, Attached | None] = {}
     for row in index.db.rows(joins):
-        live.add(sys.intern(str(row[0])))  # (the hits' ids are interned too: see hit_fields)
-        info = _info(row)
-        if info is not None:
-            out[info.chunk_id] = info
-    return RecallTable(frozenset(live), out, {i: r.attached() for i, r in out.items()})
+        info = _info(row)  # (its id interned, as the hits' are: see hit_fields)
+        rows[info.chunk_id if info is not None else sys.intern(str(row[0]))] = (
+            info.attached() if info is not None else None
+        )
+    return RecallTable(rows)
+
+
+_GONE = object()
 
 
 def _info(row: Sequence[Any]) -> RecallInfo | None:
