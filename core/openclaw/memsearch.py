@@ -303,14 +303,10 @@ def memory_search(
     keyword = attach_recall(index, keyword)
     keyword_clock = _clock(index, now_ms, space, [(h.source, h.path) for h in keyword])
     side = KeywordSide(keyword, keyword_clock) if ctx.available else None
-    rows: list[VectorRow] = []
-    if any(v != 0 for v in query_vec):
-        rows = vector_rows(
-            index, query_vec, models, sources, candidates, result.problems, vector_cache, early
-        )
-    chunk_tokens(index)  # MMR's snippet tokens come from it (the postings serve keywords)
+    searched = any(v != 0 for v in query_vec)
+    args = (index, query_vec, models, sources, candidates, result.problems, vector_cache, early)
     if not ctx.available:
-        vector = attach_recall(index, [MemoryHit(*fields, score) for fields, score in rows])
+        vector = attach_recall(index, search_vector(*args) if searched else [])
         result.mode, result.reason = "vector-only", "the index has no FTS table"
         cands = [
             MemoryCandidate(h, vector_score=h.score, has_vector=True, score=h.score) for h in vector
@@ -320,6 +316,8 @@ def memory_search(
         ranked.sort(key=functools.cmp_to_key(_cmp_vec))
         chosen = [c for c in ranked if c.score >= min_score][:max_results]
         return _finish(result, ranked, chosen, min_score)
+    rows = vector_rows(*args) if searched else []
+    chunk_tokens(index)  # MMR's snippet tokens come from it (the postings serve keywords)
     # the vector hits' recall rows and times (attachRecallMetadata), without making hits
     live, attached = recall_rows(index, list({f[0] for f, _ in rows})) if rows else (set(), {})
     session_mtimes = index.file_mtimes("sessions", [f[1] for f, _ in rows if f[4] == "sessions"])
