@@ -90,10 +90,11 @@ class VectorMatrix:
     """Each row's :func:`hit_fields` (read as :data:`HIT_COLUMNS`), by rowid: a search reads
     only its candidates' vectors again (about 45 MB more at 50,000 chunks, and 0.6 s more
     to build: the texts decoded)."""
-    raw: npt.NDArray[np.float64] | None
-    """The stored vectors as decoded (float64, not normalised), one row per ``rowids``
-    entry, for the exact rescoring; None past :data:`RAW_MAX_BYTES` (the search reads
-    its candidates' vectors from SQLite again, about 2 ms for 200 of them)."""
+    raw: npt.NDArray[np.floating[Any]] | None
+    """The stored vectors as decoded (not normalised), one row per ``rowids`` entry, for
+    the exact rescoring: float64, or float32 when every value is one (embedding models
+    answer float32: the same values, half the memory); None past :data:`RAW_MAX_BYTES`
+    (the search reads its candidates' vectors from SQLite again, about 2 ms for 200)."""
 
 
 HITS_MAX_ROWS = 100_000
@@ -286,9 +287,12 @@ def build_matrix(
             odd.append((rowid, vec))
     problems.sort()
     matrix = np.vstack(parts) if parts else np.zeros((0, dims), dtype=np.float32)
-    raw = None
+    raw: npt.NDArray[np.floating[Any]] | None = None
     if 8 * len(rows_in) * dims <= RAW_MAX_BYTES:
         raw = raws[0] if len(raws) == 1 else np.vstack(raws) if raws else np.zeros((0, dims))
+        narrow = raw.astype(np.float32)
+        if np.array_equal(narrow, raw):  # float32 values (a model's output): half the memory
+            raw = narrow
     return VectorMatrix(
         signature,
         dims,
@@ -476,7 +480,7 @@ def top_rows(
     candidates: list[int] = cached.rowids[keep].tolist()
     scored: list[tuple[float, int]] = []
     if candidates and cached.raw is not None:
-        scored += _cosines(cached.raw[keep], q, candidates)
+        scored += _cosines(cached.raw[keep].astype(np.float64, copy=False), q, candidates)
     elif candidates:
         exact = _rescore(index, candidates, q, cached.dims)
         if exact is None:

@@ -431,3 +431,31 @@ def test_records_ordered_by_score_then_ties_are_sort_bys_order(seed: int) -> Non
     ]  # fmt: skip
     expected = [int(c.hit.id[1:]) for c in sorted(cands, key=_non_exact_key)]
     assert [records.index(r) for r in _non_exact_order(records)] == expected
+
+
+def test_float32_vectors_are_kept_as_float32_with_the_same_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model's float32 output stored as float64: kept in half the memory, scored the same."""
+    import core.openclaw.memsearch_vectors as vectors
+
+    rng = np.random.default_rng(23)
+    chunks = _chunks(rng, 40)
+    for c in chunks:  # every value a float32 one (the odd ones too)
+        if isinstance(c["embedding"], bytes) and len(c["embedding"]) % 8 == 0:
+            values = np.frombuffer(c["embedding"], dtype="<f8")
+            if np.all(np.abs(values) < 1e30):  # (the extreme norm stays: an odd row)
+                c["embedding"] = f64(*values.astype(np.float32).astype(np.float64))
+    meta = {"model": "fake-embed", "provider": "openai-compatible", "sources": ["memory"],
+            "ftsTokenizer": "unicode61", "vectorDims": DIMS}  # fmt: skip
+    path = make_v23(tmp_path / "openclaw-agent.sqlite", chunks, meta=meta)
+    with open_memory_index(path) as idx:
+        kept = VectorCache().matrix(idx, ["fake-embed"], [])
+        assert kept.raw is not None and kept.raw.dtype == np.float32
+        monkeypatch.setattr(vectors, "RAW_MAX_BYTES", 0)
+        reread = VectorCache().matrix(idx, ["fake-embed"], [])
+        assert reread.raw is None
+        for _ in range(5):
+            q = list(rng.standard_normal(DIMS))
+            found = top_rows(idx, kept, q, 20)
+            assert found is not None and found == top_rows(idx, reread, q, 20)
