@@ -257,6 +257,47 @@ importance 0.25), the vector side's recall rows and mtimes 1.0. Not met: the pro
 on the critical path; 10 ms needs a compiled quantized scan with a proven bound and the
 merge's per-candidate Python as arrays.
 
+Next session (2026-11-29 early morning, commits b9484fa to f9c134a), the machine slower
+again (``sqlite_fts`` 3.7 to 4.1 ms and ``sqlite_hybrid`` 11.1 to 12.0 where they were 2.9
+to 3.3 and 9.5 to 10.5; load average 1 to 2.5), 60 queries, ``OPENBLAS_NUM_THREADS=1``,
+p50 (p95) in ms, two runs beside one of the session's start (commit d442b0c) in the same
+minutes: memsearch_hybrid 15.6 (17.0) -> 11.3 and 11.8 (12.3 and 12.5), beside
+sqlite_hybrid 11.1 and 11.7: the SQLite + numpy floor, not yet 10; rank_all 21.2 ->
+19.2 and 19.5; memsearch_fts 4.8 -> 4.3 and 4.5; ``sessions_list`` 1.49 -> 1.21 s. What
+it took (each checked against the path it replaces, tests/core/test_memsearch_cache.py):
+
+* the vector candidates rescored from a copy of the stored vectors kept with the float32
+  matrix (:data:`core.openclaw.memsearch_vectors.RAW_MAX_BYTES`, 256 MB: 154 MB at
+  50,000 x 384, half that when every stored value is a float32 one, as a model's are),
+  not read again from SQLite: 2.1 -> 0.3 ms; the cached hit rows kept as ready fields;
+* :mod:`core.openclaw.memsearch_merge`: the union scored as tuples with OpenClaw's
+  formulas in its order, the keyword hits while the product runs; a candidate (and a
+  vector hit) made only when the selection reads it; the others' order by score in
+  numpy, the rest of the key only among equal scores; merge and selection 4.9 -> 3.3;
+* the recall table one dict (chunk id -> what its row attaches), attachments worked out
+  once per table; MMR's similarity rows by ``np.take`` and one ``reduceat`` (150 -> 45 us
+  a row);
+* chunk ids, paths, texts and snippets interned where the per-generation tables (recall
+  rows, postings, token table, cached hits) read them: a lookup among 100,000 strings
+  finds the very object and compares no characters: the main thread's CPU 11.5 -> 10.1.
+
+Tried and dropped: MMR as a lazy greedy over pairs (only the items near the top
+compared: the bench's snippets share most words, so penalties move items far down and
+many are compared: 1.31 -> 1.47 ms); the scores of the ~390 candidates on numpy arrays
+(the conversions cost what the loop does: 1.7 -> 1.9 ms); a per-path timestamp cache in
+the decay (most candidates' files differ: 0.45 -> 0.79 ms).
+
+Where the hybrid time goes now (one instrumented run, ms): the worker's float32 product
+is the critical path, 5.6 (4.5 alone: the main thread's memory traffic slows it); the
+main thread's work before it needs the product is 4.7 (the keyword search 3.1, its
+recall rows 0.4, file times 0.3, the keyword hits scored 0.5, the start 0.4), then it
+waits 1.2; after: the vector rows and their rescoring 0.9, their recall rows 0.4,
+scoring the ~200 vector candidates 1.2, the order 0.6, MMR's picks and the selection
+1.4. Not met on this machine: 10 ms needs the product off the critical path (a scan of
+fewer bytes with a proven bound: SimSIMD's int8 kernel, 3.3 ms, plus the exact rescoring
+of the ~1,000 rows its bound keeps, came to the float32 product's time in the last
+session) and about 5 us less Python per vector candidate.
+
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
 
