@@ -106,7 +106,7 @@ def _score(
     if importance is not None:
         multiplier = importance_multiplier(importance)
         score = score * multiplier
-    if not project_ok(project_key):
+    if project_key and not project_ok(project_key):
         return None
     shown = 1.0 if exact > 0 else (0.0 if content == 0 else score)
     return (
