@@ -20,6 +20,7 @@ from core.openclaw.memsearch import memory_search
 from core.openclaw.memsearch_rank import INVALID_PROJECT_KEY, importance_multiplier
 from core.openclaw.memsearch_vectors import VectorCache
 from tests.core.test_memindex import f64, make_v23
+from tests.core.test_memsearch_cache import Fixed
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,17 +29,6 @@ NOW = 1_795_700_000_000
 DIMS = 6
 SESSION_MTIME = 1_795_000_000_123.75
 WORDS = ["tea", "deploy", "billing", "rollback", "invoice", "cache"]
-
-
-class Fixed:
-    provider = "openai-compatible"
-    model = "fake-embed"
-
-    def __init__(self, vector: list[float]) -> None:
-        self.vector = vector
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.vector
 
 
 def _index(tmp_path: Path, rng: np.random.Generator) -> tuple[Path, dict[str, Any]]:
