@@ -28,7 +28,6 @@ searches take the per-hit paths).
 
 from __future__ import annotations
 
-import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,7 +36,7 @@ import numpy as np
 
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_text import SNIPPET_CHARS, ascii_words, truncate_utf16
-from core.openclaw.memsearch_vectors import _stat, chunk_count, index_signature
+from core.openclaw.memsearch_vectors import _stat, canonical, chunk_count, index_signature
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -105,7 +104,7 @@ class ChunkTokens:
         return sizes, np.take(self.ids, offset + np.arange(int(sizes.sum())))
 
 
-def _tokens_of(texts: Sequence[str]) -> ChunkTokens:
+def _tokens_of(texts: Sequence[str], canon: Callable[[str], str] = str) -> ChunkTokens:
     rows: dict[str, int] = {}
     vocab: dict[bytes, int] = {}
     setdefault = vocab.setdefault
@@ -118,9 +117,9 @@ def _tokens_of(texts: Sequence[str]) -> ChunkTokens:
         for t in (text, snippet) if snippet != text else (text,):
             if t in rows:
                 continue
-            # interned, as the hits' snippets are: a lookup by a snippet finds the very
-            # object, and compares no characters
-            t = sys.intern(t)
+            # the hits' snippets are the same objects: a lookup finds the very one, and
+            # compares no characters (see core.openclaw.memsearch_vectors.canonical)
+            t = canon(t)
             rows[t] = len(parts)
             parts.append(sorted(setdefault(w, len(vocab)) for w in set(ascii_words(t).split())))
             lengths.append(len(t))
@@ -191,7 +190,7 @@ def _build_tokens(index: MemoryIndex) -> ChunkTokens | None:
     if _too_big(index) or "text" not in index.columns(index.layout.chunks or ""):
         return None
     rows = index.db.rows(f"SELECT text FROM {quote(index.layout.chunks or '')}")
-    return _tokens_of([t for (t,) in rows if isinstance(t, str)])
+    return _tokens_of([t for (t,) in rows if isinstance(t, str)], canonical(index))
 
 
 def _recall_signature(index: MemoryIndex) -> tuple[Any, ...]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,10 +39,10 @@ from core.io.problems import FormatError
 from core.openclaw.memindex import quote
 from core.openclaw.memsearch_chunks import GenerationTables
 from core.openclaw.memsearch_fts import content_columns, fts5_options, ranked_body_rows
-from core.openclaw.memsearch_vectors import index_signature
+from core.openclaw.memsearch_vectors import canonical, index_signature
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import numpy.typing as npt
 
@@ -298,10 +297,11 @@ def _build(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
     places = np.argsort(seq, kind="stable")  # by term, then place
     place_at = np.searchsorted(seq[places], np.arange(len(terms) + 1))
     live_ids = {r[0] for r in index.db.rows(f"SELECT id FROM {quote(chunks)}")}
+    canon = canonical(index)  # ids, paths and texts: the objects the other tables hold
     return BodyPostings(
         table,
         np.array([r[0] for r in content], dtype=np.int64),
-        [(sys.intern(r[1]), _interned(r[2]), *r[3:6], sys.intern(r[6])) for r in content],
+        [(canon(r[1]), _canon(canon, r[2]), *r[3:6], canon(r[6])) for r in content],
         np.array([r[1] in live_ids for r in content], dtype=bool),
         np.array([r[3] for r in content], dtype=object),
         fts_sizes.astype(np.float64),
@@ -321,8 +321,8 @@ def _build(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:
     )
 
 
-def _interned(value: Any) -> Any:
-    return sys.intern(value) if isinstance(value, str) else value
+def _canon(canon: Callable[[str], str], value: Any) -> Any:
+    return canon(value) if isinstance(value, str) else value
 
 
 PROBES = 12

@@ -12,7 +12,6 @@ index is seen unchanged, every chunk's row is read once and kept
 
 from __future__ import annotations
 
-import sys
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from core.openclaw.memindex import quote
 from core.openclaw.memindex_records import Attached, RecallInfo
 from core.openclaw.memsearch_chunks import RecallTable, recall_table
+from core.openclaw.memsearch_vectors import canonical
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -75,11 +75,10 @@ def live_recall(
 def _whole_table(index: MemoryIndex, joins: str) -> RecallTable:
     """Every chunk's id and recall row (the join of :func:`live_recall` without its WHERE)."""
     rows: dict[str, Attached | None] = {}
+    canon = canonical(index)  # the ids the hits carry (see hit_fields)
     for row in index.db.rows(joins):
-        info = _info(row)  # (its id interned, as the hits' are: see hit_fields)
-        rows[info.chunk_id if info is not None else sys.intern(str(row[0]))] = (
-            info.attached() if info is not None else None
-        )
+        info = _info(row)
+        rows[canon(str(row[0]))] = info.attached() if info is not None else None
     return RecallTable(rows)
 
 
@@ -93,7 +92,7 @@ def _info(row: Sequence[Any]) -> RecallInfo | None:
     imp, trig, proj = row[2:5] if row[1] is not None else (None, None, None)
     origin, kind, seen, sup = row[6:10] if row[5] is not None else (None,) * 4
     return RecallInfo(
-        sys.intern(str(row[0])),
+        str(row[0]),
         imp if isinstance(imp, int) else None,
         trig if isinstance(trig, str) else None,
         proj if isinstance(proj, str) else None,

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -48,7 +47,7 @@ from core.openclaw.memindex_embedding import decode_embedding
 from core.openclaw.memsearch_text import SNIPPET_CHARS, truncate_utf16
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import numpy.typing as npt
 
@@ -107,18 +106,50 @@ HIT_COLUMNS = "id, path, start_line, end_line, text, {source}"
 """What a vector hit reads of its row (``{source}``: :func:`source_column`)."""
 
 
-def hit_fields(row: Sequence[Any]) -> tuple[str, str, int, int, str, str]:
+def hit_fields(
+    row: Sequence[Any], canon: Callable[[str], str] = str
+) -> tuple[str, str, int, int, str, str]:
     """A :data:`HIT_COLUMNS` row as ``MemoryHit``'s first fields.
 
     Its id, path, start and end line, source and snippet (the text cut to
-    :data:`SNIPPET_CHARS` UTF-16 units).
+    :data:`SNIPPET_CHARS` UTF-16 units). *canon*: :func:`canonical` strings.
     """
     cid, cpath, start, end, text, source = row
     snippet = truncate_utf16(text if isinstance(text, str) else "", SNIPPET_CHARS)
-    # ids and paths interned: the recall table's and the postings' are the same objects,
-    # and a lookup among tens of thousands of them then compares no characters
-    cid, cpath = sys.intern(str(cid)), sys.intern(str(cpath))
-    return cid, cpath, int(start), int(end), str(source), sys.intern(snippet)
+    cid, cpath = canon(str(cid)), canon(str(cpath))
+    return cid, cpath, int(start), int(end), str(source), canon(snippet)
+
+
+def canonical(index: MemoryIndex) -> Callable[[str], str]:
+    """One object for each distinct string of this generation of *index*'s tables.
+
+    The per-generation tables (the cached hits here, the recall table, the postings,
+    the token table) take their chunk ids, paths, texts and snippets through it, so
+    that a lookup in one table by another's string finds the very object and compares
+    no characters (among 100,000 strings: a tenth of a hybrid search). ``sys.intern``
+    would do the same, but its strings are immortal in some Pythons (3.12.0 to 3.12.4,
+    free-threaded builds): every re-indexing would leak them. These go with the
+    generation: the dictionary is replaced when the index changes.
+    """
+    key = index.db.real_path
+    signature = index_signature(index)
+    with _CANON_LOCK:
+        found = _CANON.get(key)
+        if found is None or found[0] != signature:
+            _CANON.pop(key, None)
+            found = _CANON[key] = (signature, {})
+            while len(_CANON) > MAX_ENTRIES:
+                del _CANON[next(iter(_CANON))]
+    known = found[1]
+
+    def canon(text: str) -> str:
+        return known.setdefault(text, text)
+
+    return canon
+
+
+_CANON: dict[str, tuple[tuple[Any, ...], dict[str, str]]] = {}
+_CANON_LOCK = threading.Lock()
 
 
 def source_column(index: MemoryIndex, sources: Sequence[str]) -> str:
@@ -231,7 +262,8 @@ def build_matrix(
         cols = "NULL, NULL, NULL, NULL, NULL, NULL"
     sql = f"SELECT rowid, id, path, embedding, {cols} FROM {quote(table)} {where} ORDER BY rowid"
     found = index.db.rows(sql, params)
-    hits = {int(r[0]): hit_fields(r[4:]) for r in (found if chunks <= HITS_MAX_ROWS else ())}
+    canon = canonical(index)
+    hits = {int(r[0]): hit_fields(r[4:], canon) for r in (found if chunks <= HITS_MAX_ROWS else ())}
     found = [r[:4] for r in found]
     sizes: dict[int, int] = {}
     for r in found:

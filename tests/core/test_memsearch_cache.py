@@ -459,3 +459,26 @@ def test_float32_vectors_are_kept_as_float32_with_the_same_scores(
             q = list(rng.standard_normal(DIMS))
             found = top_rows(idx, kept, q, 20)
             assert found is not None and found == top_rows(idx, reread, q, 20)
+
+
+def test_a_generations_tables_share_one_object_per_string(index_path: Path) -> None:
+    """canonical(): the cached hits' ids and snippets are the objects a later lookup gets;
+    a write to the index starts a new dictionary (the old strings go with their tables)."""
+    from core.openclaw.memsearch_vectors import _CANON, MAX_ENTRIES, canonical
+
+    def fresh(text: str) -> str:
+        return (text + ".")[:-1]  # an equal string, another object
+
+    with open_memory_index(index_path) as idx:
+        kept = VectorCache().matrix(idx, ["fake-embed"], [])
+        cid, _, _, _, _, snippet = kept.hits[min(kept.hits)]
+        canon = canonical(idx)
+        assert canon(fresh(cid)) is cid and canon(fresh(snippet)) is snippet
+        first = canon(fresh("a text"))
+        assert canonical(idx)(fresh("a text")) is first
+    with sqlite3.connect(index_path) as db:
+        db.execute("DELETE FROM memory_index_chunks WHERE id = 'c001'")
+    db.close()
+    with open_memory_index(index_path) as idx:
+        assert canonical(idx)(fresh("a text")) is not first
+    assert len(_CANON) <= MAX_ENTRIES
