@@ -277,9 +277,11 @@ it took (each checked against the path it replaces, tests/core/test_memsearch_ca
 * the recall table one dict (chunk id -> what its row attaches), attachments worked out
   once per table; MMR's similarity rows by ``np.take`` and one ``reduceat`` (150 -> 45 us
   a row);
-* chunk ids, paths, texts and snippets interned where the per-generation tables (recall
-  rows, postings, token table, cached hits) read them: a lookup among 100,000 strings
-  finds the very object and compares no characters: the main thread's CPU 11.5 -> 10.1.
+* chunk ids, paths, texts and snippets made one object per string for each index
+  generation's tables (recall rows, postings, token table, cached hits:
+  :func:`core.openclaw.memsearch_vectors.canonical`; ``sys.intern`` measured the same but
+  its strings are immortal in some Pythons): a lookup among 100,000 strings finds the very
+  object and compares no characters: the main thread's CPU 11.5 -> 10.1.
 
 Tried and dropped: MMR as a lazy greedy over pairs (only the items near the top
 compared: the bench's snippets share most words, so penalties move items far down and
