@@ -302,7 +302,6 @@ def memory_search(
     # while the vector product runs: the keyword side's recall rows and file times
     keyword = attach_recall(index, keyword)
     keyword_clock = _clock(index, now_ms, space, [(h.source, h.path) for h in keyword])
-    side = KeywordSide(keyword, keyword_clock) if ctx.available else None
     searched = any(v != 0 for v in query_vec)
     args = (index, query_vec, models, sources, candidates, result.problems, vector_cache, early)
     if not ctx.available:
@@ -316,6 +315,7 @@ def memory_search(
         ranked.sort(key=functools.cmp_to_key(_cmp_vec))
         chosen = [c for c in ranked if c.score >= min_score][:max_results]
         return _finish(result, ranked, chosen, min_score)
+    side = KeywordSide(keyword, keyword_clock)  # scored before the product is waited for
     rows = vector_rows(*args) if searched else []
     chunk_tokens(index)  # MMR's snippet tokens come from it (the postings serve keywords)
     # the vector hits' recall rows and times (attachRecallMetadata), without making hits
@@ -324,7 +324,6 @@ def memory_search(
     clock = _clock(index, now_ms, space, [(f[4], f[1]) for f, _ in rows])
     clock.index_mtimes.update(keyword_clock.index_mtimes)
     recall = (live, attached, session_mtimes)
-    assert side is not None
     merged = merge_hybrid(text, rows, side, clock, recall, lazy=not rank_all)
     chosen = select_hybrid(merged, keyword, max_results, min_score, cap, side.range_keys)
     if rank_all:

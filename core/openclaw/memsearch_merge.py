@@ -61,6 +61,9 @@ keyword hit (a keyword-only candidate) or None, *fields* the vector hit's
 (its recall rows and the keyword hit's merged in) or None, and the rest the
 candidate's fields from ``vector_score`` to ``score`` in their order."""
 
+_EXACT, _LEXICAL, _RANKING, _SCORE = 6, 11, 18, 19
+"""Where a record holds ``exact``, ``lexical_rank``, ``ranking_score`` and ``score``."""
+
 
 def _row_fields(
     row: VectorRow, attached: Mapping[str, Attached], session_mtimes: Mapping[str, float | None]
@@ -295,7 +298,7 @@ def merge_hybrid(
     records = score_candidates(query, vector, keyword, clock, *recall)
     tiers: dict[int, list[_Record]] = {0: [], 1: [], 2: [], 3: []}
     for r in records:
-        members = tiers.get(r[6])  # (an exactness of no tier is dropped, as OpenClaw's)
+        members = tiers.get(r[_EXACT])  # (an exactness of no tier is dropped, as OpenClaw's)
         if members is not None:
             members.append(r)
     out: list[MemoryCandidate] = []
@@ -321,11 +324,11 @@ def merge_hybrid(
 
 def _finite(records: list[_Record]) -> bool:
     """Whether the scores, ranking scores and lexical ranks are finite, and the scores' span."""
-    scores = [r[19] for r in records]
+    scores = [r[_SCORE] for r in records]
     return (
         math.isfinite(sum(scores))
-        and math.isfinite(sum(r[18] for r in records))
-        and math.isfinite(sum(r[11] for r in records))
+        and math.isfinite(sum(r[_RANKING] for r in records))
+        and math.isfinite(sum(r[_LEXICAL] for r in records))
         and math.isfinite(max(scores) - min(scores))
     )
 
@@ -343,9 +346,9 @@ def _lazy_order(head: list[MemoryCandidate], others: list[_Record]) -> HybridOrd
             c = made[i - len(head)] = _candidate(ranked[i - len(head)])
         return c
 
-    scores = np.fromiter((r[19] for r in ranked), dtype=np.float64, count=len(ranked))
+    scores = np.fromiter((r[_SCORE] for r in ranked), dtype=np.float64, count=len(ranked))
     snippets = [r[1][6] if r[1] is not None else r[0].snippet for r in ranked]
-    picks = mmr_order(scores, snippets, max(0.0, min(1.0, MMR_LAMBDA)), LAZY_PICKS)
+    picks = mmr_order(scores, snippets, MMR_LAMBDA, LAZY_PICKS)
     rest = (member(len(head) + i) for i in picks)
     return HybridOrder([], head, rest, ([c.score for c in head] + scores.tolist(), member))
 
@@ -356,7 +359,7 @@ def _non_exact_order(records: list[_Record]) -> list[_Record]:
     By the score first, in numpy (stable); only records of equal scores (few: scores
     are products of cosines) are put in order by the rest of the key.
     """
-    neg = -np.fromiter((r[19] for r in records), dtype=np.float64, count=len(records))
+    neg = -np.fromiter((r[_SCORE] for r in records), dtype=np.float64, count=len(records))
     order = np.argsort(neg, kind="stable")
     ranked = neg[order]
     cuts = [0, *(np.flatnonzero(ranked[1:] != ranked[:-1]) + 1).tolist(), len(records)]
@@ -374,10 +377,8 @@ def _non_exact_order(records: list[_Record]) -> list[_Record]:
 def _rest_key(r: _Record) -> tuple[object, ...]:
     """:func:`_ranking_key` of a record."""
     f = r[1]
-    if f is not None:
-        return (-r[18], -r[11], locale_sort_key(f[0][1]), f[0][2], f[0][3])
-    h = r[0]
-    return (-r[18], -r[11], locale_sort_key(h.path), h.start_line, h.end_line)
+    path, start, end = f[0][1:4] if f is not None else (r[0].path, r[0].start_line, r[0].end_line)
+    return (-r[_RANKING], -r[_LEXICAL], locale_sort_key(path), start, end)
 
 
 def _range_key(h: MemoryHit) -> str:

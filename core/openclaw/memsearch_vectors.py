@@ -11,8 +11,8 @@ float32 matrix, and answers a query in three steps:
    *limit* best: the rows within a proven error margin of the limit-th float32
    score (rounding the vectors to float32 and summing d products, in any order
    BLAS takes, moves a cosine by at most ``(d + 4) * 2**-24``, both sides taken);
-2. those rows' stored vectors (kept as float64 beside the matrix while that stays
-   under :data:`RAW_MAX_BYTES`, else read again from SQLite) are scored in float64
+2. those rows' stored vectors (a copy kept beside the matrix while that stays under
+   :data:`RAW_MAX_BYTES`, else read again from SQLite) are scored in float64
    with the uncached path's formula (``cosineSimilarity``), one product per row:
    the same cosines to within an ulp or two (the order of the sums differs), and
    equal vectors get equal scores;
