@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
+from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
 import numpy as np
 
@@ -72,10 +72,10 @@ from core.openclaw.memsearch_vectors import (
 if TYPE_CHECKING:
     import os
     from collections.abc import Callable, Sequence
-    from concurrent.futures import Future
 
     from core.openclaw.memindex import MemoryIndex
     from core.openclaw.memsearch_embed import QueryEmbedder
+    from core.openclaw.memsearch_vectors import Scan
 
 SEARCH_CANDIDATE_UNIVERSE = 200
 CANDIDATE_MULTIPLIER = 4
@@ -131,7 +131,7 @@ def vector_rows(
     return [(found[rowid], score) for score, rowid in top]
 
 
-Early = tuple[VectorMatrix, "Future[Any] | None"]
+Early = tuple[VectorMatrix, "Scan | None"]
 """A cached matrix and its product with the query, running (:func:`start_vector`)."""
 
 

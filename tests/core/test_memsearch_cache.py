@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
+from core.openclaw import memsearch_vectors as vectors
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search, search_vector
 from core.openclaw.memsearch_merge import HybridOrder, select_hybrid
@@ -124,6 +125,37 @@ def test_a_product_started_early_answers_as_inline(index_path: Path) -> None:
             assert started is not None
             assert top_rows(idx, cached, q, limit, started) == top_rows(idx, cached, q, limit)
         assert start_top_rows(cached, [float("nan")] * DIMS, 3) is None  # refused: the scan
+
+
+def test_the_product_in_blocks_answers_as_one_block_whoever_takes_them(
+    index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker and the caller share the blocks; every order of taking them, one answer."""
+    rng = np.random.default_rng(23)
+    cache = VectorCache()
+    with open_memory_index(index_path) as idx:
+        cached = cache.matrix(idx, ["fake-embed"], ["memory"])
+        queries = [list(rng.standard_normal(DIMS)) for _ in range(4)]
+        whole = {(i, k): top_rows(idx, cached, q, k) for i, q in enumerate(queries) for k in (1, 7)}
+        monkeypatch.setattr(vectors, "SPLIT_MIN", 0)  # 60 rows in 5 blocks
+        for (i, limit), want in whole.items():
+            q = queries[i]
+            prepared = vectors._prepare(cached, q)
+            assert want is not None and prepared is not None
+            started = start_top_rows(cached, q, limit)  # the worker and the caller
+            assert started is not None and len(started.cuts) == 6
+            assert top_rows(idx, cached, q, limit, started) == want
+            alone = vectors.Scan(cached, *prepared, limit)  # no worker came (pool busy)
+            assert top_rows(idx, cached, q, limit, alone) == want
+            ahead = vectors.Scan(cached, *prepared, limit)  # the worker took every block
+            ahead.work()
+            assert ahead.started.is_set() and top_rows(idx, cached, q, limit, ahead) == want
+            assert top_rows(idx, cached, q, limit) == want  # inline, in blocks
+            assert _vector(index_path, q, limit, cache) == _vector(index_path, q, limit, None)
+        lost = vectors.Scan(cached, *vectors._prepare(cached, queries[0]) or (None, 0), 3)
+        lost._front = lost._back  # every block claimed, none done: never a silent short answer
+        with pytest.raises(RuntimeError, match="missing"):
+            lost.keep()
 
 
 def test_equal_scores_keep_the_earliest_row(index_path: Path) -> None:
