@@ -362,15 +362,16 @@ def _non_exact_order(records: list[_Record]) -> list[_Record]:
     neg = -np.fromiter((r[_SCORE] for r in records), dtype=np.float64, count=len(records))
     order = np.argsort(neg, kind="stable")
     ranked = neg[order]
-    cuts = [0, *(np.flatnonzero(ranked[1:] != ranked[:-1]) + 1).tolist(), len(records)]
-    at = order.tolist()
-    out: list[_Record] = []
-    for a, b in itertools.pairwise(cuts):
-        if b - a == 1:
-            out.append(records[at[a]])
-            continue
-        tied = [records[i] for i in at[a:b]]  # in their first order: the sort is stable
-        out += sorted(tied, key=_rest_key)
+    out = [records[i] for i in order.tolist()]
+    ties = np.flatnonzero(ranked[1:] == ranked[:-1]).tolist()  # out[t] ties out[t + 1]
+    k = 0
+    while k < len(ties):  # each run of equal scores (in their first order: the sort is stable)
+        a = ties[k]
+        while k + 1 < len(ties) and ties[k + 1] == ties[k] + 1:
+            k += 1
+        b = ties[k] + 2
+        out[a:b] = sorted(out[a:b], key=_rest_key)
+        k += 1
     return out
 
 
