@@ -8,6 +8,11 @@ spins for its share: a recall of 0.2 ms took 1.5 ms in the eval benchmark that w
 :meth:`BlasThreads.single` holds it to one thread inside a ``with`` block (nested and
 concurrent blocks share the hold; the caller's setting comes back when the last
 leaves). Without the library (another BLAS), it does nothing.
+
+The two functions are called through ``ctypes.PyDLL``, holding the GIL (they return
+at once): a ``CDLL`` call lets the GIL go, and a worker thread entering the block
+while the caller runs Python then waited for the caller's switch interval to get it
+back (the memory search's vector product started up to 1.5 ms late that way).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ class BlasThreads:
         root = Path(np.__file__).parent
         for lib in [*root.parent.glob("numpy.libs/*openblas*"), *root.glob(".dylibs/*openblas*")]:
             try:
-                dll = ctypes.CDLL(str(lib))
+                dll = ctypes.PyDLL(str(lib))  # keeps the GIL: see the module docstring
             except OSError:
                 continue
             for name in ("scipy_openblas_{}_num_threads64_", "openblas_{}_num_threads64_",

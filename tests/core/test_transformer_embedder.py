@@ -211,6 +211,18 @@ def test_blas_is_held_to_one_thread_inside_and_given_back():
     assert int(BLAS._get()) == before
 
 
+def test_blas_thread_calls_keep_the_gil():
+    """A call that let the GIL go left a worker waiting for the caller's switch interval."""
+    import ctypes
+
+    from core.embed.blas import BLAS
+
+    if not BLAS.available:
+        pytest.skip("numpy's BLAS is not OpenBLAS")
+    for fn in (BLAS._get, BLAS._set):
+        assert fn._flags_ & ctypes._FUNCFLAG_PYTHONAPI  # ctypes.PyDLL's, not CDLL's
+
+
 @needs_model
 def test_remembered_queries_embed_as_they_would_alone(model):
     queries = ["where is the deploy hook", "which port does staging use", TURNS[0]]
