@@ -258,7 +258,7 @@ def memory_search(
         result.mode, result.reason = "empty", "empty query" if not text else "no memory index here"
         return result
     ctx = keyword_context(index, sources, meta)
-    warm_path_caches(index)
+    forms = warm_path_caches(index)  # the exact-path forms of its chunks, once known
     cap = max(SEARCH_CANDIDATE_UNIVERSE, max_results)
     candidates = min(200, max(1, math.floor(cap * CANDIDATE_MULTIPLIER)))
     query_vec: list[float] | None = None
@@ -324,7 +324,7 @@ def memory_search(
     clock = _clock(index, now_ms, space, [(f[4], f[1]) for f, _ in rows])
     clock.index_mtimes.update(keyword_clock.index_mtimes)
     recall = (live, attached, session_mtimes)
-    merged = merge_hybrid(text, rows, side, clock, recall, lazy=not rank_all)
+    merged = merge_hybrid(text, rows, side, clock, recall, lazy=not rank_all, forms=forms)
     chosen = select_hybrid(merged, keyword, max_results, min_score, cap, side.range_keys)
     if rank_all:
         return _finish(result, merged.ordered(), chosen, min_score)

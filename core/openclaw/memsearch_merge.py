@@ -153,16 +153,17 @@ class KeywordSide:
 def score_candidates(
     query: str, vector: list[VectorRow], keyword: KeywordSide, clock: Clock,
     live: set[str] | frozenset[str], attached: Mapping[str, Attached],
-    session_mtimes: Mapping[str, float | None],
+    session_mtimes: Mapping[str, float | None], forms: frozenset[str] | None = None,
 ) -> list[_Record]:  # fmt: skip
     """``mergeHybridResults``' union by chunk id, each candidate scored (:data:`_Record`).
 
     *vector*: the vector hits; *live*, *attached*, *session_mtimes*: their chunks'
     recall rows (:func:`core.openclaw.memsearch_rank.recall_rows`: a vector hit of a
     chunk gone is dropped, as ``attachRecallMetadata`` drops it). *clock*: with the
-    indexed mtimes of the vector hits' files.
+    indexed mtimes of the vector hits' files. *forms*: every exact-path form of the
+    index's chunk paths (:func:`~core.openclaw.memsearch_rank.warm_path_caches`).
     """
-    match_exact = exact_path_matcher(query)
+    match_exact = exact_path_matcher(query, forms)
     exact_of: dict[str, int] = {}
     by_id: dict[str, tuple[Any, ...]] = {}  # the vector hits, the last of an id kept first
     for row in vector:
@@ -286,16 +287,17 @@ class HybridOrder:
 def merge_hybrid(
     query: str, vector: list[VectorRow], keyword: KeywordSide, clock: Clock,
     recall: tuple[set[str] | frozenset[str], Mapping[str, Attached], Mapping[str, float | None]],
-    *, lazy: bool = False,
+    *, lazy: bool = False, forms: frozenset[str] | None = None,
 ) -> HybridOrder:  # fmt: skip
     """``mergeHybridResults`` (with ``projectHybridCandidates``): the ranked union.
 
     *recall*: the vector hits' live chunk ids, recall rows and session mtimes (see
     :func:`score_candidates`). *lazy*: MMR places the other (not exact-path)
     candidates only as far as the :class:`HybridOrder`'s reader asks (the same
-    picks, in the same order), and only those read are made.
+    picks, in the same order), and only those read are made. *forms*: the index's
+    exact-path forms, when known (see :func:`score_candidates`).
     """
-    records = score_candidates(query, vector, keyword, clock, *recall)
+    records = score_candidates(query, vector, keyword, clock, *recall, forms=forms)
     tiers: dict[int, list[_Record]] = {0: [], 1: [], 2: [], 3: []}
     for r in records:
         members = tiers.get(r[_EXACT])  # (an exactness of no tier is dropped, as OpenClaw's)

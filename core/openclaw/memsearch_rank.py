@@ -116,32 +116,41 @@ WARM_PATHS = 1 << 14
 """Indexes of more files leave their paths' caches to fill as searches find them."""
 
 
-def _warm_paths(index: MemoryIndex) -> int | None:
+def _warm_paths(index: MemoryIndex) -> frozenset[str] | None:
     """Every per-path cache a search reads, filled for each of *index*'s files.
 
     A search finds ~150 chunks of as many files, each one's locale sort key, date,
     evergreen test and exact-path forms computed at first sight (about 3 us each):
     an index's files are few beside its chunks (5,000 for 50,000 chunks: 15 ms).
+    Returns every exact-path form of the chunks' paths (see
+    :func:`~core.openclaw.memsearch_text.exact_path_matcher`); None past
+    :data:`WARM_PATHS` files.
     """
     table = quote(index.layout.chunks or "")
     paths = index.db.rows(f"SELECT DISTINCT path FROM {table} LIMIT {WARM_PATHS + 1}")
     if len(paths) > WARM_PATHS:
         return None
+    forms: set[str] = set()
     for (path,) in paths:
-        if isinstance(path, str):
-            memory_date_ms(path)
-            is_evergreen(path)
-            locale_sort_key(path)
-            path_forms(path)
-    return len(paths)
+        if not isinstance(path, str):
+            return None  # a path that is not text: no set of forms stands for it
+        memory_date_ms(path)
+        is_evergreen(path)
+        locale_sort_key(path)
+        forms.update(path_forms(path))
+    return frozenset(forms)
 
 
 PATH_CACHES = GenerationTables(index_signature)
 
 
-def warm_path_caches(index: MemoryIndex) -> None:
-    """The per-path caches filled for *index*'s files, once per index generation."""
-    PATH_CACHES.get(index, _warm_paths)
+def warm_path_caches(index: MemoryIndex) -> frozenset[str] | None:
+    """The per-path caches filled for *index*'s files, once per index generation.
+
+    Returns their exact-path forms (None: not known yet, or too many files).
+    """
+    found: frozenset[str] | None = PATH_CACHES.get(index, _warm_paths)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,10 +152,15 @@ def _norm_path_id(value: str) -> str:
     return unicodedata.normalize("NFC", value).lower()
 
 
-def exact_path_matcher(query: str) -> Callable[[str], int]:
-    """``prepareExactPathMatcher``: 3 whole path, 2 file name, 1 stem, else 0."""
+def exact_path_matcher(query: str, forms: frozenset[str] | None = None) -> Callable[[str], int]:
+    """``prepareExactPathMatcher``: 3 whole path, 2 file name, 1 stem, else 0.
+
+    *forms*: every :func:`path_forms` of the paths it will be asked about, when the
+    caller has them (:func:`core.openclaw.memsearch_rank.warm_path_caches`): a query
+    that is none of them matches no path (most queries: sentences, not file names).
+    """
     q = _norm_path_id(query)
-    if not q or q == ".":
+    if not q or q == "." or (forms is not None and q not in forms):
         return lambda _path: 0
     has_dir = "/" in q
 

@@ -24,13 +24,20 @@ from core.openclaw.memsearch_embed import (
     settings_from_config,
 )
 from core.openclaw.memsearch_keyword import fallback_terms
-from core.openclaw.memsearch_rank import importance_multiplier, is_evergreen, memory_date_ms
+from core.openclaw.memsearch_rank import (
+    PATH_CACHES,
+    importance_multiplier,
+    is_evergreen,
+    memory_date_ms,
+    warm_path_caches,
+)
 from core.openclaw.memsearch_text import (
     bm25_rank_to_score,
     build_fts_query,
     exact_path_matcher,
     extract_keywords,
     fts_rank_scores,
+    path_forms,
 )
 from tests.core.test_memindex import f64, make_v23
 from tests.llm_server import Reply
@@ -226,9 +233,22 @@ def test_exact_path_tiers_come_first(tmp_path: Path) -> None:
             *({**f, "embedding": unit(0.01)} for f in FILLER),
         ],
     )  # fmt: skip
-    result = run(path, "deploy", embedder=Fixed())
-    first, second = result.results[:2]
-    assert (first.hit.path, first.exact, first.score) == ("memory/deploy.md", 1, 1.0)
+    forms = frozenset({"memory/deploy.md", "deploy.md", "deploy"})
+    assert exact_path_matcher("deploy", forms)("memory/deploy.md") == 1
+    assert exact_path_matcher("Deploy.md", forms)("memory/deploy.md") == 2
+    assert exact_path_matcher("billing", forms)("memory/billing.md") == 0  # no path's form
+    # the third search finds the index's path forms kept (seen unchanged twice): the same tiers
+    kept = PATH_CACHES.builds
+    for _ in range(3):
+        result = run(path, "deploy", embedder=Fixed())
+        first, second = result.results[:2]
+        assert (first.hit.path, first.exact, first.score) == ("memory/deploy.md", 1, 1.0)
+    assert PATH_CACHES.builds == kept + 1
+    with open_memory_index(path) as idx:  # the forms kept: every path's, whole, name and stem
+        kept_forms = warm_path_caches(idx)
+        paths = {r[0] for r in idx.db.rows("SELECT DISTINCT path FROM memory_index_chunks")}
+    assert kept_forms == {form for p in paths for form in path_forms(p)}
+    assert {"memory/deploy.md", "deploy.md", "deploy"} <= kept_forms
     # an exact hit ranks by (1 + content) / 2 before its score becomes 1
     assert first.ranking_score == pytest.approx((1 + first.content_score) / 2)
     assert second.hit.path == "MEMORY.md" and second.exact == 0
