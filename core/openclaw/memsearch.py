@@ -257,8 +257,8 @@ def memory_search(
     if not text or not index.has_memory():
         result.mode, result.reason = "empty", "empty query" if not text else "no memory index here"
         return result
-    ctx = keyword_context(index, sources, meta)
     forms = warm_path_caches(index)  # the exact-path forms of its chunks, once known
+    ctx = keyword_context(index, sources, meta, forms)
     cap = max(SEARCH_CANDIDATE_UNIVERSE, max_results)
     candidates = min(200, max(1, math.floor(cap * CANDIDATE_MULTIPLIER)))
     query_vec: list[float] | None = None

@@ -73,6 +73,9 @@ class KeywordContext:
     body_table: str | None
     path_table: str | None
     chunks_table: str
+    forms: frozenset[str] | None = None
+    """Every exact-path form of the index's chunk paths, when known
+    (:func:`core.openclaw.memsearch_rank.warm_path_caches`)."""
 
     @property
     def available(self) -> bool:
@@ -81,9 +84,13 @@ class KeywordContext:
 
 
 def keyword_context(
-    index: MemoryIndex, sources: Sequence[str], meta: dict[str, Any] | None = None
-) -> KeywordContext:
-    """The keyword context of *index* searching *sources* (*meta*: its meta, read already)."""
+    index: MemoryIndex, sources: Sequence[str], meta: dict[str, Any] | None = None,
+    forms: frozenset[str] | None = None,
+) -> KeywordContext:  # fmt: skip
+    """The keyword context of *index* searching *sources*.
+
+    *meta*: its meta, read already; *forms*: its paths' exact-path forms, when known.
+    """
     lay = index.layout
     sql_functions(index)  # registered (and the connection's cache set) before the first query
     return KeywordContext(
@@ -93,6 +100,7 @@ def keyword_context(
         lay.fts,
         lay.paths_fts,
         lay.chunks or "memory_index_chunks",
+        forms,
     )
 
 
@@ -242,7 +250,7 @@ def search_paths(ctx: KeywordContext, query: str, limit: int, exact_query: str) 
     plan = plans[0] if plans else _Plan(query, None, ())
     plan_filt, plan_fparams = _substring_filter(plan.terms, col)
     _register_contains(ctx, plan.terms)
-    match_exact = exact_path_matcher(exact_query)
+    match_exact = exact_path_matcher(exact_query, ctx.forms)
     sql_functions(ctx.index).exact = match_exact
     exact_limit = EXACT_PATH_CANDIDATE_LIMIT
     patterns = exact_path_patterns(exact_query)
@@ -447,15 +455,16 @@ def sort_keyword_hits(hits: Iterable[MemoryHit], prefer_exact_body: bool = True)
 
 
 def merge_keyword_hits(
-    sets: Sequence[Sequence[MemoryHit]], exact_query: str, ordered: bool = True
-) -> list[MemoryHit]:
+    sets: Sequence[Sequence[MemoryHit]], exact_query: str, ordered: bool = True,
+    forms: frozenset[str] | None = None,
+) -> list[MemoryHit]:  # fmt: skip
     """``mergeKeywordSearchHits``: one hit per chunk, the best body score, the longest snippet.
 
     *ordered* False: unsorted, for :func:`limit_keyword_hits` with ``ordered=False``
     (with a NaN score, sorted all the same: the comparator's order then depends on
     its input's, and OpenClaw sorts here).
     """
-    match_exact = exact_path_matcher(exact_query)
+    match_exact = exact_path_matcher(exact_query, forms)
     seen: dict[str, MemoryHit] = {}
     for results in sets:
         for r in results:
@@ -538,7 +547,7 @@ def search_keyword(
     for h in body:
         h.path_score = 0.0
     paths = search_paths(ctx, query, limit, exact_q)
-    merged = merge_keyword_hits([body, paths], exact_q, ordered)
+    merged = merge_keyword_hits([body, paths], exact_q, ordered, ctx.forms)
     return limit_keyword_hits(merged, limit, True, ordered)
 
 
@@ -572,5 +581,5 @@ def search_keyword_with_fallback(
         for t in terms
     ]
     return limit_keyword_hits(
-        merge_keyword_hits([full, *sets], query, ordered), limit, True, ordered
+        merge_keyword_hits([full, *sets], query, ordered, ctx.forms), limit, True, ordered
     )
