@@ -300,6 +300,50 @@ fewer bytes with a proven bound: SimSIMD's int8 kernel, 3.3 ms, plus the exact r
 of the ~1,000 rows its bound keeps, came to the float32 product's time in the last
 session) and about 5 us less Python per vector candidate.
 
+Next session (2026-11-29 morning, commits 191dc95 to 189b30a) on another 2-core VM (AVX-512,
+300 MB L3) whose speed swings by 1.6x within seconds (a pure Python loop took 38 or 61 ms
+by turns; ``sqlite_hybrid`` 8.1 to 11.9 ms between runs), so each change was measured by
+running two trees' searches alternately, query by query, in two processes (the same
+phase for both; 300 to 360 searches each), p50 in ms: memsearch_hybrid 10.8-10.9 (the
+session's start, commit 00a8214) -> 9.6-9.9; rank_all 17.1-18.1 -> 16.4-18.3 (no clear
+change); memsearch_fts 4.16 -> 3.92 for the last commit. Three whole benchmark runs at the
+end: memsearch_hybrid 11.3, 7.8 and 8.7 (p95 12.4, 8.4, 11.1) beside sqlite_hybrid 10.1,
+11.6 and 11.3; memsearch_fts 4.0, 2.4, 3.1 beside sqlite_fts 2.6, 3.0, 2.7; ``memlens mcp``
+answers ``initialize`` in 0.43-0.51 s (max 0.60) and ``sessions_list`` in 0.89-0.90 s. The
+hybrid target is met in the fast phases and missed in the slow ones. What it took:
+
+* the float32 product in fixed blocks of rows (:class:`core.openclaw.memsearch_vectors.
+  Scan`, shares 0.7 / 0.1 / 0.2): the worker takes them from the front, the caller from
+  the back once its keyword search is done, so that both cores stream the end of the
+  matrix (one core reads about 16 GB/s on this VM, two nearly twice that: 50,000 x 384 in
+  3.0-3.5 ms against 5.5-6.5 with the caches flushed). A first block of half the rows was
+  no better than one block: the worker needs the GIL between blocks, and the caller's
+  keyword search, Python, holds it;
+* OpenBLAS's thread-count calls through ``ctypes.PyDLL`` (holding the GIL): through
+  ``CDLL`` they let it go, and the worker, entering ``BLAS.single()``, then waited for the
+  caller's switch interval before its product began (1.5 ms in one traced search of four);
+* the top rows ordered in numpy (``lexsort``) rather than a Python sort of tuples, the
+  query prepared once; the merge's ties sorted only where scores tie;
+* the exact-path matcher answers 0 at once for a query that is none of the index's path
+  forms (whole path, file name, stem of every chunk path, kept with the per-path caches):
+  the merge's, the path queries' SQL function's and the keyword merge's.
+
+Tried and dropped: an int8 scan through SimSIMD's ``cdist`` (exact integer dot products,
+1.4 ms over 50,000 x 384 with the caches warm, 3.2 flushed; a bound per row from each
+row's and the query's rounding keeps 930 rows, 450 with the query's residual as a second
+int8 row): no faster than the float32 product in the search, the survivors' rescoring
+(2 ms) and the worker's GIL hand-offs ate the gain; bfloat16 through SimSIMD (4.8-5.2 ms
+flushed, no better than float32); two worker threads splitting the product while the
+caller searches (three busy threads on two cores: slower).
+
+Where the time goes now (one instrumented run, slow phase, ms): before the product is
+needed, the keyword search 2.6, its recall rows, file times and scoring 1.0; the caller's
+blocks and the wait 1.7 to 2.1; after: the rescoring and the vector rows 0.7, their recall
+rows and times 0.5, the merge 1.6 (the ~200 vector candidates scored 0.9, the order 0.5),
+MMR's picks and the selection 1.2-1.4 (the snippets' token ids 0.5). With the product free
+(precomputed), the same searches take 6.8 ms in that phase: the rest is the product's
+share and the slower main thread beside it.
+
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
 

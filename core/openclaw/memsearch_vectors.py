@@ -11,6 +11,8 @@ float32 matrix, and answers a query in three steps:
    *limit* best: the rows within a proven error margin of the limit-th float32
    score (rounding the vectors to float32 and summing d products, in any order
    BLAS takes, moves a cosine by at most ``(d + 4) * 2**-24``, both sides taken);
+   the product runs in fixed blocks of rows (:class:`Scan`), most of them in a worker
+   thread while the caller's keyword search runs, the last ones by the caller;
 2. those rows' stored vectors (a copy kept beside the matrix while that stays under
    :data:`RAW_MAX_BYTES`, else read again from SQLite) are scored in float64
    with the uncached path's formula (``cosineSimilarity``), one product per row:
