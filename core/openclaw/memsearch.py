@@ -119,7 +119,10 @@ def vector_rows(
         if top is not None:
             problems += [embedding_problem(index.path, *p) for p in cached.problems]
             kept = cached.hits
-            found = {rowid: kept[rowid] for _, rowid in top if rowid in kept}
+            try:  # every row kept with the matrix (the usual case): no read, no second pass
+                return [(kept[rowid], score) for score, rowid in top]
+            except KeyError:
+                found = {rowid: kept[rowid] for _, rowid in top if rowid in kept}
     if top is None:
         top = _scan_vectors(index, query_vec, models, sources, limit, problems)
     wanted = [rowid for _, rowid in top if rowid not in found]
