@@ -8,6 +8,9 @@ arrays against OpenClaw's loop; the whole search with and without the cache.
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -151,6 +154,19 @@ def test_the_product_in_blocks_answers_as_one_block_whoever_takes_them(
             ahead.work()
             assert ahead.started.is_set() and top_rows(idx, cached, q, limit, ahead) == want
             assert top_rows(idx, cached, q, limit) == want  # inline, in blocks
+            late = vectors.Scan(cached, *prepared, limit)  # the worker claimed one, not done
+            claimed = late._take(True)
+            assert claimed == 0
+            done: Future[None] = Future()
+            late._future = done
+
+            def finish(scan: vectors.Scan = late, block: int = claimed, f: Future[None] = done):
+                time.sleep(0.05)
+                scan._run(block)
+                f.set_result(None)
+
+            threading.Thread(target=finish).start()
+            assert top_rows(idx, cached, q, limit, late) == want  # the caller waited for it
             assert _vector(index_path, q, limit, cache) == _vector(index_path, q, limit, None)
         lost = vectors.Scan(cached, *vectors._prepare(cached, queries[0]) or (None, 0), 3)
         lost._front = lost._back  # every block claimed, none done: never a silent short answer
@@ -279,6 +295,28 @@ def test_whole_search_is_the_same_with_and_without_the_cache(index_path: Path) -
         assert fast.mode == "hybrid" and fast.results
         origins = {c.time_from for c in fast.candidates}
         assert {"evergreen", "path-date", "index-mtime"} <= origins
+
+
+def test_searches_from_several_threads_answer_as_one_at_a_time(
+    index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server's threads share the vector worker: a search whose worker is busy with
+    another's product takes every block itself; each answer is the one it gives alone."""
+    monkeypatch.setattr(vectors, "SPLIT_MIN", 0)  # blocks even over 60 rows
+    monkeypatch.setattr(vectors, "_START_WAIT", 0.0)  # nobody waits for the busy worker
+    rng = np.random.default_rng(31)
+    asks = [(query, list(rng.standard_normal(DIMS))) for query in ("tea", "note 12", "coffee")]
+    asks *= 4
+
+    def search(query: str, q: list[float]) -> Any:
+        with open_memory_index(index_path) as idx:
+            found = memory_search(idx, query, now_ms=NOW, embedder=Fixed(q), min_score=0.0)
+        return found.to_json()
+
+    alone = [search(query, q) for query, q in asks]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda a: search(*a), asks))
+    assert together == alone
 
 
 def _candidates(rng: np.random.Generator, n: int) -> list[MemoryCandidate]:
