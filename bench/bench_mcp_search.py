@@ -312,8 +312,8 @@ end: memsearch_hybrid 11.3, 7.8 and 8.7 (p95 12.4, 8.4, 11.1) beside sqlite_hybr
 answers ``initialize`` in 0.43-0.51 s (max 0.60) and ``sessions_list`` in 0.89-0.90 s. The
 hybrid target is met in the fast phases and missed in the slow ones. What it took:
 
-* the float32 product in fixed blocks of rows (:class:`core.openclaw.memsearch_vectors.
-  Scan`, shares 0.7 / 0.1 / 0.2): the worker takes them from the front, the caller from
+* the float32 product in fixed blocks of rows (:class:`core.openclaw.memsearch_scan.Scan`,
+  shares 0.7 / 0.1 / 0.2): the worker takes them from the front, the caller from
   the back once its keyword search is done, so that both cores stream the end of the
   matrix (one core reads about 16 GB/s on this VM, two nearly twice that: 50,000 x 384 in
   3.0-3.5 ms against 5.5-6.5 with the caches flushed). A first block of half the rows was

@@ -55,6 +55,7 @@ from core.openclaw.memsearch_rank import (
     warm_path_caches,
 )
 from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit, MemorySearchResult
+from core.openclaw.memsearch_scan import start_top_rows
 from core.openclaw.memsearch_text import locale_cmp
 from core.openclaw.memsearch_vectors import (
     DEFAULT_CACHE,
@@ -64,7 +65,6 @@ from core.openclaw.memsearch_vectors import (
     cosine,
     hit_fields,
     source_column,
-    start_top_rows,
     top_rows,
     vector_filter,
 )
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 
     from core.openclaw.memindex import MemoryIndex
     from core.openclaw.memsearch_embed import QueryEmbedder
-    from core.openclaw.memsearch_vectors import Scan
+    from core.openclaw.memsearch_scan import Scan
 
 SEARCH_CANDIDATE_UNIVERSE = 200
 CANDIDATE_MULTIPLIER = 4

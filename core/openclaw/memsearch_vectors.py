@@ -11,8 +11,8 @@ float32 matrix, and answers a query in three steps:
    *limit* best: the rows within a proven error margin of the limit-th float32
    score (rounding the vectors to float32 and summing d products, in any order
    BLAS takes, moves a cosine by at most ``(d + 4) * 2**-24``, both sides taken);
-   the product runs in fixed blocks of rows (:class:`Scan`), most of them in a worker
-   thread while the caller's keyword search runs, the last ones by the caller;
+   the product runs in fixed blocks of rows (:mod:`core.openclaw.memsearch_scan`), most
+   of them in a worker thread while the caller's keyword search runs;
 2. those rows' stored vectors (a copy kept beside the matrix while that stays under
    :data:`RAW_MAX_BYTES`, else read again from SQLite) are scored in float64
    with the uncached path's formula (``cosineSimilarity``), one product per row:
@@ -37,15 +37,14 @@ from __future__ import annotations
 import math
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.embed.blas import BLAS
 from core.openclaw.memindex import quote
 from core.openclaw.memindex_embedding import decode_embedding
+from core.openclaw.memsearch_scan import NORM_RANGE, Scan, prepare
 from core.openclaw.memsearch_text import SNIPPET_CHARS, truncate_utf16
 
 if TYPE_CHECKING:
@@ -57,14 +56,6 @@ if TYPE_CHECKING:
 
 MAX_ENTRIES = 4
 """Cached matrices kept at once (one per index, model and sources searched)."""
-
-_NORM_RANGE = (1e-150, 1e150)
-
-
-def _error_margin(dims: int) -> float:
-    """Twice the largest gap between a float32 cosine of unit vectors and the exact one."""
-    unit = 2.0**-24
-    return 2 * (dims + 4) * unit * 1.01 + 1e-12
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,7 +291,7 @@ def build_matrix(
     with np.errstate(over="ignore", invalid="ignore"):
         norms = np.sqrt(np.einsum("ij,ij->i", x, x))
     nonzero = x.any(axis=1)
-    usual = finite & nonzero & (norms > _NORM_RANGE[0]) & (norms < _NORM_RANGE[1])
+    usual = finite & nonzero & (norms > NORM_RANGE[0]) & (norms < NORM_RANGE[1])
     if blob // 8 != dims:
         usual[:] = False
     zero += rowids[finite & ~nonzero].tolist()  # an all-zero vector scores 0
@@ -313,7 +304,7 @@ def build_matrix(
             norm = math.sqrt(float(np.dot(vec, vec)))
         if not vec.any():
             zero.append(rowid)
-        elif vec.size == dims and _NORM_RANGE[0] < norm < _NORM_RANGE[1]:
+        elif vec.size == dims and NORM_RANGE[0] < norm < NORM_RANGE[1]:
             rows_in.append(rowid)
             parts.append((vec / norm).astype(np.float32)[None, :])
             raws.append(vec[None, :])
@@ -421,136 +412,6 @@ def _cosines(x: npt.NDArray[np.float64], q: npt.NDArray[np.float64]) -> npt.NDAr
     return scores
 
 
-def _prepare(
-    cached: VectorMatrix, query_vec: Sequence[float]
-) -> tuple[npt.NDArray[np.float64], float] | None:
-    """The query as float64 and its norm; None when :func:`top_rows` must refuse it."""
-    q = np.asarray(query_vec, dtype=np.float64)
-    if q.ndim != 1 or q.size != cached.dims or not np.all(np.isfinite(q)):
-        return None
-    qnorm = math.sqrt(float(np.dot(q, q)))
-    if not _NORM_RANGE[0] < qnorm < _NORM_RANGE[1]:
-        return None
-    return q, qnorm
-
-
-SPLIT_BLOCKS = (0.7, 0.1, 0.2)
-"""The product's blocks, as shares of the rows: the worker takes them from the front,
-the caller from the back once its keyword search is done, so that two cores stream the
-end of the matrix together (one core reads about 16 GB/s here, two nearly twice that).
-The worker's first block is most of the product: it runs while the caller's keyword
-search, Python, holds the GIL that the worker needs between blocks. Measured against
-one block (the worker alone), searches alternated between the two: p50 9.7-9.9 ->
-8.8-9.0 ms; with a first block of half the rows, no better than one block."""
-
-SPLIT_MIN = 1 << 22
-"""Matrices of fewer values (rows x dims) are one block: their product is short."""
-
-
-class Scan:
-    """The float32 product of one query with a :class:`VectorMatrix`, in blocks.
-
-    Fixed cuts per matrix (:data:`SPLIT_BLOCKS`), so the scores are the same bits
-    whichever thread computes a block. The worker (:func:`start_top_rows`) calls
-    :meth:`work`, the caller :meth:`keep`; each takes the blocks left, under a lock.
-    """
-
-    def __init__(self, cached: VectorMatrix, q: npt.NDArray[np.float64], qnorm: float,
-                 limit: int) -> None:  # fmt: skip
-        self.cached, self.limit, self.q, self.qnorm = cached, limit, q, qnorm
-        self.query = (q / qnorm).astype(np.float32)
-        n = cached.rowids.size
-        shares = SPLIT_BLOCKS if n * cached.dims >= SPLIT_MIN else (1.0,)
-        cuts = [0]
-        for share in shares[:-1]:
-            cuts.append(cuts[-1] + int(n * share))
-        self.cuts = [*cuts, n]
-        self.parts: list[npt.NDArray[np.float32] | None] = [None] * len(shares)
-        self._lock = threading.Lock()
-        self._front, self._back = 0, len(shares)
-        self._future: Future[None] | None = None
-        self._worker_took = False
-        self.started = threading.Event()
-        """Set as the worker begins (see :func:`start_top_rows`)."""
-
-    def _take(self, front: bool) -> int | None:
-        with self._lock:
-            if self._front >= self._back:
-                return None
-            if front:
-                self._front += 1
-                self._worker_took = True
-                return self._front - 1
-            self._back -= 1
-            return self._back
-
-    def _run(self, k: int) -> None:
-        with BLAS.single():  # a second BLAS thread would only wait (two cores, both busy)
-            self.parts[k] = self.query @ self.cached.columns[:, self.cuts[k] : self.cuts[k + 1]]
-
-    def work(self) -> None:
-        """The worker's share: blocks from the front until none is left."""
-        self.started.set()
-        while (k := self._take(True)) is not None:
-            self._run(k)
-
-    def keep(self) -> npt.NDArray[np.intp]:
-        """Positions of the rows whose float32 score is within the error margin of the limit-th.
-
-        Runs the blocks the worker has not taken, then waits for those it has.
-        """
-        while (k := self._take(False)) is not None:
-            self._run(k)
-        with self._lock:
-            took = self._worker_took
-        if took and self._future is not None:
-            self._future.result()
-        n, limit = self.cached.rowids.size, self.limit
-        if n <= limit:
-            return np.arange(n)
-        parts = [p for p in self.parts if p is not None]
-        if len(parts) != len(self.parts):  # a block claimed and never done: no short answer
-            raise RuntimeError("a block of the vector product is missing")
-        approx = np.concatenate(parts)
-        kth = float(np.partition(approx, n - limit)[n - limit])
-        return np.flatnonzero(approx >= kth - _error_margin(self.cached.dims))
-
-
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def start_top_rows(cached: VectorMatrix, query_vec: Sequence[float], limit: int) -> Scan | None:
-    """Start :func:`top_rows`'s matrix product in a worker thread; None if it would refuse.
-
-    The product over a large index (50,000 x 384: 77 MB read, about 5 ms on one
-    core) runs in BLAS without the GIL, so the caller's keyword search (SQLite and
-    Python) runs meanwhile on the other core; the caller takes the blocks left when it
-    needs the scores (:class:`Scan`). Pass the scan to :func:`top_rows`: the answer is
-    the same as without it.
-    """
-    prepared = _prepare(cached, query_vec)
-    if prepared is None:
-        return None
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memlens-vectors")
-    scan = Scan(cached, *prepared, limit)
-    scan._future = _POOL.submit(scan.work)
-    # The worker needs the GIL to reach the product, and the caller's keyword search,
-    # mostly Python, would hold it until its first SQL statement or for the whole
-    # switch interval (5 ms): waiting here lets it in (a few microseconds).
-    scan.started.wait(_START_WAIT)
-    return scan
-
-
-_START_WAIT = 0.005
-"""Seconds :func:`start_top_rows` waits at most for the worker to begin: the switch
-interval it saves (an idle worker begins in microseconds; a busy one, still on another
-search's product, is not waited for longer than the keyword search would have)."""
-
-
 def top_rows(
     index: MemoryIndex,
     cached: VectorMatrix,
@@ -561,9 +422,10 @@ def top_rows(
     """``(score, rowid)`` of the *limit* best rows, best first; None to take the slow path.
 
     The scores are the uncached path's float64 cosines of the same rows. *started*:
-    :func:`start_top_rows`'s scan of the same *cached*, *query_vec* and *limit*.
+    :func:`~core.openclaw.memsearch_scan.start_top_rows`'s scan of the same *cached*,
+    *query_vec* and *limit*.
     """
-    prepared = (started.q, started.qnorm) if started is not None else _prepare(cached, query_vec)
+    prepared = (started.q, started.qnorm) if started is not None else prepare(cached, query_vec)
     if prepared is None:
         return None
     q, qnorm = prepared

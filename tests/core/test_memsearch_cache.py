@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
+from core.openclaw import memsearch_scan as scan_mod
 from core.openclaw import memsearch_vectors as vectors
 from core.openclaw.memindex import open_memory_index
 from core.openclaw.memsearch import memory_search, search_vector
 from core.openclaw.memsearch_merge import HybridOrder, select_hybrid
 from core.openclaw.memsearch_mmr import _mmr_arrays, _mmr_loop, mmr_picks
 from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit
-from core.openclaw.memsearch_vectors import VectorCache, start_top_rows, top_rows
+from core.openclaw.memsearch_scan import start_top_rows
+from core.openclaw.memsearch_vectors import VectorCache, top_rows
 from tests.core.test_memindex import f64, make_v23
 
 if TYPE_CHECKING:
@@ -130,6 +132,18 @@ def test_a_product_started_early_answers_as_inline(index_path: Path) -> None:
         assert start_top_rows(cached, [float("nan")] * DIMS, 3) is None  # refused: the scan
 
 
+class _Held(scan_mod.Scan):
+    """A scan whose worker share waits for :attr:`gate` (a worker busy elsewhere)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.gate = threading.Event()
+
+    def work(self) -> None:
+        self.gate.wait(10)
+        super().work()
+
+
 def test_the_product_in_blocks_answers_as_one_block_whoever_takes_them(
     index_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -140,27 +154,39 @@ def test_the_product_in_blocks_answers_as_one_block_whoever_takes_them(
         cached = cache.matrix(idx, ["fake-embed"], ["memory"])
         queries = [list(rng.standard_normal(DIMS)) for _ in range(4)]
         whole = {(i, k): top_rows(idx, cached, q, k) for i, q in enumerate(queries) for k in (1, 7)}
-        monkeypatch.setattr(vectors, "SPLIT_MIN", 0)  # 60 rows in blocks
+        monkeypatch.setattr(scan_mod, "SPLIT_MIN", 0)  # 60 rows in blocks
         for (i, limit), want in whole.items():
             q = queries[i]
-            prepared = vectors._prepare(cached, q)
+            prepared = scan_mod.prepare(cached, q)
             assert want is not None and prepared is not None
             started = start_top_rows(cached, q, limit)  # the worker and the caller
-            assert started is not None and len(started.cuts) == len(vectors.SPLIT_BLOCKS) + 1 > 2
+            assert started is not None and len(started.cuts) == len(scan_mod.SPLIT_BLOCKS) + 1 > 2
             assert top_rows(idx, cached, q, limit, started) == want
-            alone = vectors.Scan(cached, *prepared, limit)  # no worker came (pool busy)
+            alone = scan_mod.Scan(cached, *prepared, limit)  # no worker came (pool busy)
             assert top_rows(idx, cached, q, limit, alone) == want
-            ahead = vectors.Scan(cached, *prepared, limit)  # the worker took every block
+            held = _Held(cached, *prepared, limit)  # the worker on another thread's search
+            with scan_mod._POOL_LOCK:
+                scan_mod._QUEUED += 1
+                assert scan_mod._POOL is not None
+                held._future = scan_mod._POOL.submit(scan_mod._work, held)
+            mine = start_top_rows(cached, q, limit)
+            assert mine is not None and mine._future is None  # not queued behind it
+            assert top_rows(idx, cached, q, limit, mine) == want
+            held.gate.set()
+            assert top_rows(idx, cached, q, limit, held) == want
+            held._future.result()
+            assert scan_mod._QUEUED == 0  # the worker's scan counted out when done
+            ahead = scan_mod.Scan(cached, *prepared, limit)  # the worker took every block
             ahead.work()
             assert ahead.started.is_set() and top_rows(idx, cached, q, limit, ahead) == want
             assert top_rows(idx, cached, q, limit) == want  # inline, in blocks
-            late = vectors.Scan(cached, *prepared, limit)  # the worker claimed one, not done
+            late = scan_mod.Scan(cached, *prepared, limit)  # the worker claimed one, not done
             claimed = late._take(True)
             assert claimed == 0
             done: Future[None] = Future()
             late._future = done
 
-            def finish(scan: vectors.Scan = late, block: int = claimed, f: Future[None] = done):
+            def finish(scan: scan_mod.Scan = late, block: int = claimed, f: Future[None] = done):
                 time.sleep(0.05)
                 scan._run(block)
                 f.set_result(None)
@@ -168,7 +194,7 @@ def test_the_product_in_blocks_answers_as_one_block_whoever_takes_them(
             threading.Thread(target=finish).start()
             assert top_rows(idx, cached, q, limit, late) == want  # the caller waited for it
             assert _vector(index_path, q, limit, cache) == _vector(index_path, q, limit, None)
-        lost = vectors.Scan(cached, *vectors._prepare(cached, queries[0]) or (None, 0), 3)
+        lost = scan_mod.Scan(cached, *scan_mod.prepare(cached, queries[0]) or (None, 0), 3)
         lost._front = lost._back  # every block claimed, none done: never a silent short answer
         with pytest.raises(RuntimeError, match="missing"):
             lost.keep()
@@ -302,8 +328,8 @@ def test_searches_from_several_threads_answer_as_one_at_a_time(
 ) -> None:
     """A server's threads share the vector worker: a search whose worker is busy with
     another's product takes every block itself; each answer is the one it gives alone."""
-    monkeypatch.setattr(vectors, "SPLIT_MIN", 0)  # blocks even over 60 rows
-    monkeypatch.setattr(vectors, "_START_WAIT", 0.0)  # nobody waits for the busy worker
+    monkeypatch.setattr(scan_mod, "SPLIT_MIN", 0)  # blocks even over 60 rows
+    monkeypatch.setattr(scan_mod, "_START_WAIT", 0.0)  # nobody waits for the busy worker
     rng = np.random.default_rng(31)
     asks = [(query, list(rng.standard_normal(DIMS))) for query in ("tea", "note 12", "coffee")]
     asks *= 4
@@ -436,7 +462,6 @@ def test_a_matrix_too_big_to_keep_its_hits_reads_them(
     index_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past HITS_MAX_ROWS the matrix keeps no hit rows: the search reads them, the same answer."""
-    import core.openclaw.memsearch_vectors as vectors
 
     rng = np.random.default_rng(21)
     small, kept = VectorCache(), VectorCache()
@@ -457,7 +482,6 @@ def test_a_matrix_too_big_to_keep_its_vectors_reads_them_again(
     index_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past RAW_MAX_BYTES the candidates' float64 vectors come from SQLite: the same scores."""
-    import core.openclaw.memsearch_vectors as vectors
 
     rng = np.random.default_rng(22)
     with open_memory_index(index_path) as idx:
@@ -507,7 +531,6 @@ def test_float32_vectors_are_kept_as_float32_with_the_same_scores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A model's float32 output stored as float64: kept in half the memory, scored the same."""
-    import core.openclaw.memsearch_vectors as vectors
 
     rng = np.random.default_rng(23)
     chunks = _chunks(rng, 40)
