@@ -23,6 +23,9 @@ finds hundreds of chunks; then, over QUERIES queries, p50 / p95 of:
   spawn to the answer to ``initialize``, and to the answer of a ``sessions_list``
   call (null, with the reason, while the command does not exist).
 
+``python_loop_ms``: a fixed pure-Python workload timed before the SQLite side, between
+the two sides and after memlens's (a VM whose pace swings shows it here).
+
 Prints one JSON object. Targets (2 cores): memsearch_fts p50 <= 5 ms and
 memsearch_hybrid p50 <= 10 ms at 50,000 chunks; the server ready <= 1 s.
 
@@ -351,6 +354,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sqlite3
 import statistics
@@ -535,6 +539,18 @@ def _timed(fn: Callable[[int], object], n: int, warm: int = 3) -> dict[str, floa
         "cpu_p50_ms": round(statistics.median(ordered) * 1000, 3),
         "cpu_p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 3),
     }
+
+
+def python_loop_ms(rounds: int = 5) -> float:
+    """The least of *rounds* timings of a fixed pure-Python workload, in ms (the CPU's pace)."""
+    best = math.inf
+    for _ in range(rounds):
+        t = time.perf_counter()
+        d: dict[int, int] = {}
+        for i in range(20_000):
+            d[i & 1023] = d.get(i & 1023, 0) + i
+        best = min(best, time.perf_counter() - t)
+    return round(best * 1000, 3)
 
 
 class FixedEmbedder:
@@ -788,8 +804,14 @@ def run(chunks: int, n_queries: int, folder: Path, server_runs: int) -> dict[str
         "load_average_before": [round(x, 2) for x in os.getloadavg()],
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
     }
+    loop = [python_loop_ms()]
     out.update(sqlite_side(path, qs, qvecs))
+    loop.append(python_loop_ms())
     out.update(memsearch_side(path, qs, qvecs))
+    loop.append(python_loop_ms())
+    # a VM's speed can swing within seconds: the same Python work timed before, between
+    # and after the two sides says whether the figures beside each other saw one speed
+    out["python_loop_ms"] = loop
     out.update(openclaudecode_side(occ, qs))
     out["targets_p50_ms"] = {"memsearch_fts": 5.0, "memsearch_hybrid": 10.0}
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]

@@ -44,6 +44,7 @@ def test_bench_mcp_search_tiny(tmp_path: Path) -> None:
         "cpu_p95_ms",
     }
     assert len(result["load_average_before"]) == 3
+    assert len(result["python_loop_ms"]) == 3 and all(x > 0 for x in result["python_loop_ms"])
     if result["server"] is None:
         assert result["server_reason"]
     else:
