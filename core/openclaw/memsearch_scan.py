@@ -30,13 +30,16 @@ class ScanMatrix(Protocol):
     """What a scan reads of :class:`core.openclaw.memsearch_vectors.VectorMatrix`."""
 
     @property
-    def dims(self) -> int: ...  # noqa: D102
+    def dims(self) -> int:
+        """The vectors' length."""
 
     @property
-    def rowids(self) -> npt.NDArray[np.int64]: ...  # noqa: D102
+    def rowids(self) -> npt.NDArray[np.int64]:
+        """The matrix's rows (their chunks' rowids)."""
 
     @property
-    def columns(self) -> npt.NDArray[np.float32]: ...  # noqa: D102
+    def columns(self) -> npt.NDArray[np.float32]:
+        """The unit vectors as float32 columns (``dims x rows``)."""
 
 
 NORM_RANGE = (1e-150, 1e150)
