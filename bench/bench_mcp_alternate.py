@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.bench_mcp_search import build_index
+from bench.bench_mcp_search import _ms, build_index
 
 SERVE = r"""
 import os, sys, time
@@ -58,10 +58,10 @@ with open_memory_index(path) as index:
 
 
 def _pcts(samples: list[float]) -> dict[str, float]:
+    """:func:`bench.bench_mcp_search._ms`'s p50 / p95, with the p25 and p75."""
     s = sorted(samples)
-    at = lambda q: round(s[min(len(s) - 1, int(q * (len(s) - 1)))] * 1000, 3)  # noqa: E731
-    return {"p25_ms": at(0.25), "p50_ms": round(statistics.median(s) * 1000, 3),
-            "p75_ms": at(0.75), "p95_ms": at(0.95)}  # fmt: skip
+    quarter = {f"p{q}_ms": round(s[int(q / 100 * (len(s) - 1))] * 1000, 3) for q in (25, 75)}
+    return {**_ms(samples), **quarter}
 
 
 def run(trees: list[Path], index: Path, n: int, rounds: int, mode: str) -> dict[str, Any]:

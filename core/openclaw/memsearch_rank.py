@@ -131,14 +131,14 @@ def _warm_paths(index: MemoryIndex) -> frozenset[str] | None:
     if len(paths) > WARM_PATHS:
         return None
     forms: set[str] = set()
-    for (path,) in paths:
-        if not isinstance(path, str):
-            return None  # a path that is not text: no set of forms stands for it
+    texts = [path for (path,) in paths if isinstance(path, str)]
+    for path in texts:
         memory_date_ms(path)
         is_evergreen(path)
         locale_sort_key(path)
         forms.update(path_forms(path))
-    return frozenset(forms)
+    # a path that is not text: no set of forms stands for it
+    return frozenset(forms) if len(texts) == len(paths) else None
 
 
 PATH_CACHES = GenerationTables(index_signature)

@@ -99,7 +99,6 @@ class Scan:
         self._lock = threading.Lock()
         self._front, self._back = 0, len(shares)
         self._future: Future[None] | None = None
-        self._worker_took = False
         self.started = threading.Event()
         """Set as the worker begins (see :func:`start_top_rows`)."""
 
@@ -109,7 +108,6 @@ class Scan:
                 return None
             if front:
                 self._front += 1
-                self._worker_took = True
                 return self._front - 1
             self._back -= 1
             return self._back
@@ -132,7 +130,7 @@ class Scan:
         while (k := self._take(False)) is not None:
             self._run(k)
         with self._lock:
-            took = self._worker_took
+            took = self._front > 0  # only the worker takes from the front
         if took and self._future is not None:
             self._future.result()
         n, limit = self.cached.rowids.size, self.limit

@@ -26,6 +26,7 @@ from core.openclaw.memsearch_embed import (
 from core.openclaw.memsearch_keyword import fallback_terms
 from core.openclaw.memsearch_rank import (
     PATH_CACHES,
+    _warm_paths,
     importance_multiplier,
     is_evergreen,
     memory_date_ms,
@@ -39,7 +40,7 @@ from core.openclaw.memsearch_text import (
     fts_rank_scores,
     path_forms,
 )
-from tests.core.test_memindex import f64, make_v23
+from tests.core.test_memindex import f64, make_index, make_v23
 from tests.llm_server import Reply
 
 if TYPE_CHECKING:
@@ -217,6 +218,20 @@ def test_keyword_fallback_ranks_against_the_whole_query(tmp_path: Path) -> None:
     want = text_score + boost(tokens, ["billing", "talks", "to", "stripe"], 0, 23)
     assert want < 1
     assert hit.score == pytest.approx(want, abs=1e-15)
+
+
+def test_path_forms_are_known_only_when_every_path_is_text(tmp_path: Path) -> None:
+    """An older (not STRICT) index may hold a path as bytes: no set of forms stands for it."""
+    path = make_index(tmp_path / "main.sqlite")
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE chunks SET path = CAST(path AS BLOB) WHERE rowid = 1")
+        (texts,) = db.execute(
+            "SELECT count(DISTINCT path) FROM chunks WHERE typeof(path) = 'text'"
+        ).fetchone()
+    with open_memory_index(path) as idx:
+        is_evergreen.cache_clear()
+        assert _warm_paths(idx) is None
+    assert texts and is_evergreen.cache_info().currsize == texts  # the text ones still warmed
 
 
 def test_exact_path_tiers_come_first(tmp_path: Path) -> None:
