@@ -21,7 +21,11 @@ finds hundreds of chunks; then, over QUERIES queries, p50 / p95 of:
   search function in ``core.openclaudecode`` once that exists;
 * ``server``: ``memlens mcp HOME`` on a home with 100 small sessions: seconds from
   spawn to the answer to ``initialize``, and to the answer of a ``sessions_list``
-  call (null, with the reason, while the command does not exist).
+  call (null, with the reason, while the command does not exist);
+* ``server_search``: ``memlens mcp`` on the benchmark's own home (CHUNKS chunks), 30
+  ``memory_search`` calls sent one after another from its start: each call's
+  milliseconds as the host sees them (the protocol, the redaction and the tool's
+  answer included), first, second, the worst after the first and the p50s.
 
 ``python_loop_ms``: a fixed pure-Python workload timed before the SQLite side, between
 the two sides and after memlens's (a VM whose pace swings shows it here).
@@ -765,6 +769,60 @@ def measure_server_ready(home: Path, runs: int) -> dict[str, Any]:
     }
 
 
+def measure_server_search(home: Path, qs: list[str], calls: int = 30) -> dict[str, Any]:
+    """Milliseconds of each ``memory_search`` call sent to a fresh ``memlens mcp HOME``.
+
+    Sent one after another from the answer to ``initialize`` on, as a host that
+    searches at once does: the first call waits for the data directory's opening; the
+    server builds its search tables meanwhile (the second call built them in the
+    call before: about 3.6 s at 50,000 chunks). The search is the agent's (keyword
+    only here: the bench home configures no embedding provider).
+    """
+    init = _rpc(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                  "clientInfo": {"name": "bench", "version": "1"}})  # fmt: skip
+    ready = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + b"\n"
+    env = {**os.environ, "MEMLENS_NOW": str(NOW), "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.launcher", "mcp", str(home)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        cwd=Path(__file__).resolve().parent.parent, env=env,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    times: list[float] = []
+    try:
+        proc.stdin.write(init)
+        proc.stdin.flush()
+        if not proc.stdout.readline():
+            raise RuntimeError("the server closed its output")
+        proc.stdin.write(ready)
+        for i in range(calls):
+            query = qs[i % len(qs)]
+            t = time.perf_counter()
+            call = {"name": "memory_search", "arguments": {"query": query}}
+            proc.stdin.write(_rpc(10 + i, "tools/call", call))
+            proc.stdin.flush()
+            answer = proc.stdout.readline()
+            times.append((time.perf_counter() - t) * 1000)
+            if not answer or "error" in orjson.loads(answer):
+                raise RuntimeError(f"memory_search {query!r} failed: {answer[:200]!r}")
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    rest = times[1:] or times
+    return {
+        "calls": len(times),
+        "first_ms": round(times[0], 1),
+        "second_ms": round(times[1], 1) if len(times) > 1 else None,
+        "max_after_first_ms": round(max(rest), 1),
+        "p50_ms": round(statistics.median(times), 1),
+        "last_half_p50_ms": round(statistics.median(times[len(times) // 2 :]), 1),
+    }
+
+
 def _count_sessions(answer: dict[str, Any]) -> int:
     """Sessions in a ``sessions_list`` answer (structured content, else the text JSON)."""
     result = answer.get("result") or {}
@@ -827,6 +885,7 @@ def run(chunks: int, n_queries: int, folder: Path, server_runs: int) -> dict[str
         home = build_server_home(folder / "server-home")
         try:
             out["server"] = measure_server_ready(home, server_runs)
+            out["server_search"] = measure_server_search(folder, qs)
         except (OSError, RuntimeError, orjson.JSONDecodeError) as exc:
             out["server"] = None
             out["server_reason"] = f"the server did not answer: {exc}"

@@ -50,3 +50,6 @@ def test_bench_mcp_search_tiny(tmp_path: Path) -> None:
     else:
         assert result["server"]["runs"] == 1 and result["server"]["sessions_listed"] == 100
         assert result["server"]["initialize_s_p50"] <= result["server"]["sessions_list_s_p50"]
+        search = result["server_search"]
+        assert search["calls"] == 30 and search["second_ms"] is not None
+        assert 0 < search["p50_ms"] and 0 < search["max_after_first_ms"]

@@ -233,12 +233,15 @@ class MemoryData:
                 self._recall_key = key
             return self._recall
 
-    def warm_vectors(self) -> bool:
-        """Build the default agent's vector matrix now (the first hybrid search would).
+    def warm_search(self) -> bool:
+        """Build now what the default agent's searches would build as they come.
 
-        Keyword-only agents and homes without a memory index have nothing to build.
-        Returns True when a matrix was built or found.
+        Its vector matrix (the first hybrid search would), and the per-generation
+        tables of :func:`core.openclaw.memsearch.warm_tables` (the second search
+        would). Homes without a memory index have nothing to build. Returns True when
+        a matrix was built or found (keyword-only agents have none).
         """
+        from core.openclaw.memsearch import warm_tables
         from core.openclaw.memsearch_vectors import DEFAULT_CACHE
 
         with self._lock:
@@ -249,10 +252,11 @@ class MemoryData:
             except MemoryCliError:
                 return False
             s = opened.settings
-            if s.keyword_only or not s.model:
-                return False
-            DEFAULT_CACHE.matrix(opened.index, [s.model], s.sources)
-            return True
+            hybrid = not s.keyword_only and bool(s.model)
+            if hybrid:
+                DEFAULT_CACHE.matrix(opened.index, [s.model], s.sources)
+            warm_tables(opened.index, hybrid=hybrid)
+            return hybrid
 
     def session(self, ref: str) -> Session:
         """The session *ref* names (id, id prefix or path), read now if it was pending.

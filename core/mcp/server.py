@@ -45,11 +45,19 @@ READ_ONLY = types.ToolAnnotations(
 
 
 class _Opener:
-    """The data directory, opened once in a worker thread; calls wait for it."""
+    """The data directory, opened once in a worker thread; calls wait for it.
 
-    def __init__(self, data: str | os.PathLike[str]) -> None:
+    *apart*: the process is the server's own; the search tables that can be built in a
+    thread of their own are (:data:`core.openclaw.memsearch_chunks.BACKGROUND`), so
+    that no call waits seconds for one, at the start or after the agent re-indexes.
+    """
+
+    def __init__(self, data: str | os.PathLike[str], *, apart: bool = False) -> None:
         self.data = data
+        self.apart = apart
         self.done = threading.Event()
+        self.warmed = threading.Event()
+        """Set once the warm-up after the opening has run (or failed)."""
         self.tools: MemoryTools | None = None
         self.error: str | None = None
         threading.Thread(target=self._open, name="memlens-mcp-open", daemon=True).start()
@@ -70,11 +78,16 @@ class _Opener:
         finally:
             self.done.set()
         if self.tools is not None:
+            if self.apart:
+                from core.openclaw import memsearch_chunks
+
+                memsearch_chunks.BACKGROUND = True
             self._warm(self.tools)
+        self.warmed.set()
 
     @staticmethod
     def _warm(tools: MemoryTools) -> None:
-        """Load the sessions, the recall side and OpenClaw's vectors before a call needs them.
+        """Load the sessions, the recall side and OpenClaw's search tables before a call needs them.
 
         A call arriving meanwhile waits for the part it needs (the data's lock); a
         failure here is left for that call to report.
@@ -84,7 +97,7 @@ class _Opener:
         try:
             tools.data.dataset()
             tools.data.recall()
-            tools.data.warm_vectors()
+            tools.data.warm_search()
         except (ToolError, OSError, ValueError):
             pass
 
@@ -105,10 +118,13 @@ class _Opener:
             ) from None
 
 
-def build_server(data: str | os.PathLike[str]) -> Server[Any, Any]:
-    """The SDK server with memlens's tools over *data* (opening starts now)."""
+def build_server(data: str | os.PathLike[str], *, apart: bool = False) -> Server[Any, Any]:
+    """The SDK server with memlens's tools over *data* (opening starts now).
+
+    *apart*: this process is the server's (see :class:`_Opener`).
+    """
     server: Server[Any, Any] = Server("memlens", version=__version__, instructions=INSTRUCTIONS)
-    opener = _Opener(data)
+    opener = _Opener(data, apart=apart)
     listed = [
         types.Tool(
             name=t.name,
@@ -132,7 +148,7 @@ def build_server(data: str | os.PathLike[str]) -> Server[Any, Any]:
 
 
 async def _serve(data: str | os.PathLike[str]) -> None:
-    server = build_server(data)
+    server = build_server(data, apart=True)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

@@ -36,13 +36,14 @@ import numpy as np
 from core.io.problems import Problem
 from core.openclaw.memindex import FTS_ONLY_MODEL, quote
 from core.openclaw.memindex_embedding import decode_embedding, embedding_problem
-from core.openclaw.memsearch_chunks import chunk_tokens
+from core.openclaw.memsearch_chunks import chunk_tokens, eagerly
 from core.openclaw.memsearch_embed import EmbedError
 from core.openclaw.memsearch_keyword import (
     keyword_context,
     search_keyword_with_fallback,
 )
 from core.openclaw.memsearch_merge import KeywordSide, VectorRow, merge_hybrid, select_hybrid
+from core.openclaw.memsearch_postings import body_postings
 from core.openclaw.memsearch_rank import (
     Clock,
     apply_decay,
@@ -54,6 +55,7 @@ from core.openclaw.memsearch_rank import (
     recall_rows,
     warm_path_caches,
 )
+from core.openclaw.memsearch_recall import live_recall
 from core.openclaw.memsearch_records import MemoryCandidate, MemoryHit, MemorySearchResult
 from core.openclaw.memsearch_scan import start_top_rows
 from core.openclaw.memsearch_text import locale_cmp
@@ -182,6 +184,29 @@ def _scan_vectors(
             top.sort(key=lambda t: -t[0])
     top.sort(key=lambda t: -t[0])
     return top
+
+
+def warm_tables(index: MemoryIndex, *, hybrid: bool) -> None:
+    """Build now the per-generation tables a search of *index* would build at its second.
+
+    A long-lived server calls it once the index is open, so that no search answers
+    in seconds rather than milliseconds because it builds them: every file's path
+    caches, the recall table, the body postings and, for a
+    *hybrid* search, the chunks' token table. With
+    :data:`core.openclaw.memsearch_chunks.BACKGROUND` the postings and tokens are
+    built in a thread of their own (this returns at once; searches meanwhile do
+    without them). The answers are the same with or without any of them.
+    """
+    lay = index.layout
+    if lay.chunks is None:
+        return
+    with eagerly():
+        warm_path_caches(index)
+        live_recall(index, [])  # (the quickest first: built one after another)
+        if lay.fts is not None:
+            body_postings(index, lay.fts, lay.chunks)
+        if hybrid:
+            chunk_tokens(index)
 
 
 # -- the search -----------------------------------------------------------------------

@@ -28,18 +28,21 @@ searches take the per-hit paths).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import queue
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.openclaw.memindex import quote
+from core.openclaw.memindex import open_memory_index, quote
 from core.openclaw.memsearch_text import SNIPPET_CHARS, ascii_words, truncate_utf16
 from core.openclaw.memsearch_vectors import _stat, canonical, chunk_count, index_signature
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     import numpy.typing as npt
 
@@ -143,18 +146,35 @@ class RecallTable:
 
 
 class GenerationTables:
-    """Tables of one kind, per index file, built once the index was seen unchanged twice."""
+    """Tables of one kind, per index file, built once the index was seen unchanged twice.
 
-    def __init__(self, signature: Callable[[MemoryIndex], tuple[Any, ...]]) -> None:
+    A build runs outside the lock: a search meanwhile (another thread) gets None and
+    takes the per-hit paths, as before the table existed, instead of waiting for it.
+    *apart*: with :data:`BACKGROUND` set, the table is built in a thread of its own,
+    through a connection of its own, and :meth:`get` answers None meanwhile. It is
+    kept under the signature the asking connection read when the build started: a
+    later search of that connection that reads the same signature (no commit since,
+    for a signature holding its ``data_version``) has the very rows the build read.
+    """
+
+    def __init__(
+        self, signature: Callable[[MemoryIndex], tuple[Any, ...]], *, apart: bool = False
+    ) -> None:
         self._signature = signature
+        self.apart = apart
         self._seen: dict[str, tuple[Any, ...]] = {}
         self._tables: dict[str, tuple[tuple[Any, ...], Any]] = {}
+        self._building: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
         self.builds = 0
         """How many tables were built (a test reads it)."""
 
     def get(self, index: MemoryIndex, build: Callable[[MemoryIndex], Any]) -> Any:
-        """The table of *index* as it is now, or None (not yet seen unchanged, or too big)."""
+        """The table of *index* as it is now, or None (not yet seen unchanged, or too big).
+
+        Within :func:`eagerly`, a missing table is built at once (a server warming
+        up), not at the second sighting.
+        """
         if not ENABLED or index.layout.chunks is None:
             return None
         key = index.db.real_path
@@ -163,16 +183,63 @@ class GenerationTables:
             found = self._tables.get(key)
             if found is not None and found[0] == sig:
                 return found[1]
+            if key in self._building:  # being built: this search does without it
+                return None
             self._tables.pop(key, None)
-            if self._seen.get(key) != sig:  # changed since the last search: not yet
+            eager = getattr(_EAGER, "on", False)
+            if not eager and self._seen.get(key) != sig:  # changed since the last search
                 self._seen[key] = sig
                 return None
+            done = self._building[key] = threading.Event()
+            elsewhere = BACKGROUND and self.apart
+        if elsewhere:
+            _apart(functools.partial(self._build_apart, index.path, key, sig, build, done))
+            return None
+        try:
             table = build(index)
-            self.builds += 1
-            self._tables[key] = (sig, table)
-            while len(self._tables) > MAX_TABLES:
-                del self._tables[next(iter(self._tables))]
-            return table
+        except BaseException:
+            self._finish(key, None, None, done)  # nothing kept: the search fails as it would
+            raise
+        return self._finish(key, sig, table, done)
+
+    def _finish(
+        self, key: str, sig: tuple[Any, ...] | None, table: Any, done: threading.Event
+    ) -> Any:
+        """Keep *table* as the one of *sig* (None: keep nothing) and end the build."""
+        with self._lock:
+            if self._building.get(key) is done:
+                del self._building[key]
+                if sig is None:
+                    self._seen.pop(key, None)  # tried again at the second sighting, not the next
+                else:
+                    self._tables.pop(key, None)
+                    self.builds += 1
+                    self._tables[key] = (sig, table)
+                    while len(self._tables) > MAX_TABLES:
+                        del self._tables[next(iter(self._tables))]
+        done.set()
+        return table
+
+    def _build_apart(
+        self, path: str, key: str, sig: tuple[Any, ...],
+        build: Callable[[MemoryIndex], Any], done: threading.Event,
+    ) -> None:  # fmt: skip
+        kept: tuple[Any, ...] | None = None
+        table = None
+        try:
+            with open_memory_index(path) as own:
+                if own.db.real_path == key:  # (not a file put in its place since)
+                    kept, table = sig, build(own)
+        except Exception:  # none for this state: the searches do without it
+            kept, table = sig, None
+        finally:
+            self._finish(key, kept, table, done)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the builds running now; False when *timeout* passed first."""
+        with self._lock:
+            events = list(self._building.values())
+        return all(e.wait(timeout) for e in events)
 
     def current(self) -> list[Any]:
         """The tables kept now (lookups by content need no index)."""
@@ -180,6 +247,48 @@ class GenerationTables:
             return []
         with self._lock:
             return [t for _, t in self._tables.values() if t is not None]
+
+
+def _apart(job: Callable[[], None]) -> None:
+    """Run *job* in the one builder thread (started at the first), after those queued.
+
+    One at a time: each build is Python that holds the GIL most of the time, and a
+    search meanwhile gets a half of it rather than a third. A daemon thread: a server
+    exiting does not wait for a table it will not use.
+    """
+    global _BUILDER
+    _JOBS.put(job)
+    with _BUILDER_LOCK:
+        if _BUILDER is None or not _BUILDER.is_alive():
+            _BUILDER = threading.Thread(target=_builder, name="memlens-index-tables", daemon=True)
+            _BUILDER.start()
+
+
+def _builder() -> None:
+    while True:
+        _JOBS.get()()
+
+
+_JOBS: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+_BUILDER: threading.Thread | None = None
+_BUILDER_LOCK = threading.Lock()
+_EAGER = threading.local()
+
+
+@contextlib.contextmanager
+def eagerly() -> Iterator[None]:
+    """Within it, this thread's :meth:`GenerationTables.get` builds a missing table at once."""
+    before = getattr(_EAGER, "on", False)
+    _EAGER.on = True
+    try:
+        yield
+    finally:
+        _EAGER.on = before
+
+
+BACKGROUND = False
+"""True (a long-lived server): the tables that allow it are built in a thread of their
+own (:class:`GenerationTables`), so that no search waits seconds for one."""
 
 
 def _too_big(index: MemoryIndex) -> bool:
@@ -204,8 +313,8 @@ def _recall_signature(index: MemoryIndex) -> tuple[Any, ...]:
     )
 
 
-TOKENS = GenerationTables(index_signature)
-RECALL = GenerationTables(_recall_signature)
+TOKENS = GenerationTables(index_signature, apart=True)
+RECALL = GenerationTables(_recall_signature, apart=True)
 
 
 def chunk_tokens(index: MemoryIndex) -> ChunkTokens | None:

@@ -403,7 +403,7 @@ def _signature(index: MemoryIndex) -> tuple[Any, ...]:
     return (index_signature(index), tuple(fts))
 
 
-POSTINGS = GenerationTables(_signature)
+POSTINGS = GenerationTables(_signature, apart=True)
 
 
 def body_postings(index: MemoryIndex, table: str, chunks: str) -> BodyPostings | None:

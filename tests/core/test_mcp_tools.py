@@ -360,13 +360,13 @@ def test_an_open_index_sees_what_openclaw_writes_next(tmp_path: Path) -> None:
 def test_the_vector_matrix_is_built_before_the_first_hybrid_search(tmp_path: Path) -> None:
     from core.openclaw.memsearch_vectors import DEFAULT_CACHE
 
-    assert MemoryTools(_fts_home(tmp_path), environ={}).data.warm_vectors() is False  # none
+    assert MemoryTools(_fts_home(tmp_path), environ={}).data.warm_search() is False  # none
     shutil.copytree(RECORDED / "home", tmp_path / "hybrid")
     tools = MemoryTools(tmp_path / "hybrid" / ".openclaw", environ={})
     before = DEFAULT_CACHE.builds
-    assert tools.data.warm_vectors() is True
+    assert tools.data.warm_search() is True
     assert DEFAULT_CACHE.builds == before + 1
-    assert tools.data.warm_vectors() is True and DEFAULT_CACHE.builds == before + 1  # kept
+    assert tools.data.warm_search() is True and DEFAULT_CACHE.builds == before + 1  # kept
 
 
 def test_an_open_openclaudecode_memory_sees_what_the_agent_writes_next(tmp_path: Path) -> None:
