@@ -355,6 +355,22 @@ MMR's picks and the selection 1.2-1.4 (the snippets' token ids 0.5). With the pr
 (precomputed), the same searches take 6.8 ms in that phase: the rest is the product's
 share and the slower main thread beside it.
 
+Next session (2026-11-29 late morning, commit b5b3c69): the server's calls, not the
+search function. ``memlens mcp`` on this benchmark's home answered its second
+``memory_search`` call in 3.7 s: that call found the index seen unchanged twice and
+built the recall table, the postings (and, hybrid, the token table) in the call. The
+server now builds them right after opening the data (:func:`core.openclaw.memsearch.
+warm_tables`), one after another in a thread and a connection of their own
+(:data:`core.openclaw.memsearch_chunks.BACKGROUND`), each kept under the signature the
+asking connection read when its build began (a commit since: unused); a search meanwhile
+takes the per-hit paths instead of waiting. ``server_search``, 30 calls from the start:
+first 0.46 s (the opening), second 26 ms, none above 0.11 s, p50 35 ms while the builder
+runs (about 4 s at 50,000 chunks; 7 to 13 ms a call after). The search function is
+unchanged (the two trees alternated query by query: 12.4 and 12.3 ms hybrid p50 in the
+VM's slow phase). One whole run in that phase: memsearch_hybrid 10.5 ms beside
+sqlite_hybrid 11.2 (memsearch_fts 2.6 beside 2.1): at this VM's slow pace the hybrid
+target is missed by the amount the bare SQLite + numpy floor is.
+
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
 
