@@ -621,3 +621,38 @@ def test_wal_agent_database_leaves_no_wal_or_shm(tmp_path: Path) -> None:
         idx.file_states(tmp_path)
         idx.cache_entries()
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_file_mtimes_answer_as_the_files_list(tmp_path: Path) -> None:
+    """The indexed mtimes of some paths, as listing every file gives them, writes seen."""
+    from core.openclaw.memindex import MemoryIndex
+
+    path = tmp_path / "openclaw-agent.sqlite"
+    sources = [
+        ("MEMORY.md", "memory", "h1", 1_790_000_000_000.5, 5),
+        ("memory/a.md", "memory", "h2", 1_790_000_100_000.0, 5),
+        ("memory/b.md", "sessions", "h3", 1_790_000_200_000.0, 5),  # another source's
+        ("memory/caf\ufffd.md", "memory", "h4", 1_790_000_300_000.0, 5),
+    ]
+    chunks = [{"id": "c1", "path": "MEMORY.md", "text": "tea"}]
+    make_v23(path, chunks, sources=sources, wal=True)
+    asked = ["memory/a.md", "MEMORY.md", "memory/b.md", "nowhere.md", "memory/caf\ufffd.md"]
+
+    def listed(idx: MemoryIndex, source: str) -> dict[str, float | None]:
+        return {f.path: f.mtime_ms for f in idx.files(source) if f.path in asked}
+
+    agent = sqlite3.connect(path)  # the agent, running: its WAL and wal-index exist
+    agent.execute("SELECT count(*) FROM memory_index_sources").fetchall()
+    try:
+        with open_memory_index(path) as idx:
+            assert idx.db.mode == "ro"
+            for source in ("memory", "sessions"):
+                assert idx.file_mtimes(source, asked) == listed(idx, source)
+            assert idx.file_mtimes("memory", asked)["MEMORY.md"] == 1_790_000_000_000.5
+            with agent:  # the agent re-indexes a file
+                agent.execute("UPDATE memory_index_sources SET mtime = 7.0 WHERE path = ?",
+                              ("MEMORY.md",))  # fmt: skip
+            assert idx.file_mtimes("memory", asked) == listed(idx, "memory")
+            assert idx.file_mtimes("memory", asked)["MEMORY.md"] == 7.0
+    finally:
+        agent.close()
