@@ -186,12 +186,12 @@ class GenerationTables:
             if key in self._building:  # being built: this search does without it
                 return None
             self._tables.pop(key, None)
-            eager = getattr(_EAGER, "on", False)
+            eager = getattr(_LOCAL, "eager", False)
             if not eager and self._seen.get(key) != sig:  # changed since the last search
                 self._seen[key] = sig
                 return None
             done = self._building[key] = threading.Event()
-            elsewhere = BACKGROUND and self.apart
+            elsewhere = self.apart and (BACKGROUND or getattr(_LOCAL, "apart", False))
         if elsewhere:
             _apart(functools.partial(self._build_apart, index.path, key, sig, build, done))
             return None
@@ -272,18 +272,31 @@ def _builder() -> None:
 _JOBS: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
 _BUILDER: threading.Thread | None = None
 _BUILDER_LOCK = threading.Lock()
-_EAGER = threading.local()
+_LOCAL = threading.local()
 
 
 @contextlib.contextmanager
-def eagerly() -> Iterator[None]:
-    """Within it, this thread's :meth:`GenerationTables.get` builds a missing table at once."""
-    before = getattr(_EAGER, "on", False)
-    _EAGER.on = True
+def _flag(name: str) -> Iterator[None]:
+    before = getattr(_LOCAL, name, False)
+    setattr(_LOCAL, name, True)
     try:
         yield
     finally:
-        _EAGER.on = before
+        setattr(_LOCAL, name, before)
+
+
+def eagerly() -> contextlib.AbstractContextManager[None]:
+    """Within it, this thread's :meth:`GenerationTables.get` builds a missing table at once."""
+    return _flag("eager")
+
+
+def builds_apart() -> contextlib.AbstractContextManager[None]:
+    """Within it, this thread's searches have their tables built apart (as :data:`BACKGROUND`).
+
+    The app's search jobs: a second search of an index answers from SQLite rather than
+    waiting seconds for its tables.
+    """
+    return _flag("apart")
 
 
 BACKGROUND = False

@@ -158,3 +158,28 @@ def test_the_server_warms_every_search_table_at_its_start(
     assert _builds() == [before[0], before[1] + 2, before[2] + 1]
     answer = opener.call("memory_search", {"query": "tea note"})
     assert answer["results"] and _builds() == [before[0], before[1] + 2, before[2] + 1]
+
+
+def test_builds_apart_holds_for_the_thread_that_asks(tmp_path: Path) -> None:
+    path = _index(tmp_path / "openclaw-agent.sqlite")
+    table = memsearch_chunks.GenerationTables(memsearch_chunks.index_signature, apart=True)
+    built_in: list[str] = []
+
+    def build(index: MemoryIndex) -> str:
+        built_in.append(threading.current_thread().name)
+        return "table"
+
+    with open_memory_index(path) as index:
+        with memsearch_chunks.builds_apart(), memsearch_chunks.eagerly():
+            assert table.get(index, build) is None  # queued for the builder thread
+        assert table.wait(30) and table.get(index, build) == "table"
+    assert built_in == ["memlens-index-tables"]
+    other = memsearch_chunks.GenerationTables(memsearch_chunks.index_signature, apart=True)
+    with open_memory_index(path) as index:
+        with memsearch_chunks.builds_apart():
+            ran = threading.Thread(
+                target=lambda: other.get(index, build) or other.get(index, build)
+            )
+            ran.start()
+            ran.join(30)  # another thread asked twice: built there, in its search
+    assert built_in[1:] == [ran.name]

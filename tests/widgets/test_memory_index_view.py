@@ -240,3 +240,27 @@ def test_workspace_resolved_from_the_config(view: MemoryIndexView, qtbot: Any, h
         view.set_home(home["state"], [home["db"]], home["config"], None)
     states = {s.path: s.state for s in blocker.args[0].files}
     assert states["memory/new.md"] == "new-unindexed"  # compared with the agent's workspace
+
+
+def test_a_second_search_builds_the_index_tables_apart(
+    view: MemoryIndexView, qtbot: Any, home: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index seen unchanged twice: its tables are built by the builder thread, while
+    that search answers from SQLite (the same results), instead of in the search job."""
+    from core.openclaw import memsearch_chunks
+    from core.openclaw.memsearch_postings import POSTINGS
+
+    tables = (POSTINGS, memsearch_chunks.TOKENS)
+
+    queued: list[object] = []
+    real = memsearch_chunks._apart
+    monkeypatch.setattr(memsearch_chunks, "_apart", lambda job: (queued.append(job), real(job)))
+    write_config(home, {"provider": "none"})
+    show(view, qtbot, home)
+    answers = [run(view, qtbot, "deploy").to_json()]
+    assert not queued  # the first sighting builds nothing
+    answers.append(run(view, qtbot, "deploy").to_json())
+    built = len(queued)
+    assert built and all(t.wait(30) for t in tables)
+    answers.append(run(view, qtbot, "deploy").to_json())  # with them
+    assert len(queued) == built and answers[0] == answers[1] == answers[2]

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.openclaw.memory_home import MemoryHome, agent_workspace, load_settings, run_search
+from core.openclaw.memsearch_chunks import builds_apart
 from widgets.common.jobs import default_runner
 from widgets.common.record_model import RecordRole, RecordTableModel, SortRole
 from widgets.common.view_jobs import view_key
@@ -327,15 +328,16 @@ class MemoryIndexView(QWidget):
         self.mode_label.setText("Searching…")
 
         def work(**_job: object) -> MemorySearchResult:
-            return run_search(
-                home,
-                query,
-                now_ms=now,
-                max_results=max_results,
-                min_score=min_score,
-                settings=settings,
-                check=True,  # as OpenClaw: an index built for another config is paused
-            )
+            with builds_apart():  # no search waits seconds for the index's tables
+                return run_search(
+                    home,
+                    query,
+                    now_ms=now,
+                    max_results=max_results,
+                    min_score=min_score,
+                    settings=settings,
+                    check=True,  # as OpenClaw: an index built for another config is paused
+                )
 
         self._runner.submit(
             "memory index search",
