@@ -122,20 +122,39 @@ def mmr_order(
     # numbers (rounding is monotonic, keep > 0)
     penalty = np.zeros(n, dtype=np.float64)
     taken = np.zeros(n, dtype=bool)
-    lengths, ids = _token_ids(snippets)
+    picks: list[int] = []
     if by_rows:
-        rows = _SimilarityRows(snippets, lengths, ids)
-        for _ in range(min(by_rows, n)):
-            mmr = lam_rel - penalty
-            mmr[taken] = -np.inf
+        limit = min(by_rows, n)
+        # Only items whose lam * rel reaches the limit-th best's minus (1 - lam) can be
+        # among the first *limit* picks: one of the limit best is still there at each, its
+        # MMR at least its lam * rel - (1 - lam) (a penalty is (1 - lam) * sim, sim <= 1;
+        # float subtraction is monotonic), and an item's MMR is at most its lam * rel.
+        floor = np.partition(lam_rel, n - limit)[n - limit] - keep
+        active = np.flatnonzero(lam_rel >= floor)
+        sub = [snippets[j] for j in active.tolist()]
+        rows = _SimilarityRows(sub, *_token_ids(sub))
+        sub_rel, sub_scores = lam_rel[active], scores[active]
+        sub_penalty = np.zeros(active.size, dtype=np.float64)
+        sub_taken = np.zeros(active.size, dtype=bool)
+        for _ in range(limit):
+            mmr = sub_rel - sub_penalty
+            mmr[sub_taken] = -np.inf
             tied = np.flatnonzero(mmr == mmr.max())
-            i = int(tied[int(np.argmax(scores[tied]))]) if tied.size > 1 else int(tied[0])
-            taken[i] = True
-            yield i
-            np.maximum(penalty, keep * rows.row(i), out=penalty)
-        if taken.all():
+            k = int(tied[int(np.argmax(sub_scores[tied]))]) if tied.size > 1 else int(tied[0])
+            sub_taken[k] = True
+            picks.append(int(active[k]))
+            yield picks[-1]
+            np.maximum(sub_penalty, keep * rows.row(k), out=sub_penalty)
+        if len(picks) == n:
             return
-    ksim = keep * _jaccard_matrix(snippets, (lengths, ids))
+        taken[picks] = True
+        penalty[active] = sub_penalty
+    ksim = keep * _jaccard_matrix(snippets)
+    if picks:  # the others' penalties from the picks so far (the rows' values: the same)
+        others = np.ones(n, dtype=bool)
+        others[active] = False
+        if others.any():
+            penalty[others] = ksim[picks][:, others].max(axis=0)
     # Lazy greedy: a heap of (-MMR, -score, index) as of each item's last look. An item's
     # MMR only falls as picks raise its penalty, so a popped item whose MMR has not
     # changed is the best (the order of the key is the loop's: the higher MMR, then the

@@ -378,6 +378,8 @@ def test_mmr_on_arrays_picks_as_the_loop(seed: int) -> None:
         # one similarity row per pick (the first picks), then the matrix: the same picks
         assert [c.hit.id for c in _mmr_arrays(items, lam, by_rows=n)] == loop
         assert [c.hit.id for c in mmr_picks(items, lam)] == loop
+        for rows in (1, 5):  # the first picks among the items that can be them, then all
+            assert [c.hit.id for c in _mmr_arrays(items, lam, by_rows=rows)] == loop
 
 
 @pytest.mark.parametrize("min_score", [0.0, 0.3, 0.45, 0.6, 2.0])
