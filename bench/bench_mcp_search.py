@@ -371,6 +371,28 @@ VM's slow phase). One whole run in that phase: memsearch_hybrid 10.5 ms beside
 sqlite_hybrid 11.2 (memsearch_fts 2.6 beside 2.1): at this VM's slow pace the hybrid
 target is missed by the amount the bare SQLite + numpy floor is.
 
+Then MMR's first picks only among the items that can be them
+(:func:`core.openclaw.memsearch_mmr.mmr_order`): an item whose ``lam * rel`` is under
+the limit-th best's minus ``1 - lam`` cannot be among the first *limit* picks (one of the
+limit best is left at each pick, its MMR at least its ``lam * rel - (1 - lam)``; an item's
+MMR is at most its ``lam * rel``), so the similarity rows and token ids of the first 24
+picks cover about 130 of 390 snippets here: MMR and the selection 0.94 -> 0.55 ms; the two
+trees alternated, 5 x 60 queries: hybrid p50 8.71 -> 8.25 ms (each round 0.15 to 0.9 ms
+less). Two whole runs after (200 queries, the VM at a middling pace): memsearch_hybrid
+9.1 and 8.6 ms (p95 10.6 and 10.4) beside sqlite_hybrid 11.1 and 8.0; memsearch_fts 2.9
+and 2.3 beside sqlite_fts 3.0 and 1.9; ``initialize`` 0.53-0.55 s, ``sessions_list``
+0.83-0.86 s (max 1.06); ``server_search`` second call 23-104 ms, none above 0.11 s.
+
+Tried and dropped this session (no change the alternation could see): every indexed
+file's mtime kept per ``data_version`` instead of one ``IN`` query per search, the
+vector-only candidates scored by a specialized loop with per-path timestamps and
+per-timestamp decays, the sorted scores reused for MMR rather than read again. The rest of
+the time per hybrid search (one instrumented run, fast phase, ms): the keyword side before
+the product is needed 3.3, the caller's block and its wait for the worker 1.4 (the wait
+itself 0.2 at the median), then the rescoring and rows 0.5, the recall rows and times 0.4,
+the merge 1.0, MMR and the selection 0.55. Most of the per-candidate cost after the scan is
+memory latency: the same merge on warm caches takes a third of its time in the search.
+
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """
 
