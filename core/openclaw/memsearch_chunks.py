@@ -192,6 +192,8 @@ class GenerationTables:
                 return None
             done = self._building[key] = threading.Event()
             elsewhere = self.apart and (BACKGROUND or getattr(_LOCAL, "apart", False))
+            # (a private snapshot: another connection would copy the whole file again)
+            elsewhere = elsewhere and index.db.mode != "snapshot"
         if elsewhere:
             _apart(functools.partial(self._build_apart, index.path, key, sig, build, done))
             return None

@@ -12,6 +12,7 @@ the build makes that table unused; the server warms every table at its start.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import threading
 from typing import TYPE_CHECKING, Any
@@ -183,3 +184,25 @@ def test_builds_apart_holds_for_the_thread_that_asks(tmp_path: Path) -> None:
             ran.start()
             ran.join(30)  # another thread asked twice: built there, in its search
     assert built_in[1:] == [ran.name]
+
+
+def test_a_private_snapshot_builds_its_tables_in_the_search(tmp_path: Path) -> None:
+    """A WAL left without its wal-index is read from a private copy: another connection
+    would copy the whole file again, so the search that asks builds the table itself."""
+    live = _index(tmp_path / "openclaw-agent.sqlite")
+    writer = sqlite3.connect(live)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    with writer:
+        writer.execute("UPDATE memory_index_chunks SET text = 'tea note wal' WHERE id = 'c2'")
+    copy = tmp_path / "copy" / "openclaw-agent.sqlite"
+    copy.parent.mkdir()
+    shutil.copyfile(live, copy)
+    shutil.copyfile(f"{live}-wal", f"{copy}-wal")
+    writer.close()
+    table = memsearch_chunks.GenerationTables(memsearch_chunks.index_signature, apart=True)
+    with open_memory_index(copy) as index:
+        assert index.db.mode == "snapshot"
+        with memsearch_chunks.builds_apart(), memsearch_chunks.eagerly():
+            assert table.get(index, lambda i: threading.current_thread().name) == (
+                threading.current_thread().name
+            )
