@@ -109,8 +109,9 @@ def mmr_order(
 
     Finite scores of a finite span (:func:`picks_every`), *lam* in [0, 1). The first
     *by_rows* picks take the best ``lam * rel - penalty`` directly (ties to the higher
-    score, then the earlier item, as the loop) and compare the pick with every item
-    (:class:`_SimilarityRows`); the rest go by a lazy heap over the matrix.
+    score, then the earlier item, as the loop) among the items that can be among them,
+    and compare each pick with those (:class:`_SimilarityRows`); the rest go by a lazy
+    heap over the matrix.
     """
     n = len(snippets)
     lo, span = scores.min(), scores.max() - scores.min()
