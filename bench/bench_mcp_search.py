@@ -399,6 +399,7 @@ memory latency: the same merge on warm caches takes a third of its time in the s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -415,7 +416,8 @@ import numpy as np
 import orjson
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
+    from typing import IO
 
 NOW = 1_795_700_000_000  # 2026-11-26T13:33:20Z
 DIMS = 384
@@ -757,45 +759,54 @@ def server_missing() -> str | None:
     return None if "mcp" in COMMANDS else "memlens has no mcp command yet"
 
 
+INIT = _rpc(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "bench", "version": "1"}})  # fmt: skip
+READY = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + b"\n"
+
+
+@contextlib.contextmanager
+def spawned_server(home: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """``memlens mcp HOME`` running: its stdin and stdout; closed (and ended) after."""
+    env = {**os.environ, "MEMLENS_NOW": str(NOW), "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.launcher", "mcp", str(home)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        cwd=Path(__file__).resolve().parent.parent, env=env,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        yield proc.stdin, proc.stdout
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def measure_server_ready(home: Path, runs: int) -> dict[str, Any]:
     """Seconds from spawning ``memlens mcp HOME`` to its first answers (p50 / max of *runs*).
 
     ``initialize_s``: the answer to ``initialize``; ``sessions_list_s``: the answer to a
     ``tools/call`` of ``sessions_list`` sent after it (both from spawn).
     """
-    init = _rpc(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                  "clientInfo": {"name": "bench", "version": "1"}})  # fmt: skip
-    ready = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + b"\n"
     call = _rpc(2, "tools/call", {"name": "sessions_list", "arguments": {}})
     inits, lists, sessions_seen = [], [], []
-    env = {**os.environ, "MEMLENS_NOW": str(NOW), "QT_QPA_PLATFORM": "offscreen"}
     for _ in range(runs):
         t = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "app.launcher", "mcp", str(home)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=Path(__file__).resolve().parent.parent, env=env,
-        )  # fmt: skip
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write(init)
-            proc.stdin.flush()
-            first = proc.stdout.readline()
+        with spawned_server(home) as (stdin, stdout):
+            stdin.write(INIT)
+            stdin.flush()
+            first = stdout.readline()
             inits.append(time.perf_counter() - t)
-            proc.stdin.write(ready + call)
-            proc.stdin.flush()
-            answer = proc.stdout.readline()
+            stdin.write(READY + call)
+            stdin.flush()
+            answer = stdout.readline()
             lists.append(time.perf_counter() - t)
             if not first or not answer:
                 raise RuntimeError("the server closed its output")
             sessions_seen.append(_count_sessions(orjson.loads(answer)))
-        finally:
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
     return {
         "runs": runs,
         "initialize_s_p50": round(statistics.median(inits), 3),
@@ -816,40 +827,23 @@ def measure_server_search(home: Path, qs: list[str], calls: int = 30) -> dict[st
     call before: about 3.6 s at 50,000 chunks). The search is the agent's (keyword
     only here: the bench home configures no embedding provider).
     """
-    init = _rpc(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                  "clientInfo": {"name": "bench", "version": "1"}})  # fmt: skip
-    ready = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + b"\n"
-    env = {**os.environ, "MEMLENS_NOW": str(NOW), "QT_QPA_PLATFORM": "offscreen"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.launcher", "mcp", str(home)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        cwd=Path(__file__).resolve().parent.parent, env=env,
-    )  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
     times: list[float] = []
-    try:
-        proc.stdin.write(init)
-        proc.stdin.flush()
-        if not proc.stdout.readline():
+    with spawned_server(home) as (stdin, stdout):
+        stdin.write(INIT)
+        stdin.flush()
+        if not stdout.readline():
             raise RuntimeError("the server closed its output")
-        proc.stdin.write(ready)
+        stdin.write(READY)
         for i in range(calls):
             query = qs[i % len(qs)]
             t = time.perf_counter()
             call = {"name": "memory_search", "arguments": {"query": query}}
-            proc.stdin.write(_rpc(10 + i, "tools/call", call))
-            proc.stdin.flush()
-            answer = proc.stdout.readline()
+            stdin.write(_rpc(10 + i, "tools/call", call))
+            stdin.flush()
+            answer = stdout.readline()
             times.append((time.perf_counter() - t) * 1000)
             if not answer or "error" in orjson.loads(answer):
                 raise RuntimeError(f"memory_search {query!r} failed: {answer[:200]!r}")
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
     rest = times[1:] or times
     return {
         "calls": len(times),
