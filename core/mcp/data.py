@@ -240,6 +240,11 @@ class MemoryData:
         tables of :func:`core.openclaw.memsearch.warm_tables` (the second search
         would). Homes without a memory index have nothing to build. Returns True when
         a matrix was built or found (keyword-only agents have none).
+
+        The matrix is read through a connection of its own, outside the data's lock
+        (seconds at 50,000 chunks): a call that needs no vector (``sessions_list``, a
+        keyword search) does not wait for it; a hybrid search waits for the matrix it
+        needs (the cache's lock), as it would have built it.
         """
         from core.openclaw.memsearch import warm_tables
         from core.openclaw.memsearch_vectors import DEFAULT_CACHE
@@ -253,10 +258,12 @@ class MemoryData:
                 return False
             s = opened.settings
             hybrid = not s.keyword_only and bool(s.model)
-            if hybrid:
-                DEFAULT_CACHE.matrix(opened.index, [s.model], s.sources)
             warm_tables(opened.index, hybrid=hybrid)
-            return hybrid
+            path = opened.index.path
+        if hybrid:
+            with open_memory_index(path) as own:  # the same file, the same matrix's key
+                DEFAULT_CACHE.matrix(own, [str(s.model)], s.sources)
+        return hybrid
 
     def session(self, ref: str) -> Session:
         """The session *ref* names (id, id prefix or path), read now if it was pending.

@@ -13,6 +13,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -367,6 +368,37 @@ def test_the_vector_matrix_is_built_before_the_first_hybrid_search(tmp_path: Pat
     assert tools.data.warm_search() is True
     assert DEFAULT_CACHE.builds == before + 1
     assert tools.data.warm_search() is True and DEFAULT_CACHE.builds == before + 1  # kept
+
+
+def test_a_call_needing_no_vector_does_not_wait_for_the_matrix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The matrix is read through a connection of its own, outside the data's lock."""
+    from core.openclaw import memsearch_vectors
+
+    shutil.copytree(RECORDED / "home", tmp_path / "hybrid")
+    tools = MemoryTools(tmp_path / "hybrid" / ".openclaw", environ={"MEMLENS_NOW": str(NOW)})
+    building, release = threading.Event(), threading.Event()
+    real = memsearch_vectors.build_matrix
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        building.set()
+        assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memsearch_vectors, "build_matrix", slow)
+    warm = threading.Thread(target=tools.data.warm_search)
+    warm.start()
+    try:
+        assert building.wait(30)
+        answers: list[dict[str, Any]] = []
+        call = threading.Thread(target=lambda: answers.append(tools.call("sessions_list", {})))
+        call.start()
+        call.join(30)
+        assert answers and answers[0]["total"] >= 1  # answered while the matrix is read
+    finally:
+        release.set()
+        warm.join(30)
 
 
 def test_an_open_openclaudecode_memory_sees_what_the_agent_writes_next(tmp_path: Path) -> None:
