@@ -108,6 +108,7 @@ class MemoryData:
             raise ToolError(f"{self.path}: no such file or folder")
         self.now_ms = now_ms
         self._lock = threading.RLock()
+        self._recall_lock = threading.Lock()  # taken before the data's lock, never after
         self._found = self._discover()
         self._checked = time.monotonic()
         self._signature = self._signature_of(self._found)
@@ -224,14 +225,22 @@ class MemoryData:
             return self._data
 
     def recall(self) -> RecallData:
-        """The warm store and knowledge index (reopened when the store's files change)."""
-        with self._lock:
-            data = self.dataset()
-            key = self._recall_signature(self._found)
-            if self._recall is None or key != self._recall_key:
-                self._recall = open_recall(data, cache_dir=None, now_ms=self.now_ms)
-                self._recall_key = key
-            return self._recall
+        """The warm store and knowledge index (reopened when the store's files change).
+
+        Opened outside the data's lock (a large store, or the transformer embedder it
+        asks for, takes seconds): calls that need neither go on meanwhile; those that
+        do wait for this opening rather than start another.
+        """
+        with self._recall_lock:
+            with self._lock:
+                data = self.dataset()
+                key = self._recall_signature(self._found)
+                if self._recall is not None and key == self._recall_key:
+                    return self._recall
+            opened = open_recall(data, cache_dir=None, now_ms=self.now_ms)
+            with self._lock:
+                self._recall, self._recall_key = opened, key
+            return opened
 
     def warm_search(self) -> bool:
         """Build now what the default agent's searches would build as they come.

@@ -401,6 +401,45 @@ def test_a_call_needing_no_vector_does_not_wait_for_the_matrix(
         warm.join(30)
 
 
+def test_calls_go_on_while_the_warm_store_opens_and_wait_for_one_opening(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory-context store is opened outside the data's lock, once for every caller."""
+    from core.mcp import data as data_mod
+
+    tools = MemoryTools(demo, environ={"MEMLENS_NOW": str(NOW)})
+    opening, release = threading.Event(), threading.Event()
+    real, opened = data_mod.open_recall, []
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        opened.append(1)
+        opening.set()
+        assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(data_mod, "open_recall", slow)
+    first = threading.Thread(target=tools.data.recall)
+    first.start()
+    facts: list[dict[str, Any]] = []
+    second = threading.Thread(
+        target=lambda: facts.append(tools.call("knowledge_search", {"query": "alembic"}))
+    )
+    try:
+        assert opening.wait(30)
+        second.start()  # needs the store too: waits for this opening, starts none
+        listed: list[dict[str, Any]] = []
+        call = threading.Thread(target=lambda: listed.append(tools.call("sessions_list", {})))
+        call.start()
+        call.join(30)
+        assert listed and listed[0]["total"] >= 1  # answered while the store opens
+        assert not facts
+    finally:
+        release.set()
+        first.join(30)
+        second.join(30)
+    assert facts and facts[0]["results"] and len(opened) == 1
+
+
 def test_an_open_openclaudecode_memory_sees_what_the_agent_writes_next(tmp_path: Path) -> None:
     home = tmp_path / "occ"
     shutil.copytree(OCC, home)
