@@ -370,6 +370,32 @@ def test_the_vector_matrix_is_built_before_the_first_hybrid_search(tmp_path: Pat
     assert tools.data.warm_search() is True and DEFAULT_CACHE.builds == before + 1  # kept
 
 
+def _hold(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str
+) -> tuple[threading.Event, threading.Event, list[int]]:
+    """*owner.name* patched to wait for a release: (started, release, its calls)."""
+    started, release, calls = threading.Event(), threading.Event(), []
+    real = getattr(owner, name)
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        started.set()
+        assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, held)
+    return started, release, calls
+
+
+def _listed_meanwhile(tools: MemoryTools) -> list[dict[str, Any]]:
+    """``sessions_list`` called from another thread, its answer if it came within 30 s."""
+    listed: list[dict[str, Any]] = []
+    call = threading.Thread(target=lambda: listed.append(tools.call("sessions_list", {})))
+    call.start()
+    call.join(30)
+    return listed
+
+
 def test_a_call_needing_no_vector_does_not_wait_for_the_matrix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -378,24 +404,13 @@ def test_a_call_needing_no_vector_does_not_wait_for_the_matrix(
 
     shutil.copytree(RECORDED / "home", tmp_path / "hybrid")
     tools = MemoryTools(tmp_path / "hybrid" / ".openclaw", environ={"MEMLENS_NOW": str(NOW)})
-    building, release = threading.Event(), threading.Event()
-    real = memsearch_vectors.build_matrix
-
-    def slow(*args: Any, **kwargs: Any) -> Any:
-        building.set()
-        assert release.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(memsearch_vectors, "build_matrix", slow)
+    building, release, _ = _hold(monkeypatch, memsearch_vectors, "build_matrix")
     warm = threading.Thread(target=tools.data.warm_search)
     warm.start()
     try:
         assert building.wait(30)
-        answers: list[dict[str, Any]] = []
-        call = threading.Thread(target=lambda: answers.append(tools.call("sessions_list", {})))
-        call.start()
-        call.join(30)
-        assert answers and answers[0]["total"] >= 1  # answered while the matrix is read
+        listed = _listed_meanwhile(tools)
+        assert listed and listed[0]["total"] >= 1  # answered while the matrix is read
     finally:
         release.set()
         warm.join(30)
@@ -408,16 +423,7 @@ def test_calls_go_on_while_the_warm_store_opens_and_wait_for_one_opening(
     from core.mcp import data as data_mod
 
     tools = MemoryTools(demo, environ={"MEMLENS_NOW": str(NOW)})
-    opening, release = threading.Event(), threading.Event()
-    real, opened = data_mod.open_recall, []
-
-    def slow(*args: Any, **kwargs: Any) -> Any:
-        opened.append(1)
-        opening.set()
-        assert release.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(data_mod, "open_recall", slow)
+    opening, release, opened = _hold(monkeypatch, data_mod, "open_recall")
     first = threading.Thread(target=tools.data.recall)
     first.start()
     facts: list[dict[str, Any]] = []
@@ -427,10 +433,7 @@ def test_calls_go_on_while_the_warm_store_opens_and_wait_for_one_opening(
     try:
         assert opening.wait(30)
         second.start()  # needs the store too: waits for this opening, starts none
-        listed: list[dict[str, Any]] = []
-        call = threading.Thread(target=lambda: listed.append(tools.call("sessions_list", {})))
-        call.start()
-        call.join(30)
+        listed = _listed_meanwhile(tools)
         assert listed and listed[0]["total"] >= 1  # answered while the store opens
         assert not facts
     finally:
