@@ -14,6 +14,7 @@ within 1 s of its start (``bench/bench_mcp_search.py``).
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
@@ -119,6 +120,16 @@ class _Opener:
             ) from None
 
 
+def _answer(result: dict[str, Any]) -> tuple[list[types.TextContent], dict[str, Any]]:
+    """*result* as the structured answer and as the text a host's model reads.
+
+    The same JSON as the SDK would write for a dict, compact: its ``indent=2`` goes
+    through Python's pure encoder (about 1 ms of a warm call) and costs the model a
+    third more tokens.
+    """
+    return [types.TextContent(type="text", text=json.dumps(result))], result
+
+
 class InputCheck:
     """The SDK's check of a call's arguments against its tool's input schema, for less.
 
@@ -173,13 +184,13 @@ def build_server(data: str | os.PathLike[str], *, apart: bool = False) -> Server
     @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
     async def call_tool(
         name: str, arguments: dict[str, Any]
-    ) -> dict[str, Any] | types.CallToolResult:
+    ) -> tuple[list[types.TextContent], dict[str, Any]] | types.CallToolResult:
         error = check.error(name, arguments)
         if error is not None:  # as the SDK answers a failed validation
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=error)], isError=True
             )
-        return await anyio.to_thread.run_sync(opener.call, name, arguments)
+        return await anyio.to_thread.run_sync(lambda: _answer(opener.call(name, arguments)))
 
     return server
 

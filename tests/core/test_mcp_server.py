@@ -46,6 +46,7 @@ def _json(result: Any) -> dict[str, Any]:
     assert result.isError is False, result.content[0].text
     text = json.loads(result.content[0].text)
     assert text == result.structuredContent
+    assert result.content[0].text == json.dumps(text)  # compact: fewer tokens for the model
     return text  # type: ignore[no-any-return]
 
 
