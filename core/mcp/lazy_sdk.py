@@ -14,10 +14,17 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from typing import Any
 
 SDK_PACKAGES = ("mcp", "mcp.server")
 """The packages whose ``__init__`` the server defers, outermost first."""
+
+LIBRARIES = ("httpx", "jsonschema")
+"""Packages the SDK's server modules import and a warm server seldom uses, deferred too
+(0.18 s of the import): ``httpx`` names a timeout's status code and serves remote
+embedding providers; ``jsonschema`` explains refused arguments (the server checks the
+others itself: :class:`core.mcp.server.InputCheck`)."""
 
 
 def defer_package_init(name: str) -> bool:
@@ -32,12 +39,27 @@ def defer_package_init(name: str) -> bool:
         return False
     module = importlib.util.module_from_spec(spec)
     loader = spec.loader
+    lock = threading.RLock()  # (the __init__ itself may ask the module for a name)
+    started: list[bool] = []
 
     def __getattr__(attr: str) -> Any:  # PEP 562: asked for a name the module lacks
-        # the real __init__, once, in this module (its submodules already imported stay)
-        module.__dict__.pop("__getattr__", None)
-        loader.exec_module(module)
-        return getattr(module, attr)
+        # the real __init__, once, in this module (its submodules already imported stay);
+        # another thread asking meanwhile waits for it rather than finding names missing
+        with lock:
+            if not started:
+                started.append(True)
+                try:
+                    loader.exec_module(module)
+                finally:  # (a __getattr__ of the package's own is left in place)
+                    if module.__dict__.get("__getattr__") is __getattr__:
+                        del module.__dict__["__getattr__"]
+        try:
+            return module.__dict__[attr]
+        except KeyError:
+            own = module.__dict__.get("__getattr__")
+            if own is not None and own is not __getattr__:
+                return own(attr)
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}") from None
 
     module.__getattr__ = __getattr__  # type: ignore[method-assign]
     sys.modules[name] = module
@@ -49,3 +71,5 @@ def defer_sdk_init() -> None:
     for name in SDK_PACKAGES:
         if not defer_package_init(name):
             return
+    for name in LIBRARIES:
+        defer_package_init(name)

@@ -9,6 +9,7 @@ for OpenClaw's tools works here; memlens adds filters of its own (``store``, ``s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,3 +193,53 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 TOOL_NAMES = tuple(t.name for t in TOOLS)
+
+
+_SCHEMAS = {t.name: t.input_schema for t in TOOLS}
+
+
+def argument_error(tool: str, args: object) -> str | None:
+    """What is wrong with *args* for *tool* (one clear line naming the argument), or None.
+
+    Stricter than JSON Schema where it differs (a whole number must be an int, a number
+    finite): arguments it passes pass the schema too (a test checks it against
+    ``jsonschema``), so the server needs ``jsonschema`` only for arguments it refuses.
+    """
+    if tool not in _SCHEMAS:
+        return f"unknown tool {tool!r}; the tools are: {', '.join(_SCHEMAS)}"
+    if not isinstance(args, dict):
+        return f"{tool}: the arguments must be a JSON object"
+    schema = _SCHEMAS[tool]
+    props: dict[str, Any] = schema["properties"]
+    unknown = sorted(set(args) - set(props))
+    if unknown:
+        return f"{tool}: unknown argument {unknown[0]!r}; it takes: {', '.join(props)}"
+    for name in schema["required"]:
+        if name not in args:
+            return f"{tool}: missing required argument {name!r}"
+    for name, value in args.items():
+        error = _value_error(f"{tool}: {name!r}", value, props[name])
+        if error is not None:
+            return error
+    return None
+
+
+def _value_error(where: str, value: Any, prop: dict[str, Any]) -> str | None:
+    kind = prop.get("type")
+    if kind == "string":
+        if not isinstance(value, str):
+            return f"{where} must be a string"
+        if len(value) < prop.get("minLength", 0):
+            return f"{where} must not be empty"
+        if "enum" in prop and value not in prop["enum"]:
+            return f"{where} must be one of: {', '.join(prop['enum'])}"
+    elif kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"{where} must be a whole number"
+        if "minimum" in prop and value < prop["minimum"]:
+            return f"{where} must be at least {prop['minimum']}"
+    elif kind == "number":
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value):
+            return f"{where} must be a finite number"
+    return None

@@ -10,14 +10,13 @@ every time-dependent score (the decay of dated notes and archived messages) is
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.io.problems import FormatError
 from core.mcp.data import MemoryData, ToolError
-from core.mcp.schemas import TOOLS
+from core.mcp.schemas import argument_error
 from core.mcp.search import search_stores
 from core.openclaw.memory_home import (
     MemoryCliError,
@@ -44,7 +43,6 @@ READ_LINES = 120
 """OpenClaw's ``DEFAULT_MEMORY_READ_LINES``."""
 READ_MAX_CHARS = 12_000
 """OpenClaw's ``DEFAULT_MEMORY_READ_MAX_CHARS`` (``memoryGetMaxChars`` unset)."""
-_SCHEMAS = {t.name: t.input_schema for t in TOOLS}
 
 
 # -- arguments -------------------------------------------------------------------------
@@ -52,44 +50,12 @@ _SCHEMAS = {t.name: t.input_schema for t in TOOLS}
 
 def check_arguments(tool: str, args: Mapping[str, Any] | None) -> dict[str, Any]:
     """*args* checked against *tool*'s schema: a copy, or a ToolError naming the argument."""
-    if tool not in _SCHEMAS:
-        raise ToolError(f"unknown tool {tool!r}; the tools are: {', '.join(_SCHEMAS)}")
     if args is None:
         args = {}
-    if not isinstance(args, dict):
-        raise ToolError(f"{tool}: the arguments must be a JSON object")
-    schema = _SCHEMAS[tool]
-    props: dict[str, Any] = schema["properties"]
-    unknown = sorted(set(args) - set(props))
-    if unknown:
-        raise ToolError(f"{tool}: unknown argument {unknown[0]!r}; it takes: {', '.join(props)}")
-    for name in schema["required"]:
-        if name not in args:
-            raise ToolError(f"{tool}: missing required argument {name!r}")
-    for name, value in args.items():
-        _check_value(tool, name, value, props[name])
+    error = argument_error(tool, args)
+    if error is not None:
+        raise ToolError(error)
     return dict(args)
-
-
-def _check_value(tool: str, name: str, value: Any, prop: Mapping[str, Any]) -> None:
-    kind = prop.get("type")
-    where = f"{tool}: {name!r}"
-    if kind == "string":
-        if not isinstance(value, str):
-            raise ToolError(f"{where} must be a string")
-        if len(value) < prop.get("minLength", 0):
-            raise ToolError(f"{where} must not be empty")
-        if "enum" in prop and value not in prop["enum"]:
-            raise ToolError(f"{where} must be one of: {', '.join(prop['enum'])}")
-    elif kind == "integer":
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ToolError(f"{where} must be a whole number")
-        if "minimum" in prop and value < prop["minimum"]:
-            raise ToolError(f"{where} must be at least {prop['minimum']}")
-    elif kind == "number":
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not number or not math.isfinite(value):
-            raise ToolError(f"{where} must be a finite number")
 
 
 # -- what is sent -----------------------------------------------------------------------

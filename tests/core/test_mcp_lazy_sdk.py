@@ -7,15 +7,28 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SCRIPT = """
 import sys
 from core.mcp.lazy_sdk import defer_sdk_init
 defer_sdk_init()
 import core.mcp.server
-heavy = [m for m in ("mcp.server.fastmcp", "mcp.client.session", "uvicorn", "starlette")
+heavy = [m for m in ("mcp.server.fastmcp", "mcp.client.session", "uvicorn", "starlette",
+                    "httpx._client", "jsonschema.validators", "referencing")
          if m in sys.modules]
 print("heavy", heavy)
+from core.mcp.schemas import TOOLS
+from core.mcp.server import InputCheck
+check = InputCheck({t.name: t.input_schema for t in TOOLS})
+passed = check.error("memory_search", {"query": "tea", "maxResults": 3})
+print("valid", passed, "jsonschema.validators" in sys.modules)  # no jsonschema for them
+print("refused", check.error("memory_search", {"query": "tea", "bogus": 1}))
+import httpx, jsonschema  # the deferred libraries, whole when asked
+print("libraries", httpx.Client.__name__, jsonschema.ValidationError.__name__)
 from mcp import ClientSession, McpError  # the package's own names: its __init__ runs now
 from mcp.server import FastMCP, Server
 import mcp.types as types
@@ -33,8 +46,14 @@ def _run(script: str) -> list[str]:
 
 
 def test_the_server_imports_without_the_sdk_client_and_fastmcp() -> None:
-    heavy, whole, again = _run(SCRIPT)
+    heavy, valid, refused, libraries, whole, again = _run(SCRIPT)
     assert heavy == "heavy []"
+    assert valid == "valid None False"
+    assert refused == (
+        "refused Input validation error: Additional properties are not allowed"
+        " ('bogus' was unexpected)"
+    )
+    assert libraries == "libraries Client ValidationError"
     assert whole == "whole ClientSession McpError FastMCP Server Tool"
     assert again == "again True"
 
@@ -46,3 +65,28 @@ def test_an_imported_sdk_is_left_whole() -> None:
         "print(defer_package_init('mcp'), sys.modules['mcp'] is mcp, hasattr(mcp, 'ClientSession'))"
     )
     assert line == "False True True"
+
+
+def test_a_deferred_package_runs_its_init_once_for_threads_asking_together(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "slowpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import sys, time\n"
+        "sys.slowpkg_runs = getattr(sys, 'slowpkg_runs', 0) + 1\n"
+        "time.sleep(0.3)\n"
+        "VALUE = 7\n"
+    )
+    (line,) = _run(
+        "import sys, threading\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from core.mcp.lazy_sdk import defer_package_init\n"
+        "print(defer_package_init('slowpkg'), end=' ')\n"
+        "import slowpkg\n"
+        "got = []\n"
+        "threads = [threading.Thread(target=lambda: got.append(slowpkg.VALUE)) for _ in range(4)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print(got, sys.slowpkg_runs)"
+    )
+    assert line == "True [7, 7, 7, 7] 1"
