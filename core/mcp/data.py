@@ -108,7 +108,9 @@ class MemoryData:
             raise ToolError(f"{self.path}: no such file or folder")
         self.now_ms = now_ms
         self._lock = threading.RLock()
-        self._recall_lock = threading.Lock()  # taken before the data's lock, never after
+        # taken before the data's lock, never after: the recall lock, then the dataset's
+        self._recall_lock = threading.Lock()
+        self._dataset_lock = threading.Lock()
         self._found = self._discover()
         self._checked = time.monotonic()
         self._signature = self._signature_of(self._found)
@@ -214,15 +216,26 @@ class MemoryData:
         return opened
 
     def dataset(self) -> DataSet:
-        """The sessions, knowledge and config (loaded on first use, again after a change)."""
-        with self._lock:
-            self._refresh()
-            if self._data is None:
-                try:
-                    self._data = load_dataset(self.path, defer_db=True, now_ms=self.now_ms)
-                except FormatError as exc:
-                    raise ToolError(str(exc)) from None
-            return self._data
+        """The sessions, knowledge and config (loaded on first use, again after a change).
+
+        Loaded outside the data's lock (every session of a large home takes seconds):
+        a search of a memory index goes on meanwhile; other callers of this wait for
+        this load rather than start another. Never call it holding the data's lock.
+        """
+        with self._dataset_lock:
+            with self._lock:
+                self._refresh()
+                if self._data is not None:
+                    return self._data
+                signature = self._signature
+            try:
+                data = load_dataset(self.path, defer_db=True, now_ms=self.now_ms)
+            except FormatError as exc:
+                raise ToolError(str(exc)) from None
+            with self._lock:
+                if self._signature == signature:  # (changed meanwhile: read again next time)
+                    self._data = data
+            return data
 
     def recall(self) -> RecallData:
         """The warm store and knowledge index (reopened when the store's files change).
@@ -232,8 +245,8 @@ class MemoryData:
         do wait for this opening rather than start another.
         """
         with self._recall_lock:
+            data = self.dataset()
             with self._lock:
-                data = self.dataset()
                 key = self._recall_signature(self._found)
                 if self._recall is not None and key == self._recall_key:
                     return self._recall
@@ -282,9 +295,10 @@ class MemoryData:
         ToolError
             When no session, or several, match.
         """
+        data = self.dataset()
         with self._lock:  # reading a pending database session changes the set
             try:
-                return self.dataset().session(ref)
+                return data.session(ref)
             except KeyError as exc:
                 raise ToolError(f"session {ref!r}: {exc.args[0]}") from None
 

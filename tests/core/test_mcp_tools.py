@@ -443,6 +443,36 @@ def test_calls_go_on_while_the_warm_store_opens_and_wait_for_one_opening(
     assert facts and facts[0]["results"] and len(opened) == 1
 
 
+def test_a_memory_index_search_goes_on_while_the_sessions_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sessions are loaded outside the data's lock, once for every caller."""
+    from core.mcp import data as data_mod
+
+    tools = MemoryTools(_fts_home(tmp_path), environ={"MEMLENS_NOW": str(NOW)})
+    loading, release, loads = _hold(monkeypatch, data_mod, "load_dataset")
+    first = threading.Thread(target=tools.data.dataset)
+    first.start()
+    listed: list[dict[str, Any]] = []
+    second = threading.Thread(target=lambda: listed.append(tools.call("sessions_list", {})))
+    try:
+        assert loading.wait(30)
+        second.start()  # needs the sessions: waits for this load, starts none
+        found: list[dict[str, Any]] = []
+        search = threading.Thread(
+            target=lambda: found.append(tools.call("memory_search", {"query": "deploy"}))
+        )
+        search.start()
+        search.join(30)
+        assert found and found[0]["results"]  # answered while the sessions load
+        assert not listed
+    finally:
+        release.set()
+        first.join(30)
+        second.join(30)
+    assert listed and listed[0]["total"] == 0 and len(loads) == 1  # (this home has no session)
+
+
 def test_an_open_openclaudecode_memory_sees_what_the_agent_writes_next(tmp_path: Path) -> None:
     home = tmp_path / "occ"
     shutil.copytree(OCC, home)
