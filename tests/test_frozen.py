@@ -168,6 +168,8 @@ def test_frozen_app_serves_mcp(frozen):
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "sessions_list", "arguments": {"limit": 1}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",  # jsonschema, loaded when needed
+         "params": {"name": "sessions_list", "arguments": {"bogus": 1}}},
     ]  # fmt: skip
     server = subprocess.Popen(
         [str(app), "mcp", str(demo)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -178,10 +180,15 @@ def test_frozen_app_serves_mcp(frozen):
         server.stdin.write(b"".join(json.dumps(c).encode() + b"\n" for c in calls))
         server.stdin.flush()
         init = json.loads(server.stdout.readline())
-        listed = json.loads(server.stdout.readline())
+        answers = [json.loads(server.stdout.readline()) for _ in range(2)]
+        listed, refused = sorted(answers, key=lambda a: a["id"])  # (in the order they end)
     finally:
         server.kill()
         server.wait(timeout=30)
     assert init["result"]["serverInfo"]["name"] == "memlens"
     assert listed["result"]["isError"] is False
     assert listed["result"]["structuredContent"]["total"] == 12
+    assert refused["result"]["isError"] is True
+    assert refused["result"]["content"][0]["text"] == (
+        "Input validation error: Additional properties are not allowed ('bogus' was unexpected)"
+    )
