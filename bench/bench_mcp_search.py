@@ -361,7 +361,7 @@ search function. ``memlens mcp`` on this benchmark's home answered its second
 built the recall table, the postings (and, hybrid, the token table) in the call. The
 server now builds them right after opening the data (:func:`core.openclaw.memsearch.
 warm_tables`), one after another in a thread and a connection of their own
-(:data:`core.openclaw.memsearch_chunks.BACKGROUND`), each kept under the signature the
+(:func:`core.openclaw.memsearch_chunks.builds_apart`), each kept under the signature the
 asking connection read when its build began (a commit since: unused); a search meanwhile
 takes the per-hit paths instead of waiting. ``server_search``, 30 calls from the start:
 first 0.46 s (the opening), second 26 ms, none above 0.11 s, p50 35 ms while the builder

@@ -49,14 +49,13 @@ READ_ONLY = types.ToolAnnotations(
 class _Opener:
     """The data directory, opened once in a worker thread; calls wait for it.
 
-    *apart*: the process is the server's own; the search tables that can be built in a
-    thread of their own are (:data:`core.openclaw.memsearch_chunks.BACKGROUND`), so
-    that no call waits seconds for one, at the start or after the agent re-indexes.
+    Its warm-up and its calls have the search tables built in a thread of their own
+    (:func:`core.openclaw.memsearch_chunks.builds_apart`), so that no call waits seconds
+    for one, at the start or after the agent re-indexes.
     """
 
-    def __init__(self, data: str | os.PathLike[str], *, apart: bool = False) -> None:
+    def __init__(self, data: str | os.PathLike[str]) -> None:
         self.data = data
-        self.apart = apart
         self.done = threading.Event()
         self.warmed = threading.Event()
         """Set once the warm-up after the opening has run (or failed)."""
@@ -80,10 +79,6 @@ class _Opener:
         finally:
             self.done.set()
         if self.tools is not None:
-            if self.apart:
-                from core.openclaw import memsearch_chunks
-
-                memsearch_chunks.BACKGROUND = True
             self._warm(self.tools)
         self.warmed.set()
 
@@ -95,11 +90,13 @@ class _Opener:
         failure here is left for that call to report.
         """
         from core.mcp.data import ToolError
+        from core.openclaw.memsearch_chunks import builds_apart
 
         try:
             tools.data.dataset()
             tools.data.recall()
-            tools.data.warm_search()
+            with builds_apart():
+                tools.data.warm_search()
         except (ToolError, OSError, ValueError):
             pass
 
@@ -109,8 +106,11 @@ class _Opener:
         self.done.wait()
         if self.tools is None:
             raise ToolError(self.error or f"{self.data}: could not be opened")
+        from core.openclaw.memsearch_chunks import builds_apart
+
         try:
-            return self.tools.call(name, arguments)
+            with builds_apart():
+                return self.tools.call(name, arguments)
         except ToolError:
             raise
         except Exception as exc:  # a bug in memlens: one clear line, the server lives on
@@ -161,13 +161,10 @@ class InputCheck:
         return None if found is None else f"Input validation error: {found.message}"
 
 
-def build_server(data: str | os.PathLike[str], *, apart: bool = False) -> Server[Any, Any]:
-    """The SDK server with memlens's tools over *data* (opening starts now).
-
-    *apart*: this process is the server's (see :class:`_Opener`).
-    """
+def build_server(data: str | os.PathLike[str]) -> Server[Any, Any]:
+    """The SDK server with memlens's tools over *data* (opening starts now)."""
     server: Server[Any, Any] = Server("memlens", version=__version__, instructions=INSTRUCTIONS)
-    opener = _Opener(data, apart=apart)
+    opener = _Opener(data)
     listed = [
         types.Tool(
             name=t.name,
@@ -200,7 +197,7 @@ def build_server(data: str | os.PathLike[str], *, apart: bool = False) -> Server
 
 
 async def _serve(data: str | os.PathLike[str]) -> None:
-    server = build_server(data, apart=True)
+    server = build_server(data)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

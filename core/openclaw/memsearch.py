@@ -192,10 +192,10 @@ def warm_tables(index: MemoryIndex, *, hybrid: bool) -> None:
     A long-lived server calls it once the index is open, so that no search answers
     in seconds rather than milliseconds because it builds them: every file's path
     caches, the recall table, the body postings and, for a
-    *hybrid* search, the chunks' token table. With
-    :data:`core.openclaw.memsearch_chunks.BACKGROUND` the postings and tokens are
-    built in a thread of their own (this returns at once; searches meanwhile do
-    without them). The answers are the same with or without any of them.
+    *hybrid* search, the chunks' token table. Within
+    :func:`core.openclaw.memsearch_chunks.builds_apart` the recall table, postings and
+    tokens are built in a thread of their own (this returns at once; searches meanwhile
+    do without them). The answers are the same with or without any of them.
     """
     lay = index.layout
     if lay.chunks is None:

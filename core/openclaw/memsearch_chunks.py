@@ -150,8 +150,8 @@ class GenerationTables:
 
     A build runs outside the lock: a search meanwhile (another thread) gets None and
     takes the per-hit paths, as before the table existed, instead of waiting for it.
-    *apart*: with :data:`BACKGROUND` set, the table is built in a thread of its own,
-    through a connection of its own, and :meth:`get` answers None meanwhile. It is
+    *apart*: asked within :func:`builds_apart`, the table is built in a thread of its
+    own, through a connection of its own, and :meth:`get` answers None meanwhile. It is
     kept under the signature the asking connection read when the build started: a
     later search of that connection that reads the same signature (no commit since,
     for a signature holding its ``data_version``) has the very rows the build read.
@@ -191,7 +191,7 @@ class GenerationTables:
                 self._seen[key] = sig
                 return None
             done = self._building[key] = threading.Event()
-            elsewhere = self.apart and (BACKGROUND or getattr(_LOCAL, "apart", False))
+            elsewhere = self.apart and getattr(_LOCAL, "apart", False)
             # (a private snapshot: another connection would copy the whole file again)
             elsewhere = elsewhere and index.db.mode != "snapshot"
         if elsewhere:
@@ -293,17 +293,12 @@ def eagerly() -> contextlib.AbstractContextManager[None]:
 
 
 def builds_apart() -> contextlib.AbstractContextManager[None]:
-    """Within it, this thread's searches have their tables built apart (as :data:`BACKGROUND`).
+    """Within it, this thread's searches have their tables built apart (see the class).
 
-    The app's search jobs: a second search of an index answers from SQLite rather than
-    waiting seconds for its tables.
+    For long-lived callers (the MCP server's calls, the app's search jobs): a second
+    search of an index answers from SQLite rather than waiting seconds for its tables.
     """
     return _flag("apart")
-
-
-BACKGROUND = False
-"""True (a long-lived server): the tables that allow it are built in a thread of their
-own (:class:`GenerationTables`), so that no search waits seconds for one."""
 
 
 def _too_big(index: MemoryIndex) -> bool:

@@ -3,7 +3,7 @@
 A long-lived server (``memlens mcp``) builds the tables of
 :mod:`core.openclaw.memsearch_chunks` (the recall rows, the body postings, the chunk
 tokens) in a thread of its own, through a connection of its own
-(:data:`~core.openclaw.memsearch_chunks.BACKGROUND`), as soon as the index is open
+(:func:`~core.openclaw.memsearch_chunks.builds_apart`), as soon as the index is open
 (:func:`core.openclaw.memsearch.warm_tables`): a search meanwhile takes the per-hit
 paths instead of waiting seconds. Here: a search during a build answers at once and the
 same; a table built apart serves the connection that asked for it; a commit during
@@ -63,10 +63,10 @@ def test_tables_built_apart_serve_the_connection_that_asked(
         m.setattr(memsearch_postings, "ENABLED", False)
         with open_memory_index(path) as index:
             plain = [_answer(index), _answer(index, Fixed()), _answer(index, Fixed())]
-    monkeypatch.setattr(memsearch_chunks, "BACKGROUND", True)
     before = _builds()
     with open_memory_index(path) as index:
-        warm_tables(index, hybrid=True)  # returns at once: built in the builder thread
+        with memsearch_chunks.builds_apart():
+            warm_tables(index, hybrid=True)  # returns at once: built in the builder thread
         assert all(t.wait(30) for t in TABLES)
         assert _builds() == [b + 1 for b in before]
         assert memsearch_chunks.chunk_tokens(index) is not None  # kept for this connection
@@ -74,9 +74,7 @@ def test_tables_built_apart_serve_the_connection_that_asked(
         assert _builds() == [b + 1 for b in before]  # used, not built again
 
 
-def test_a_search_during_a_build_does_not_wait_for_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_search_during_a_build_does_not_wait_for_it(tmp_path: Path) -> None:
     path = _index(tmp_path / "openclaw-agent.sqlite")
     table = memsearch_chunks.GenerationTables(memsearch_chunks._recall_signature, apart=True)
     started, release = threading.Event(), threading.Event()
@@ -87,12 +85,11 @@ def test_a_search_during_a_build_does_not_wait_for_it(
         return "table"
 
     for background in (True, False):
-        monkeypatch.setattr(memsearch_chunks, "BACKGROUND", background)
         started.clear()
         release.clear()
         with open_memory_index(path) as index, open_memory_index(path) as other:
             if background:
-                with memsearch_chunks.eagerly():
+                with memsearch_chunks.builds_apart(), memsearch_chunks.eagerly():
                     assert table.get(index, slow) is None  # queued: the caller goes on
             else:  # built by the search that asked, in its thread: another one goes on
                 builder = threading.Thread(target=table.get, args=(other, slow))
@@ -109,11 +106,8 @@ def test_a_search_during_a_build_does_not_wait_for_it(
                 assert table.get(index, slow) == "table"
 
 
-def test_a_commit_during_a_build_leaves_its_table_unused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_commit_during_a_build_leaves_its_table_unused(tmp_path: Path) -> None:
     path = _index(tmp_path / "openclaw-agent.sqlite")
-    monkeypatch.setattr(memsearch_chunks, "BACKGROUND", True)
     table = memsearch_chunks.GenerationTables(memsearch_chunks._recall_signature, apart=True)
     sql = "SELECT importance FROM memory_index_chunk_recall_metadata WHERE chunk_id = 'c1'"
     write = threading.Event()
@@ -125,7 +119,7 @@ def test_a_commit_during_a_build_leaves_its_table_unused(
             db.close()
         return int(index.db.rows(sql)[0][0])
 
-    with open_memory_index(path) as index:
+    with open_memory_index(path) as index, memsearch_chunks.builds_apart():
         write.set()
         with memsearch_chunks.eagerly():
             assert table.get(index, read) is None
@@ -146,19 +140,28 @@ def test_the_server_warms_every_search_table_at_its_start(
     agent = home / "agents" / "main" / "agent"
     agent.mkdir(parents=True)
     _index(agent / "openclaw-agent.sqlite")
-    monkeypatch.setattr(memsearch_chunks, "BACKGROUND", False)
     before = _builds()
     tools = MemoryTools(home, environ={})
     assert tools.data.warm_search() is False  # keyword-only here: no matrix, no tokens
-    assert _builds() == [before[0], before[1] + 1, before[2] + 1]
-    opener = _Opener(home, apart=True)  # the server's own process: built apart
-    assert opener.done.wait(30)
-    assert opener.warmed.wait(30) and memsearch_chunks.BACKGROUND is True
+    assert _builds() == [before[0], before[1] + 1, before[2] + 1]  # (built in this thread)
+    queued: list[object] = []
+    real = memsearch_chunks._apart
+    monkeypatch.setattr(memsearch_chunks, "_apart", lambda job: (queued.append(job), real(job)))
+    opener = _Opener(home)  # the server's: its warm-up builds apart
+    assert opener.done.wait(30) and opener.warmed.wait(30)
+    assert queued  # the builder thread's
     assert all(t.wait(30) for t in TABLES)
     # its connection's recall table; the postings (of the same content) are the same
     assert _builds() == [before[0], before[1] + 2, before[2] + 1]
     answer = opener.call("memory_search", {"query": "tea note"})
     assert answer["results"] and _builds() == [before[0], before[1] + 2, before[2] + 1]
+    warmed = len(queued)
+    with sqlite3.connect(agent / "openclaw-agent.sqlite") as db:  # the agent writes
+        db.execute("UPDATE memory_index_chunk_recall_metadata SET importance = 4")
+    db.close()
+    for _ in range(3):  # the change seen, then seen again: built apart, not in the call
+        opener.call("memory_search", {"query": "tea note"})
+    assert len(queued) > warmed
 
 
 def test_builds_apart_holds_for_the_thread_that_asks(tmp_path: Path) -> None:
