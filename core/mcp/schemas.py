@@ -195,7 +195,8 @@ TOOLS: tuple[ToolSpec, ...] = (
 TOOL_NAMES = tuple(t.name for t in TOOLS)
 
 
-_SCHEMAS = {t.name: t.input_schema for t in TOOLS}
+INPUT_SCHEMAS = {t.name: t.input_schema for t in TOOLS}
+"""Each tool's input schema, by name."""
 
 
 def argument_error(tool: str, args: object) -> str | None:
@@ -205,11 +206,11 @@ def argument_error(tool: str, args: object) -> str | None:
     finite): arguments it passes pass the schema too (a test checks it against
     ``jsonschema``), so the server needs ``jsonschema`` only for arguments it refuses.
     """
-    if tool not in _SCHEMAS:
-        return f"unknown tool {tool!r}; the tools are: {', '.join(_SCHEMAS)}"
+    if tool not in INPUT_SCHEMAS:
+        return f"unknown tool {tool!r}; the tools are: {', '.join(INPUT_SCHEMAS)}"
     if not isinstance(args, dict):
         return f"{tool}: the arguments must be a JSON object"
-    schema = _SCHEMAS[tool]
+    schema = INPUT_SCHEMAS[tool]
     props: dict[str, Any] = schema["properties"]
     unknown = sorted(set(args) - set(props))
     if unknown:

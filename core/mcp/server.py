@@ -26,7 +26,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from core import __version__
-from core.mcp.schemas import TOOLS, argument_error
+from core.mcp.schemas import INPUT_SCHEMAS, TOOLS, argument_error
 
 if TYPE_CHECKING:
     import os
@@ -180,7 +180,7 @@ def build_server(data: str | os.PathLike[str]) -> Server[Any, Any]:
     async def list_tools() -> list[types.Tool]:
         return listed
 
-    check = InputCheck({t.name: t.input_schema for t in TOOLS})
+    check = InputCheck(INPUT_SCHEMAS)
 
     @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
     async def call_tool(

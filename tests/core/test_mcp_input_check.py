@@ -14,10 +14,10 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.mcp.schemas import TOOLS, argument_error
+from core.mcp.schemas import INPUT_SCHEMAS as SCHEMAS
+from core.mcp.schemas import argument_error
 from core.mcp.server import InputCheck
 
-SCHEMAS = {t.name: t.input_schema for t in TOOLS}
 CHECK = InputCheck(SCHEMAS)
 
 _scalars = st.one_of(

@@ -21,9 +21,9 @@ heavy = [m for m in ("mcp.server.fastmcp", "mcp.client.session", "uvicorn", "sta
                     "httpx._client", "jsonschema.validators", "referencing")
          if m in sys.modules]
 print("heavy", heavy)
-from core.mcp.schemas import TOOLS
+from core.mcp.schemas import INPUT_SCHEMAS
 from core.mcp.server import InputCheck
-check = InputCheck({t.name: t.input_schema for t in TOOLS})
+check = InputCheck(INPUT_SCHEMAS)
 passed = check.error("memory_search", {"query": "tea", "maxResults": 3})
 print("valid", passed, "jsonschema.validators" in sys.modules)  # no jsonschema for them
 print("refused", check.error("memory_search", {"query": "tea", "bogus": 1}))
