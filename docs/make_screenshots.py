@@ -14,6 +14,7 @@ import threading
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 
 def offscreen_screen(width: int, height: int) -> str:
@@ -212,11 +213,34 @@ FIXTURE = ROOT / "tests" / "data" / "openclaw-2026.9.6"
 
 
 def _openclaw(app: QApplication) -> None:
-    """The OpenClaw tab on the home the real OpenClaw 2026.9.6 wrote (read-only)."""
+    """The OpenClaw tab on the home the real OpenClaw 2026.9.6 wrote (read-only).
+
+    Its config's embedding provider is the fake server of the recording run, on that
+    run's port (the index's provider key includes it): the same server answers there
+    again, so the search shown is hybrid, with OpenClaw's vectors; keyword-only when
+    the port is taken.
+    """
     import json
+    import re
+
+    from tests.oracle.fake_llm import FakeLLM
 
     expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
     search = next(c for c in expected["commands"] if c["label"] == "memory search and_words")
+    config = (FIXTURE / "home" / ".openclaw" / "openclaw.json").read_text(encoding="utf-8")
+    port = re.search(r"http://127\.0\.0\.1:(\d+)/v1", config)
+    embeddings = FakeLLM(embedding_dim=8, port=int(port.group(1)) if port else 0)
+    try:
+        embeddings.start()
+    except OSError as exc:
+        print(f"the recorded embedding port is taken ({exc}): a keyword-only search shown")
+    try:
+        _openclaw_views(app, search)
+    finally:
+        embeddings.stop()
+
+
+def _openclaw_views(app: QApplication, search: dict[str, Any]) -> None:
     window = MainWindow()
     window.resize(1700, 1250)
     window.show()

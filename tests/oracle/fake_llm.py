@@ -122,11 +122,15 @@ class FakeLLM:
     embedding_dim : int
         Length of the vectors ``/v1/embeddings`` returns (a deterministic
         hash of the input text).
+    port : int
+        Where to listen (0: a free port). A recorded home's config names the port
+        of its run, which its index's provider key includes.
     """
 
-    def __init__(self, *, model: str = "fake-model", embedding_dim: int = 8) -> None:
+    def __init__(self, *, model: str = "fake-model", embedding_dim: int = 8, port: int = 0) -> None:
         self.model = model
         self.embedding_dim = embedding_dim
+        self._port = port
         self.default = Answer("(nothing scripted)")
         """The answer when no rule matches and the queue is empty."""
         self.requests: list[Request] = []
@@ -211,7 +215,7 @@ class FakeLLM:
     def start(self) -> FakeLLM:
         """Start serving in a daemon thread; return self."""
         handler = _make_handler(self)
-        self._server = _QuietServer(("127.0.0.1", 0), handler)
+        self._server = _QuietServer(("127.0.0.1", self._port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="fake-llm", daemon=True
