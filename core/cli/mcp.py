@@ -31,8 +31,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # pygments, a tenth of a second) unless that module cannot be imported; the server
     # never runs it. None in sys.modules makes the import fail as a missing module does.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    from core.mcp.lazy_sdk import defer_sdk_init
+    from core.mcp.lazy_sdk import defer_sdk_init, pause_collector
 
+    pause_collector()  # until DATA's sessions are loaded (core.mcp.server._Opener)
     defer_sdk_init()  # the SDK's client and FastMCP are not imported (0.25 s)
     from core.mcp.server import serve_stdio
 

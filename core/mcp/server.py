@@ -26,6 +26,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from core import __version__
+from core.mcp.lazy_sdk import resume_collector
 from core.mcp.schemas import INPUT_SCHEMAS, TOOLS, argument_error
 
 if TYPE_CHECKING:
@@ -78,22 +79,30 @@ class _Opener:
             print(f"memlens mcp: {self.error}", file=sys.stderr, flush=True)
         finally:
             self.done.set()
-        if self.tools is not None:
-            self._warm(self.tools)
-        self.warmed.set()
+        try:
+            if self.tools is not None:
+                self._warm(self.tools)
+        finally:
+            resume_collector()  # (when the sessions could not be loaded too)
+            self.warmed.set()
 
     @staticmethod
     def _warm(tools: MemoryTools) -> None:
         """Load the sessions, the recall side and OpenClaw's search tables before a call needs them.
 
         A call arriving meanwhile waits for the part it needs (the data's lock); a
-        failure here is left for that call to report.
+        failure here is left for that call to report. The garbage collector paused for
+        the start (:func:`core.mcp.lazy_sdk.pause_collector`) resumes once the sessions
+        are loaded.
         """
         from core.mcp.data import ToolError
         from core.openclaw.memsearch_chunks import builds_apart
 
         try:
-            tools.data.dataset()
+            try:
+                tools.data.dataset()
+            finally:
+                resume_collector()
             tools.data.recall()
             with builds_apart():
                 tools.data.warm_search()

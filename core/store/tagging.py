@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 import regex
 
@@ -78,10 +79,13 @@ def _topic_pattern(keywords: tuple[str, ...]) -> regex.Pattern[str]:
     return regex.compile("|".join(alts), regex.I | regex.V0)
 
 
-_TOPIC_PATTERNS = [
-    (topic, _topic_pattern(kws), tuple(k for k in kws if k.isascii()))
-    for topic, kws in TOPIC_KEYWORDS.items()
-]
+@cache
+def _topic_patterns() -> list[tuple[str, regex.Pattern[str], tuple[str, ...]]]:
+    # compiled on first use (20 ms): ``memlens mcp`` imports this and seldom tags
+    return [
+        (topic, _topic_pattern(kws), tuple(k for k in kws if k.isascii()))
+        for topic, kws in TOPIC_KEYWORDS.items()
+    ]
 
 
 def extract_topics(text: str) -> list[str]:
@@ -94,10 +98,10 @@ def extract_topics(text: str) -> list[str]:
         # substring: test that first (in C) and run the boundary pattern only then.
         return [
             topic
-            for topic, pattern, ascii_words in _TOPIC_PATTERNS
+            for topic, pattern, ascii_words in _topic_patterns()
             if any(w in lowered for w in ascii_words) and pattern.search(lowered)
         ]
-    return [topic for topic, pattern, _ in _TOPIC_PATTERNS if pattern.search(lowered)]
+    return [topic for topic, pattern, _ in _topic_patterns() if pattern.search(lowered)]
 
 
 @dataclass(frozen=True, slots=True)
