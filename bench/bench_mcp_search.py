@@ -393,17 +393,19 @@ itself 0.2 at the median), then the rescoring and rows 0.5, the recall rows and 
 the merge 1.0, MMR and the selection 0.55. Most of the per-candidate cost after the scan is
 memory latency: the same merge on warm caches takes a third of its time in the search.
 
-Session of 2026-11-29 midday (commit 8b3f3ed): the server's start. Its imports (the SDK's
-pydantic types, memlens's reading stack) build some 100,000 long-lived objects, and the
-garbage collections they set off, one of them walking everything, cost 0.1-0.2 s of the
-host's wait; ``memlens mcp`` now starts with the collector paused and resumes it, what the
-start built frozen, once DATA's sessions are loaded (:func:`core.mcp.lazy_sdk.
-pause_collector`); the topic-tag patterns compile on first use (20 ms the server never
-needs). The two trees, five starts each in the same minutes: ``initialize`` 0.33-0.45 s
--> 0.27-0.34 s, the first ``sessions_list`` 0.63-0.82 s -> 0.54-0.63 s. The hybrid search
-with one core of the two kept busy by another process (a Python busy loop): p50 11.2 ms
-beside 7.9 ms without it; the CPU it takes (about 12.8 ms: the caller 8.5, the worker's
-share of the product 4.0) is what such a machine has to fit on one core.
+Session of 2026-11-29 midday (commit 8b3f3ed): the server's start. Its imports (the
+SDK's pydantic types, memlens's reading stack) build some 100,000 long-lived objects,
+and the garbage collections they set off, one of them walking everything, cost 0.1-0.2 s
+of the host's wait; ``memlens mcp`` now starts with the collector paused and resumes it,
+what the imports built frozen, as DATA is opened
+(:func:`core.mcp.lazy_sdk.pause_collector`; resuming after the sessions load instead
+measured the same, 8 alternated starts, and would freeze the first loaded sessions with
+them); the topic-tag patterns compile on first use (20 ms the server never needs). The
+two trees, five starts each in the same minutes: ``initialize`` 0.33-0.45 s -> 0.27-0.34
+s, the first ``sessions_list`` 0.63-0.82 s -> 0.54-0.63 s. The hybrid search with one
+core of the two kept busy by another process (a Python busy loop): p50 11.2 ms beside
+7.9 ms without it; the CPU it takes (about 12.8 ms: the caller 8.5, the worker's share
+of the product 4.0) is what such a machine has to fit on one core.
 
     python -m bench.bench_mcp_search [--chunks 50000] [--queries 200] [--dir DIR]
 """

@@ -33,7 +33,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     from core.mcp.lazy_sdk import defer_sdk_init, pause_collector
 
-    pause_collector()  # until DATA's sessions are loaded (core.mcp.server._Opener)
+    pause_collector()  # until DATA is open (core.mcp.server._Opener)
     defer_sdk_init()  # the SDK's client and FastMCP are not imported (0.25 s)
     from core.mcp.server import serve_stdio
 

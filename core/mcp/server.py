@@ -78,12 +78,14 @@ class _Opener:
             self.error = f"unexpected {type(exc).__name__} opening {self.data}: {exc}"
             print(f"memlens mcp: {self.error}", file=sys.stderr, flush=True)
         finally:
+            # the start's imports done: the collector on again, what they built frozen
+            # (the data loaded after stays collectable)
+            resume_collector()
             self.done.set()
         try:
             if self.tools is not None:
                 self._warm(self.tools)
         finally:
-            resume_collector()  # (when the sessions could not be loaded too)
             self.warmed.set()
 
     @staticmethod
@@ -91,18 +93,13 @@ class _Opener:
         """Load the sessions, the recall side and OpenClaw's search tables before a call needs them.
 
         A call arriving meanwhile waits for the part it needs (the data's lock); a
-        failure here is left for that call to report. The garbage collector paused for
-        the start (:func:`core.mcp.lazy_sdk.pause_collector`) resumes once the sessions
-        are loaded.
+        failure here is left for that call to report.
         """
         from core.mcp.data import ToolError
         from core.openclaw.memsearch_chunks import builds_apart
 
         try:
-            try:
-                tools.data.dataset()
-            finally:
-                resume_collector()
+            tools.data.dataset()
             tools.data.recall()
             with builds_apart():
                 tools.data.warm_search()

@@ -100,8 +100,9 @@ from core.cli.mcp import cmd_mcp
 def serve(data):
     paused = not gc.isenabled()
     opener = server._Opener(data)
-    assert opener.warmed.wait(60)
+    assert opener.done.wait(60)  # opened (or not): calls may start
     print(paused, gc.isenabled(), gc.get_freeze_count() > 0, opener.error is None)
+    assert opener.warmed.wait(60)
     return 0
 
 server.serve_stdio = serve
@@ -113,8 +114,8 @@ def test_the_collector_is_paused_for_the_start_and_resumed_once_data_is_open(
     tmp_path: Path,
 ) -> None:
     """``memlens mcp`` starts with the garbage collector off (40-50 ms of collections
-    saved); the opener turns it on again, what the start built frozen, when DATA opened
-    and when it could not be opened."""
+    saved); the opener turns it on again, what the start's imports built frozen, as DATA
+    is opened (before the sessions load) and when it could not be opened."""
     from tests.demo_copy import demo_copy
 
     data = demo_copy(tmp_path / "demo", segments=30)
