@@ -1,4 +1,4 @@
-"""The ``mcp`` SDK's server modules imported without its packages' ``__init__``.
+"""A quick ``memlens mcp`` start: the SDK's server modules without its packages' ``__init__``.
 
 ``import mcp.types`` first runs ``mcp/__init__.py``, which imports the SDK's client,
 and ``mcp.server.lowlevel`` runs ``mcp/server/__init__.py``, which imports FastMCP
@@ -8,6 +8,10 @@ that ``memlens mcp`` never uses, and an MCP host waits for its first answer.
 its ``__init__`` run: its submodules import as usual, and the first name asked of the
 package itself (``from mcp import ClientSession``) runs the real ``__init__`` then,
 so nothing that needs it goes without (PEP 562's module ``__getattr__``).
+
+The garbage collector is paused for the start too (:func:`pause_collector`, then
+:func:`resume_collector` once DATA is open): the collections the imports set off cost
+more than any other part of the start memlens controls.
 """
 
 from __future__ import annotations
