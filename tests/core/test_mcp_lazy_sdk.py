@@ -93,15 +93,22 @@ def test_a_deferred_package_runs_its_init_once_for_threads_asking_together(
 
 
 GC_SCRIPT = """
-import argparse, gc, sys
+import argparse, gc, sys, threading
 import core.mcp.server as server
 from core.cli.mcp import cmd_mcp
+
+# the warm-up (which pauses the collector itself while it parses, core.io.jsonio.gc_paused)
+# held until the state at `done` is read
+checked = threading.Event()
+warm = server._Opener._warm
+server._Opener._warm = staticmethod(lambda tools: (checked.wait(60), warm(tools)))
 
 def serve(data):
     paused = not gc.isenabled()
     opener = server._Opener(data)
     assert opener.done.wait(60)  # opened (or not): calls may start
     print(paused, gc.isenabled(), gc.get_freeze_count() > 0, opener.error is None)
+    checked.set()
     assert opener.warmed.wait(60)
     return 0
 
