@@ -168,20 +168,21 @@ def _scan_vectors(
     where, params = vector_filter(index, models, sources)
     sql = f"SELECT rowid, id, path, embedding FROM {quote(table)} {where} ORDER BY rowid ASC"
     top: list[tuple[float, int]] = []
-    for rowid, cid, cpath, value in index.db.rows(sql, params):
-        vec, state = decode_embedding(value)
-        if vec is None and state not in ("empty", "none"):
-            problems.append(embedding_problem(index.path, str(cid), str(cpath), state))
-        score = cosine(q, vec if vec is not None else np.empty(0))
-        if not math.isfinite(score):
-            continue
-        if len(top) < limit:
-            top.append((score, rowid))
-            if len(top) == limit:
+    with np.errstate(over="ignore", invalid="ignore"):  # extreme norms: see cosine
+        for rowid, cid, cpath, value in index.db.rows(sql, params):
+            vec, state = decode_embedding(value)
+            if vec is None and state not in ("empty", "none"):
+                problems.append(embedding_problem(index.path, str(cid), str(cpath), state))
+            score = cosine(q, vec if vec is not None else np.empty(0))
+            if not math.isfinite(score):
+                continue
+            if len(top) < limit:
+                top.append((score, rowid))
+                if len(top) == limit:
+                    top.sort(key=lambda t: -t[0])
+            elif score > top[-1][0]:
+                top[-1] = (score, rowid)
                 top.sort(key=lambda t: -t[0])
-        elif score > top[-1][0]:
-            top[-1] = (score, rowid)
-            top.sort(key=lambda t: -t[0])
     top.sort(key=lambda t: -t[0])
     return top
 

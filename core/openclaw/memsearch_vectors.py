@@ -152,7 +152,12 @@ def source_column(index: MemoryIndex, sources: Sequence[str]) -> str:
 
 
 def cosine(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> float:
-    """``cosineSimilarity``: over the shorter length; 0 when either norm is 0."""
+    """``cosineSimilarity``: over the shorter length; 0 when either norm is 0.
+
+    In IEEE doubles as in JavaScript: a norm past 1e308 is inf and the score 0 (or
+    nan); callers hold ``np.errstate(over="ignore", invalid="ignore")`` around their
+    loop so that numpy says nothing of it (per call it would double the cost).
+    """
     if a.size == 0 or b.size == 0:
         return 0.0
     n = min(a.size, b.size)
@@ -442,7 +447,8 @@ def top_rows(
         scores = exact
     zero = cached.zero_rowids[:limit]
     if cached.odd or zero.size:
-        odd = [cosine(q, vec) for _, vec in cached.odd]
+        with np.errstate(over="ignore", invalid="ignore"):
+            odd = [cosine(q, vec) for _, vec in cached.odd]
         scores = np.concatenate((scores, np.asarray(odd, dtype=np.float64), np.zeros(zero.size)))
         odd_rows = np.asarray([rowid for rowid, _ in cached.odd], dtype=np.int64)
         rowids = np.concatenate((rowids, odd_rows, zero))

@@ -577,3 +577,19 @@ def test_a_generations_tables_share_one_object_per_string(index_path: Path) -> N
     with open_memory_index(index_path) as idx:
         assert canonical(idx)(fresh("a text")) is not first
     assert len(_CANON) <= MAX_ENTRIES
+
+
+@pytest.mark.parametrize("cache", [VectorCache(), None], ids=["cached", "scan"])
+def test_an_extreme_norm_scores_as_in_javascript_without_a_warning(
+    index_path: Path, cache: VectorCache | None
+) -> None:
+    """A vector whose norm passes 1e308 scores 0, as OpenClaw's ``cosineSimilarity``
+    gives in IEEE doubles, and numpy's overflow warning never reaches the host's stderr
+    (it did, 24 times a test run)."""
+    import warnings
+
+    q = [1.0] * DIMS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found, _ = _vector(index_path, q, 200, cache)
+    assert ["c015", 0.0] in [[cid, score] for cid, score, *_ in found]
