@@ -143,7 +143,8 @@ def boosted_from_postings(
         len(matchers), overlap, post.distinct[rows], post.lengths[rows], fts_scores, boosts
     ).tolist()
     for i in np.flatnonzero(post.underscore[rows]).tolist():
-        scores[i] = boosted_score(matchers, paths[i], texts[i], float(fts_scores[i]), boosts[i])
+        fts = float(fts_scores[i])  # (Python floats: the answer holds no numpy scalar)
+        scores[i] = boosted_score(matchers, paths[i], texts[i], fts, path_scores[i])
     return scores
 
 
