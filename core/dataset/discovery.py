@@ -269,6 +269,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
         return Discovery(root, "memory-context", memory_context=root)
     if (home := find_openclaudecode(root)) is not None:
         return _openclaudecode(root, home)
+    home = root
     if (root / "sessions").is_dir() and not _jsonl_files(root):
         root = root / "sessions"  # ~/.pi/agent
     found = Discovery(root, "pi-sessions")
@@ -280,9 +281,31 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                 f"{len(non_transcripts)} .jsonl file(s) do not start with a session header"
             )
         return found
+    inner = _in_home_folder(home)
+    if inner is not None:
+        return inner
     raise FormatError(
         name,
         "nothing memlens can read here: no OpenClaw home (agents/, memory/context/, "
         "openclaw.json), no OpenClaudeCode database, no pi sessions, no memory-context "
         "store and no transcript",
     )
+
+
+HOME_FOLDER_DATA = (".openclaw", ".pi/agent")
+"""Where the agents keep their data in a user's home folder, newest first."""
+
+
+def _in_home_folder(root: Path) -> Discovery | None:
+    """What a home folder's ``.openclaw`` (or ``.pi/agent``) holds: ``memlens mcp ~`` works."""
+    for inner in HOME_FOLDER_DATA:
+        candidate = root / inner
+        if not candidate.is_dir():
+            continue
+        try:
+            found = discover(candidate)
+        except FormatError:
+            continue
+        found.notes.append(f"{root} is a home folder: opened {candidate}")
+        return found
+    return None

@@ -123,8 +123,9 @@ class MemoryData:
     def _discover(self) -> Discovery:
         try:
             return discover(self.path)
-        except FormatError as exc:
-            raise ToolError(f"{self.path}: not a data directory memlens reads: {exc}") from None
+        except FormatError as exc:  # (its file named once when it is the data's path)
+            why = exc.detail if exc.file == str(self.path) and not exc.line else str(exc)
+            raise ToolError(f"{self.path}: not a data directory memlens reads: {why}") from None
 
     @staticmethod
     def _signature_of(found: Discovery) -> tuple[tuple[str, int, int], ...]:

@@ -67,3 +67,26 @@ def test_nothing_readable(tmp_path):
     with pytest.raises(FormatError, match="not a pi transcript") as err:
         discover(bad)
     assert str(bad) in str(err.value)
+
+
+def test_a_home_folder_opens_its_agents_data_newest_first(fixtures_dir, tmp_path):
+    """``memlens mcp ~`` (or the app on ``~``): ``~/.openclaw``, else ``~/.pi/agent``."""
+    user = tmp_path / "user"
+    pi = _copy(fixtures_dir, user / ".pi" / "agent" / "sessions" / "--work-proj--")
+    found = discover(user)
+    assert (found.kind, found.path, found.transcripts) == ("pi-sessions", pi.parent.parent, [pi])
+    assert found.notes == [f"{user} is a home folder: opened {user / '.pi' / 'agent'}"]
+    (user / ".openclaw").mkdir()  # nothing in it yet: pi's data is still what opens
+    assert discover(user).kind == "pi-sessions"
+    claw = _copy(fixtures_dir, user / ".openclaw" / "agents" / "main" / "sessions")
+    found = discover(user)
+    assert (found.kind, found.path, found.transcripts) == (
+        "openclaw-home",
+        user / ".openclaw",
+        [claw],
+    )
+    shutil.rmtree(user / ".pi")
+    shutil.rmtree(user / ".openclaw")
+    with pytest.raises(FormatError, match="nothing memlens can read") as err:
+        discover(user)
+    assert str(err.value).startswith(f"{user}:")
