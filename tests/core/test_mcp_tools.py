@@ -215,8 +215,9 @@ def test_bad_arguments_and_bad_data_are_clear_errors(tmp_path: Path, demo: Path)
     with pytest.raises(ToolError, match="no such file or folder"):
         MemoryTools(tmp_path / "nowhere")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ToolError, match="not a data directory memlens reads"):
+    with pytest.raises(ToolError, match="not a data directory memlens reads") as err:
         MemoryTools(tmp_path / "empty")
+    assert str(err.value).count(str(tmp_path / "empty")) == 1  # the path named once
     tools = MemoryTools(demo, environ={})
     cases = [
         ("nope", {}, "unknown tool 'nope'"),
