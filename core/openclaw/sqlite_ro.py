@@ -106,6 +106,16 @@ def choose_mode(path: str | os.PathLike[str], header: bytes | None = None) -> Op
     return "snapshot"
 
 
+def node_utf8(value: Any) -> Any:
+    """*value*, a text as Node writes it in UTF-8: a lone surrogate as U+FFFD, a pair as one.
+
+    Any other value as it is.
+    """
+    if not isinstance(value, str):
+        return value
+    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def is_busy(exc: BaseException) -> bool:
     """True for SQLite's busy / locked errors, worth retrying."""
     text = str(exc).lower()
@@ -272,11 +282,20 @@ class ReadOnlyDb(Closing):
         self._drop_snapshot()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run one query; busy moments retried, errors as :class:`FormatError`."""
+        r"""Run one query; busy moments retried, errors as :class:`FormatError`.
+
+        A text parameter holding a lone surrogate (``"\ud800"`` in a JSON query)
+        is bound as Node's SQLite binding binds it: each one as U+FFFD.
+        """
         db = self.connection
-        return retry(  # type: ignore[no-any-return]
-            lambda: db.execute(sql, params).fetchall(), self.path, seconds=self.timeout
-        )
+
+        def run() -> list[tuple[Any, ...]]:
+            try:
+                return db.execute(sql, params).fetchall()
+            except UnicodeEncodeError:
+                return db.execute(sql, [node_utf8(p) for p in params]).fetchall()
+
+        return retry(run, self.path, seconds=self.timeout)  # type: ignore[no-any-return]
 
     def snapshot(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run *fn* inside one read transaction: every query sees the same database.

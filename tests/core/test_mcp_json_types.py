@@ -110,3 +110,44 @@ def test_other_kinds_of_data(tmp_path: Path, home: str) -> None:
     found = answers(data)
     assert any(label.startswith("memory_search") for label in found)
     assert_plain(found)
+
+
+ODD_QUERIES = (
+    '"', "a\"b", "(", "*", "-x", "NOT", "AND OR", "NEAR(a b)", "col:val", "x" * 5000,
+    "日本語 テスト", "emoji 🎉 deploy", "\x00null", "deploy\nnewline", "İstanbul", "{x}",
+    "memory/2026-11-01.md", "%", "_", "\\", "\ud800", "deploy \udfff orders_prod",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("home", "word"),
+    [("openclaw", "deploy"), ("openclaudecode/home", "test"), ("demo", "postgres")],
+)
+def test_odd_queries_are_answered(
+    tmp_path: Path, openclaw_home: Path, home: str, word: str
+) -> None:
+    """FTS5 syntax, control characters, huge and non-ASCII queries, lone surrogates (JSON
+    may carry ``"\\ud800"``; bound to SQLite as U+FFFD, as Node binds it): an answer,
+    never an error naming the database."""
+    if home == "openclaw":
+        data = openclaw_home
+    elif home == "demo":
+        data = demo_copy(tmp_path / "demo")
+    else:
+        data = shutil.copytree(DATA / home, tmp_path / "copy")
+    tools = MemoryTools(data, environ={"MEMLENS_NOW": "1795700000000"})
+    for query in ODD_QUERIES:
+        found = tools.call("memory_search", {"query": query})
+        assert list(not_plain(found)) == [], query
+    plain, odd = ({"query": word}, {"query": f"{word} \ud800"})
+    same = [tools.call("memory_search", q)["results"] for q in (plain, odd)]
+    assert same[0] and same[0] == same[1]  # the surrogate is no token
+
+
+def test_a_lone_surrogate_is_bound_as_node_binds_it() -> None:
+    from core.openclaw.sqlite_ro import node_utf8
+
+    assert node_utf8("a\ud800b") == "a\ufffdb"
+    assert node_utf8("\ud83c\udf89") == "🎉"  # a pair as one character
+    assert node_utf8("\udf89\ud83c") == "\ufffd\ufffd"
+    assert node_utf8(b"\xff") == b"\xff" and node_utf8(3) == 3
