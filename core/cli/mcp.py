@@ -17,6 +17,12 @@ DATA_HELP = (
     "an OpenClaw home, a pi sessions folder, a memory-context folder or an OpenClaudeCode folder"
 )
 
+TTY_HINT = (
+    "memlens mcp: serving {data} over stdin/stdout to an MCP host, which starts this command"
+    " itself (README: 'Memory for any agent (MCP)'); it waits for the host's JSON-RPC"
+    " messages here. Ctrl-D or Ctrl-C ends it."
+)
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The command's arguments (the full CLI's parser and :func:`run_mcp` share them)."""
@@ -37,6 +43,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     defer_sdk_init()  # the SDK's client and FastMCP are not imported (0.25 s)
     from core.mcp.server import serve_stdio
 
+    if sys.stdin.isatty():  # run by hand: say what it waits for (a host's JSON-RPC)
+        print(TTY_HINT.format(data=args.data), file=sys.stderr, flush=True)
     return serve_stdio(args.data)
 
 

@@ -137,3 +137,30 @@ def test_the_server_process_leaves_httpxs_command_line_unloaded(tmp_path: Path) 
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()}
     assert "mcp.server.lowlevel" in imported  # the server did start
     assert not {"rich", "pygments"} & imported
+
+
+def test_run_by_hand_in_a_terminal_it_says_what_it_waits_for(tmp_path: Path) -> None:
+    """A user trying ``memlens mcp ~/.openclaw`` in a terminal sees one line on stderr
+    (an MCP host, stdin a pipe, sees none); Ctrl-D (end of input) ends it, status 0."""
+    import pty
+    import subprocess
+
+    from core.cli.mcp import TTY_HINT
+
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}
+    data = demo_copy(tmp_path / "demo", now_ms=NOW, segments=20)
+    command = [sys.executable, "-m", "app.launcher", "mcp", str(data)]
+    piped = subprocess.run(command, input=b"", capture_output=True, cwd=ROOT, env=env, timeout=120)
+    assert (piped.returncode, piped.stderr, piped.stdout) == (0, b"", b"")
+    terminal, child_end = pty.openpty()
+    try:
+        child = subprocess.Popen(
+            command, stdin=child_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=ROOT, env=env,
+        )  # fmt: skip
+        os.write(terminal, b"\x04")  # Ctrl-D: end of input (kept until it is read)
+        out, err = child.communicate(timeout=60)
+    finally:
+        os.close(terminal)
+        os.close(child_end)
+    assert (child.returncode, out, err.decode()) == (0, b"", TTY_HINT.format(data=data) + "\n")
