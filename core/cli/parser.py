@@ -30,6 +30,9 @@ COMMANDS = (
 )  # fmt: skip
 
 
+SESSION_HELP = "a transcript path (or, with --data, an id, id prefix or session key)"
+
+
 def _handler(module: str, name: str) -> Callable[[argparse.Namespace], Any]:
     """The function *name* of ``core.cli.<module>``, imported when first called.
 
@@ -88,7 +91,7 @@ def positive_float(text: str) -> float:
 def _session_args(
     p: argparse.ArgumentParser, window_help: str = "context window (default: the model's)"
 ) -> None:
-    p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
+    p.add_argument("session", metavar="SESSION", help=SESSION_HELP)
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (default: the leaf)")
     p.add_argument("--window", type=positive_int, metavar="N", help=window_help)
@@ -185,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add(
         "show", "the context the model saw at an entry of a session", _lazy("inspect", "cmd_show")
     )
-    p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
+    p.add_argument("session", metavar="SESSION", help=SESSION_HELP)
     p.add_argument("--at", metavar="ENTRY", help="an entry id or #N (N-th object, header = #0)")
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p.add_argument("--full", action="store_true", help="whole message texts, not previews")
@@ -208,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
         "every compaction of a session: tokens, summary, what it replaced",
         _lazy("inspect", "cmd_compactions"),
     )
-    p.add_argument("session", metavar="SESSION", help="a transcript path (or an id with --data)")
+    p.add_argument("session", metavar="SESSION", help=SESSION_HELP)
     p.add_argument("--data", metavar="DIR", help="data directory in which to look SESSION up")
     p = add(
         "facts",

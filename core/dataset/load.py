@@ -205,23 +205,31 @@ class DataSet:
     """Database sessions listed but not read yet, by path (``load_dataset(defer_db=True)``)."""
 
     def session(self, ref: str) -> Session:
-        """A session by id, id prefix, or path.
+        """A session by id, path, session key (``agent:main:main``, OpenClaudeCode's
+        ``telegram:42``) or id prefix, in that order.
+
+        A key several sessions share (a live one and its archives, an OpenClaudeCode
+        user's successive sessions) names the newest live one: the key's current session.
 
         Raises
         ------
         KeyError
             When no session or several match.
         """
+        summaries = [*self.summaries, *self.pending.values()]
         known = [(s.id, s.path) for s in self.sessions]
         known += [(s.id, s.path) for s in self.pending.values()]
-        hits = [
-            path
-            for sid, path in known
-            if sid == ref
-            or path == ref
-            or os.path.basename(path).startswith(ref)
-            or sid.startswith(ref)
-        ]
+        hits = [path for sid, path in known if sid == ref or path == ref]
+        if not hits:
+            keyed = [s for s in summaries if s.key == ref]
+            live = [s for s in keyed if s.storage != "archive"] or keyed
+            hits = [max(live, key=lambda s: s.modified).path] if live else []
+        if not hits:
+            hits = [
+                path
+                for sid, path in known
+                if os.path.basename(path).startswith(ref) or sid.startswith(ref)
+            ]
         if len(hits) == 1:
             if hits[0] in self.pending:
                 try:

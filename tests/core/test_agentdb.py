@@ -973,6 +973,12 @@ def test_data_set_session_refs(tmp_path):
     db = agent_db(tmp_path)
     assert quick.session(f"{db}#alpha-2").id == "alpha-2"
     assert quick.session("alpha-1").id == "alpha-1"
+    assert quick.session("agent:main:explicit:alpha-2").id == "alpha-2"  # its key
+    assert quick.session("agent:main:explicit:alpha-1").id == "alpha-1"  # (once read too)
+    other = tmp_path / "other"
+    make_db(agent_db(other), {"alpha": conversation("alpha", 1),
+                              "alpha-2": conversation("alpha-2", 1)})  # fmt: skip
+    assert load_dataset(other, defer_db=True).session("alpha").id == "alpha"  # exact first
 
 
 # -- 9. transcript search ---------------------------------------------------------------

@@ -172,6 +172,11 @@ def test_load_dataset_names_sessions_by_key_and_writes_nothing(home):
                                 "openclaudecode")  # fmt: skip
     assert {p.line for p in data.problems if p.file.endswith("wa-0003.jsonl")} >= {4, 7}
     session = data.session("tg-0001")
+    # a session key names its newest session (two telegram sessions of one user)
+    assert data.session("telegram:5054873275").id == "tg-0004"
+    assert data.session("discord:918273645546372819").id == "dc-0002"
+    with pytest.raises(KeyError, match="no session matches 'telegram:1'"):
+        data.session("telegram:1")
     with pytest.raises(CompactionRefused):  # never appended to
         check_writable(session, force=True)
     assert READ_ONLY.startswith("is an OpenClaudeCode transcript")
