@@ -309,6 +309,8 @@ def test_openclaudecode_memory_by_the_designs_scoring(tmp_path: Path) -> None:
     )
     context = tools.call("session_context", {"session": compacted["id"], "maxTokens": 10**6})
     assert context["items"][0]["type"] == "compaction" and context["items"][0]["text"]
+    newest = tools.call("session_context", {"session": "telegram:5054873275"})
+    assert newest["session"] == "tg-0004"  # a key (as sessions_list gives it): its newest
     assert _snapshot(home) == before
 
 
