@@ -185,7 +185,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                     "type": "integer",
                     "minimum": 1,
                     "description": "keep the newest messages within this many tokens"
-                    " (default 8000)",
+                    " (the newest one always, whatever its size; default 8000)",
                 },
             },
             ["session"],

@@ -207,6 +207,8 @@ def test_sessions_list_and_session_context(demo: Path, capsys: pytest.CaptureFix
     assert small["keptTokens"] <= 500 or len(small["items"]) == 1
     assert small["omitted"] == full["messages"] - len(small["items"]) > 0
     assert small["items"] == full["items"][-len(small["items"]) :]  # the newest, in order
+    tiny = tools.call("session_context", {"session": sid, "maxTokens": 1})
+    assert tiny["items"] == full["items"][-1:]  # the newest is kept whatever its size
     early = tools.call("session_context", {"session": sid, "entry": "#3", "maxTokens": 10**9})
     assert early["messages"] < full["messages"]
 
