@@ -269,7 +269,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
         return Discovery(root, "memory-context", memory_context=root)
     if (home := find_openclaudecode(root)) is not None:
         return _openclaudecode(root, home)
-    home = root
+    given = root
     if (root / "sessions").is_dir() and not _jsonl_files(root):
         root = root / "sessions"  # ~/.pi/agent
     found = Discovery(root, "pi-sessions")
@@ -281,7 +281,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                 f"{len(non_transcripts)} .jsonl file(s) do not start with a session header"
             )
         return found
-    inner = _in_home_folder(home)
+    inner = _in_home_folder(given)
     if inner is not None:
         return inner
     raise FormatError(
