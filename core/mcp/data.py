@@ -52,6 +52,15 @@ class ToolError(ValueError):
     """
 
 
+def as_tool_error(exc: ToolError | FormatError | OSError, path: Path) -> ToolError:
+    """*exc* (unreadable data under *path*) as the error a caller reads: it names the file."""
+    if isinstance(exc, ToolError):
+        return exc
+    if isinstance(exc, FormatError):
+        return ToolError(str(exc))
+    return ToolError(f"{exc.filename or path}: {exc.strerror or exc}")
+
+
 @dataclass(slots=True)
 class OpenClawIndex:
     """One agent's memory index, kept open between searches, with its config read once."""

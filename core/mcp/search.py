@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from core.mcp.data import ToolError
+from core.io.problems import FormatError
+from core.mcp.data import ToolError, as_tool_error
 from core.openclaw.memindex_identity import unavailable_answer
 from core.openclaw.memory_home import MemoryCliError, check_identity, paused_message, run_search
 from core.openclaw.memsearch_keyword import SNIPPET_MAX_CHARS
@@ -309,16 +310,32 @@ class _Search:
     # -- the answer ---------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
+        """Every store's results merged.
+
+        A store that fails (a damaged database) is listed with its error beside the
+        others' answers, unless it was asked for by name or no other store answered.
+        """
         streams: list[list[dict[str, Any]]] = []
+        failed: list[ToolError] = []
         for name, fn in (
             ("openclaw-index", self.openclaw),
             ("memory-context", self.memory_context),
             ("openclaudecode", self.openclaudecode),
         ):
             if self.wants(name):
-                hits = fn()
+                try:
+                    hits = fn()
+                except (ToolError, FormatError, OSError) as exc:
+                    error = as_tool_error(exc, self.data.path)
+                    if self.store == name:
+                        raise error from None
+                    failed.append(error)
+                    self.stores.append({"store": name, "error": str(error), "results": 0})
+                    continue
                 if hits is not None:
                     streams.append(hits)
+        if failed and len(failed) == len(self.stores):
+            raise failed[0] from None
         if not self.stores:
             what = f"{self.store} store" if self.store else "memory store"
             raise ToolError(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.io.problems import FormatError
-from core.mcp.data import MemoryData, ToolError
+from core.mcp.data import MemoryData, ToolError, as_tool_error
 from core.mcp.schemas import argument_error
 from core.mcp.search import search_stores
 from core.openclaw.memory_home import (
@@ -145,10 +145,8 @@ class MemoryTools:
         checked = check_arguments(tool, args)
         try:
             return redact_texts(self._tools[tool](checked))
-        except FormatError as exc:
-            raise ToolError(str(exc)) from None
-        except OSError as exc:
-            raise ToolError(f"{exc.filename or self.data.path}: {exc.strerror or exc}") from None
+        except (FormatError, OSError) as exc:
+            raise as_tool_error(exc, self.data.path) from None
 
     # -- memory --------------------------------------------------------------------------
 

@@ -490,3 +490,23 @@ def test_an_open_openclaudecode_memory_sees_what_the_agent_writes_next(tmp_path:
         writer.execute("DELETE FROM memory_fts WHERE text LIKE '%potions%'")
     # within a second of the last look at DATA: only the open database notices
     assert tools.call("memory_search", {"query": "potions"})["results"] == []
+
+
+def test_a_damaged_store_is_listed_with_its_error_beside_the_others(demo: Path) -> None:
+    """The demo's OpenClaw index cut short: the memory-context store still answers, the
+    index's error names its file; asked for by name, or alone, it is the call's error."""
+    index = demo / "memory" / "main.sqlite"
+    with index.open("r+b") as fh:
+        fh.truncate(30_000)
+    tools = MemoryTools(demo, environ={"MEMLENS_NOW": str(NOW)})
+    out = tools.call("memory_search", {"query": "test"})
+    assert out["results"] and {r["memlens"]["store"] for r in out["results"]} == {"memory-context"}
+    damaged = out["stores"][0]
+    assert damaged["store"] == "openclaw-index" and damaged["results"] == 0
+    assert damaged["error"].startswith(f"{index}: ") and "malformed" in damaged["error"]
+    with pytest.raises(ToolError, match="malformed") as err:
+        tools.call("memory_search", {"query": "test", "store": "openclaw-index"})
+    assert str(err.value) == damaged["error"]
+    (demo / "memory" / "context" / "segments.jsonl").unlink()
+    with pytest.raises(ToolError, match="malformed"):
+        MemoryTools(demo, environ={}).call("memory_search", {"query": "test"})
