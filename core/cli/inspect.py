@@ -96,7 +96,9 @@ def cmd_info(args: argparse.Namespace) -> int:
             parts = [
                 f"{s['source']} {s['files']} files/{s['chunks']} chunks" for s in index["sources"]
             ]
-            lines.append(f"memory index {Path(index['path']).name}: {', '.join(parts) or 'empty'}")
+            errors = [p["message"] for p in index["problems"] if p.get("severity") == "error"]
+            what = ", ".join(parts) or (errors[0] if errors else "empty")
+            lines.append(f"memory index {_under(Path(index['path']), data.discovery.path)}: {what}")
         errors = [p for p in data.problems if p.severity != "info"]
         lines.append(
             f"problems: {len(errors)}"
@@ -426,3 +428,11 @@ def _largest_context(summaries: Sequence[SessionSummary]) -> dict[str, Any] | No
         return None
     top = max(loaded, key=lambda s: s.tokens_estimated)
     return {"session": top.id, "tokens_estimated": top.tokens_estimated}
+
+
+def _under(path: Path, root: Path) -> str:
+    """*path* relative to *root* when inside it (agents' databases share a file name)."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

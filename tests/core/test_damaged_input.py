@@ -536,7 +536,7 @@ def test_a_memory_index_with_bytes_that_are_not_utf8(tmp_path):
         assert chunk.text == "A\ufffdB"
         assert index.sources()
     code, out, err = _run("info", str(home))
-    assert code == 0 and err == "" and "memory index main.sqlite" in out
+    assert code == 0 and err == "" and "memory index memory/main.sqlite" in out
 
 
 def test_a_broken_openclaw_json_does_not_stop_recall(tmp_path):
@@ -585,3 +585,24 @@ def test_recall_goes_on_without_an_unreadable_knowledge_log(tmp_path):
     code, out, err = _run("recall", str(home), "database config", "--min-score", "0")
     assert code == 0 and err == ""
     assert f"note: {knowledge}: not a regular file (a FIFO); skipped" in out
+
+
+def test_info_says_a_damaged_memory_index_is_not_readable(tmp_path):
+    """Not "empty": the index's own error, under the path that tells agents apart."""
+    import sqlite3
+
+    home = _home(tmp_path)
+    db_path = home / "memory" / "main.sqlite"
+    db = sqlite3.connect(db_path)
+    db.execute("CREATE TABLE chunks (id TEXT, path TEXT, text TEXT)")
+    db.executemany(
+        "INSERT INTO chunks VALUES (?, 'MEMORY.md', ?)", [(str(i), "x" * 900) for i in range(200)]
+    )
+    db.commit()
+    db.close()
+    with db_path.open("r+b") as fh:
+        fh.truncate(8192)
+    code, out, err = _run("info", str(home))
+    line = next(x for x in out.splitlines() if x.startswith("memory index "))
+    assert code == 0 and err == ""
+    assert line == "memory index memory/main.sqlite: cannot read: database disk image is malformed"
