@@ -205,8 +205,9 @@ class DataSet:
     """Database sessions listed but not read yet, by path (``load_dataset(defer_db=True)``)."""
 
     def session(self, ref: str) -> Session:
-        """A session by id, path, session key (``agent:main:main``, OpenClaudeCode's
-        ``telegram:42``) or id prefix, in that order.
+        """A session by id, path, session key or id prefix, in that order.
+
+        Keys are ``agent:main:main`` (OpenClaw), ``telegram:42`` (OpenClaudeCode).
 
         A key several sessions share (a live one and its archives, an OpenClaudeCode
         user's successive sessions) names the newest live one: the key's current session.
