@@ -79,12 +79,14 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "session": {
                     **_SESSION,
                     "description": "only memory from this session (memory-context: its"
-                    " segments; OpenClaudeCode: its session key)",
+                    " segments; OpenClaudeCode: its session key; OpenClaw's index, whose"
+                    " chunks name no session, is then not searched)",
                 },
                 "channel": {
                     "type": "string",
                     "description": "OpenClaudeCode: only session keys of this channel"
-                    " (telegram, discord, ...)",
+                    " (telegram, discord, ...); the other stores, which name no channel,"
+                    " are then not searched",
                 },
                 "agent": _AGENT,
             },

@@ -109,6 +109,13 @@ def merge_streams(streams: Sequence[list[dict[str, Any]]], limit: int) -> list[d
     return out
 
 
+FILTERED_BY = {
+    "session": "the memory-context store and OpenClaudeCode",
+    "channel": "OpenClaudeCode",
+}
+"""The stores each of ``memory_search``'s session and channel filters applies to."""
+
+
 class _Search:
     """One ``memory_search`` call: its arguments, and what each store answered."""
 
@@ -146,6 +153,14 @@ class _Search:
             return None
         home, settings = opened.home, opened.settings
         self.default_limit = settings.max_results
+        if self.session is not None or self.channel is not None:
+            what = "session" if self.session is not None else "channel"
+            self._note(
+                "openclaw-index", home,
+                f"not searched: its chunks (memory files, indexed transcripts) name no {what}"
+                f" to filter by; the {what} filter applies to {FILTERED_BY[what]}",
+            )  # fmt: skip
+            return []
         sources = list(settings.sources)
         if self.corpus == "wiki":
             self._note("openclaw-index", home, "memlens reads no compiled wiki: no results")
@@ -246,6 +261,16 @@ class _Search:
         store = opened.store
         if store is None:
             return None
+        if self.channel is not None:
+            self.stores.append(
+                {
+                    "store": "memory-context",
+                    "path": os.fspath(store.folder / "segments.jsonl"),
+                    "note": "not searched: archived messages name no channel to filter by;"
+                    f" the channel filter applies to {FILTERED_BY['channel']}",
+                }
+            )
+            return []
         cfg = opened.settings.search
         changes: dict[str, Any] = {"cross_session": self.session is None}
         if self.min_score is not None:
@@ -325,7 +350,7 @@ class _Search:
             if self.wants(name):
                 try:
                     hits = fn()
-                except (ToolError, FormatError, OSError) as exc:
+                except (FormatError, OSError) as exc:  # damaged data, not a bad argument
                     error = as_tool_error(exc, self.data.path)
                     if self.store == name:
                         raise error from None

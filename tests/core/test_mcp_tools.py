@@ -103,6 +103,30 @@ def test_memory_search_filters_and_limits(tmp_path: Path) -> None:
         tools.call("memory_search", {"query": "deploy", "store": "memory-context"})
     with pytest.raises(ToolError, match="no memory index for agent 'ops'"):
         tools.call("memory_search", {"query": "deploy", "agent": "ops"})
+    # OpenClaw's chunks name no session or channel: not searched rather than unfiltered
+    shutil.copytree(RECORDED / "home", tmp_path / "hybrid")
+    tools = MemoryTools(tmp_path / "hybrid" / ".openclaw", environ={"MEMLENS_NOW": str(NOW)})
+    for arg, value in (("session", "alpha"), ("channel", "telegram")):
+        filtered = tools.call("memory_search", {"query": "deploy", arg: value})
+        (store,) = filtered["stores"]
+        assert filtered["results"] == [] and store["store"] == "openclaw-index"
+        assert store["note"].startswith("not searched: ") and f"no {arg}" in store["note"]
+
+
+def test_memory_search_filters_apply_to_the_stores_that_name_them(demo: Path) -> None:
+    tools = MemoryTools(demo, environ={"MEMLENS_NOW": str(NOW)})
+    sid = tools.call("memory_search", {"query": "test", "store": "memory-context"})["results"][0][
+        "session"
+    ]
+    by_session = tools.call("memory_search", {"query": "test", "session": sid[:8], "minScore": 0})
+    assert by_session["results"] and {r["session"] for r in by_session["results"]} == {sid}
+    assert [s.get("note", "")[:13] for s in by_session["stores"]] == ["not searched:", ""]
+    by_channel = tools.call("memory_search", {"query": "test", "channel": "telegram"})
+    assert by_channel["results"] == [] and all(
+        s["note"].startswith("not searched: ") for s in by_channel["stores"]
+    )
+    with pytest.raises(ToolError, match="no session matches 'zzzz'"):  # not a store's failure
+        tools.call("memory_search", {"query": "test", "session": "zzzz"})
 
 
 def test_memory_search_merges_openclaw_and_memory_context(
