@@ -15,9 +15,11 @@ within 1 s of its start (``bench/bench_mcp_search.py``).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from io import TextIOWrapper
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 import jsonschema
@@ -202,9 +204,50 @@ def build_server(data: str | os.PathLike[str]) -> Server[Any, Any]:
     return server
 
 
+_MAYBE_LONE = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"  # a pair: kept
+    r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"  # a lone surrogate
+    r"|\\.",  # any other escape, an escaped backslash too: kept
+    re.DOTALL,
+)
+
+
+def _lone_as_fffd(match: re.Match[str]) -> str:
+    text = match.group()
+    return "\\ufffd" if len(text) == 6 and text[1] == "u" else text
+
+
+def node_json_line(line: str) -> str:
+    r"""*line* (one JSON-RPC message) with each lone surrogate escape as ``\ufffd``.
+
+    A Node host (Claude Code, OpenClaw) writes a string holding half a surrogate pair as
+    ``"\ud800"``, which JSON allows; the SDK's parser refuses the whole line and never
+    answers the request. As Node's own UTF-8 does, the half becomes U+FFFD.
+    """
+    if _MAYBE_LONE.search(line) is None:
+        return line
+    return _ESCAPE.sub(_lone_as_fffd, line)
+
+
+class _HostLines:
+    """Standard input for the SDK's reader: its lines through :func:`node_json_line`."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self._raw = raw
+
+    def readline(self) -> str:
+        return node_json_line(self._raw.readline())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
 async def _serve(data: str | os.PathLike[str]) -> None:
     server = build_server(data)
-    async with stdio_server() as (read, write):
+    stdin = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")  # as the SDK's
+    host = anyio.wrap_file(_HostLines(stdin))  # type: ignore[arg-type]
+    async with stdio_server(stdin=host) as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 

@@ -167,3 +167,57 @@ def test_run_by_hand_in_a_terminal_it_says_what_it_waits_for(tmp_path: Path) -> 
         os.close(terminal)
         os.close(child_end)
     assert (child.returncode, out, err.decode()) == (0, b"", TTY_HINT.format(data=data) + "\n")
+
+
+def test_a_lone_surrogate_from_a_node_host_is_answered(tmp_path: Path) -> None:
+    """Node writes half a surrogate pair as ``"\\ud800"`` (valid JSON); the SDK's parser
+    refused such a line and never answered its request, so the host waited until its
+    timeout. The half is read as U+FFFD, as Node's own UTF-8 has it."""
+    import subprocess
+    import threading
+
+    from core.mcp.server import node_json_line
+
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}
+    env["MEMLENS_NOW"] = str(NOW)
+    data = demo_copy(tmp_path / "demo", now_ms=NOW, segments=20)
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name":'
+        ' "memory_search", "arguments": {"query": "deploy \\ud800 hook"}}}',
+    ]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.launcher", "mcp", str(data)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+    watchdog = threading.Timer(120, server.kill)  # a request never answered fails, not hangs
+    watchdog.start()
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("".join(line + "\n" for line in lines).encode())
+        server.stdin.flush()
+        answers: dict[int, Any] = {}
+        while 2 not in answers and (line := server.stdout.readline()):
+            message = json.loads(line)
+            answers[message.get("id")] = message
+        server.stdin.close()
+        server.wait(timeout=60)
+        assert server.stderr is not None
+        err = server.stderr.read()
+    finally:
+        watchdog.cancel()
+        server.kill()
+    result = answers[2]["result"]
+    assert not result["isError"] and result["structuredContent"]["query"] == "deploy \ufffd hook"
+    assert err == b""
+    cases = {
+        r'"\ud83c\udf89"': r'"\ud83c\udf89"',  # a whole pair stays
+        r'"\udf89\ud83c"': r'"\ufffd\ufffd"',  # halves in the wrong order
+        r'"\\ud800"': r'"\\ud800"',  # an escaped backslash, then text
+        r'"\\\uD800x"': r'"\\\ufffdx"',
+        '"plain"': '"plain"',
+    }
+    assert {k: node_json_line(k) for k in cases} == cases
