@@ -181,7 +181,11 @@ def test_a_lone_surrogate_from_a_node_host_is_answered(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}
     env["MEMLENS_NOW"] = str(NOW)
     data = demo_copy(tmp_path / "demo", now_ms=NOW, segments=20)
-    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    }
     lines = [
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
