@@ -28,6 +28,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from core import __version__
+from core.io.jsonio import printable
 from core.mcp.lazy_sdk import resume_collector
 from core.mcp.schemas import INPUT_SCHEMAS, TOOLS, argument_error
 
@@ -129,13 +130,32 @@ class _Opener:
 
 
 def _answer(result: dict[str, Any]) -> tuple[list[types.TextContent], dict[str, Any]]:
-    """*result* as the structured answer and as the text a host's model reads.
+    r"""*result* as the structured answer and as the text a host's model reads.
 
     The same JSON as the SDK would write for a dict, compact: its ``indent=2`` goes
     through Python's pure encoder (about 1 ms of a warm call) and costs the model a
     third more tokens.
+
+    Half a surrogate pair read from an agent's file (Node writes ``"\ud83d"``, which
+    JSON allows) is sent as U+FFFD: the SDK cannot write it, and the call would go
+    unanswered.
     """
-    return [types.TextContent(type="text", text=json.dumps(result))], result
+    text = json.dumps(result)
+    if _MAYBE_LONE.search(text) is not None:  # (a pair, as an emoji is escaped, or half one)
+        result = _printable_tree(result)
+        text = json.dumps(result)
+    return [types.TextContent(type="text", text=text)], result
+
+
+def _printable_tree(value: Any) -> Any:
+    """*value* (JSON) with each string's lone surrogates as U+FFFD."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k): _printable_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable_tree(v) for v in value]
+    return value
 
 
 class InputCheck:

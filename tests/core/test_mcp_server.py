@@ -169,18 +169,15 @@ def test_run_by_hand_in_a_terminal_it_says_what_it_waits_for(tmp_path: Path) -> 
     assert (child.returncode, out, err.decode()) == (0, b"", TTY_HINT.format(data=data) + "\n")
 
 
-def test_a_lone_surrogate_from_a_node_host_is_answered(tmp_path: Path) -> None:
-    """Node writes half a surrogate pair as ``"\\ud800"`` (valid JSON); the SDK's parser
-    refused such a line and never answered its request, so the host waited until its
-    timeout. The half is read as U+FFFD, as Node's own UTF-8 has it."""
+def _raw_calls(data: Path, calls: list[str]) -> tuple[dict[int, Any], bytes]:
+    """*calls* (raw ``tools/call`` params, JSON text, ids 2, 3...) after the handshake,
+    as a host writes them: the answers by id, and stderr. Fails (not hangs) within 120 s
+    when a call goes unanswered."""
     import subprocess
     import threading
 
-    from core.mcp.server import node_json_line
-
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY")}
     env["MEMLENS_NOW"] = str(NOW)
-    data = demo_copy(tmp_path / "demo", now_ms=NOW, segments=20)
     init = {
         "protocolVersion": "2025-06-18",
         "capabilities": {},
@@ -189,31 +186,44 @@ def test_a_lone_surrogate_from_a_node_host_is_answered(tmp_path: Path) -> None:
     lines = [
         json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name":'
-        ' "memory_search", "arguments": {"query": "deploy \\ud800 hook"}}}',
+    ]
+    lines += [
+        f'{{"jsonrpc": "2.0", "id": {n}, "method": "tools/call", "params": {params}}}'
+        for n, params in enumerate(calls, 2)
     ]
     server = subprocess.Popen(
         [sys.executable, "-m", "app.launcher", "mcp", str(data)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         cwd=ROOT, env=env,
     )  # fmt: skip
-    watchdog = threading.Timer(120, server.kill)  # a request never answered fails, not hangs
+    watchdog = threading.Timer(120, server.kill)
     watchdog.start()
     try:
         assert server.stdin is not None and server.stdout is not None
         server.stdin.write("".join(line + "\n" for line in lines).encode())
         server.stdin.flush()
         answers: dict[int, Any] = {}
-        while 2 not in answers and (line := server.stdout.readline()):
+        while len(answers) <= len(calls) and (line := server.stdout.readline()):
             message = json.loads(line)
             answers[message.get("id")] = message
         server.stdin.close()
         server.wait(timeout=60)
         assert server.stderr is not None
-        err = server.stderr.read()
+        return answers, server.stderr.read()
     finally:
         watchdog.cancel()
         server.kill()
+
+
+def test_a_lone_surrogate_from_a_node_host_is_answered(tmp_path: Path) -> None:
+    """Node writes half a surrogate pair as ``"\\ud800"`` (valid JSON); the SDK's parser
+    refused such a line and never answered its request, so the host waited until its
+    timeout. The half is read as U+FFFD, as Node's own UTF-8 has it."""
+    from core.mcp.server import node_json_line
+
+    data = demo_copy(tmp_path / "demo", now_ms=NOW, segments=20)
+    call = '{"name": "memory_search", "arguments": {"query": "deploy \\ud800 hook"}}'
+    answers, err = _raw_calls(data, [call])
     result = answers[2]["result"]
     assert not result["isError"] and result["structuredContent"]["query"] == "deploy \ufffd hook"
     assert err == b""
@@ -225,3 +235,25 @@ def test_a_lone_surrogate_from_a_node_host_is_answered(tmp_path: Path) -> None:
         '"plain"': '"plain"',
     }
     assert {k: node_json_line(k) for k in cases} == cases
+
+
+def test_half_a_surrogate_pair_in_a_transcript_is_sent_as_fffd(tmp_path: Path) -> None:
+    """A transcript Node wrote holds ``"\\ud83d"`` (an emoji cut in two): the SDK cannot
+    write that string, so the call went unanswered; it is sent as U+FFFD (an emoji
+    whole stays as it is)."""
+    data = demo_copy(tmp_path / "demo", now_ms=NOW, segments=20)
+    transcript = next((data / "agents" / "main" / "sessions").glob("*.jsonl"))
+    last = json.loads(transcript.read_text(encoding="utf-8").splitlines()[-1])
+    message = {"role": "user", "content": [{"type": "text", "text": "TEXT"}], "timestamp": 1}
+    entry = {"type": "message", "id": "half0001", "parentId": last["id"],
+             "timestamp": "2026-11-19T11:49:00.000Z", "message": message}  # fmt: skip
+    line = json.dumps(entry).replace("TEXT", "half \\ud83d, whole \\ud83c\\udf89")
+    with transcript.open("a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+    call = json.dumps({"name": "session_context", "arguments": {"session": transcript.stem}})
+    answers, err = _raw_calls(data, [call])
+    result = answers[2]["result"]
+    assert not result["isError"] and err == b""
+    item = result["structuredContent"]["items"][-1]
+    assert item["entry"] == "half0001" and item["text"] == "half \ufffd, whole \U0001f389"
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
