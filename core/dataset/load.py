@@ -207,10 +207,9 @@ class DataSet:
     def session(self, ref: str) -> Session:
         """A session by id, path, session key or id prefix, in that order.
 
-        Keys are ``agent:main:main`` (OpenClaw), ``telegram:42`` (OpenClaudeCode).
-
-        A key several sessions share (a live one and its archives, an OpenClaudeCode
-        user's successive sessions) names the newest live one: the key's current session.
+        A key (``agent:main:main``, OpenClaudeCode's ``telegram:42``) that several share
+        (a live session and its archives, a user's successive sessions) names the newest
+        live one: the key's current session.
 
         Raises
         ------
