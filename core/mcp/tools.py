@@ -19,6 +19,7 @@ from core.mcp.data import MemoryData, ToolError, as_tool_error
 from core.mcp.schemas import argument_error
 from core.mcp.search import search_stores
 from core.openclaw.memory_home import (
+    NO_OPENCLAW_INDEX,
     MemoryCliError,
     parse_now,
     resolve_home,
@@ -160,6 +161,8 @@ class MemoryTools:
         if args.get("corpus") == "wiki":
             return {"status": "not_found", "path": rel, "text": "", "note": "memlens reads no"
                     " compiled wiki"}  # fmt: skip
+        if not self.data.discovery.memory_indexes:  # (a transcript or an OpenClaudeCode file)
+            raise ToolError(f"{self.data.path}: {NO_OPENCLAW_INDEX}")
         try:
             home = resolve_home(self.data.path, args.get("agent"))
         except MemoryCliError as exc:

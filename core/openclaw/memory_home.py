@@ -98,6 +98,9 @@ def _workspace(raw: dict[str, Any], agent: str, state: Path) -> Path | None:
     return state / ("workspace" if agent == "main" else f"workspace-{agent}")
 
 
+NO_OPENCLAW_INDEX = f"no OpenClaw memory index (agents/<id>/agent/{AGENT_DB} or memory/<id>.sqlite)"
+
+
 def resolve_home(home: str | os.PathLike[str], agent: str | None = None) -> MemoryHome:
     """Find the memory index of *agent* (default ``main`` or the only one) under *home*.
 
@@ -119,9 +122,7 @@ def resolve_home(home: str | os.PathLike[str], agent: str | None = None) -> Memo
     state = _state_dir(path)
     found = find_indexes(state)
     if not found:
-        raise MemoryCliError(
-            f"{path}: no OpenClaw memory index (agents/<id>/agent/{AGENT_DB} or memory/<id>.sqlite)"
-        )
+        raise MemoryCliError(f"{path}: {NO_OPENCLAW_INDEX}")
     if agent is None:
         agent = "main" if "main" in found or len(found) != 1 else next(iter(found))
     if agent not in found:

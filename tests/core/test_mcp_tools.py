@@ -534,3 +534,15 @@ def test_a_damaged_store_is_listed_with_its_error_beside_the_others(demo: Path) 
     (demo / "memory" / "context" / "segments.jsonl").unlink()
     with pytest.raises(ToolError, match="malformed"):
         MemoryTools(demo, environ={}).call("memory_search", {"query": "test"})
+
+
+def test_memory_get_needs_an_openclaw_index_whatever_data_is(
+    tmp_path: Path, fixtures_dir: Path
+) -> None:
+    """A transcript or an OpenClaudeCode database as DATA was taken for an index file,
+    and memory_get answered 'not_found' from a workspace that does not exist."""
+    shutil.copytree(OCC, tmp_path / "occ")
+    for data in (fixtures_dir / "before-compaction.jsonl", tmp_path / "occ" / "openclaudecode.db"):
+        with pytest.raises(ToolError, match="no OpenClaw memory index") as err:
+            MemoryTools(data, environ={}).call("memory_get", {"path": "MEMORY.md"})
+        assert str(err.value).startswith(f"{data}: ")
