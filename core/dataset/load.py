@@ -216,12 +216,11 @@ class DataSet:
         KeyError
             When no session or several match.
         """
-        summaries = [*self.summaries, *self.pending.values()]
         known = [(s.id, s.path) for s in self.sessions]
         known += [(s.id, s.path) for s in self.pending.values()]
         hits = [path for sid, path in known if sid == ref or path == ref]
         if not hits:
-            keyed = [s for s in summaries if s.key == ref]
+            keyed = [s for s in self.summaries if s.key == ref]  # (pending ones too)
             live = [s for s in keyed if s.storage != "archive"] or keyed
             hits = [max(live, key=lambda s: s.modified).path] if live else []
         if not hits:

@@ -52,10 +52,8 @@ class ToolError(ValueError):
     """
 
 
-def as_tool_error(exc: ToolError | FormatError | OSError, path: Path) -> ToolError:
+def as_tool_error(exc: FormatError | OSError, path: Path) -> ToolError:
     """*exc* (unreadable data under *path*) as the error a caller reads: it names the file."""
-    if isinstance(exc, ToolError):
-        return exc
     if isinstance(exc, FormatError):
         return ToolError(str(exc))
     return ToolError(f"{exc.filename or path}: {exc.strerror or exc}")

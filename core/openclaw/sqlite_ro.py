@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.io.closing import Closing
+from core.io.jsonio import printable
 from core.io.problems import FormatError
 from core.io.safe_read import open_regular
 
@@ -104,16 +105,6 @@ def choose_mode(path: str | os.PathLike[str], header: bytes | None = None) -> Op
     if not wal:  # no WAL, or an empty one without a wal-index
         return "immutable"
     return "snapshot"
-
-
-def node_utf8(value: Any) -> Any:
-    """*value*, a text as Node writes it in UTF-8: a lone surrogate as U+FFFD, a pair as one.
-
-    Any other value as it is.
-    """
-    if not isinstance(value, str):
-        return value
-    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -292,8 +283,9 @@ class ReadOnlyDb(Closing):
         def run() -> list[tuple[Any, ...]]:
             try:
                 return db.execute(sql, params).fetchall()
-            except UnicodeEncodeError:
-                return db.execute(sql, [node_utf8(p) for p in params]).fetchall()
+            except UnicodeEncodeError:  # (printable: a lone surrogate as U+FFFD, as Node has it)
+                fixed = [printable(p) if isinstance(p, str) else p for p in params]
+                return db.execute(sql, fixed).fetchall()
 
         return retry(run, self.path, seconds=self.timeout)  # type: ignore[no-any-return]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,9 +22,8 @@ from tests.oracle.fake_llm import FakeLLM
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
-DATA = __import__("pathlib").Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDED_PORT = 42783
 """The fake embedder's port when OpenClaw indexed the recorded home (its provider key)."""
 PLAIN = (dict, list, str, int, float, bool, type(None))
@@ -144,10 +144,18 @@ def test_odd_queries_are_answered(
     assert same[0] and same[0] == same[1]  # the surrogate is no token
 
 
-def test_a_lone_surrogate_is_bound_as_node_binds_it() -> None:
-    from core.openclaw.sqlite_ro import node_utf8
+def test_a_lone_surrogate_is_bound_as_node_binds_it(tmp_path: Path) -> None:
+    """As U+FFFD (a pair held as two code points: one character), not an error."""
+    import sqlite3
 
-    assert node_utf8("a\ud800b") == "a\ufffdb"
-    assert node_utf8("\ud83c\udf89") == "🎉"  # a pair as one character
-    assert node_utf8("\udf89\ud83c") == "\ufffd\ufffd"
-    assert node_utf8(b"\xff") == b"\xff" and node_utf8(3) == 3
+    from core.openclaw.sqlite_ro import ReadOnlyDb
+
+    path = tmp_path / "t.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE t (x TEXT)")
+        db.executemany("INSERT INTO t VALUES (?)", [("a\ufffdb",), ("🎉",)])
+    db.close()
+    with ReadOnlyDb(path) as ro:
+        assert ro.rows("SELECT x FROM t WHERE x = ?", ["a\ud800b"]) == [("a\ufffdb",)]
+        assert ro.rows("SELECT x FROM t WHERE x = ?", ["\ud83c\udf89"]) == [("🎉",)]
+        assert ro.rows("SELECT count(*) FROM t WHERE ? < 4", [3]) == [(2,)]
