@@ -221,15 +221,13 @@ def _openclaw(app: QApplication) -> None:
     the port is taken.
     """
     import json
-    import re
 
-    from tests.oracle.fake_llm import FakeLLM
+    from tests.oracle.fake_llm import FakeLLM, recorded_port
 
     expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
     search = next(c for c in expected["commands"] if c["label"] == "memory search and_words")
-    config = (FIXTURE / "home" / ".openclaw" / "openclaw.json").read_text(encoding="utf-8")
-    port = re.search(r"http://127\.0\.0\.1:(\d+)/v1", config)
-    embeddings = FakeLLM(embedding_dim=8, port=int(port.group(1)) if port else 0)
+    port = recorded_port(FIXTURE / "home" / ".openclaw" / "openclaw.json")
+    embeddings = FakeLLM(embedding_dim=8, port=port)
     try:
         embeddings.start()
     except OSError as exc:

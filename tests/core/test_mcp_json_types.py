@@ -18,14 +18,12 @@ import pytest
 
 from core.mcp.tools import MemoryTools
 from tests.demo_copy import demo_copy
-from tests.oracle.fake_llm import FakeLLM
+from tests.oracle.fake_llm import FakeLLM, recorded_port
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-RECORDED_PORT = 42783
-"""The fake embedder's port when OpenClaw indexed the recorded home (its provider key)."""
 PLAIN = (dict, list, str, int, float, bool, type(None))
 QUERIES = ("deploy database orders_prod", "billing_legacy target date", "the")
 
@@ -90,7 +88,9 @@ def test_openclaw_keyword_only_when_the_embedder_is_unreachable(openclaw_home: P
 
 
 def test_openclaw_hybrid(openclaw_home: Path) -> None:
-    with FakeLLM(model="m", embedding_dim=8, port=RECORDED_PORT):
+    port = recorded_port(openclaw_home / "openclaw.json")
+    assert port  # (else the index's provider key would not match: keyword-only)
+    with FakeLLM(model="m", embedding_dim=8, port=port):
         found = answers(openclaw_home)
     searches = [a for label, a in found.items() if label.startswith("memory_search")]
     assert searches and all(a["mode"] == "hybrid" for a in searches)

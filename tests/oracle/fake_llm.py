@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import struct
 import threading
 import time
@@ -37,7 +38,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["Answer", "FakeLLM", "Request", "ToolCall", "Usage"]
 
@@ -238,6 +242,16 @@ class FakeLLM:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def recorded_port(config: Path) -> int:
+    """The fake server's port in a recorded home's ``openclaw.json`` (0: none named).
+
+    The home's memory index keys its embedding provider by that URL: a search there is
+    hybrid only with the fake server answering on that very port again.
+    """
+    found = re.search(r"http://127\.0\.0\.1:(\d+)/v1", config.read_text(encoding="utf-8"))
+    return int(found.group(1)) if found else 0
 
 
 class _QuietServer(ThreadingHTTPServer):
